@@ -1,15 +1,30 @@
 // Package storage is where a table's bytes live: a small interface (Storage) with a
-// local-filesystem implementation, an in-memory one for tests, and a conformance suite
-// every implementation passes.
+// local-filesystem implementation (Local), an in-memory one for tests (Memory), and a
+// conformance suite every implementation passes (package storagetest).
 //
 // Invariants:
 //   - L2 (storage half): PutIfAbsent is atomic. Exactly one of any number of concurrent
-//     creators of a path wins; the others get ErrExist. On the local filesystem this is a
-//     fully written, fsynced temporary file hard-linked to the final name (link(2) fails
-//     if the name exists), never check-then-write.
-//   - Confinement: every path is validated before use. Absolute paths, "..", empty
-//     elements, backslashes and NUL bytes are rejected with ErrInvalidPath, so nothing is
-//     ever read or written outside the root.
+//     creators of a path wins; the others get ErrExist and the winner's bytes stay. On the
+//     local filesystem this is a fully written, fsynced temporary file hard-linked to the
+//     final name (link(2) fails if the name exists), never check-then-write.
+//   - Atomic replace: Put never exposes a partially written object; on the local
+//     filesystem it renames a fsynced temporary file over the target and fsyncs the
+//     directory, so the object is durable when Put returns.
+//   - Confinement: every path is validated (ValidatePath, ValidatePrefix for List)
+//     before use. Absolute paths, "." and "..", empty elements, backslashes, NUL bytes and
+//     drive letters are rejected with ErrInvalidPath, so nothing is ever read or written
+//     outside the root. Local additionally resolves every path through an os.Root, so
+//     symbolic links cannot lead outside the root either.
+//   - Objects, not directories: directories are never objects. Get, Open, Stat and Delete
+//     of a directory report ErrNotExist and List does not return them.
+//   - Cancellation: every method checks its context on entry and returns an error
+//     wrapping ctx.Err() without touching the store.
 //
-// Not here: Delta semantics (see package log), object stores (later, behind the same interface).
+// Paths are taken literally. Delta writes file paths into the log percent-encoded;
+// decoding them is the caller's job (package log), and the decoded form is what this
+// package validates and stores (see ValidatePath).
+//
+// Not here: Delta semantics (see package log), percent-decoding, retries, caching, and
+// object stores (later, behind the same interface). Durability across a crash cannot be
+// tested from one process; it rests on the fsync discipline above.
 package storage
