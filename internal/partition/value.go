@@ -1,0 +1,259 @@
+package partition
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/skiplake/skiplake/value"
+)
+
+// Format serializes v for add.partitionValues of a column of the given Delta type (the
+// schemaString spelling: "integer", "decimal(12,5)", "timestamp", ...). isNull reports a
+// NULL (written as a JSON null; an empty string value is NULL too, invariant P2).
+func Format(v value.Value, deltaType string) (s string, isNull bool, err error) {
+	if v.IsNull() {
+		return "", true, nil
+	}
+	bad := func() error {
+		return fmt.Errorf("%w: %s value %s for a %s column", ErrInvalidValue, v.Kind(), v, deltaType)
+	}
+	switch {
+	case deltaType == "boolean":
+		if v.Kind() != value.KindBool {
+			return "", false, bad()
+		}
+		return strconv.FormatBool(v.AsBool()), false, nil
+	case deltaType == "byte" || deltaType == "short" || deltaType == "integer" || deltaType == "long":
+		if v.Kind() != value.KindInt64 {
+			return "", false, bad()
+		}
+		return strconv.FormatInt(v.AsInt64(), 10), false, nil
+	case deltaType == "float" || deltaType == "double":
+		if v.Kind() != value.KindFloat64 {
+			return "", false, bad()
+		}
+		bits := 64
+		if deltaType == "float" {
+			bits = 32
+		}
+		return javaFloat(v.AsFloat64(), bits), false, nil
+	case strings.HasPrefix(deltaType, "decimal"):
+		var p, sc int32
+		if _, err := fmt.Sscanf(deltaType, "decimal(%d,%d)", &p, &sc); err != nil {
+			return "", false, fmt.Errorf("%w: %q", ErrUnsupportedType, deltaType)
+		}
+		if v.Kind() != value.KindDecimal {
+			return "", false, bad()
+		}
+		num, _, vs := v.AsDecimal()
+		resc, err := num.Rescale(vs, sc)
+		if err != nil || !resc.FitsInPrecision(p) {
+			return "", false, bad()
+		}
+		return resc.ToString(sc), false, nil
+	case deltaType == "date":
+		if v.Kind() != value.KindDate {
+			return "", false, bad()
+		}
+		return time.Unix(v.AsInt64()*86400, 0).UTC().Format("2006-01-02"), false, nil
+	case deltaType == "timestamp" || deltaType == "timestamp_ntz":
+		want := value.KindTimestamp
+		if deltaType == "timestamp_ntz" {
+			want = value.KindTimestampNTZ
+		}
+		if v.Kind() != want {
+			return "", false, bad()
+		}
+		return time.UnixMicro(v.AsInt64()).UTC().Format("2006-01-02 15:04:05.999999"), false, nil
+	case deltaType == "string":
+		if v.Kind() != value.KindString {
+			return "", false, bad()
+		}
+		if v.AsString() == "" {
+			return "", true, nil
+		}
+		return v.AsString(), false, nil
+	case deltaType == "binary":
+		return "", false, fmt.Errorf("%w: binary partition columns cannot be written", ErrUnsupportedType)
+	}
+	return "", false, fmt.Errorf("%w: %q", ErrUnsupportedType, deltaType)
+}
+
+// javaFloat spells f as Java's Float/Double.toString does: shortest digits, at least one
+// digit after the point, scientific notation ("1.0E10", "1.0E-5") outside [1e-3, 1e7).
+func javaFloat(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f == 0:
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	abs := math.Abs(f)
+	if abs >= 1e-3 && abs < 1e7 {
+		s := strconv.FormatFloat(f, 'f', -1, bits)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(f, 'e', -1, bits) // d.ddde±XX
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	e, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(e)
+}
+
+// Parse reads a partition value of a column of Arrow type t. present is false when the
+// log holds a JSON null; a missing value and "" both mean NULL (invariant P2).
+// Timestamps accept "YYYY-MM-DD HH:MM:SS[.f...]" (UTC for timestamp, wall clock for
+// timestamp_ntz) and, for timestamp, ISO-8601 with 'T' and a zone ("Z" or an offset).
+func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
+	if !present || s == "" {
+		return value.Null(), nil
+	}
+	bad := func(err error) error {
+		if err != nil {
+			return fmt.Errorf("%w: %q as %s: %w", ErrInvalidValue, s, t, err)
+		}
+		return fmt.Errorf("%w: %q as %s", ErrInvalidValue, s, t)
+	}
+	switch tt := t.(type) {
+	case *arrow.BooleanType:
+		switch strings.ToLower(s) {
+		case "true":
+			return value.Bool(true), nil
+		case "false":
+			return value.Bool(false), nil
+		}
+		return value.Value{}, bad(nil)
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:
+		i, err := strconv.ParseInt(s, 10, tt.(arrow.FixedWidthDataType).BitWidth())
+		if err != nil {
+			return value.Value{}, bad(err)
+		}
+		return value.Int64(i), nil
+	case *arrow.Float32Type, *arrow.Float64Type:
+		f, err := strconv.ParseFloat(s, tt.(arrow.FixedWidthDataType).BitWidth())
+		if err != nil {
+			return value.Value{}, bad(err)
+		}
+		return value.Float64(f), nil
+	case *arrow.Decimal128Type:
+		n, err := parseDecimal(s, tt.Precision, tt.Scale)
+		if err != nil {
+			return value.Value{}, bad(err)
+		}
+		return value.Decimal(n, tt.Precision, tt.Scale), nil
+	case *arrow.Date32Type:
+		d, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			return value.Value{}, bad(err)
+		}
+		return value.Date(floorDiv(d.Unix(), 86400)), nil
+	case *arrow.TimestampType:
+		us, err := parseTimestamp(s, tt.TimeZone != "")
+		if err != nil {
+			return value.Value{}, bad(err)
+		}
+		if tt.TimeZone == "" {
+			return value.TimestampNTZ(us), nil
+		}
+		return value.Timestamp(us), nil
+	case *arrow.StringType, *arrow.LargeStringType:
+		return value.String(s), nil
+	case *arrow.BinaryType, *arrow.LargeBinaryType:
+		return value.Binary([]byte(s)), nil
+	}
+	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, t)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func parseTimestamp(s string, zoned bool) (int64, error) {
+	layouts := []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05"}
+	if zoned {
+		layouts = append(layouts, "2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00")
+	}
+	var firstErr error
+	for _, l := range layouts {
+		tm, err := time.Parse(l, s)
+		if err == nil {
+			return tm.Unix()*1_000_000 + int64(tm.Nanosecond()/1000), nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return 0, firstErr
+}
+
+// parseDecimal reads a decimal string (optionally with an exponent, as Java's
+// BigDecimal.toString may write) exactly at the given scale: digits beyond the scale must
+// be zeros, and the value must fit the precision.
+func parseDecimal(s string, precision, scale int32) (decimal128.Num, error) {
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return decimal128.Num{}, err
+		}
+		mant, exp = s[:i], e
+	}
+	neg := false
+	switch {
+	case strings.HasPrefix(mant, "-"):
+		neg, mant = true, mant[1:]
+	case strings.HasPrefix(mant, "+"):
+		mant = mant[1:]
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return decimal128.Num{}, fmt.Errorf("not a decimal number")
+	}
+	// value = digits * 10^(exp - len(frac)); rescale to 10^-scale.
+	shift := int(scale) + exp - len(frac)
+	if shift > 80 || shift < -80 {
+		return decimal128.Num{}, fmt.Errorf("exponent out of range")
+	}
+	n, _ := new(big.Int).SetString(digits, 10)
+	ten := big.NewInt(10)
+	if shift >= 0 {
+		n.Mul(n, new(big.Int).Exp(ten, big.NewInt(int64(shift)), nil))
+	} else {
+		q, r := new(big.Int).QuoRem(n, new(big.Int).Exp(ten, big.NewInt(int64(-shift)), nil), new(big.Int))
+		if r.Sign() != 0 {
+			return decimal128.Num{}, fmt.Errorf("more than %d fractional digits", scale)
+		}
+		n = q
+	}
+	if neg {
+		n.Neg(n)
+	}
+	limit := new(big.Int).Exp(ten, big.NewInt(int64(precision)), nil)
+	if new(big.Int).Abs(n).Cmp(limit) >= 0 {
+		return decimal128.Num{}, fmt.Errorf("does not fit precision %d", precision)
+	}
+	return decimal128.FromBigInt(n), nil
+}
