@@ -1,0 +1,376 @@
+package log
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// defaultTombstoneRetention is delta.deletedFileRetentionDuration's default.
+const defaultTombstoneRetention = 7 * 24 * time.Hour
+
+func strMapType() *arrow.MapType {
+	return arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
+}
+
+func nf(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: true}
+}
+
+var (
+	i64 = arrow.PrimitiveTypes.Int64
+	i32 = arrow.PrimitiveTypes.Int32
+	str = arrow.BinaryTypes.String
+	bln = arrow.FixedWidthTypes.Boolean
+)
+
+func dvStruct() arrow.DataType {
+	return arrow.StructOf(nf("storageType", str), nf("pathOrInlineDv", str), nf("offset", i32),
+		nf("sizeInBytes", i32), nf("cardinality", i64), nf("maxRowIndex", i64))
+}
+
+// checkpointSchema is the classic checkpoint schema (PROTOCOL.md "Checkpoint Schema").
+func checkpointSchema() *arrow.Schema {
+	return arrow.NewSchema([]arrow.Field{
+		nf("txn", arrow.StructOf(nf("appId", str), nf("version", i64), nf("lastUpdated", i64))),
+		nf("add", arrow.StructOf(nf("path", str), nf("partitionValues", strMapType()), nf("size", i64),
+			nf("modificationTime", i64), nf("dataChange", bln), nf("stats", str), nf("tags", strMapType()),
+			nf("deletionVector", dvStruct()), nf("baseRowId", i64), nf("defaultRowCommitVersion", i64),
+			nf("clusteringProvider", str))),
+		nf("remove", arrow.StructOf(nf("path", str), nf("deletionTimestamp", i64), nf("dataChange", bln),
+			nf("extendedFileMetadata", bln), nf("partitionValues", strMapType()), nf("size", i64),
+			nf("tags", strMapType()), nf("deletionVector", dvStruct()), nf("baseRowId", i64),
+			nf("defaultRowCommitVersion", i64))),
+		nf("metaData", arrow.StructOf(nf("id", str), nf("name", str), nf("description", str),
+			nf("format", arrow.StructOf(nf("provider", str), nf("options", strMapType()))),
+			nf("schemaString", str), nf("partitionColumns", arrow.ListOf(str)),
+			nf("configuration", strMapType()), nf("createdTime", i64))),
+		nf("protocol", arrow.StructOf(nf("minReaderVersion", i32), nf("minWriterVersion", i32),
+			nf("readerFeatures", arrow.ListOf(str)), nf("writerFeatures", arrow.ListOf(str)))),
+		nf("domainMetadata", arrow.StructOf(nf("domain", str), nf("configuration", str), nf("removed", bln))),
+	}, nil)
+}
+
+// Column indexes in checkpointSchema.
+const (
+	colTxn = iota
+	colAdd
+	colRemove
+	colMetaData
+	colProtocol
+	colDomain
+	numCheckpointCols
+)
+
+func appendStr(b array.Builder, s string, valid bool) {
+	sb := b.(*array.StringBuilder)
+	if !valid {
+		sb.AppendNull()
+		return
+	}
+	sb.Append(s)
+}
+
+func appendI64(b array.Builder, v *int64) {
+	ib := b.(*array.Int64Builder)
+	if v == nil {
+		ib.AppendNull()
+		return
+	}
+	ib.Append(*v)
+}
+
+func appendPtrMap(b array.Builder, m map[string]*string, valid bool) {
+	mb := b.(*array.MapBuilder)
+	if !valid {
+		mb.AppendNull()
+		return
+	}
+	mb.Append(true)
+	kb := mb.KeyBuilder().(*array.StringBuilder)
+	ib := mb.ItemBuilder().(*array.StringBuilder)
+	for _, k := range sortedKeys(m) {
+		kb.Append(k)
+		if v := m[k]; v != nil {
+			ib.Append(*v)
+		} else {
+			ib.AppendNull()
+		}
+	}
+}
+
+func appendMap(b array.Builder, m map[string]string, valid bool) {
+	var pm map[string]*string
+	if valid {
+		pm = make(map[string]*string, len(m))
+		for k, v := range m {
+			pm[k] = &v
+		}
+	}
+	appendPtrMap(b, pm, valid)
+}
+
+func appendList(b array.Builder, l []string, valid bool) {
+	lb := b.(*array.ListBuilder)
+	if !valid {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	vb := lb.ValueBuilder().(*array.StringBuilder)
+	for _, s := range l {
+		vb.Append(s)
+	}
+}
+
+func appendDV(b array.Builder, d *DeletionVectorDescriptor) {
+	sb := b.(*array.StructBuilder)
+	if d == nil {
+		sb.AppendNull()
+		return
+	}
+	sb.Append(true)
+	appendStr(sb.FieldBuilder(0), d.StorageType, true)
+	appendStr(sb.FieldBuilder(1), d.PathOrInlineDv, true)
+	ob := sb.FieldBuilder(2).(*array.Int32Builder)
+	if d.Offset != nil {
+		ob.Append(*d.Offset)
+	} else {
+		ob.AppendNull()
+	}
+	sb.FieldBuilder(3).(*array.Int32Builder).Append(d.SizeInBytes)
+	sb.FieldBuilder(4).(*array.Int64Builder).Append(d.Cardinality)
+	appendI64(sb.FieldBuilder(5), d.MaxRowIndex)
+}
+
+// checkpointWriter accumulates one action per row.
+type checkpointWriter struct {
+	rb   *array.RecordBuilder
+	rows int64
+}
+
+func (w *checkpointWriter) struct_(col int) *array.StructBuilder {
+	return w.rb.Field(col).(*array.StructBuilder)
+}
+
+// row appends nulls to every column except col and returns col's builder.
+func (w *checkpointWriter) row(col int) *array.StructBuilder {
+	for i := 0; i < numCheckpointCols; i++ {
+		if i != col {
+			w.struct_(i).AppendNull()
+		}
+	}
+	sb := w.struct_(col)
+	sb.Append(true)
+	w.rows++
+	return sb
+}
+
+func (w *checkpointWriter) add(a *Add) {
+	sb := w.row(colAdd)
+	appendStr(sb.FieldBuilder(0), a.Path, true)
+	appendPtrMap(sb.FieldBuilder(1), a.PartitionValues, true)
+	sb.FieldBuilder(2).(*array.Int64Builder).Append(a.Size)
+	sb.FieldBuilder(3).(*array.Int64Builder).Append(a.ModificationTime)
+	sb.FieldBuilder(4).(*array.BooleanBuilder).Append(a.DataChange)
+	appendStr(sb.FieldBuilder(5), a.Stats, a.Stats != "")
+	appendMap(sb.FieldBuilder(6), a.Tags, a.Tags != nil)
+	appendDV(sb.FieldBuilder(7), a.DeletionVector)
+	appendI64(sb.FieldBuilder(8), a.BaseRowID)
+	appendI64(sb.FieldBuilder(9), a.DefaultRowCommitVersion)
+	appendStr(sb.FieldBuilder(10), a.ClusteringProvider, a.ClusteringProvider != "")
+}
+
+func (w *checkpointWriter) remove(r *Remove) {
+	sb := w.row(colRemove)
+	appendStr(sb.FieldBuilder(0), r.Path, true)
+	appendI64(sb.FieldBuilder(1), r.DeletionTimestamp)
+	sb.FieldBuilder(2).(*array.BooleanBuilder).Append(r.DataChange)
+	sb.FieldBuilder(3).(*array.BooleanBuilder).Append(r.ExtendedFileMetadata)
+	appendPtrMap(sb.FieldBuilder(4), r.PartitionValues, r.PartitionValues != nil)
+	appendI64(sb.FieldBuilder(5), r.Size)
+	appendMap(sb.FieldBuilder(6), r.Tags, r.Tags != nil)
+	appendDV(sb.FieldBuilder(7), r.DeletionVector)
+	appendI64(sb.FieldBuilder(8), r.BaseRowID)
+	appendI64(sb.FieldBuilder(9), r.DefaultRowCommitVersion)
+}
+
+func (w *checkpointWriter) metadata(m *Metadata) {
+	sb := w.row(colMetaData)
+	appendStr(sb.FieldBuilder(0), m.ID, true)
+	appendStr(sb.FieldBuilder(1), m.Name, m.Name != "")
+	appendStr(sb.FieldBuilder(2), m.Description, m.Description != "")
+	fb := sb.FieldBuilder(3).(*array.StructBuilder)
+	fb.Append(true)
+	provider := m.Format.Provider
+	if provider == "" {
+		provider = "parquet"
+	}
+	appendStr(fb.FieldBuilder(0), provider, true)
+	appendMap(fb.FieldBuilder(1), m.Format.Options, true)
+	appendStr(sb.FieldBuilder(4), m.SchemaString, true)
+	appendList(sb.FieldBuilder(5), m.PartitionColumns, true)
+	appendMap(sb.FieldBuilder(6), m.Configuration, true)
+	appendI64(sb.FieldBuilder(7), m.CreatedTime)
+}
+
+func (w *checkpointWriter) protocol(p *Protocol) {
+	sb := w.row(colProtocol)
+	sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(p.MinReaderVersion))
+	sb.FieldBuilder(1).(*array.Int32Builder).Append(int32(p.MinWriterVersion))
+	appendList(sb.FieldBuilder(2), p.ReaderFeatures, p.ReaderFeatures != nil)
+	appendList(sb.FieldBuilder(3), p.WriterFeatures, p.WriterFeatures != nil)
+}
+
+func (w *checkpointWriter) txn(t Txn) {
+	sb := w.row(colTxn)
+	appendStr(sb.FieldBuilder(0), t.AppID, true)
+	sb.FieldBuilder(1).(*array.Int64Builder).Append(t.Version)
+	appendI64(sb.FieldBuilder(2), t.LastUpdated)
+}
+
+func (w *checkpointWriter) domain(d DomainMetadata) {
+	sb := w.row(colDomain)
+	appendStr(sb.FieldBuilder(0), d.Domain, true)
+	appendStr(sb.FieldBuilder(1), d.Configuration, true)
+	sb.FieldBuilder(2).(*array.BooleanBuilder).Append(d.Removed)
+}
+
+// checkpointVersion builds the snapshot at version and checkpoints it.
+func (l *Log) checkpointVersion(ctx context.Context, version int64) error {
+	snap, err := l.Snapshot(ctx, version)
+	if err != nil {
+		return err
+	}
+	return l.Checkpoint(ctx, snap)
+}
+
+// Checkpoint writes the classic single-file checkpoint of snap
+// (%020d.checkpoint.parquet, one action per row, Put: a checkpoint may be
+// rewritten identically) and then _last_checkpoint. snap must come from this
+// log, so its commit exists. Tombstones older than
+// delta.deletedFileRetentionDuration (default 1 week) are dropped. Tables
+// with the v2Checkpoint feature are refused (only classic checkpoints are written).
+func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) error {
+	if snap == nil || snap.version < 0 {
+		return fmt.Errorf("log: checkpoint of an empty snapshot: %w", ErrInvalidTransaction)
+	}
+	if snap.log != l {
+		return fmt.Errorf("log: checkpoint of a snapshot from another log: %w", ErrInvalidTransaction)
+	}
+	if contains(WriterFeatures(snap.protocol), FeatureV2Checkpoint) {
+		return &UnsupportedFeatureError{Features: []string{FeatureV2Checkpoint}}
+	}
+	data, rows, err := l.encodeCheckpoint(snap)
+	if err != nil {
+		return err
+	}
+	path := CheckpointPath(snap.version)
+	if err := l.store.Put(ctx, path, data); err != nil {
+		return fmt.Errorf("log: writing %s: %w", path, err)
+	}
+	size := int64(len(data))
+	nAdd := int64(len(snap.files))
+	lc, err := json.Marshal(LastCheckpoint{Version: snap.version, Size: rows, SizeInBytes: &size, NumOfAddFiles: &nAdd})
+	if err != nil {
+		return fmt.Errorf("log: encoding _last_checkpoint: %w", err)
+	}
+	if err := l.store.Put(ctx, lastCheckpointKey, lc); err != nil {
+		return fmt.Errorf("log: writing %s: %w", lastCheckpointKey, err)
+	}
+	return nil
+}
+
+func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
+	mem := memory.DefaultAllocator
+	sch := checkpointSchema()
+	w := &checkpointWriter{rb: array.NewRecordBuilder(mem, sch)}
+	defer w.rb.Release()
+	p, md := snap.protocol, snap.metadata
+	w.protocol(&p)
+	w.metadata(&md)
+	for _, id := range sortedKeys(snap.txns) {
+		w.txn(snap.txns[id])
+	}
+	for _, d := range snap.domains {
+		w.domain(d)
+	}
+	retention := defaultTombstoneRetention
+	if v, ok := snap.Property("delta.deletedFileRetentionDuration"); ok {
+		if d, err := parseInterval(v); err == nil {
+			retention = d
+		}
+	}
+	cutoff := l.now().Add(-retention).UnixMilli()
+	for _, r := range snap.tombstones {
+		if r.DeletionTimestamp != nil && *r.DeletionTimestamp < cutoff {
+			continue
+		}
+		w.remove(r)
+	}
+	for _, a := range snap.files {
+		w.add(a)
+	}
+	rec := w.rb.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy))
+	fw, err := pqarrow.NewFileWriter(sch, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+	}
+	if err := fw.Close(); err != nil {
+		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+	}
+	return buf.Bytes(), w.rows, nil
+}
+
+// parseInterval parses Delta interval properties ("interval 1 weeks",
+// "7 days", "168 hours") and Go durations.
+func parseInterval(s string) (time.Duration, error) {
+	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
+	if len(f) > 0 && f[0] == "interval" {
+		f = f[1:]
+	}
+	if len(f) == 2 {
+		n, ok := parseInt64(f[0])
+		if ok && n >= 0 {
+			unit := strings.TrimSuffix(f[1], "s")
+			mult := map[string]time.Duration{
+				"nanosecond": time.Nanosecond, "microsecond": time.Microsecond, "millisecond": time.Millisecond,
+				"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour,
+				"week": 7 * 24 * time.Hour,
+			}[unit]
+			if mult > 0 {
+				return time.Duration(n) * mult, nil
+			}
+		}
+	}
+	if len(f) == 1 {
+		return time.ParseDuration(f[0])
+	}
+	return 0, fmt.Errorf("log: invalid interval %q", s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return keys
+}

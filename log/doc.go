@@ -1,0 +1,60 @@
+// Package log implements the Delta Lake transaction log: the action types and
+// their JSON form, the Delta schema model (schemaString) and its Arrow mapping,
+// snapshot reconstruction from checkpoints and commit files, time travel,
+// protocol and table-feature checks, optimistic transactions with
+// Spark-compatible conflict detection, checkpoint writing and commit history.
+//
+// A Log is rooted at a table root in a storage.Storage; the log itself lives
+// under "_delta_log/". A Log is safe for concurrent use. Snapshots are
+// immutable once returned and safe for concurrent readers; the slices and
+// actions they return are shared and must not be modified. A Transaction is
+// single-use and not meant to be shared between goroutines.
+//
+// Invariants kept here (see DESIGN.md):
+//
+//   - L1 Versions are contiguous from the checkpoint a snapshot starts at (or
+//     from version 0); a gap is an error naming the missing version.
+//   - L2 A commit file is created only with PutIfAbsent and never overwritten.
+//     Checkpoints are written with Put after their commit exists (a checkpoint
+//     may be rewritten identically).
+//   - L3 A snapshot is the newest complete checkpoint at or below the version
+//     plus the commits after it, reconciled by (path, deletion-vector unique
+//     id). A stale, missing, empty or corrupt _last_checkpoint only costs a
+//     listing; a checkpoint that cannot be read makes the reader fall back to
+//     an older one, or to a full JSON replay when the JSON log is complete.
+//   - L4 Unknown or unsupported reader features make a read fail with an
+//     *UnsupportedFeatureError naming them; writer features likewise for
+//     writes.
+//
+// Reconciliation key: files are keyed by their *decoded* path (the log stores
+// percent-encoded relative URIs; "a%20b" and "a b" are the same file) plus the
+// deletion vector's UniqueID. Absolute URIs (s3://, file:/) are not supported
+// and are reported by DecodedPath.
+//
+// Partition values: Add.PartitionValues is map[string]*string so that both
+// forms writers use for null (JSON null and "") survive a round trip;
+// PartitionValue reports either as null.
+//
+// Transactions: commitInfo.readVersion is the version of the snapshot the
+// transaction started from, also after retries (as in Spark). Commit
+// timestamps are monotonic: when the previous commit's timestamp is not
+// below the wall clock, previous+1 ms is used. After a commit whose version
+// is a multiple of delta.checkpointInterval (default 10) a classic
+// checkpoint is written; its failure never fails the commit and is
+// reported by Transaction.CheckpointErr.
+//
+// Commit files are parsed line by line (one action decoded at a time, errors
+// name the file and line); checkpoints are read with arrow-go's pqarrow,
+// with add and remove columns decoded directly and rare actions through
+// their JSON form. When a checkpoint carries only stats_parsed (or
+// partitionValues_parsed), it is rendered back to the JSON stats string (or
+// serialized partition values), so consumers see one form.
+//
+// What this package deliberately does not do: it never reads or writes data
+// files or deletion-vector files (package table does), it does not write
+// change-data files, v2 or multi-part checkpoints, log compaction files or
+// .crc files (it ignores the last two when reading), and it does not support
+// absolute file URIs. Writes to tables with column mapping, row tracking,
+// change data feed, generated or identity columns, clustering or v2
+// checkpoints are refused (see CheckWritable).
+package log

@@ -1,0 +1,91 @@
+package log
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/skiplake/skiplake/storage"
+)
+
+// goldenDir locates ../shared/golden relative to the module root (or
+// $SKIPLAKE_GOLDEN) and skips the test when it is absent.
+func goldenDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "INDEX.tsv")); err == nil {
+			return d
+		}
+		t.Skipf("SKIPLAKE_GOLDEN=%s has no INDEX.tsv: golden tables unavailable", d)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			g := filepath.Join(dir, "..", "shared", "golden")
+			if _, err := os.Stat(filepath.Join(g, "INDEX.tsv")); err == nil {
+				return g
+			}
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	t.Skip("golden tables not found (../shared/golden from the module root, or $SKIPLAKE_GOLDEN): skipping conformance test")
+	return ""
+}
+
+func localStore(t testing.TB, dir string) storage.Storage {
+	t.Helper()
+	s, err := storage.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func memStore() storage.Storage { return storage.NewMemory() }
+
+func ptr[T any](v T) *T { return &v }
+
+// testSchema is a small two-column schema used by unit tests.
+const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}`
+
+func testMetadata() Metadata {
+	return Metadata{ID: "11111111-2222-3333-4444-555555555555", SchemaString: testSchema,
+		PartitionColumns: []string{}, Configuration: map[string]string{}, CreatedTime: ptr(int64(1))}
+}
+
+func stats(n int) string {
+	b, _ := json.Marshal(map[string]any{"numRecords": n})
+	return string(b)
+}
+
+func newAdd(path string, rows int) *Add {
+	return &Add{Path: path, PartitionValues: map[string]*string{}, Size: 100, ModificationTime: 1, DataChange: true, Stats: stats(rows)}
+}
+
+// createTable creates a table with one file per name at version 0.
+func createTable(t testing.TB, l *Log, cfg map[string]string, files ...string) {
+	t.Helper()
+	md := testMetadata()
+	for k, v := range cfg {
+		md.Configuration[k] = v
+	}
+	var adds []*Add
+	for _, f := range files {
+		adds = append(adds, newAdd(f, 10))
+	}
+	v, err := l.Create(context.Background(), md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, adds, CommitInfo{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if v != 0 {
+		t.Fatalf("create committed version %d, want 0", v)
+	}
+}

@@ -1,0 +1,324 @@
+package log
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/skiplake/skiplake/storage"
+)
+
+// Log is a table's transaction log. It is safe for concurrent use.
+type Log struct {
+	store storage.Storage
+	// now is the clock used for commit timestamps and tombstone expiry.
+	now func() time.Time
+}
+
+// New returns the log of the table rooted at store (the log lives under _delta_log/).
+func New(store storage.Storage) *Log {
+	return &Log{store: store, now: time.Now}
+}
+
+// Storage returns the store the log was created with.
+func (l *Log) Storage() storage.Storage { return l.store }
+
+// LastCheckpoint is the content of _delta_log/_last_checkpoint.
+type LastCheckpoint struct {
+	// Version is the checkpoint's table version.
+	Version int64 `json:"version"`
+	// Size is the number of actions in the checkpoint.
+	Size int64 `json:"size"`
+	// Parts is the number of parts of a multi-part checkpoint.
+	Parts *int `json:"parts,omitempty"`
+	// SizeInBytes is the checkpoint's total size in bytes.
+	SizeInBytes *int64 `json:"sizeInBytes,omitempty"`
+	// NumOfAddFiles is the number of add actions in the checkpoint.
+	NumOfAddFiles *int64 `json:"numOfAddFiles,omitempty"`
+}
+
+// readLastCheckpoint returns the _last_checkpoint hint, or -1 when it is
+// missing, empty or corrupt (L3: a bad hint only costs a listing).
+func (l *Log) readLastCheckpoint(ctx context.Context) int64 {
+	data, err := l.store.Get(ctx, lastCheckpointKey)
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
+		return -1
+	}
+	var lc LastCheckpoint
+	if err := json.Unmarshal(data, &lc); err != nil || lc.Version < 0 {
+		return -1
+	}
+	return lc.Version
+}
+
+// LatestVersion returns the newest version of the table (a commit or a
+// checkpoint). It returns ErrTableNotFound for an empty log.
+func (l *Log) LatestVersion(ctx context.Context) (int64, error) {
+	start := ""
+	if h := l.readLastCheckpoint(ctx); h >= 0 {
+		start = fmt.Sprintf("%s%020d", logDir, h)
+	}
+	lst, err := l.list(ctx, start)
+	if err != nil {
+		return 0, err
+	}
+	if lst.maxVersion < 0 && start != "" {
+		if lst, err = l.list(ctx, ""); err != nil {
+			return 0, err
+		}
+	}
+	if lst.maxVersion < 0 {
+		return 0, ErrTableNotFound
+	}
+	return lst.maxVersion, nil
+}
+
+// Snapshot returns the table state at version (version < 0: the latest).
+// It starts from the newest complete checkpoint at or below the version,
+// replays the later commits (L1, L3) and checks the reader protocol (L4).
+func (l *Log) Snapshot(ctx context.Context, version int64) (*Snapshot, error) {
+	if h := l.readLastCheckpoint(ctx); h >= 0 && (version < 0 || h <= version) {
+		lst, err := l.list(ctx, fmt.Sprintf("%s%020d", logDir, h))
+		if err != nil {
+			return nil, err
+		}
+		if snap, err := l.build(ctx, lst, version, false); err == nil {
+			return snap, nil
+		}
+		// The hint was stale or its checkpoint unreadable: fall back to a full listing.
+	}
+	lst, err := l.list(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return l.build(ctx, lst, version, true)
+}
+
+// build reconstructs the snapshot at version from a listing. complete says
+// whether the listing starts at the beginning of the log (so a JSON replay
+// from version 0 may be attempted).
+func (l *Log) build(ctx context.Context, lst *listing, version int64, complete bool) (*Snapshot, error) {
+	if lst.maxVersion < 0 {
+		return nil, ErrTableNotFound
+	}
+	if version < 0 {
+		version = lst.maxVersion
+	}
+	if version > lst.maxVersion {
+		return nil, fmt.Errorf("log: version %d requested, latest is %d: %w", version, lst.maxVersion, ErrVersionNotFound)
+	}
+	var cpErrs []error
+	for i := len(lst.checkpoints) - 1; i >= 0; i-- {
+		cp := lst.checkpoints[i]
+		if cp.version > version {
+			continue
+		}
+		// L1: every commit after the checkpoint must exist.
+		for v := cp.version + 1; v <= version; v++ {
+			if _, ok := lst.commits[v]; !ok {
+				return nil, fmt.Errorf("log: %s missing while reading version %d from checkpoint %d: %w",
+					CommitPath(v), version, cp.version, ErrMissingVersion)
+			}
+		}
+		r := newReplay()
+		if err := l.readCheckpoint(ctx, cp, r.applyCheckpoint); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			cpErrs = append(cpErrs, err)
+			continue // L3: fall back to an older checkpoint or to JSON replay
+		}
+		r.checkpointVersion = cp.version
+		if err := l.replayCommits(ctx, r, lst, cp.version+1, version); err != nil {
+			return nil, err
+		}
+		return l.finish(ctx, r, lst, version, cp)
+	}
+	if !complete {
+		return nil, fmt.Errorf("log: no usable checkpoint in partial listing: %w", ErrVersionNotFound)
+	}
+	for v := int64(0); v <= version; v++ {
+		if _, ok := lst.commits[v]; !ok {
+			err := fmt.Errorf("log: %s missing while reading version %d: %w", CommitPath(v), version, ErrMissingVersion)
+			if len(cpErrs) > 0 {
+				return nil, fmt.Errorf("%w (and no checkpoint could be read: %w)", err, errors.Join(cpErrs...))
+			}
+			return nil, err
+		}
+	}
+	r := newReplay()
+	r.checkpointVersion = -1
+	if err := l.replayCommits(ctx, r, lst, 0, version); err != nil {
+		return nil, err
+	}
+	return l.finish(ctx, r, lst, version, checkpointSet{version: -1})
+}
+
+func (l *Log) replayCommits(ctx context.Context, r *replay, lst *listing, from, to int64) error {
+	for v := from; v <= to; v++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ci, err := l.readCommit(ctx, lst.commits[v].Path, r.apply)
+		if err != nil {
+			return err
+		}
+		r.lastCommitInfo = ci
+		r.lastCommitVersion = v
+	}
+	return nil
+}
+
+// readCommit streams the actions of one commit file and returns its commitInfo (or nil).
+func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) error) (*CommitInfo, error) {
+	data, err := l.store.Get(ctx, path)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotExist) {
+			return nil, fmt.Errorf("log: %s: %w: %w", path, ErrMissingVersion, err)
+		}
+		return nil, fmt.Errorf("log: reading %s: %w", path, err)
+	}
+	var ci *CommitInfo
+	err = scanCommit(path, bytes.NewReader(data), func(a *Action) error {
+		if a.CommitInfo != nil {
+			ci = a.CommitInfo
+			return nil
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(a)
+	})
+	return ci, err
+}
+
+func (l *Log) finish(ctx context.Context, r *replay, lst *listing, version int64, cp checkpointSet) (*Snapshot, error) {
+	if r.protocol == nil {
+		return nil, fmt.Errorf("log: version %d: %w: no protocol action", version, ErrCorruptLog)
+	}
+	if r.metadata == nil {
+		return nil, fmt.Errorf("log: version %d: %w: no metaData action", version, ErrCorruptLog)
+	}
+	if err := CheckReadable(*r.protocol); err != nil {
+		return nil, fmt.Errorf("log: table at version %d: %w", version, err)
+	}
+	s := &Snapshot{
+		log:               l,
+		version:           version,
+		protocol:          *r.protocol,
+		metadata:          *r.metadata,
+		txns:              r.txns,
+		checkpointVersion: cp.version,
+	}
+	// Commit time of the snapshot version (commitInfo.timestamp, else file time).
+	switch {
+	case r.lastCommitVersion == version && r.lastCommitInfo != nil && commitTime(r.lastCommitInfo) > 0:
+		s.timestamp = commitTime(r.lastCommitInfo)
+	case lst.commits[version].Path != "" && r.lastCommitVersion != version:
+		ci, err := l.readCommit(ctx, lst.commits[version].Path, nil)
+		if err == nil && ci != nil && commitTime(ci) > 0 {
+			s.timestamp = commitTime(ci)
+		} else {
+			s.timestamp = lst.commits[version].ModTime.UnixMilli()
+		}
+	case lst.commits[version].Path != "":
+		s.timestamp = lst.commits[version].ModTime.UnixMilli()
+	case len(cp.files) > 0:
+		s.timestamp = cp.files[0].ModTime.UnixMilli()
+	}
+	// Collect in replay order (checkpoints are written sorted, so the slice
+	// is nearly sorted and the sort below is cheap), skipping superseded adds.
+	s.files = make([]*Add, 0, len(r.adds))
+	for _, a := range r.addOrder {
+		if r.adds[a.Key()] == a {
+			s.files = append(s.files, a)
+		}
+	}
+	slices.SortFunc(s.files, func(a, b *Add) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID())
+	})
+	s.tombstones = make([]*Remove, 0, len(r.removes))
+	for _, rm := range r.removes {
+		s.tombstones = append(s.tombstones, rm)
+	}
+	slices.SortFunc(s.tombstones, func(a, b *Remove) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID())
+	})
+	for _, d := range r.domains {
+		if !d.Removed {
+			s.domains = append(s.domains, d)
+		}
+	}
+	sort.Slice(s.domains, func(i, j int) bool { return s.domains[i].Domain < s.domains[j].Domain })
+	return s, nil
+}
+
+// commitTime returns inCommitTimestamp, else timestamp, of a commitInfo.
+func commitTime(ci *CommitInfo) int64 {
+	if ci.InCommitTimestamp != nil {
+		return *ci.InCommitTimestamp
+	}
+	return ci.Timestamp
+}
+
+// replay accumulates reconciled state (L3): newest action per (path, DV id) wins.
+type replay struct {
+	protocol          *Protocol
+	metadata          *Metadata
+	adds              map[string]*Add
+	addOrder          []*Add
+	removes           map[string]*Remove
+	txns              map[string]Txn
+	domains           map[string]DomainMetadata
+	lastCommitInfo    *CommitInfo
+	lastCommitVersion int64
+	checkpointVersion int64
+}
+
+func newReplay() *replay {
+	return &replay{
+		adds:              map[string]*Add{},
+		removes:           map[string]*Remove{},
+		txns:              map[string]Txn{},
+		domains:           map[string]DomainMetadata{},
+		lastCommitVersion: -1,
+	}
+}
+
+func (r *replay) apply(a *Action) error {
+	switch {
+	case a.Add != nil:
+		k := a.Add.Key()
+		delete(r.removes, k)
+		r.adds[k] = a.Add
+		r.addOrder = append(r.addOrder, a.Add)
+	case a.Remove != nil:
+		k := a.Remove.Key()
+		delete(r.adds, k)
+		r.removes[k] = a.Remove
+	case a.Metadata != nil:
+		r.metadata = a.Metadata
+	case a.Protocol != nil:
+		r.protocol = a.Protocol
+	case a.Txn != nil:
+		r.txns[a.Txn.AppID] = *a.Txn
+	case a.DomainMetadata != nil:
+		r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+	}
+	return nil
+}
+
+// applyCheckpoint applies a checkpoint action; checkpoints hold each key once.
+func (r *replay) applyCheckpoint(a *Action) error { return r.apply(a) }

@@ -1,0 +1,486 @@
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/storage"
+)
+
+// EngineVersion is the version reported in commitInfo.engineInfo.
+const EngineVersion = "0.1.0"
+
+// Isolation levels written to commitInfo.isolationLevel.
+const (
+	// Serializable: concurrent appends conflict with a transaction that read the whole table.
+	Serializable = "Serializable"
+	// WriteSerializable: like Serializable but concurrent blind appends never conflict.
+	WriteSerializable = "WriteSerializable"
+	// SnapshotIsolation: used for dataChange=false-only transactions; appends never conflict.
+	SnapshotIsolation = "SnapshotIsolation"
+)
+
+// TxnOptions configures a transaction. The zero value is ready to use.
+type TxnOptions struct {
+	// MaxRetries is how many times a commit that lost the race for its version
+	// is retried at the next version (0: default 10; negative: no retry).
+	MaxRetries int
+	// IsolationLevel is Serializable (default) or WriteSerializable for
+	// transactions that change data. Transactions whose file actions all have
+	// dataChange=false always use SnapshotIsolation.
+	IsolationLevel string
+	// EngineInfo overrides commitInfo.engineInfo (default "skiplake/<EngineVersion>").
+	EngineInfo string
+	// DisableCheckpoint skips the automatic checkpoint after commits whose
+	// version is a multiple of delta.checkpointInterval (default false).
+	DisableCheckpoint bool
+}
+
+// Transaction collects actions and commits them optimistically (L2). It is
+// single-use; its methods may be called from one goroutine at a time.
+type Transaction struct {
+	mu        sync.Mutex
+	log       *Log
+	snap      *Snapshot
+	opts      TxnOptions
+	adds      []*Add
+	removes   []*Remove
+	metadata  *Metadata
+	protocol  *Protocol
+	txns      []Txn
+	domains   []DomainMetadata
+	readFiles map[string]bool
+	readAll   bool
+	used      bool
+	cpErr     error
+}
+
+// NewTransaction starts a transaction that reads snap.
+func (s *Snapshot) NewTransaction(opts TxnOptions) *Transaction {
+	return &Transaction{log: s.log, snap: s, opts: opts, readFiles: map[string]bool{}}
+}
+
+// emptySnapshot is the state of a table that does not exist yet.
+func (l *Log) emptySnapshot() *Snapshot {
+	return &Snapshot{log: l, version: -1, txns: map[string]Txn{}, checkpointVersion: -1}
+}
+
+// NewCreateTransaction starts a transaction that creates the table at version 0.
+// It must set metadata and protocol.
+func (l *Log) NewCreateTransaction(opts TxnOptions) *Transaction {
+	return l.emptySnapshot().NewTransaction(opts)
+}
+
+// Create creates the table: commits version 0 with md, p and adds.
+func (l *Log) Create(ctx context.Context, md Metadata, p Protocol, adds []*Add, info CommitInfo) (int64, error) {
+	t := l.NewCreateTransaction(TxnOptions{})
+	t.SetMetadata(md)
+	t.SetProtocol(p)
+	t.Add(adds...)
+	if info.Operation == "" {
+		info.Operation = "CREATE TABLE"
+	}
+	return t.Commit(ctx, info)
+}
+
+// Add adds files.
+func (t *Transaction) Add(adds ...*Add) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.adds = append(t.adds, adds...)
+}
+
+// Remove removes files. Removing a file implies having read it.
+func (t *Transaction) Remove(removes ...*Remove) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.removes = append(t.removes, removes...)
+}
+
+// SetMetadata replaces the table metadata.
+func (t *Transaction) SetMetadata(md Metadata) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.metadata = &md
+}
+
+// SetProtocol replaces the table protocol.
+func (t *Transaction) SetProtocol(p Protocol) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.protocol = &p
+}
+
+// SetTxn records the version of an idempotent writer (a txn action).
+func (t *Transaction) SetTxn(appID string, version int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.log.now().UnixMilli()
+	t.txns = append(t.txns, Txn{AppID: appID, Version: version, LastUpdated: &now})
+}
+
+// SetDomainMetadata adds a domainMetadata action.
+func (t *Transaction) SetDomainMetadata(dm DomainMetadata) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.domains = append(t.domains, dm)
+}
+
+// ReadFiles declares files (log paths) whose contents the transaction depends on.
+func (t *Transaction) ReadFiles(paths ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range paths {
+		t.readFiles[canonicalPath(p)] = true
+	}
+}
+
+// ReadWholeTable declares that the transaction depends on the whole table.
+func (t *Transaction) ReadWholeTable() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.readAll = true
+}
+
+// CheckpointErr returns the error of the automatic checkpoint after a
+// successful Commit (nil when none was due or it succeeded). A failed
+// checkpoint never fails the commit.
+func (t *Transaction) CheckpointErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cpErr
+}
+
+// effective returns the protocol and metadata the commit results in.
+func (t *Transaction) effective() (Protocol, Metadata) {
+	p, md := t.snap.protocol, t.snap.metadata
+	if t.protocol != nil {
+		p = *t.protocol
+	}
+	if t.metadata != nil {
+		md = *t.metadata
+	}
+	return p, md
+}
+
+func (t *Transaction) validate() error {
+	if t.snap.version < 0 && (t.metadata == nil || t.protocol == nil) {
+		return fmt.Errorf("log: creating a table needs metaData and protocol: %w", ErrInvalidTransaction)
+	}
+	p, md := t.effective()
+	if err := CheckWritable(p, md); err != nil {
+		return fmt.Errorf("log: cannot write table: %w", err)
+	}
+	if t.metadata != nil {
+		if t.metadata.ID == "" {
+			return fmt.Errorf("log: metaData without id: %w", ErrInvalidTransaction)
+		}
+		s, err := ParseSchema(t.metadata.SchemaString)
+		if err != nil {
+			return fmt.Errorf("log: metaData schema: %w", err)
+		}
+		for _, c := range t.metadata.PartitionColumns {
+			if s.Field(c) == nil {
+				return fmt.Errorf("log: partition column %q not in schema: %w", c, ErrInvalidTransaction)
+			}
+		}
+	}
+	if strings.EqualFold(md.Configuration["delta.appendOnly"], "true") {
+		for _, r := range t.removes {
+			if r.DataChange {
+				return fmt.Errorf("log: table is append-only (delta.appendOnly=true): cannot remove %s with dataChange=true: %w",
+					r.Path, ErrInvalidTransaction)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, a := range t.adds {
+		if a == nil || a.Path == "" {
+			return fmt.Errorf("log: add without path: %w", ErrInvalidTransaction)
+		}
+		if _, err := a.DecodedPath(); err != nil {
+			return err
+		}
+		k := "a" + a.Key()
+		if seen[k] {
+			return fmt.Errorf("log: file %s added twice: %w", a.Path, ErrInvalidTransaction)
+		}
+		seen[k] = true
+	}
+	for _, r := range t.removes {
+		if r == nil || r.Path == "" {
+			return fmt.Errorf("log: remove without path: %w", ErrInvalidTransaction)
+		}
+		k := "r" + r.Key()
+		if seen[k] {
+			return fmt.Errorf("log: file %s removed twice: %w", r.Path, ErrInvalidTransaction)
+		}
+		seen[k] = true
+	}
+	for _, d := range t.domains {
+		if d.Domain == "" {
+			return fmt.Errorf("log: domainMetadata without domain: %w", ErrInvalidTransaction)
+		}
+	}
+	if len(t.domains) > 0 && !contains(WriterFeatures(p), FeatureDomainMetadata) {
+		return fmt.Errorf("log: domainMetadata needs the domainMetadata writer feature: %w", ErrInvalidTransaction)
+	}
+	return nil
+}
+
+// isolation returns the isolation level and whether the commit is a blind append.
+func (t *Transaction) isolation() (string, bool) {
+	dataChange := false
+	for _, a := range t.adds {
+		dataChange = dataChange || a.DataChange
+	}
+	for _, r := range t.removes {
+		dataChange = dataChange || r.DataChange
+	}
+	blind := len(t.removes) == 0 && !t.readAll && len(t.readFiles) == 0 && t.metadata == nil && t.protocol == nil
+	for _, a := range t.adds {
+		blind = blind && a.DataChange
+	}
+	level := t.opts.IsolationLevel
+	if level == "" {
+		level = Serializable
+	}
+	if !dataChange && (len(t.adds) > 0 || len(t.removes) > 0) {
+		level = SnapshotIsolation
+	}
+	return level, blind
+}
+
+// Commit writes the transaction as the next version with PutIfAbsent (L2).
+// On losing the race it reads the winning commits, checks them for conflicts
+// (returning a *ConflictError) and retries at the next version up to
+// MaxRetries times. commitInfo is filled in Spark's shape (timestamp,
+// readVersion, isolationLevel, isBlindAppend, engineInfo, txnId); the
+// caller's Operation, OperationParameters and OperationMetrics are kept.
+// After a successful commit at a multiple of delta.checkpointInterval a
+// checkpoint is written; its failure is reported by CheckpointErr only.
+func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.used {
+		return -1, fmt.Errorf("log: transaction already committed or failed: %w", ErrInvalidTransaction)
+	}
+	t.used = true
+	if err := t.validate(); err != nil {
+		return -1, err
+	}
+	level, blind := t.isolation()
+	readVersion := t.snap.version
+	maxRetries := t.opts.MaxRetries
+	if maxRetries == 0 {
+		maxRetries = 10
+	} else if maxRetries < 0 {
+		maxRetries = 0
+	}
+	info.IsolationLevel = level
+	info.IsBlindAppend = &blind
+	if readVersion >= 0 {
+		rv := readVersion
+		info.ReadVersion = &rv
+	}
+	if info.EngineInfo = t.opts.EngineInfo; info.EngineInfo == "" {
+		info.EngineInfo = "skiplake/" + EngineVersion
+	}
+	info.TxnID = uuid.NewString()
+	if info.Operation == "" {
+		info.Operation = "WRITE"
+	}
+	prevTS := t.snap.timestamp
+	version := readVersion + 1
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return -1, err
+		}
+		ts := t.log.now().UnixMilli()
+		if ts <= prevTS {
+			ts = prevTS + 1 // monotonic commit timestamps
+		}
+		info.Timestamp = ts
+		data, err := MarshalActions(t.actions(&info))
+		if err != nil {
+			return -1, err
+		}
+		err = t.log.store.PutIfAbsent(ctx, CommitPath(version), data)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, storage.ErrExist) {
+			return -1, fmt.Errorf("log: writing %s: %w", CommitPath(version), err)
+		}
+		if attempt >= maxRetries {
+			return -1, fmt.Errorf("log: version %d taken after %d attempts: %w", version, attempt+1, ErrTooManyRetries)
+		}
+		// Version taken: check every winner up to the newest commit, then retry after it.
+		for {
+			winTS, err := t.checkWinner(ctx, version, level)
+			if err != nil {
+				return -1, err
+			}
+			if winTS > prevTS {
+				prevTS = winTS
+			}
+			version++
+			if _, err := t.log.store.Stat(ctx, CommitPath(version)); err != nil {
+				if errors.Is(err, storage.ErrNotExist) {
+					break
+				}
+				return -1, fmt.Errorf("log: checking %s: %w", CommitPath(version), err)
+			}
+		}
+	}
+	if !t.opts.DisableCheckpoint && version > 0 {
+		next := &Snapshot{metadata: t.snap.metadata}
+		if t.metadata != nil {
+			next.metadata = *t.metadata
+		}
+		if version%next.checkpointInterval() == 0 {
+			t.cpErr = t.log.checkpointVersion(ctx, version)
+		}
+	}
+	return version, nil
+}
+
+// actions orders the commit: commitInfo, protocol, metaData, txn,
+// domainMetadata, removes, adds.
+func (t *Transaction) actions(info *CommitInfo) []Action {
+	out := make([]Action, 0, 3+len(t.txns)+len(t.domains)+len(t.removes)+len(t.adds))
+	out = append(out, Action{CommitInfo: info})
+	if t.protocol != nil {
+		out = append(out, Action{Protocol: t.protocol})
+	}
+	if t.metadata != nil {
+		out = append(out, Action{Metadata: t.metadata})
+	}
+	for i := range t.txns {
+		out = append(out, Action{Txn: &t.txns[i]})
+	}
+	for i := range t.domains {
+		out = append(out, Action{DomainMetadata: &t.domains[i]})
+	}
+	for _, r := range t.removes {
+		out = append(out, Action{Remove: r})
+	}
+	for _, a := range t.adds {
+		out = append(out, Action{Add: a})
+	}
+	return out
+}
+
+// checkWinner reads the winning commit at version and returns a
+// *ConflictError when it conflicts with this transaction (Spark's
+// ConflictChecker rules), else the winner's commit timestamp.
+func (t *Transaction) checkWinner(ctx context.Context, version int64, level string) (int64, error) {
+	var (
+		metadataChanged, protocolChanged bool
+		removed, added, txnIDs, domains  []string
+		winnerBlind                      bool
+	)
+	path := CommitPath(version)
+	ci, err := t.log.readCommit(ctx, path, func(a *Action) error {
+		switch {
+		case a.Metadata != nil:
+			metadataChanged = true
+		case a.Protocol != nil:
+			protocolChanged = true
+		case a.Remove != nil:
+			removed = append(removed, canonicalPath(a.Remove.Path))
+		case a.Add != nil:
+			if a.Add.DataChange {
+				added = append(added, canonicalPath(a.Add.Path))
+			}
+		case a.Txn != nil:
+			txnIDs = append(txnIDs, a.Txn.AppID)
+		case a.DomainMetadata != nil:
+			domains = append(domains, a.DomainMetadata.Domain)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("log: reading winning commit %d: %w", version, err)
+	}
+	var ts int64
+	if ci != nil {
+		ts = commitTime(ci)
+		winnerBlind = ci.IsBlindAppend != nil && *ci.IsBlindAppend
+	}
+	conflict := func(kind error, files []string) error {
+		sort.Strings(files)
+		return &ConflictError{Kind: kind, Version: version, Files: files}
+	}
+	if protocolChanged {
+		return 0, conflict(ErrProtocolChanged, nil)
+	}
+	if metadataChanged {
+		return 0, conflict(ErrMetadataChanged, nil)
+	}
+	// Files this transaction read: declared ones, the removed ones, or all of the snapshot.
+	var readHit, deleteHit []string
+	myRemoves := map[string]bool{}
+	for _, r := range t.removes {
+		myRemoves[canonicalPath(r.Path)] = true
+	}
+	var snapFiles map[string]bool
+	if t.readAll {
+		snapFiles = make(map[string]bool, len(t.snap.files))
+		for _, f := range t.snap.files {
+			snapFiles[canonicalPath(f.Path)] = true
+		}
+	}
+	for _, p := range removed {
+		switch {
+		case myRemoves[p]:
+			deleteHit = append(deleteHit, p)
+		case t.readFiles[p] || snapFiles[p]:
+			readHit = append(readHit, p)
+		}
+	}
+	if len(readHit) > 0 {
+		return 0, conflict(ErrConcurrentDeleteRead, readHit)
+	}
+	if len(deleteHit) > 0 {
+		return 0, conflict(ErrConcurrentDeleteDelete, deleteHit)
+	}
+	if t.readAll && len(added) > 0 {
+		check := level == Serializable || (level == WriteSerializable && !winnerBlind)
+		if check {
+			return 0, conflict(ErrConcurrentAppend, added)
+		}
+	}
+	var sameApp []string
+	for _, id := range txnIDs {
+		for _, mine := range t.txns {
+			if mine.AppID == id {
+				sameApp = append(sameApp, id)
+			}
+		}
+	}
+	for _, d := range domains {
+		for _, mine := range t.domains {
+			if mine.Domain == d {
+				sameApp = append(sameApp, "domain "+d)
+			}
+		}
+	}
+	if len(sameApp) > 0 {
+		return 0, conflict(ErrConcurrentTransaction, sameApp)
+	}
+	return ts, nil
+}
+
+// parseInt64 parses a decimal property value.
+func parseInt64(s string) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return v, err == nil
+}
