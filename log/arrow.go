@@ -1,6 +1,7 @@
 package log
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -63,6 +64,14 @@ func toArrowFields(s *StructType, path string, opts ArrowOptions) ([]arrow.Field
 			if pn, ok := f.Metadata[PhysicalNameKey].(string); ok && pn != "" {
 				keys = append(keys, PhysicalNameKey)
 				vals = append(vals, pn)
+			}
+		}
+		// Type-widening history travels with the field so that statistics written
+		// before a float→double widening are read with float precision (stats.Parse).
+		if tc, ok := f.Metadata["delta.typeChanges"]; ok {
+			if b, err := json.Marshal(tc); err == nil {
+				keys = append(keys, "delta.typeChanges")
+				vals = append(vals, string(b))
 			}
 		}
 		af := arrow.Field{Name: name, Type: dt, Nullable: f.Nullable}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+)
+
+// cli runs one invocation and returns its exit status, stdout and stderr.
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func writeParquet(t *testing.T, path string, ids []int64, countries []string) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "country", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues(countries, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(schema, f, nil, pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+}
+
+func TestTranscript(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "events")
+	p1 := filepath.Join(dir, "a.parquet")
+	p2 := filepath.Join(dir, "b.parquet")
+	writeParquet(t, p1, []int64{1, 2, 3}, []string{"DE", "FR", "DE"})
+	writeParquet(t, p2, []int64{4, 5}, []string{"JP", "DE"})
+
+	code, out, errs := cli(t, "append", tbl, p1, "--partition-by", "country")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "appended "+p1+": version 1, 3 rows")
+	code, out, errs = cli(t, "append", tbl, p2)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "version 2, 2 rows")
+
+	code, out, errs = cli(t, "scan", tbl, "--filter", "country = 'DE' AND id > 1", "--columns", "id", "--format", "csv")
+	require.Equal(t, 0, code, errs)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Equal(t, "id", lines[0])
+	require.ElementsMatch(t, []string{"3", "5"}, lines[1:])
+
+	code, out, errs = cli(t, "scan", tbl, "--version", "1", "--format", "jsonl", "--columns", "country,id")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, 3, strings.Count(out, "\n"))
+	require.Contains(t, out, `{"country":"FR","id":2}`)
+
+	code, out, errs = cli(t, "scan", tbl, "--limit", "2")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "(2 rows)")
+
+	outPath := filepath.Join(dir, "out.parquet")
+	code, _, errs = cli(t, "scan", tbl, "--format", "parquet", "--output", outPath)
+	require.Equal(t, 0, code, errs)
+	st, err := os.Stat(outPath)
+	require.NoError(t, err)
+	require.Positive(t, st.Size())
+
+	code, out, errs = cli(t, "describe", tbl)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "partitioned by  country")
+	require.Contains(t, out, "records         5")
+
+	code, out, errs = cli(t, "history", tbl, "--format", "jsonl")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, 3, strings.Count(out, "\n"))
+	require.Contains(t, out, `"operation":"CREATE TABLE"`)
+
+	code, out, errs = cli(t, "checkpoint", tbl)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "checkpoint written at version 2")
+	_, err = os.Stat(filepath.Join(tbl, "_delta_log", "00000000000000000002.checkpoint.parquet"))
+	require.NoError(t, err)
+}
+
+func TestErrorsAreClear(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	p := filepath.Join(dir, "a.parquet")
+	writeParquet(t, p, []int64{1}, []string{"DE"})
+	code, _, errs := cli(t, "append", tbl, p)
+	require.Equal(t, 0, code, errs)
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"scan", tbl, "--nope"}, 2, "flag provided but not defined: -nope"},
+		{"bad filter says where", []string{"scan", tbl, "--filter", "id >= AND"}, 1, "expr: at"},
+		{"unknown column", []string{"scan", tbl, "--columns", "idd"}, 1, `"idd"`},
+		{"missing table", []string{"scan", filepath.Join(dir, "nope")}, 1, "not a Delta table"},
+		{"version out of range", []string{"scan", tbl, "--version", "99"}, 1, "99"},
+		{"bad format", []string{"scan", tbl, "--format", "xml"}, 2, `--format "xml"`},
+		{"version and timestamp", []string{"scan", tbl, "--version", "0", "--timestamp", "2020-01-01"}, 2, "mutually exclusive"},
+		{"parquet needs output", []string{"scan", tbl, "--format", "parquet"}, 2, "--output"},
+		{"append bad input", []string{"append", tbl, filepath.Join(dir, "x.txt")}, 1, "unknown input format"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := cli(t, c.args...)
+			require.Equal(t, c.code, code, errs)
+			require.Contains(t, errs, c.want)
+		})
+	}
+}
+
+func TestAppendCSVAndJSONL(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	csvPath := filepath.Join(dir, "a.csv")
+	require.NoError(t, os.WriteFile(csvPath, []byte("id,name,score\n1,ann,1.5\n2,bob,\n"), 0o644))
+	code, out, errs := cli(t, "append", tbl, csvPath)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "2 rows")
+	jsonl := filepath.Join(dir, "b.jsonl")
+	require.NoError(t, os.WriteFile(jsonl, []byte(`{"id":3,"name":"cy","score":2.5}`+"\n"), 0o644))
+	code, _, errs = cli(t, "append", tbl, jsonl)
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "scan", tbl, "--format", "jsonl", "--filter", "score IS NULL OR score > 2")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"name":"bob"`)
+	require.Contains(t, out, `"name":"cy"`)
+	require.NotContains(t, out, `"name":"ann"`)
+}

@@ -1,0 +1,325 @@
+// Package render turns Arrow record batches into the CLI's stable output formats:
+// an aligned text table, JSON Lines, CSV and Parquet.
+//
+// Cell formatting is defined here once so every format agrees: decimals print with
+// their exact scale, dates as YYYY-MM-DD, timestamps as ISO-8601 with microseconds
+// (UTC timestamps end in "Z", timestamp_ntz has no zone), binary as base64 in JSON and
+// hex in text, floats with the shortest representation that round-trips (NaN, Infinity).
+//
+// Writers buffer only what their format needs (the text table buffers all rows to size
+// its columns; the others stream). They are not safe for concurrent use.
+package render
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Writer receives record batches conforming to the schema it was made with.
+type Writer interface {
+	// Write renders the batch. The caller keeps ownership of rec.
+	Write(rec arrow.RecordBatch) error
+	// Close flushes buffered output. It does not close the underlying io.Writer.
+	Close() error
+}
+
+// Formats lists the format names New accepts.
+var Formats = []string{"table", "jsonl", "csv", "parquet"}
+
+// New returns a Writer for the named format ("table", "jsonl", "csv", "parquet").
+func New(format string, w io.Writer, schema *arrow.Schema) (Writer, error) {
+	switch format {
+	case "table", "":
+		return &tableWriter{w: w, schema: schema}, nil
+	case "jsonl", "json":
+		return &jsonlWriter{w: bufio.NewWriter(w), schema: schema}, nil
+	case "csv":
+		cw := csv.NewWriter(w)
+		header := make([]string, schema.NumFields())
+		for i, f := range schema.Fields() {
+			header[i] = f.Name
+		}
+		if err := cw.Write(header); err != nil {
+			return nil, err
+		}
+		return &csvWriter{w: cw}, nil
+	case "parquet":
+		return newParquetWriter(w, schema)
+	}
+	return nil, fmt.Errorf("render: unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+}
+
+// Text renders cell i of arr for human-readable output ("NULL" for nulls).
+func Text(arr arrow.Array, i int) string {
+	if arr.IsNull(i) {
+		return "NULL"
+	}
+	switch a := arr.(type) {
+	case *array.String:
+		return a.Value(i)
+	case *array.LargeString:
+		return a.Value(i)
+	case *array.Binary:
+		return "0x" + hex.EncodeToString(a.Value(i))
+	case *array.LargeBinary:
+		return "0x" + hex.EncodeToString(a.Value(i))
+	}
+	v := JSONValue(arr, i)
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return string(x)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// JSONValue returns cell i of arr as a value encoding/json renders faithfully:
+// numbers as json.Number (exact), nested types as maps and slices, nulls as nil.
+func JSONValue(arr arrow.Array, i int) any {
+	if arr.IsNull(i) {
+		return nil
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return a.Value(i)
+	case *array.Int8:
+		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
+	case *array.Int16:
+		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
+	case *array.Int32:
+		return json.Number(strconv.FormatInt(int64(a.Value(i)), 10))
+	case *array.Int64:
+		return json.Number(strconv.FormatInt(a.Value(i), 10))
+	case *array.Uint8:
+		return json.Number(strconv.FormatUint(uint64(a.Value(i)), 10))
+	case *array.Uint16:
+		return json.Number(strconv.FormatUint(uint64(a.Value(i)), 10))
+	case *array.Uint32:
+		return json.Number(strconv.FormatUint(uint64(a.Value(i)), 10))
+	case *array.Uint64:
+		return json.Number(strconv.FormatUint(a.Value(i), 10))
+	case *array.Float32:
+		return floatJSON(float64(a.Value(i)), 32)
+	case *array.Float64:
+		return floatJSON(a.Value(i), 64)
+	case *array.Decimal128:
+		dt := a.DataType().(*arrow.Decimal128Type)
+		return json.Number(a.Value(i).ToString(dt.Scale))
+	case *array.String:
+		return a.Value(i)
+	case *array.LargeString:
+		return a.Value(i)
+	case *array.Binary:
+		return base64.StdEncoding.EncodeToString(a.Value(i))
+	case *array.LargeBinary:
+		return base64.StdEncoding.EncodeToString(a.Value(i))
+	case *array.Date32:
+		return time.Unix(int64(a.Value(i))*86400, 0).UTC().Format("2006-01-02")
+	case *array.Timestamp:
+		dt := a.DataType().(*arrow.TimestampType)
+		return FormatTimestamp(int64(a.Value(i)), dt.Unit, dt.TimeZone != "")
+	case *array.Struct:
+		st := a.DataType().(*arrow.StructType)
+		m := make(map[string]any, a.NumField())
+		for f := 0; f < a.NumField(); f++ {
+			m[st.Field(f).Name] = JSONValue(a.Field(f), i)
+		}
+		return m
+	case *array.List:
+		start, end := a.ValueOffsets(i)
+		out := make([]any, 0, end-start)
+		for j := start; j < end; j++ {
+			out = append(out, JSONValue(a.ListValues(), int(j)))
+		}
+		return out
+	case *array.Map:
+		start, end := a.ValueOffsets(i)
+		keys, items := a.Keys(), a.Items()
+		out := make([]any, 0, end-start)
+		for j := start; j < end; j++ {
+			out = append(out, map[string]any{"key": JSONValue(keys, int(j)), "value": JSONValue(items, int(j))})
+		}
+		return out
+	}
+	return arr.ValueStr(i)
+}
+
+func floatJSON(f float64, bits int) any {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, bits))
+}
+
+// FormatTimestamp renders a timestamp value with microsecond precision; utc adds a "Z".
+func FormatTimestamp(v int64, unit arrow.TimeUnit, utc bool) string {
+	var t time.Time
+	switch unit {
+	case arrow.Second:
+		t = time.Unix(v, 0)
+	case arrow.Millisecond:
+		t = time.UnixMilli(v)
+	case arrow.Microsecond:
+		t = time.UnixMicro(v)
+	default:
+		t = time.Unix(0, v)
+	}
+	s := t.UTC().Format("2006-01-02T15:04:05.000000")
+	if utc {
+		s += "Z"
+	}
+	return s
+}
+
+type tableWriter struct {
+	w      io.Writer
+	schema *arrow.Schema
+	rows   [][]string
+}
+
+func (t *tableWriter) Write(rec arrow.RecordBatch) error {
+	for r := 0; r < int(rec.NumRows()); r++ {
+		row := make([]string, rec.NumCols())
+		for c := 0; c < int(rec.NumCols()); c++ {
+			row[c] = Text(rec.Column(c), r)
+		}
+		t.rows = append(t.rows, row)
+	}
+	return nil
+}
+
+func (t *tableWriter) Close() error {
+	n := t.schema.NumFields()
+	header := make([]string, n)
+	width := make([]int, n)
+	for i, f := range t.schema.Fields() {
+		header[i] = f.Name
+		width[i] = utf8.RuneCountInString(f.Name)
+	}
+	for _, row := range t.rows {
+		for i, s := range row {
+			if w := utf8.RuneCountInString(s); w > width[i] {
+				width[i] = w
+			}
+		}
+	}
+	bw := bufio.NewWriter(t.w)
+	line := func(cells []string) {
+		for i, s := range cells {
+			if i > 0 {
+				bw.WriteString(" | ")
+			}
+			bw.WriteString(s)
+			if i < len(cells)-1 {
+				bw.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(s)))
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	line(header)
+	sep := make([]string, n)
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+	}
+	bw.WriteString(strings.Join(sep, "-+-") + "\n")
+	for _, row := range t.rows {
+		line(row)
+	}
+	fmt.Fprintf(bw, "(%d rows)\n", len(t.rows))
+	return bw.Flush()
+}
+
+type jsonlWriter struct {
+	w      *bufio.Writer
+	schema *arrow.Schema
+}
+
+func (j *jsonlWriter) Write(rec arrow.RecordBatch) error {
+	for r := 0; r < int(rec.NumRows()); r++ {
+		// Keys in schema order for stable output.
+		j.w.WriteByte('{')
+		for c := 0; c < int(rec.NumCols()); c++ {
+			if c > 0 {
+				j.w.WriteByte(',')
+			}
+			k, _ := json.Marshal(rec.Schema().Field(c).Name)
+			j.w.Write(k)
+			j.w.WriteByte(':')
+			v, err := json.Marshal(JSONValue(rec.Column(c), r))
+			if err != nil {
+				return fmt.Errorf("render: column %q row %d: %w", rec.Schema().Field(c).Name, r, err)
+			}
+			j.w.Write(v)
+		}
+		j.w.WriteString("}\n")
+	}
+	return nil
+}
+
+func (j *jsonlWriter) Close() error { return j.w.Flush() }
+
+type csvWriter struct{ w *csv.Writer }
+
+func (c *csvWriter) Write(rec arrow.RecordBatch) error {
+	row := make([]string, rec.NumCols())
+	for r := 0; r < int(rec.NumRows()); r++ {
+		for i := range row {
+			col := rec.Column(i)
+			if col.IsNull(r) {
+				row[i] = ""
+				continue
+			}
+			row[i] = Text(col, r)
+		}
+		if err := c.w.Write(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *csvWriter) Close() error { c.w.Flush(); return c.w.Error() }
+
+type nopCloser struct{ io.Writer }
+
+type parquetWriter struct{ fw *pqarrow.FileWriter }
+
+func newParquetWriter(w io.Writer, schema *arrow.Schema) (Writer, error) {
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(memory.DefaultAllocator))
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithCoerceTimestamps(arrow.Microsecond))
+	// Wrap w so that closing the Parquet writer does not close the caller's writer.
+	fw, err := pqarrow.NewFileWriter(schema, nopCloser{w}, props, arrProps)
+	if err != nil {
+		return nil, fmt.Errorf("render: parquet: %w", err)
+	}
+	return &parquetWriter{fw: fw}, nil
+}
+
+func (p *parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
+func (p *parquetWriter) Close() error                      { return p.fw.Close() }

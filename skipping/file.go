@@ -1,0 +1,528 @@
+package skipping
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/value"
+)
+
+// PathMapper translates a predicate column's logical path (as bound) to the
+// physical path statistics and partition values are keyed by (Delta column
+// mapping). ok=false means the column has no physical counterpart: its leaves are
+// MightMatch. A nil PathMapper is the identity.
+type PathMapper func(logical []string) (physical []string, ok bool)
+
+func (m PathMapper) resolve(logical []string) ([]string, bool) {
+	if m == nil {
+		return logical, true
+	}
+	return m(logical)
+}
+
+// EvaluatePartition decides pred for a file from its partition values alone.
+// partitionValues maps partition column names (physical, top level) to the typed
+// value every row of the file has (value.Null() for NULL); names match exactly
+// first, then case-insensitively. Leaves on other columns are MightMatch, so the
+// result is exact when pred only reads partition columns. A value whose kind is
+// not the column's is not trusted (MightMatch).
+func EvaluatePartition(pred *expr.Bound, partitionValues map[string]value.Value) Verdict {
+	return EvaluateFile(pred, nil, partitionValues, nil)
+}
+
+// EvaluateFile decides pred for one data file from its statistics and partition
+// values together (either may be nil). Each leaf uses the partition value when its
+// column is a partition column (exact) and the file statistics otherwise, so
+// `part = 1 OR x > 5` is decided as a whole rather than by combining two partial
+// verdicts. This is the reference evaluator; FileIndex does the same for many files
+// at once.
+func EvaluateFile(pred *expr.Bound, f *stats.File, partitionValues map[string]value.Value, mapper PathMapper) Verdict {
+	if pred == nil {
+		return MightMatch
+	}
+	n := int64(-1)
+	if f != nil {
+		n = f.NumRecords
+	}
+	lookup := func(c *expr.BoundColumn) (colStats, bool) {
+		phys, ok := mapper.resolve(c.Path)
+		if !ok {
+			return colStats{}, false
+		}
+		if len(phys) == 1 && partitionValues != nil {
+			if v, ok := lookupPartition(partitionValues, phys[0]); ok {
+				return colStats{exact: true, val: v}, true
+			}
+		}
+		if f == nil {
+			return colStats{}, false
+		}
+		sc := f.Column(phys...)
+		if sc == nil {
+			return colStats{}, false
+		}
+		return fromStatsColumn(sc, c.Kind, n, f.TightBounds), true
+	}
+	return evalTree(pred.Root(), lookup, n)
+}
+
+func lookupPartition(pv map[string]value.Value, name string) (value.Value, bool) {
+	if v, ok := pv[name]; ok {
+		return v, true
+	}
+	for k, v := range pv {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return value.Value{}, false
+}
+
+// ---- FileIndex: the columnar form ----
+
+// bounds holds one column's per-file lower and upper bounds of type T.
+type bounds[T any] struct {
+	hasLo, hasHi []bool
+	lo, hi       []T
+}
+
+func newBounds[T any](n int) *bounds[T] {
+	return &bounds[T]{hasLo: make([]bool, n), hasHi: make([]bool, n), lo: make([]T, n), hi: make([]T, n)}
+}
+
+// indexColumn is one leaf column of a FileIndex.
+type indexColumn struct {
+	kind  value.Kind
+	scale int32
+	nulls []nullState
+	ints  *bounds[int64]          // int64, date, timestamp, bool kinds
+	flts  *bounds[float64]        // float kinds (hi may be NaN: the top of Spark order)
+	decs  *bounds[decimal128.Num] // decimals at the column's scale
+	strs  *bounds[string]         // string and binary kinds
+	exact []value.Value           // partition columns: each file's value
+}
+
+// FileIndex holds the statistics of all files of a snapshot in columnar form
+// (per column typed bound slices, presence flags, null states; per file record
+// counts), built once, so that a predicate is decided for every file in a few
+// tight loops. A FileIndex is immutable after NewFileIndex and safe for concurrent
+// Evaluate calls.
+type FileIndex struct {
+	n       int
+	records []int64
+	cols    map[string]*indexColumn // by stats.Key(physical path...)
+}
+
+// FileIndexOption configures NewFileIndex.
+type FileIndexOption func(*fileIndexConfig)
+
+type fileIndexConfig struct {
+	partitions []map[string]value.Value
+}
+
+// WithPartitionValues supplies each file's typed partition values (same order as
+// the files; value.Null() for NULL), keyed by physical partition column name
+// (matched exactly first, then case-insensitively). Leaves on partition columns
+// are then decided exactly. If some file lacks a partition column's value, that
+// column falls back to file statistics for all files.
+func WithPartitionValues(pv []map[string]value.Value) FileIndexOption {
+	return func(c *fileIndexConfig) { c.partitions = pv }
+}
+
+// NewFileIndex builds the index of files (nil entries mean "no statistics")
+// against the physical schema: every leaf column of schema (structs recurse) with
+// a supported type gets typed bounds. Statistics that do not fit the column type
+// are ignored (treated as unknown: S1).
+func NewFileIndex(files []*stats.File, schema *arrow.Schema, opts ...FileIndexOption) *FileIndex {
+	var cfg fileIndexConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n := len(files)
+	fi := &FileIndex{n: n, records: make([]int64, n), cols: map[string]*indexColumn{}}
+	for i, f := range files {
+		fi.records[i] = -1
+		if f != nil {
+			fi.records[i] = f.NumRecords
+		}
+	}
+	partNames := map[string]bool{} // lower-cased partition column names
+	for _, pv := range cfg.partitions {
+		for k := range pv {
+			partNames[strings.ToLower(k)] = true
+		}
+	}
+	if schema == nil {
+		return fi
+	}
+	var walk func(prefix []string, fields []arrow.Field)
+	walk = func(prefix []string, fields []arrow.Field) {
+		for _, fd := range fields {
+			path := append(append([]string(nil), prefix...), fd.Name)
+			if st, ok := fd.Type.(*arrow.StructType); ok {
+				walk(path, st.Fields())
+				continue
+			}
+			kind, scale, ok := kindOf(fd.Type)
+			if !ok {
+				continue
+			}
+			key := stats.Key(path...)
+			if len(path) == 1 && partNames[strings.ToLower(fd.Name)] && len(cfg.partitions) == n {
+				c := &indexColumn{kind: kind, scale: scale, exact: make([]value.Value, n)}
+				ok := true
+				for i, pv := range cfg.partitions {
+					v, found := lookupPartition(pv, fd.Name)
+					if !found {
+						ok = false // a file without this partition value: fall back to stats
+						break
+					}
+					c.exact[i] = v
+				}
+				if ok {
+					fi.cols[key] = c
+					continue
+				}
+			}
+			if c := buildColumn(files, path, kind, scale); c != nil {
+				fi.cols[key] = c
+			}
+		}
+	}
+	walk(nil, schema.Fields())
+	return fi
+}
+
+// Len returns the number of files indexed.
+func (fi *FileIndex) Len() int { return fi.n }
+
+func kindOf(dt arrow.DataType) (value.Kind, int32, bool) {
+	switch t := dt.(type) {
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:
+		return value.KindInt64, 0, true
+	case *arrow.Float32Type, *arrow.Float64Type:
+		return value.KindFloat64, 0, true
+	case *arrow.Decimal128Type:
+		return value.KindDecimal, t.Scale, true
+	case *arrow.StringType, *arrow.LargeStringType:
+		return value.KindString, 0, true
+	case *arrow.BinaryType, *arrow.LargeBinaryType:
+		return value.KindBinary, 0, true
+	case *arrow.BooleanType:
+		return value.KindBool, 0, true
+	case *arrow.Date32Type:
+		return value.KindDate, 0, true
+	case *arrow.TimestampType:
+		if t.TimeZone != "" {
+			return value.KindTimestamp, 0, true
+		}
+		return value.KindTimestampNTZ, 0, true
+	}
+	return 0, 0, false
+}
+
+func buildColumn(files []*stats.File, path []string, kind value.Kind, scale int32) *indexColumn {
+	n := len(files)
+	c := &indexColumn{kind: kind, scale: scale, nulls: make([]nullState, n)}
+	any := false
+	switch kind {
+	case value.KindFloat64:
+		c.flts = newBounds[float64](n)
+	case value.KindDecimal:
+		c.decs = newBounds[decimal128.Num](n)
+	case value.KindString, value.KindBinary:
+		c.strs = newBounds[string](n)
+	default:
+		c.ints = newBounds[int64](n)
+	}
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		sc := f.Column(path...)
+		if sc == nil {
+			continue
+		}
+		any = true
+		cs := fromStatsColumn(sc, kind, f.NumRecords, f.TightBounds)
+		c.nulls[i] = cs.nulls
+		hasLo, hasHi := !cs.lo.IsNull(), !cs.hi.IsNull()
+		switch {
+		case c.flts != nil:
+			c.flts.hasLo[i], c.flts.hasHi[i] = hasLo, hasHi
+			c.flts.lo[i], c.flts.hi[i] = cs.lo.AsFloat64(), cs.hi.AsFloat64()
+		case c.decs != nil:
+			if hasLo {
+				c.decs.lo[i], c.decs.hasLo[i] = rescale(cs.lo, scale, false)
+			}
+			if hasHi {
+				c.decs.hi[i], c.decs.hasHi[i] = rescale(cs.hi, scale, true)
+			}
+		case c.strs != nil:
+			c.strs.hasLo[i], c.strs.hasHi[i] = hasLo, hasHi
+			c.strs.lo[i], c.strs.hi[i] = cs.lo.AsString(), cs.hi.AsString()
+		default:
+			c.ints.hasLo[i], c.ints.hasHi[i] = hasLo, hasHi
+			c.ints.lo[i], c.ints.hi[i] = cs.lo.AsInt64(), cs.hi.AsInt64()
+		}
+	}
+	if !any {
+		return nil
+	}
+	return c
+}
+
+var maxDecimal = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))
+
+// rescale converts a decimal bound to the column's scale, rounding outward (down
+// for a lower bound, up for an upper bound) so it stays a bound.
+func rescale(v value.Value, scale int32, up bool) (decimal128.Num, bool) {
+	u, _, s := v.AsDecimal()
+	if s == scale {
+		return u, true
+	}
+	x := u.BigInt()
+	if s < scale {
+		x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale-s)), nil))
+	} else {
+		d := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s-scale)), nil)
+		q, m := new(big.Int).DivMod(x, d, new(big.Int)) // Euclidean: q = floor
+		if up && m.Sign() != 0 {
+			q.Add(q, big.NewInt(1))
+		}
+		x = q
+	}
+	if x.CmpAbs(maxDecimal) > 0 {
+		return decimal128.Num{}, false
+	}
+	return decimal128.FromBigInt(x), true
+}
+
+// Evaluate decides pred for every indexed file: out[i] is the verdict of file i.
+// Column paths are used as physical paths (see EvaluateMapped). len(out) must be
+// Len().
+func (fi *FileIndex) Evaluate(pred *expr.Bound, out []Verdict) error {
+	return fi.EvaluateMapped(pred, nil, out)
+}
+
+// EvaluateMapped is Evaluate with a logical-to-physical column path mapping. A nil
+// predicate keeps every file (MightMatch).
+func (fi *FileIndex) EvaluateMapped(pred *expr.Bound, mapper PathMapper, out []Verdict) error {
+	if len(out) != fi.n {
+		return fmt.Errorf("%w: %d verdicts for %d files", ErrOutputLength, len(out), fi.n)
+	}
+	if pred == nil {
+		fill(out, MightMatch)
+		return nil
+	}
+	ev := &indexEval{fi: fi, mapper: mapper}
+	ev.node(pred.Root(), out)
+	for i, r := range fi.records {
+		if r == 0 {
+			out[i] = CannotMatch
+		}
+	}
+	return nil
+}
+
+type indexEval struct {
+	fi      *FileIndex
+	mapper  PathMapper
+	scratch [][]Verdict
+}
+
+func (ev *indexEval) get() []Verdict {
+	if k := len(ev.scratch); k > 0 {
+		s := ev.scratch[k-1]
+		ev.scratch = ev.scratch[:k-1]
+		return s
+	}
+	return make([]Verdict, ev.fi.n)
+}
+
+func fill(out []Verdict, v Verdict) {
+	for i := range out {
+		out[i] = v
+	}
+}
+
+func (ev *indexEval) node(p expr.Pred, out []Verdict) {
+	switch p := p.(type) {
+	case *expr.ConstPred:
+		if p.Value {
+			fill(out, MustMatch)
+		} else {
+			fill(out, CannotMatch)
+		}
+	case *expr.AndPred, *expr.OrPred:
+		var terms []expr.Pred
+		isAnd := false
+		if a, ok := p.(*expr.AndPred); ok {
+			terms, isAnd = a.Terms, true
+		} else {
+			terms = p.(*expr.OrPred).Terms
+		}
+		ev.node(terms[0], out)
+		tmp := ev.get()
+		for _, t := range terms[1:] {
+			ev.node(t, tmp)
+			if isAnd {
+				for i := range out {
+					out[i] = min(out[i], tmp[i])
+				}
+			} else {
+				for i := range out {
+					out[i] = max(out[i], tmp[i])
+				}
+			}
+		}
+		ev.scratch = append(ev.scratch, tmp)
+	case expr.Leaf:
+		ev.leaf(p, out)
+	default:
+		fill(out, MightMatch)
+	}
+}
+
+func (ev *indexEval) leaf(l expr.Leaf, out []Verdict) {
+	col := l.Column()
+	phys, ok := ev.mapper.resolve(col.Path)
+	var c *indexColumn
+	if ok {
+		c = ev.fi.cols[stats.Key(phys...)]
+	}
+	if c == nil || (c.kind != col.Kind && c.exact == nil) {
+		fill(out, MightMatch)
+		return
+	}
+	if c.exact != nil {
+		for i, v := range c.exact {
+			out[i] = leafRule(l, colStats{exact: true, val: v})
+		}
+		return
+	}
+	if np, ok := l.(*expr.NullPred); ok {
+		for i, ns := range c.nulls {
+			out[i] = leafRule(np, colStats{nulls: ns})
+		}
+		return
+	}
+	switch {
+	case c.ints != nil:
+		leafTyped(l, c, c.ints, cmp64, func(v value.Value) int64 { return v.AsInt64() }, out)
+	case c.flts != nil:
+		leafTyped(l, c, c.flts, value.CompareFloat, func(v value.Value) float64 { return v.AsFloat64() }, out)
+	case c.decs != nil:
+		if !literalsAtScale(l, c.scale) {
+			fill(out, MightMatch) // bound against a schema with another scale
+			return
+		}
+		leafTyped(l, c, c.decs, func(a, b decimal128.Num) int { return a.Cmp(b) }, func(v value.Value) decimal128.Num {
+			d, _, _ := v.AsDecimal()
+			return d
+		}, out)
+	case c.strs != nil:
+		if lp, ok := l.(*expr.LikePred); ok {
+			b := c.strs
+			for i := range out {
+				if c.nulls[i] == nullsAll {
+					out[i] = CannotMatch
+					continue
+				}
+				out[i] = likeRule(lp.Pattern, lp.Negated, b.hasLo[i], b.lo[i], b.hasHi[i], b.hi[i], c.nulls[i] == nullsNone)
+			}
+			return
+		}
+		leafTyped(l, c, c.strs, strings.Compare, func(v value.Value) string { return v.AsString() }, out)
+	default:
+		fill(out, MightMatch)
+	}
+}
+
+// literalsAtScale reports whether every decimal literal of l has the given scale
+// (expr.Bind coerces literals to the bound column's scale).
+func literalsAtScale(l expr.Leaf, scale int32) bool {
+	var vals []value.Value
+	switch p := l.(type) {
+	case *expr.CmpPred:
+		vals = []value.Value{p.Value}
+	case *expr.InPred:
+		vals = p.Values
+	}
+	for _, v := range vals {
+		if _, _, s := v.AsDecimal(); v.Kind() != value.KindDecimal || s != scale {
+			return false
+		}
+	}
+	return true
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// leafTyped applies the comparison and IN rules with typed bounds.
+func leafTyped[T any](l expr.Leaf, c *indexColumn, b *bounds[T], cmp func(a, b T) int, conv func(value.Value) T, out []Verdict) {
+	switch p := l.(type) {
+	case *expr.CmpPred:
+		if p.Value.Kind() != c.kind {
+			fill(out, MightMatch)
+			return
+		}
+		v := conv(p.Value)
+		for i := range out {
+			if c.nulls[i] == nullsAll {
+				out[i] = CannotMatch
+				continue
+			}
+			hl, hh := b.hasLo[i], b.hasHi[i]
+			var lv, hv int
+			if hl {
+				lv = cmp(b.lo[i], v)
+			}
+			if hh {
+				hv = cmp(b.hi[i], v)
+			}
+			out[i] = cmpRule(p.Op, hl, lv, hh, hv, c.nulls[i] == nullsNone)
+		}
+	case *expr.InPred:
+		vals := make([]T, len(p.Values))
+		for k, x := range p.Values {
+			if x.Kind() != c.kind {
+				fill(out, MightMatch)
+				return
+			}
+			vals[k] = conv(x)
+		}
+		for i := range out {
+			if c.nulls[i] == nullsAll {
+				out[i] = CannotMatch
+				continue
+			}
+			hl, hh := b.hasLo[i], b.hasHi[i]
+			out[i] = inRule(len(vals), p.Negated, hl, hh, c.nulls[i] == nullsNone, func(k int) (int, int) {
+				var lv, hv int
+				if hl {
+					lv = cmp(b.lo[i], vals[k])
+				}
+				if hh {
+					hv = cmp(b.hi[i], vals[k])
+				}
+				return lv, hv
+			}, func() bool { return hl && hh && cmp(b.lo[i], b.hi[i]) == 0 })
+		}
+	default:
+		fill(out, MightMatch)
+	}
+}

@@ -1,0 +1,195 @@
+package table_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/table"
+)
+
+// benchRows is the benchmark size (SKIPLAKE_BENCH_ROWS, default 1,000,000).
+func benchRows() int {
+	if s := os.Getenv("SKIPLAKE_BENCH_ROWS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1_000_000
+}
+
+var benchSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "price", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "flag", Type: arrow.BinaryTypes.String},
+	{Name: "comment", Type: arrow.BinaryTypes.String},
+	{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+}, nil)
+
+func benchBatches(n int) []arrow.RecordBatch {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var out []arrow.RecordBatch
+	const batch = 64 << 10
+	for start := 0; start < n; start += batch {
+		m := min(batch, n-start)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, benchSchema)
+		for i := 0; i < m; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(start + i))
+			b.Field(1).(*array.Int32Builder).Append(int32(rng.IntN(50) + 1))
+			b.Field(2).(*array.Float64Builder).Append(float64(rng.IntN(10_000_000)) / 100)
+			b.Field(3).(*array.StringBuilder).Append([]string{"A", "N", "R"}[rng.IntN(3)])
+			b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("comment %d about item %d", rng.IntN(1000), rng.IntN(100000)))
+			b.Field(5).(*array.Date32Builder).Append(arrow.Date32(8000 + rng.IntN(2500)))
+		}
+		out = append(out, b.NewRecordBatch())
+		b.Release()
+	}
+	return out
+}
+
+func plainWrite(b *testing.B, recs []arrow.RecordBatch) int64 {
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(3))
+	w, err := pqarrow.NewFileWriter(benchSchema, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return int64(buf.Len())
+}
+
+// BenchmarkWrite compares table.Write (stats, partition-free, log commit, in-memory
+// storage) with plain pqarrow writing the same batches to one zstd file. The ratio to
+// report is rows/s(skiplake) / rows/s(pqarrow).
+func BenchmarkWrite(b *testing.B) {
+	n := benchRows()
+	recs := benchBatches(n)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	b.Run(fmt.Sprintf("impl=pqarrow/rows=%d", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			plainWrite(b, recs)
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run(fmt.Sprintf("impl=skiplake/rows=%d", n), func(b *testing.B) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			tb, err := table.Create(ctx, storage.NewMemory(), benchSchema, table.CreateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tb.WriteBatches(ctx, recs, table.WriteOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// BenchmarkScan compares a full-table Scan with plain pqarrow reading the same files.
+func BenchmarkScan(b *testing.B) {
+	n := benchRows()
+	recs := benchBatches(n)
+	ctx := context.Background()
+	st := storage.NewMemory()
+	tb, err := table.Create(ctx, st, benchSchema, table.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 8 << 20}); err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range recs {
+		r.Release()
+	}
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files [][]byte
+	for _, a := range snap.Log().Files() {
+		p, _ := a.DecodedPath()
+		data, err := st.Get(ctx, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, data)
+	}
+	b.Run(fmt.Sprintf("impl=pqarrow/rows=%d/files=%d", n, len(files)), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var rows int64
+			for _, data := range files {
+				pr, err := file.NewParquetReader(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rr, err := fr.GetRecordReader(ctx, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for rr.Next() {
+					rows += rr.RecordBatch().NumRows()
+				}
+				rr.Release()
+				pr.Close()
+			}
+			if rows != int64(n) {
+				b.Fatalf("read %d rows", rows)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run(fmt.Sprintf("impl=skiplake/rows=%d/files=%d", n, len(files)), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sc, err := tb.Scan(ctx, table.WithParallelism(1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var rows int64
+			for sc.Next() {
+				rows += sc.RecordBatch().NumRows()
+			}
+			if err := sc.Err(); err != nil {
+				b.Fatal(err)
+			}
+			sc.Release()
+			if rows != int64(n) {
+				b.Fatalf("read %d rows", rows)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}

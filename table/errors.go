@@ -1,0 +1,22 @@
+package table
+
+import "errors"
+
+// Sentinel errors of package table. Errors returned by the package wrap them (or the
+// sentinels of packages log and storage) so callers can test with errors.Is.
+var (
+	// ErrNotATable reports that the location holds no Delta log.
+	ErrNotATable = errors.New("table: not a Delta table (no _delta_log commits)")
+	// ErrTableExists reports that Create found an existing table.
+	ErrTableExists = errors.New("table: table already exists")
+	// ErrSchemaMismatch reports data whose schema does not match the table's.
+	ErrSchemaMismatch = errors.New("table: schema mismatch")
+	// ErrNullInNonNullable reports a NULL in a column declared NOT NULL.
+	ErrNullInNonNullable = errors.New("table: null value in non-nullable column")
+	// ErrInvalidArgument reports a bad option or argument.
+	ErrInvalidArgument = errors.New("table: invalid argument")
+	// ErrMissingDataFile reports that a file the log references is not in storage.
+	ErrMissingDataFile = errors.New("table: data file missing")
+	// ErrUnknownColumn reports a column name the schema does not have.
+	ErrUnknownColumn = errors.New("table: unknown column")
+)

@@ -1,0 +1,66 @@
+package table
+
+import (
+	"sync"
+
+	"github.com/skiplake/skiplake/skipping"
+)
+
+// ScanReport says what a scan planned and read at each skipping level. Levels appear
+// in the order they are applied:
+//
+//   - "partition": files decided by their partition values alone;
+//   - "stats": files left by the partition level, decided by their min/max/nullCount;
+//   - "bloom": files left by the stats level whose Bloom filters were probed;
+//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics.
+//
+// Files summarises the file levels: Total files in the snapshot, Skipped by any level,
+// Kept (read), MustMatch (read without recheck).
+type ScanReport struct {
+	Version int64                 `json:"version"`
+	Filter  string                `json:"filter,omitempty"`
+	Files   skipping.LevelStats   `json:"files"`
+	Levels  []skipping.LevelStats `json:"levels"`
+	// RowsReturned counts rows handed to the caller so far.
+	RowsReturned int64 `json:"rowsReturned"`
+	// Warnings lists conditions that made the scan read more than necessary (for
+	// example an unreadable Bloom index file); they never change the result.
+	Warnings []string `json:"warnings,omitempty"`
+
+	mu sync.Mutex
+}
+
+// Level returns the named level's counters (zero if the scan did not use it).
+func (r *ScanReport) Level(name string) skipping.LevelStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.Levels {
+		if l.Level == name {
+			return l
+		}
+	}
+	return skipping.LevelStats{Level: name}
+}
+
+func (r *ScanReport) level(name string) *skipping.LevelStats {
+	for i := range r.Levels {
+		if r.Levels[i].Level == name {
+			return &r.Levels[i]
+		}
+	}
+	r.Levels = append(r.Levels, skipping.LevelStats{Level: name})
+	return &r.Levels[len(r.Levels)-1]
+}
+
+// addRowGroups merges one file's row-group verdicts (concurrent readers call it).
+func (r *ScanReport) addRowGroups(s skipping.LevelStats) {
+	r.mu.Lock()
+	r.level("rowgroup").Merge(s)
+	r.mu.Unlock()
+}
+
+func (r *ScanReport) warn(msg string) {
+	r.mu.Lock()
+	r.Warnings = append(r.Warnings, msg)
+	r.mu.Unlock()
+}

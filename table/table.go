@@ -1,0 +1,365 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
+)
+
+// Table is a handle on one Delta table. It holds no snapshot: every operation reads
+// the log afresh (or the version it is asked for), so a Table is safe for concurrent
+// use by many goroutines and never goes stale.
+type Table struct {
+	store storage.Storage
+	log   *log.Log
+}
+
+// CreateOptions configures Create. The zero value creates an unpartitioned table
+// with default properties.
+type CreateOptions struct {
+	// PartitionColumns are top-level primitive columns to partition by, in order.
+	PartitionColumns []string
+	// Properties are table properties (metaData.configuration), e.g.
+	// "delta.checkpointInterval", "delta.targetFileSize", "delta.dataSkippingNumIndexedCols".
+	Properties map[string]string
+	// Name and Description are stored in the metadata; both optional.
+	Name, Description string
+}
+
+// Open opens the table stored in store (rooted at the table root). It fails with
+// ErrNotATable when there is no log.
+func Open(ctx context.Context, store storage.Storage) (*Table, error) {
+	l := log.New(store)
+	if _, err := l.LatestVersion(ctx); err != nil {
+		if errors.Is(err, log.ErrTableNotFound) || errors.Is(err, storage.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %v", ErrNotATable, err)
+		}
+		return nil, err
+	}
+	return &Table{store: store, log: l}, nil
+}
+
+// OpenPath opens the table in a local directory.
+func OpenPath(ctx context.Context, dir string) (*Table, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrNotATable, dir, err)
+	}
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, st)
+}
+
+// Create creates a new table with the given Arrow schema in store. It fails with
+// ErrTableExists if a log is already there (the version-0 commit is created with
+// put-if-absent, so two concurrent creators cannot both succeed).
+func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	if schema == nil || schema.NumFields() == 0 {
+		return nil, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
+	}
+	ds, err := log.FromArrow(schema)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkColumnNames(schema); err != nil {
+		return nil, err
+	}
+	parts, err := resolvePartitionColumns(schema, opts.PartitionColumns)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]string{}
+	for k, v := range opts.Properties {
+		props[k] = v
+	}
+	if err := validateProperties(props); err != nil {
+		return nil, err
+	}
+	var dataFields []arrow.Field
+	for _, f := range schema.Fields() {
+		if !containsFold(parts, f.Name) {
+			dataFields = append(dataFields, f)
+		}
+	}
+	if _, _, err := BloomColumns(props, arrow.NewSchema(dataFields, nil)); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixMilli()
+	md := log.Metadata{
+		ID:               uuid.NewString(),
+		Name:             opts.Name,
+		Description:      opts.Description,
+		Format:           log.Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     ds.JSON(),
+		PartitionColumns: parts,
+		Configuration:    props,
+		CreatedTime:      &now,
+	}
+	proto := protocolFor(schema)
+	l := log.New(store)
+	info := log.CommitInfo{
+		Operation: "CREATE TABLE",
+		OperationParameters: map[string]string{
+			"partitionBy": jsonString(parts),
+			"description": jsonString(opts.Description),
+			"isManaged":   "false",
+			"properties":  jsonString(props),
+		},
+	}
+	if _, err := l.Create(ctx, md, proto, nil, info); err != nil {
+		if errors.Is(err, storage.ErrExist) {
+			return nil, fmt.Errorf("%w: %v", ErrTableExists, err)
+		}
+		return nil, err
+	}
+	return &Table{store: store, log: l}, nil
+}
+
+// CreatePath creates a new table in a local directory (created if missing).
+func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", dir, err)
+	}
+	st, err := storage.NewLocal(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Create(ctx, st, schema, opts)
+}
+
+// protocolFor returns the protocol a new table needs: reader 1 / writer 2, unless a
+// timestamp_ntz column requires the timestampNtz feature (reader 3 / writer 7).
+func protocolFor(schema *arrow.Schema) log.Protocol {
+	if hasNTZ(schema.Fields()) {
+		return log.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
+	}
+	return log.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+}
+
+func hasNTZ(fields []arrow.Field) bool {
+	for _, f := range fields {
+		switch t := f.Type.(type) {
+		case *arrow.TimestampType:
+			if t.TimeZone == "" {
+				return true
+			}
+		case *arrow.StructType:
+			if hasNTZ(t.Fields()) {
+				return true
+			}
+		case *arrow.MapType:
+			if hasNTZ([]arrow.Field{{Type: t.KeyType()}, {Type: t.ItemType()}}) {
+				return true
+			}
+		case arrow.ListLikeType:
+			if hasNTZ([]arrow.Field{{Type: t.Elem()}}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkColumnNames rejects duplicate top-level names (Delta names are case-insensitive).
+func checkColumnNames(schema *arrow.Schema) error {
+	seen := map[string]string{}
+	for _, f := range schema.Fields() {
+		k := strings.ToLower(f.Name)
+		if prev, ok := seen[k]; ok {
+			return fmt.Errorf("%w: duplicate column %q and %q (names are case-insensitive)", ErrInvalidArgument, prev, f.Name)
+		}
+		if f.Name == "" {
+			return fmt.Errorf("%w: empty column name", ErrInvalidArgument)
+		}
+		seen[k] = f.Name
+	}
+	return nil
+}
+
+// resolvePartitionColumns maps requested partition columns to the schema's spelling and
+// checks that each is a top-level primitive column.
+func resolvePartitionColumns(schema *arrow.Schema, cols []string) ([]string, error) {
+	out := make([]string, 0, len(cols))
+	seen := map[string]bool{}
+	for _, c := range cols {
+		idx := fieldIndexFold(schema, c)
+		if idx < 0 {
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema (columns: %s)", ErrUnknownColumn, c, fieldNames(schema))
+		}
+		f := schema.Field(idx)
+		switch f.Type.ID() {
+		case arrow.STRUCT, arrow.LIST, arrow.MAP, arrow.LARGE_LIST, arrow.BINARY, arrow.LARGE_BINARY:
+			return nil, fmt.Errorf("%w: partition column %q has type %s, which cannot be a partition column", ErrInvalidArgument, f.Name, f.Type)
+		}
+		if seen[f.Name] {
+			return nil, fmt.Errorf("%w: partition column %q listed twice", ErrInvalidArgument, f.Name)
+		}
+		seen[f.Name] = true
+		out = append(out, f.Name)
+	}
+	if len(out) > 0 && len(out) == schema.NumFields() {
+		return nil, fmt.Errorf("%w: every column is a partition column; at least one data column is needed", ErrInvalidArgument)
+	}
+	return out, nil
+}
+
+func fieldIndexFold(schema *arrow.Schema, name string) int {
+	if idx := schema.FieldIndices(name); len(idx) > 0 {
+		return idx[0]
+	}
+	for i, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func fieldNames(schema *arrow.Schema) string {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Log returns the table's transaction log (for advanced use: history, checkpoints).
+func (t *Table) Log() *log.Log { return t.log }
+
+// Storage returns the storage the table lives in.
+func (t *Table) Storage() storage.Storage { return t.store }
+
+// Checkpoint writes a checkpoint of the latest version (and _last_checkpoint).
+func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
+	snap, err := t.log.Snapshot(ctx, -1)
+	if err != nil {
+		return -1, err
+	}
+	if err := t.log.Checkpoint(ctx, snap); err != nil {
+		return -1, err
+	}
+	return snap.Version(), nil
+}
+
+// HistoryEntry is one commit of the table, newest first in History.
+type HistoryEntry struct {
+	Version             int64             `json:"version"`
+	Timestamp           time.Time         `json:"timestamp"`
+	Operation           string            `json:"operation"`
+	OperationParameters map[string]string `json:"operationParameters,omitempty"`
+	OperationMetrics    map[string]string `json:"operationMetrics,omitempty"`
+	ReadVersion         *int64            `json:"readVersion,omitempty"`
+	IsolationLevel      string            `json:"isolationLevel,omitempty"`
+	IsBlindAppend       *bool             `json:"isBlindAppend,omitempty"`
+	EngineInfo          string            `json:"engineInfo,omitempty"`
+}
+
+// History returns up to limit commits, newest first (limit <= 0: all).
+func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) {
+	recs, err := t.log.History(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HistoryEntry, 0, len(recs))
+	for _, r := range recs {
+		e := HistoryEntry{Version: r.Version, Timestamp: r.Timestamp}
+		if ci := r.CommitInfo; ci != nil {
+			e.Operation = ci.Operation
+			e.OperationParameters = ci.OperationParameters
+			e.OperationMetrics = ci.OperationMetrics
+			e.ReadVersion = ci.ReadVersion
+			e.IsolationLevel = ci.IsolationLevel
+			e.IsBlindAppend = ci.IsBlindAppend
+			e.EngineInfo = ci.EngineInfo
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Description summarises one version of a table.
+type Description struct {
+	Version          int64             `json:"version"`
+	Timestamp        time.Time         `json:"timestamp"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Description      string            `json:"description,omitempty"`
+	Schema           *arrow.Schema     `json:"-"`
+	SchemaString     string            `json:"schemaString"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Properties       map[string]string `json:"properties"`
+	MinReaderVersion int               `json:"minReaderVersion"`
+	MinWriterVersion int               `json:"minWriterVersion"`
+	ReaderFeatures   []string          `json:"readerFeatures,omitempty"`
+	WriterFeatures   []string          `json:"writerFeatures,omitempty"`
+	NumFiles         int               `json:"numFiles"`
+	SizeBytes        int64             `json:"sizeBytes"`
+	// NumRecords is the sum of numRecords over files that have stats; FilesWithoutStats
+	// counts the others (their rows are not included).
+	NumRecords        int64 `json:"numRecords"`
+	FilesWithoutStats int   `json:"filesWithoutStats"`
+	// NumDeletedRows is the number of rows hidden by deletion vectors.
+	NumDeletedRows int64 `json:"numDeletedRows"`
+}
+
+// Describe summarises the table at ref.
+func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
+	snap, err := t.Snapshot(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	ls := snap.log
+	md := ls.Metadata()
+	p := ls.Protocol()
+	d := &Description{
+		Version: ls.Version(), Timestamp: ls.Timestamp(), ID: md.ID, Name: md.Name, Description: md.Description,
+		Schema: snap.schema, SchemaString: md.SchemaString, PartitionColumns: append([]string{}, md.PartitionColumns...),
+		Properties: map[string]string{}, MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
+		ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures, NumFiles: ls.NumFiles(),
+	}
+	for k, v := range md.Configuration {
+		d.Properties[k] = v
+	}
+	for _, a := range ls.Files() {
+		d.SizeBytes += a.Size
+		if n, ok := a.NumRecords(); ok {
+			d.NumRecords += n
+		} else {
+			d.FilesWithoutStats++
+		}
+		if a.DeletionVector != nil {
+			d.NumDeletedRows += a.DeletionVector.Cardinality
+		}
+	}
+	return d, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

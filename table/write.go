@@ -1,0 +1,795 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/bloom"
+	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/partition"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/stats"
+)
+
+// DefaultTargetFileSize is the file size Write aims for when the table has no
+// delta.targetFileSize property: 128 MiB.
+const DefaultTargetFileSize = 128 << 20
+
+// WriteMode says what a write does with the rows already in the table.
+type WriteMode uint8
+
+const (
+	// Append adds the new rows (the default).
+	Append WriteMode = iota
+	// Overwrite replaces every row of the table with the new rows.
+	Overwrite
+)
+
+// String names the mode as commitInfo records it.
+func (m WriteMode) String() string {
+	if m == Overwrite {
+		return "Overwrite"
+	}
+	return "Append"
+}
+
+// Progress reports how far a long operation has come. Callbacks may be invoked from
+// several goroutines, one at a time.
+type Progress struct {
+	// Phase names the current step ("write", "commit", "scan", ...).
+	Phase string
+	// Done and Total count units of the phase (Total 0 when unknown).
+	Done, Total int64
+	// Unit names what is counted ("rows", "files", "bytes").
+	Unit string
+}
+
+// WriteOptions configures Write. The zero value appends with the table's defaults.
+type WriteOptions struct {
+	// Mode is Append (default) or Overwrite.
+	Mode WriteMode
+	// TargetFileSize overrides the table's delta.targetFileSize (default 128 MiB): a
+	// file is closed once its compressed size reaches it.
+	TargetFileSize int64
+	// Parallelism bounds how many files are encoded at once (default GOMAXPROCS).
+	// Each file receives a contiguous run of the input, so sorted input stays sorted
+	// within and across files.
+	Parallelism int
+	// AppID and AppVersion make the write idempotent: when the table already records
+	// version >= AppVersion for AppID (a txn action), Write commits nothing and returns
+	// a result with Skipped set. AppID "" disables this.
+	AppID      string
+	AppVersion int64
+	// Progress, if set, is called as rows are written and files finished.
+	Progress func(Progress)
+	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
+	Allocator memory.Allocator
+}
+
+// WriteResult describes a committed write.
+type WriteResult struct {
+	// Version is the committed table version (-1 when Skipped).
+	Version int64 `json:"version"`
+	// Skipped is true when an idempotent write found its AppVersion already committed.
+	Skipped bool `json:"skipped,omitempty"`
+	// FilesAdded, FilesRemoved, RowsWritten and BytesWritten count what the commit did.
+	FilesAdded   int   `json:"filesAdded"`
+	FilesRemoved int   `json:"filesRemoved"`
+	RowsWritten  int64 `json:"rowsWritten"`
+	BytesWritten int64 `json:"bytesWritten"`
+}
+
+// WriteBatches writes the given batches (see Write). The caller keeps ownership of them.
+func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, opts WriteOptions) (*WriteResult, error) {
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: no record batches to write", ErrInvalidArgument)
+	}
+	rdr, err := array.NewRecordReader(recs[0].Schema(), recs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+	}
+	defer rdr.Release()
+	return t.Write(ctx, rdr, opts)
+}
+
+// Write writes every batch of rdr as new data files and commits them in one
+// transaction (append or overwrite). Data files are uniquely named and written in full
+// before the commit that references them (L2); if anything fails, or ctx is cancelled,
+// nothing is committed and the files written so far are deleted (best effort: any left
+// behind are unreferenced and removed by VACUUM).
+//
+// Batches must carry every table column (matched by name, case-insensitively) and no
+// other; a mismatch is an error naming the column and both types.
+func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
+	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
+		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
+	}
+	snap, err := t.Snapshot(ctx, Latest())
+	if err != nil {
+		return nil, err
+	}
+	ls := snap.log
+	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+		return nil, err
+	}
+	if snap.mapping != log.ColumnMappingNone {
+		return nil, fmt.Errorf("%w: writing to tables with column mapping mode %q is not supported", log.ErrUnsupportedFeature, snap.mapping)
+	}
+	if opts.AppID != "" {
+		if v, ok := ls.TxnVersion(opts.AppID); ok && v >= opts.AppVersion {
+			return &WriteResult{Version: -1, Skipped: true}, nil
+		}
+	}
+	if opts.Mode == Overwrite && ls.Metadata().Configuration["delta.appendOnly"] == "true" {
+		return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
+	}
+	w, err := t.newFileSetWriter(ctx, snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	adds, rows, err := w.run(ctx, rdr)
+	if err != nil {
+		w.cleanup()
+		return nil, err
+	}
+	res, err := t.commitWrite(ctx, snap, adds, rows, opts)
+	if err != nil {
+		w.cleanup()
+		return nil, err
+	}
+	return res, nil
+}
+
+func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+	ls := snap.log
+	txn := ls.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
+	txn.Add(adds...)
+	res := &WriteResult{FilesAdded: len(adds), RowsWritten: rows}
+	for _, a := range adds {
+		res.BytesWritten += a.Size
+	}
+	var removedBytes int64
+	if opts.Mode == Overwrite {
+		txn.ReadWholeTable()
+		now := time.Now().UnixMilli()
+		for _, f := range ls.Files() {
+			size := f.Size
+			txn.Remove(&log.Remove{Path: f.Path, DeletionTimestamp: &now, DataChange: true, ExtendedFileMetadata: true,
+				PartitionValues: f.PartitionValues, Size: &size, Tags: f.Tags, DeletionVector: f.DeletionVector,
+				BaseRowID: f.BaseRowID, DefaultRowCommitVersion: f.DefaultRowCommitVersion})
+			removedBytes += f.Size
+		}
+		res.FilesRemoved = ls.NumFiles()
+	}
+	if opts.AppID != "" {
+		txn.SetTxn(opts.AppID, opts.AppVersion)
+	}
+	blind := opts.Mode == Append
+	info := log.CommitInfo{
+		Operation: "WRITE",
+		OperationParameters: map[string]string{
+			"mode":        jsonString(opts.Mode.String()),
+			"partitionBy": jsonString(ls.PartitionColumns()),
+		},
+		OperationMetrics: map[string]string{
+			"numFiles":        strconv.Itoa(len(adds)),
+			"numOutputRows":   strconv.FormatInt(rows, 10),
+			"numOutputBytes":  strconv.FormatInt(res.BytesWritten, 10),
+			"numRemovedFiles": strconv.Itoa(res.FilesRemoved),
+			"numRemovedBytes": strconv.FormatInt(removedBytes, 10),
+		},
+		IsBlindAppend: &blind,
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Phase: "commit", Done: 0, Total: 1, Unit: "commits"})
+	}
+	v, err := txn.Commit(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	res.Version = v
+	if opts.Progress != nil {
+		opts.Progress(Progress{Phase: "commit", Done: 1, Total: 1, Unit: "commits"})
+	}
+	return res, nil
+}
+
+// fileSetWriter splits input by partition and streams each partition's rows into
+// files of about the target size, encoding up to Parallelism files at once.
+type fileSetWriter struct {
+	t         *Table
+	snap      *Snapshot
+	opts      WriteOptions
+	mem       memory.Allocator
+	conf      *conformer
+	target    int64
+	partIdx   []int         // indices of partition columns in the table schema
+	dataIdx   []int         // indices of data columns in the table schema
+	fileSch   *arrow.Schema // data columns only
+	statsCfg  stats.Config
+	sem       chan struct{}
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	adds      []*log.Add
+	written   []string // storage paths of finished files, for cleanup
+	firstErr  error
+	open      map[string]*fileJob
+	ratio     float64       // compressed bytes per in-memory Arrow byte, learned from finished files
+	bloomCols []string      // data columns that get Bloom filters (index + native Parquet)
+	bloomFPP  float64       // their false-positive rate
+	filters   []bloom.Entry // one entry per (file, bloom column), for the commit's index file
+	rowsTotal int64
+	seq       int
+}
+
+type fileJob struct {
+	key      string
+	values   map[string]*string
+	dir      string
+	ch       chan arrow.RecordBatch
+	estBytes int64
+}
+
+func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
+	mem := opts.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	target := opts.TargetFileSize
+	if target == 0 {
+		target = DefaultTargetFileSize
+		if s, ok := snap.log.Metadata().Configuration["delta.targetFileSize"]; ok {
+			n, err := parseSize(s)
+			if err != nil {
+				return nil, fmt.Errorf("%w: table property delta.targetFileSize=%q: %v", ErrInvalidArgument, s, err)
+			}
+			target = n
+		}
+	}
+	par := opts.Parallelism
+	if par == 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	cfg, err := stats.ConfigFromProperties(snap.log.Metadata().Configuration)
+	if err != nil {
+		return nil, err
+	}
+	w := &fileSetWriter{t: t, snap: snap, opts: opts, mem: mem, target: target, statsCfg: cfg,
+		conf: newConformer(snap.logical, snap.delta, mem), sem: make(chan struct{}, par),
+		open: map[string]*fileJob{}, ratio: 0.5}
+	var dataFields []arrow.Field
+	for i, f := range snap.logical.Fields() {
+		if snap.isPartition(f.Name) {
+			w.partIdx = append(w.partIdx, i)
+		} else {
+			w.dataIdx = append(w.dataIdx, i)
+			dataFields = append(dataFields, f)
+		}
+	}
+	// Keep partition columns in the log's order.
+	sort.SliceStable(w.partIdx, func(a, b int) bool {
+		return partPos(snap, snap.logical.Field(w.partIdx[a]).Name) < partPos(snap, snap.logical.Field(w.partIdx[b]).Name)
+	})
+	w.fileSch = arrow.NewSchema(dataFields, nil)
+	cols, fpp, err := BloomColumns(snap.log.Metadata().Configuration, w.fileSch)
+	if err != nil {
+		return nil, err
+	}
+	w.bloomCols, w.bloomFPP = cols, fpp
+	return w, nil
+}
+
+func partPos(s *Snapshot, name string) int {
+	for i, p := range s.log.PartitionColumns() {
+		if strings.EqualFold(p, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// run consumes rdr and returns the add actions of every file written.
+func (w *fileSetWriter) run(ctx context.Context, rdr array.RecordReader) ([]*log.Add, int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var err error
+	for rdr.Next() {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		if err = w.failed(); err != nil {
+			break
+		}
+		var rec arrow.RecordBatch
+		rec, err = w.conf.conform(ctx, rdr.RecordBatch())
+		if err != nil {
+			break
+		}
+		err = w.route(ctx, rec)
+		rec.Release()
+		if err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = rdr.Err()
+	}
+	if err != nil {
+		cancel()
+	}
+	for _, j := range w.open {
+		close(j.ch)
+	}
+	w.open = nil
+	w.wg.Wait()
+	if err == nil {
+		err = w.failed()
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	sort.Slice(w.adds, func(a, b int) bool { return w.adds[a].Path < w.adds[b].Path })
+	if err := w.writeBloomIndex(ctx); err != nil {
+		return nil, 0, err
+	}
+	return w.adds, w.rowsTotal, nil
+}
+
+func (w *fileSetWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.firstErr
+}
+
+func (w *fileSetWriter) fail(err error) {
+	w.mu.Lock()
+	if w.firstErr == nil {
+		w.firstErr = err
+	}
+	w.mu.Unlock()
+}
+
+// route splits rec by partition values and hands each part to its partition's open file.
+func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error {
+	if len(w.partIdx) == 0 {
+		data := w.project(rec)
+		return w.send(ctx, "", nil, data)
+	}
+	n := int(rec.NumRows())
+	keys := make([]string, n)
+	var sb strings.Builder
+	for r := 0; r < n; r++ {
+		sb.Reset()
+		for _, pi := range w.partIdx {
+			v, err := valueAt(rec.Column(pi), r)
+			if err != nil {
+				return fmt.Errorf("table: partition column %q: %w", rec.Schema().Field(pi).Name, err)
+			}
+			if v.IsNull() {
+				sb.WriteString("\x01N")
+			} else {
+				sb.WriteString("\x01V")
+				sb.WriteString(v.String())
+			}
+		}
+		keys[r] = sb.String()
+	}
+	groups := map[string][]int64{}
+	var order []string
+	for r, k := range keys {
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], int64(r))
+	}
+	for _, k := range order {
+		rows := groups[k]
+		first := int(rows[0])
+		values := map[string]*string{}
+		var names, strs []string
+		var nulls []bool
+		for _, pi := range w.partIdx {
+			f := rec.Schema().Field(pi)
+			v, _ := valueAt(rec.Column(pi), first)
+			s, isNull, err := partition.Format(v, w.snap.delta.Fields[pi].Type.TypeName())
+			if err != nil {
+				return fmt.Errorf("table: partition column %q: %w", f.Name, err)
+			}
+			name := w.snap.physicalName(pi)
+			if isNull {
+				values[name] = nil
+			} else {
+				str := s
+				values[name] = &str
+			}
+			names, strs, nulls = append(names, name), append(strs, s), append(nulls, isNull)
+		}
+		dir, err := partition.DirName(names, strs, nulls)
+		if err != nil {
+			return fmt.Errorf("table: partition directory: %w", err)
+		}
+		var sub arrow.RecordBatch
+		if len(rows) == n {
+			sub = w.project(rec)
+		} else {
+			idx := array.NewInt64Builder(w.mem)
+			idx.AppendValues(rows, nil)
+			ia := idx.NewArray()
+			idx.Release()
+			data := w.project(rec)
+			cols := make([]arrow.Array, data.NumCols())
+			var err error
+			for c := range cols {
+				cols[c], err = compute.TakeArray(compute.WithAllocator(ctx, w.mem), data.Column(c), ia)
+				if err != nil {
+					break
+				}
+			}
+			data.Release()
+			ia.Release()
+			if err != nil {
+				for _, c := range cols {
+					if c != nil {
+						c.Release()
+					}
+				}
+				return fmt.Errorf("table: splitting partitions: %w", err)
+			}
+			sub = array.NewRecordBatch(w.fileSch, cols, int64(len(rows)))
+			for _, c := range cols {
+				c.Release()
+			}
+		}
+		if err := w.send(ctx, dir, values, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// project drops the partition columns of a conformed batch (retaining the rest).
+func (w *fileSetWriter) project(rec arrow.RecordBatch) arrow.RecordBatch {
+	cols := make([]arrow.Array, len(w.dataIdx))
+	for i, di := range w.dataIdx {
+		cols[i] = rec.Column(di)
+	}
+	return array.NewRecordBatch(w.fileSch, cols, rec.NumRows())
+}
+
+// send queues data (ownership passes to the job) on the open file of its partition,
+// rolling to a new file when the current one is estimated to have reached the target.
+func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
+	j := w.open[dir]
+	if j == nil {
+		j = w.startJob(ctx, dir, values)
+		w.open[dir] = j
+	}
+	est := int64(float64(recordBytes(data)) * w.currentRatio())
+	select {
+	case j.ch <- data:
+	case <-ctx.Done():
+		data.Release()
+		return ctx.Err()
+	}
+	j.estBytes += est
+	if j.estBytes >= w.target {
+		close(j.ch)
+		delete(w.open, dir)
+	}
+	return nil
+}
+
+func (w *fileSetWriter) currentRatio() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ratio
+}
+
+func (w *fileSetWriter) startJob(ctx context.Context, dir string, values map[string]*string) *fileJob {
+	j := &fileJob{dir: dir, values: values, ch: make(chan arrow.RecordBatch, 256)}
+	w.seq++
+	seq := w.seq
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		add, rows, arrowBytes, err := w.writeFile(ctx, j, seq)
+		// Drain anything left (after an error) so the producer never blocks.
+		for rec := range j.ch {
+			rec.Release()
+		}
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		if add == nil {
+			return
+		}
+		w.mu.Lock()
+		w.adds = append(w.adds, add)
+		w.rowsTotal += rows
+		if arrowBytes > 0 {
+			w.ratio = float64(add.Size) / float64(arrowBytes)
+		}
+		total := w.rowsTotal
+		w.mu.Unlock()
+		if w.opts.Progress != nil {
+			w.opts.Progress(Progress{Phase: "write", Done: total, Unit: "rows"})
+		}
+	}()
+	return j
+}
+
+// writeFile encodes one file from the job's batches, stores it and returns its add action.
+func (w *fileSetWriter) writeFile(ctx context.Context, j *fileJob, seq int) (*log.Add, int64, int64, error) {
+	var buf bytes.Buffer
+	var fw *datafile.Writer
+	var col *stats.Collector
+	var rows, arrowBytes int64
+	builders := make([]*bloom.Builder, len(w.bloomCols))
+	for rec := range j.ch {
+		err := func() error {
+			defer rec.Release()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			select {
+			case w.sem <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			defer func() { <-w.sem }()
+			var err error
+			if fw == nil {
+				opts := datafile.WriterOptions{TargetRowGroupBytes: rowGroupTarget(w.target), Allocator: w.mem}
+				if len(w.bloomCols) > 0 {
+					opts.BloomColumns = map[string]int64{}
+					opts.BloomFPP = w.bloomFPP
+					for i, c := range w.bloomCols {
+						opts.BloomColumns[c] = 0 // adaptive sizing per row group
+						if builders[i], err = bloom.NewBuilder(c, 0, w.bloomFPP); err != nil {
+							return err
+						}
+					}
+				}
+				fw, err = datafile.NewWriter(&buf, w.fileSch, opts)
+				if err != nil {
+					return err
+				}
+				col, err = stats.NewCollector(w.fileSch, nil, w.statsCfg)
+				if err != nil {
+					return err
+				}
+			}
+			if err := col.Update(rec); err != nil {
+				return err
+			}
+			for i, c := range w.bloomCols {
+				if err := builders[i].AddArray(rec.Column(w.fileSch.FieldIndices(c)[0])); err != nil {
+					return fmt.Errorf("table: bloom filter on %q: %w", c, err)
+				}
+			}
+			rows += rec.NumRows()
+			arrowBytes += int64(recordBytes(rec))
+			return fw.Write(rec)
+		}()
+		if err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	if fw == nil {
+		return nil, 0, 0, ctx.Err()
+	}
+	res, err := fw.Close()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	statsJSON, err := stats.ToJSON(col.Result(), w.fileSch)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", seq, uuid.NewString())
+	rel := name
+	if j.dir != "" {
+		rel = j.dir + "/" + name
+	}
+	if err := w.t.store.PutIfAbsent(ctx, rel, buf.Bytes()); err != nil {
+		return nil, 0, 0, fmt.Errorf("table: writing data file %s: %w", rel, err)
+	}
+	w.mu.Lock()
+	w.written = append(w.written, rel)
+	w.mu.Unlock()
+	logPath := partition.EncodeLogPath(rel)
+	for _, b := range builders {
+		f, err := b.Finish()
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		w.mu.Lock()
+		w.filters = append(w.filters, bloom.Entry{DataPath: logPath, Filter: f})
+		w.mu.Unlock()
+	}
+	values := j.values
+	if values == nil {
+		values = map[string]*string{}
+	}
+	add := &log.Add{
+		Path:             logPath,
+		PartitionValues:  values,
+		Size:             res.Size,
+		ModificationTime: time.Now().UnixMilli(),
+		DataChange:       true,
+		Stats:            statsJSON,
+	}
+	return add, rows, arrowBytes, nil
+}
+
+// rowGroupTarget sizes row groups so a full file has about eight of them (in-file
+// skipping needs several), within [1 MiB, 64 MiB].
+func rowGroupTarget(fileTarget int64) int64 {
+	rg := fileTarget / 8
+	if rg < 1<<20 {
+		rg = 1 << 20
+	}
+	if rg > 64<<20 {
+		rg = 64 << 20
+	}
+	return rg
+}
+
+// cleanup deletes the files this writer stored (after a failed write or commit).
+func (w *fileSetWriter) cleanup() {
+	w.mu.Lock()
+	files := append([]string(nil), w.written...)
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, f := range files {
+		_ = w.t.store.Delete(ctx, f)
+	}
+}
+
+// parseSize parses a byte size: plain bytes or with a unit (b, k/kb/kib, m/mb/mib, g/gb/gib).
+func parseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid size %q", s)
+	}
+	return n * mult, nil
+}
+
+// ParseSize parses a byte size such as "128MiB", "64m" or "1048576".
+func ParseSize(s string) (int64, error) { return parseSize(s) }
+
+// recordBytes is the in-memory size of a batch's buffers (an estimate of its encoded
+// size before compression). Sliced batches count their whole buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
+}
+
+// Table properties that configure the Bloom filter index.
+const (
+	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that
+	// get a Bloom filter per data file, both in skiplake's index and natively in the
+	// Parquet files.
+	PropBloomColumns = "skiplake.bloomFilter.columns"
+	// PropBloomFPP is the filters' false-positive rate (default 0.01).
+	PropBloomFPP = "skiplake.bloomFilter.fpp"
+)
+
+// BloomColumns returns the Bloom-indexed columns a table's properties name (matched to
+// the data schema case-insensitively) and the false-positive rate.
+func BloomColumns(props map[string]string, data *arrow.Schema) ([]string, float64, error) {
+	fpp := bloom.DefaultFPP
+	if s, ok := props[PropBloomFPP]; ok {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < bloom.MinFPP || f > bloom.MaxFPP {
+			return nil, 0, fmt.Errorf("%w: %s=%q: want a rate in [%g, %g]", ErrInvalidArgument, PropBloomFPP, s, bloom.MinFPP, bloom.MaxFPP)
+		}
+		fpp = f
+	}
+	raw := strings.TrimSpace(props[PropBloomColumns])
+	if raw == "" {
+		return nil, fpp, nil
+	}
+	var cols []string
+	for _, c := range strings.Split(raw, ",") {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		i := fieldIndexFold(data, c)
+		if i < 0 {
+			return nil, 0, fmt.Errorf("%w: %s names %q, which is not a data column (columns: %s)", ErrUnknownColumn, PropBloomColumns, c, fieldNames(data))
+		}
+		switch data.Field(i).Type.ID() {
+		case arrow.STRUCT, arrow.LIST, arrow.MAP, arrow.LARGE_LIST:
+			return nil, 0, fmt.Errorf("%w: %s: column %q is nested; Bloom filters need a primitive column", ErrInvalidArgument, PropBloomColumns, c)
+		}
+		cols = append(cols, data.Field(i).Name)
+	}
+	return cols, fpp, nil
+}
+
+// writeBloomIndex stores one index file covering every file this write produced and
+// tags their add actions with it (B1: a file is covered exactly when its tag says so).
+// The index is durable before the commit that references it.
+func (w *fileSetWriter) writeBloomIndex(ctx context.Context) error {
+	if len(w.filters) == 0 {
+		return nil
+	}
+	sort.Slice(w.filters, func(a, b int) bool {
+		if w.filters[a].DataPath != w.filters[b].DataPath {
+			return w.filters[a].DataPath < w.filters[b].DataPath
+		}
+		return w.filters[a].Filter.Column() < w.filters[b].Filter.Column()
+	})
+	data, err := bloom.MarshalIndex(w.filters...)
+	if err != nil {
+		return err
+	}
+	path := bloom.NewIndexPath()
+	if err := w.t.store.PutIfAbsent(ctx, path, data); err != nil {
+		return fmt.Errorf("table: writing bloom index %s: %w", path, err)
+	}
+	w.mu.Lock()
+	w.written = append(w.written, path)
+	w.mu.Unlock()
+	tag, err := bloom.EncodeTag(bloom.Tag{Path: path, Columns: w.bloomCols})
+	if err != nil {
+		return err
+	}
+	for _, a := range w.adds {
+		if a.Tags == nil {
+			a.Tags = map[string]string{}
+		}
+		a.Tags[bloom.TagKey] = tag
+	}
+	return nil
+}
