@@ -36,6 +36,7 @@ type scanConfig struct {
 	mem         memory.Allocator
 	progress    func(Progress)
 	snapshot    *Snapshot
+	countOnly   bool // no output columns (Count)
 }
 
 // WithSnapshot scans a snapshot obtained earlier (instead of loading the log again).
@@ -174,7 +175,9 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) {
 func (s *Scan) project() error {
 	logical := s.snap.logical
 	var outTable []int // output column -> table field index
-	if len(s.cfg.columns) == 0 {
+	if s.cfg.countOnly {
+		// No output columns: only the filter's columns are read.
+	} else if len(s.cfg.columns) == 0 {
 		for i := 0; i < logical.NumFields(); i++ {
 			outTable = append(outTable, i)
 		}
@@ -733,4 +736,44 @@ func (s *Scan) Files() []PlannedFile {
 		out[i] = pf
 	}
 	return out
+}
+
+// Count returns the number of rows of the table version that satisfy the scan's
+// filter. Files whose statistics prove every row matches (MustMatch) and that carry a
+// record count are answered from the log alone, without reading them (S2); the others
+// are read, but only the filter's columns. The report says how many files were
+// answered from metadata ("metadata" level).
+func (t *Table) Count(ctx context.Context, opts ...ScanOption) (int64, *ScanReport, error) {
+	opts = append(append([]ScanOption(nil), opts...), func(c *scanConfig) { c.countOnly = true })
+	sc, err := t.Scan(ctx, opts...)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer sc.Release()
+	var n int64
+	lv := skipping.LevelStats{Level: "metadata"}
+	kept := sc.tasks[:0]
+	for _, task := range sc.tasks {
+		recs, ok := task.add.NumRecords()
+		if !task.recheck && ok {
+			if dvec := task.add.DeletionVector; dvec != nil {
+				recs -= dvec.Cardinality
+			}
+			n += recs
+			lv.Add(skipping.MustMatch, task.add.Size)
+			continue
+		}
+		lv.Add(skipping.MightMatch, task.add.Size)
+		kept = append(kept, task)
+	}
+	sc.tasks = kept
+	sc.report.Levels = append(sc.report.Levels, lv)
+	for sc.Next() {
+		n += sc.RecordBatch().NumRows()
+	}
+	if err := sc.Err(); err != nil {
+		return 0, nil, err
+	}
+	sc.report.RowsReturned = n
+	return n, sc.report, nil
 }

@@ -149,3 +149,37 @@ func TestAppendCSVAndJSONL(t *testing.T) {
 	require.Contains(t, out, `"name":"cy"`)
 	require.NotContains(t, out, `"name":"ann"`)
 }
+
+func TestFilesAndExplain(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i, ids := range [][]int64{{1, 2, 3}, {10, 11, 12}, {20, 21, 22}} {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		writeParquet(t, p, ids, []string{"DE", "FR", "JP"})
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	code, out, errs := cli(t, "files", tbl, "--filter", "id >= 10 AND id <= 12")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "(1 of 3 files kept, 2 skipped)")
+	require.Contains(t, out, "must-match")
+
+	code, out, errs = cli(t, "files", tbl, "--format", "jsonl", "--filter", "id > 2")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, 3, strings.Count(out, "\n"))
+	require.Contains(t, out, `"verdict":"might-match"`)
+
+	code, out, errs = cli(t, "explain", tbl, "--filter", "id = 11")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "filter: id = 11")
+	require.Regexp(t, `stats\s+3\s+2\s+1`, out)
+	require.Contains(t, out, "rowgroup")
+
+	code, out, errs = cli(t, "explain", tbl, "--filter", "country = 'XX'", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"skipped": 3`)
+
+	code, _, errs = cli(t, "explain", tbl)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--filter is required")
+}
