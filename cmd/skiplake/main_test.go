@@ -183,3 +183,20 @@ func TestFilesAndExplain(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--filter is required")
 }
+
+func TestBenchSkipping(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := cli(t, "bench", "skipping", "--dataset", "synthetic", "--rows", "5000", "--files", "20",
+		"--layouts", "insertion,hilbert", "--workloads", "box2-1%", "--queries", "10", "--svg", dir)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "hilbert")
+	require.Contains(t, out, "box2-1%")
+	for _, f := range []string{"files.svg", "boxes.svg"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Contains(t, string(data), "<svg")
+	}
+	code, _, errs = cli(t, "bench", "skipping", "--dataset", "nope")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "nope")
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/progress"
+)
+
+func init() {
+	register(&command{name: "bench", usage: "skipping [--dataset lineitem|synthetic] [--sf F] [--rows N] [--files N] [--row-groups N] [--columns c1,c2] [--layouts l1,l2] [--workloads w1,w2] [--queries N] [--seed N] [--format table|json] [--svg DIR]",
+		summary: "the skipping-ratio benchmark: files a layout makes queries read vs the lower bound", run: runBench})
+}
+
+func runBench(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	dataset := fs.String("dataset", benchskip.DatasetLineitem, "lineitem or synthetic")
+	sf := fs.Float64("sf", 0, "TPC-H scale factor for lineitem (default 0.01)")
+	rows := fs.Int("rows", 0, "rows (synthetic; overrides --sf for lineitem)")
+	files := fs.Int("files", 0, "files per layout (default 100)")
+	rowGroups := fs.Int("row-groups", 0, "row groups per file (default 8)")
+	var cols, layouts, workloads listFlag
+	fs.Var(&cols, "columns", "clustering columns (default per dataset)")
+	fs.Var(&layouts, "layouts", "layouts to compare (default all: insertion,sort,zorder-raw,zorder,hilbert,kdtree)")
+	fs.Var(&workloads, "workloads", "workloads, e.g. box2-1%,box4-0.1%,point-present,point-absent+bloom,unclustered-1%")
+	queries := fs.Int("queries", 0, "queries per workload (default 50)")
+	seed := fs.Uint64("seed", 0, "random seed")
+	format := fs.String("format", "table", "table or json")
+	svgDir := fs.String("svg", "", "also write files.svg and boxes.svg into this directory")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] != "skipping" {
+		return usagef("want the benchmark name: skipping")
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	cfg := benchskip.Config{Dataset: *dataset, ScaleFactor: *sf, Rows: *rows, Files: *files, RowGroups: *rowGroups,
+		Columns: cols, Layouts: layouts, Workloads: workloads, Queries: *queries, Seed: *seed}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	var bar *progress.Bar
+	if e.terminal {
+		bar = progress.NewWriter(e.stderr, "bench")
+	}
+	res, err := benchskip.Run(ctx, cfg, func(stage string, done, total int) {
+		bar.Update(int64(done), int64(total), stage)
+	})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	if *svgDir != "" {
+		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
+			return err
+		}
+		for _, chart := range []string{benchskip.ChartFiles, benchskip.ChartBoxes} {
+			f, err := os.Create(filepath.Join(*svgDir, chart+".svg"))
+			if err != nil {
+				return err
+			}
+			err = res.WriteSVG(f, chart)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("writing %s chart: %w", chart, err)
+			}
+		}
+	}
+	if *format == "json" {
+		return res.WriteJSON(e.stdout)
+	}
+	return res.WriteText(e.stdout)
+}
