@@ -131,9 +131,13 @@ func (r *Result) filesChart(s *svg) {
 	nl := float64(len(r.Layouts))
 	groupW := nl*barW + gap
 	s.w = left + right + math.Max(1, float64(len(r.Workloads)))*groupW + 150
+	// Room for the title (about 7.5 px per character at 15 px bold).
+	title := fmt.Sprintf("Files read per query (%% of %d files), %s, clustered on %s",
+		r.Config.Files, r.Config.Dataset, strings.Join(r.Config.Columns, ", "))
+	s.w = math.Max(s.w, left+float64(len(title))*8.5)
+	groupW = math.Max(groupW, (s.w-left-right-150)/math.Max(1, float64(len(r.Workloads))))
 	s.h = top + plotH + bottom
-	s.text(left, 24, "start", "15", fmt.Sprintf("Files read per query (%% of %d files), %s, clustered on %s",
-		r.Config.Files, r.Config.Dataset, strings.Join(r.Config.Columns, ", ")), ` font-weight="bold"`)
+	s.text(left, 24, "start", "15", title, ` font-weight="bold"`)
 	y := func(pct float64) float64 { return top + plotH*(1-pct/100) }
 	for _, t := range []float64{0, 25, 50, 75, 100} {
 		s.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#dddddd"/>`+"\n", left, y(t), s.w-right-150, y(t))
