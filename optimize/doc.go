@@ -1,0 +1,55 @@
+// Package optimize plans and executes OPTIMIZE (compaction and clustering) and
+// VACUUM on Delta tables.
+//
+// OPTIMIZE is two calls: NewPlan reads only the log and decides which files to
+// rewrite (bins per partition; JSON-serialisable for dry runs), and Execute rewrites
+// the bins and commits removes and adds with dataChange=false.
+//
+//   - Compaction (CurveNone) packs each partition's files smaller than MinFileSize,
+//     in modification-time order, into bins of at most TargetFileSize; each bin
+//     becomes one file.
+//   - Clustering (CurveLinear, CurveZOrder, CurveHilbert) ranks each clustering
+//     column by equal-frequency boundaries drawn from a sample (internal/rank: the
+//     resolution grows with the data, heavy hitters are spread), combines the ranks
+//     into one key per row (lexicographic, Morton or Hilbert), range-partitions the
+//     rows by key into files of about TargetFileSize, cutting only where the key
+//     changes, and sorts each file by key. Row groups are about an eighth of the
+//     target so that row-group and page skipping work inside a file too. Output
+//     files carry the tags ZCUBE_ID, ZCUBE_ZORDER_BY, ZCUBE_ZORDER_CURVE and
+//     OPTIMIZE_TARGET_SIZE; later runs leave cubes of at least MinCubeSize alone
+//     and cluster only new files and small cubes (Full re-clusters everything).
+//   - Inputs larger than MemoryBudget are clustered through key-range spill runs
+//     (temporary Parquet files in SpillDir, never in the table) that are sorted
+//     one at a time.
+//   - Files are read and written by up to Parallelism goroutines, also for an
+//     unpartitioned table (clustering parallelises over output files and runs).
+//
+// Vacuum deletes files that no version inside the retention window references.
+//
+// # Invariants
+//
+//   - O1 OPTIMIZE never changes the multiset of live rows. Every commit removes
+//     exactly the files whose rows it re-adds (checked against each input file's
+//     numRecords), at snapshot isolation: concurrent appends never make it fail; a
+//     concurrent removal of an input file makes the commit fail as a whole, its new
+//     files are deleted and Execute replans on the latest snapshot (at most
+//     MaxRetries times, then ErrConflict).
+//   - O2 Output files of one clustering bin have disjoint key ranges and are sorted
+//     by key inside; two rows with equal keys are never split across files.
+//   - L2 (package log) Data files are written in full with put-if-absent under
+//     unique names before the commit that references them.
+//   - V1 Vacuum deletes only files no version inside the retention window
+//     references, never files younger than the retention period, never anything
+//     under _delta_log/ or in hidden directories other than _delta_index/, and
+//     never anything outside the table root.
+//
+// # What it does not do
+//
+// Deletion vectors are applied while reading (deleted rows are dropped and the new
+// files have none), but this package never writes deletion vectors. It does not
+// handle tables with column mapping (ErrUnsupportedTable), builds no Bloom filter indexes for the files
+// it writes, does not evaluate predicate text (callers pass Options.PartitionFilter),
+// and does not split clustered output after the fact (that would make file key
+// ranges overlap). Package table wraps it for users; the CLI renders plans and
+// progress.
+package optimize

@@ -1,0 +1,62 @@
+package optimize
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Errors returned by this package wrap one of these (or an error of
+// package log or storage) with %w; test with errors.Is.
+var (
+	// ErrInvalidOptions reports an Options or VacuumOptions value that cannot be used
+	// (see InvalidOptionsError for the list of problems).
+	ErrInvalidOptions = errors.New("optimize: invalid options")
+	// ErrClusterColumn reports a clustering column that does not exist, is a partition
+	// column, has no statistics or has a type that cannot be ranked.
+	ErrClusterColumn = errors.New("optimize: invalid clustering column")
+	// ErrUnsupportedTable reports a table this package cannot rewrite (column mapping,
+	// unsupported writer features).
+	ErrUnsupportedTable = errors.New("optimize: unsupported table")
+	// ErrConflict reports that concurrent commits removed files OPTIMIZE was rewriting
+	// and the retries were used up. Nothing was committed by the failing attempt.
+	ErrConflict = errors.New("optimize: conflicting concurrent commit")
+	// ErrRetentionTooShort reports a VACUUM retention shorter than the table's
+	// delta.deletedFileRetentionDuration without VacuumOptions.Force.
+	ErrRetentionTooShort = errors.New("optimize: vacuum retention shorter than the table's retention period")
+	// ErrCorruptData reports an input data file that could not be read or that
+	// disagrees with the log (row count, schema).
+	ErrCorruptData = errors.New("optimize: unreadable data file")
+)
+
+// InvalidOptionsError lists every problem found in an options value at once.
+// It matches ErrInvalidOptions with errors.Is.
+type InvalidOptionsError struct {
+	// Problems describes each invalid field.
+	Problems []string
+}
+
+// Error lists the problems.
+func (e *InvalidOptionsError) Error() string {
+	return "optimize: invalid options: " + strings.Join(e.Problems, "; ")
+}
+
+// Unwrap returns ErrInvalidOptions.
+func (e *InvalidOptionsError) Unwrap() error { return ErrInvalidOptions }
+
+// ClusterColumnError names a rejected clustering column and why.
+// It matches ErrClusterColumn with errors.Is.
+type ClusterColumnError struct {
+	// Column is the column as the caller named it.
+	Column string
+	// Reason says why it was rejected.
+	Reason string
+}
+
+// Error names the column and the reason.
+func (e *ClusterColumnError) Error() string {
+	return fmt.Sprintf("optimize: clustering column %q: %s", e.Column, e.Reason)
+}
+
+// Unwrap returns ErrClusterColumn.
+func (e *ClusterColumnError) Unwrap() error { return ErrClusterColumn }

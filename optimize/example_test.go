@@ -1,0 +1,75 @@
+package optimize_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
+)
+
+// Compact a table of small files: plan, inspect the plan, execute.
+func ExampleNewPlan() {
+	ctx := context.Background()
+	store := optimize.NewExampleTable(8) // 8 small files of 1000 rows
+	plan, err := optimize.PlanLatest(ctx, store, optimize.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("plan: %d bins, %d files\n", plan.NumBins, plan.NumFiles)
+	m, err := optimize.Execute(ctx, plan)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("removed %d files, added %d, rewrote %d rows\n", m.NumRemovedFiles, m.NumAddedFiles, m.NumRows)
+	// Output:
+	// plan: 1 bins, 8 files
+	// removed 8 files, added 1, rewrote 8000 rows
+}
+
+// Cluster a table on two columns with a Hilbert curve into files of about 80 KiB.
+func ExampleExecute() {
+	ctx := context.Background()
+	store := optimize.NewExampleTable(8)
+	plan, err := optimize.PlanLatest(ctx, store, optimize.Options{
+		Curve: optimize.CurveHilbert, ClusterBy: []string{"x", "y"}, TargetFileSize: 80 << 10})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := optimize.Execute(ctx, plan)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, _ := log.New(store).Snapshot(ctx, -1)
+	fmt.Printf("rows %d, files %d → %d, curve tag %s\n", m.NumRows, m.NumRemovedFiles, snap.NumFiles(),
+		snap.Files()[0].Tags[optimize.TagCubeCurve])
+	// Output:
+	// rows 8000, files 8 → 3, curve tag hilbert
+}
+
+// Vacuum after the retention period has passed: the compacted inputs go.
+func ExampleVacuum() {
+	ctx := context.Background()
+	store := optimize.NewExampleTable(4)
+	plan, _ := optimize.PlanLatest(ctx, store, optimize.Options{})
+	if _, err := optimize.Execute(ctx, plan); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := optimize.Vacuum(ctx, log.New(store), optimize.VacuumOptions{
+		DryRun: true,
+		Now:    func() time.Time { return time.Now().Add(8 * 24 * time.Hour) },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("would delete %d files (retention %s)\n", len(res.Files), res.Retention)
+	// Output:
+	// would delete 4 files (retention 168h0m0s)
+}

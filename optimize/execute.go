@@ -1,0 +1,435 @@
+package optimize
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/stats"
+)
+
+// Metrics describes what Execute did (or, for a dry run, would do).
+type Metrics struct {
+	// DryRun is true when nothing was written.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Versions are the committed table versions, in order (one per commit).
+	Versions []int64 `json:"versions"`
+	// Retries counts replans after conflicting concurrent commits.
+	Retries int `json:"retries"`
+	// NumPartitions and NumBins count the partitions and bins rewritten.
+	NumPartitions int `json:"numPartitions"`
+	NumBins       int `json:"numBins"`
+	// NumAddedFiles, NumRemovedFiles, NumAddedBytes, NumRemovedBytes count the
+	// committed file actions.
+	NumAddedFiles   int   `json:"numAddedFiles"`
+	NumRemovedFiles int   `json:"numRemovedFiles"`
+	NumAddedBytes   int64 `json:"numAddedBytes"`
+	NumRemovedBytes int64 `json:"numRemovedBytes"`
+	// NumRows counts the rows rewritten.
+	NumRows int64 `json:"numRows"`
+	// SpilledBytes counts bytes written to spill files (bounded-memory clustering).
+	SpilledBytes int64 `json:"spilledBytes,omitempty"`
+	// File size distribution of the added files.
+	MinFileSize int64 `json:"minFileSize"`
+	P25FileSize int64 `json:"p25FileSize"`
+	P50FileSize int64 `json:"p50FileSize"`
+	P75FileSize int64 `json:"p75FileSize"`
+	MaxFileSize int64 `json:"maxFileSize"`
+	// Elapsed is the wall time of Execute.
+	Elapsed time.Duration `json:"elapsedNanos"`
+
+	addedSizes []int64
+}
+
+func (m *Metrics) finishSizes() {
+	s := append([]int64(nil), m.addedSizes...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		m.MinFileSize, m.P25FileSize, m.P50FileSize, m.P75FileSize, m.MaxFileSize = 0, 0, 0, 0, 0
+		return
+	}
+	q := func(f float64) int64 { return s[int(f*float64(len(s)-1))] }
+	m.MinFileSize, m.P25FileSize, m.P50FileSize, m.P75FileSize, m.MaxFileSize = s[0], q(0.25), q(0.5), q(0.75), s[len(s)-1]
+}
+
+// binResult is the outcome of rewriting one bin: files stored, not yet committed.
+type binResult struct {
+	bin     *Bin
+	adds    []*log.Add
+	written []string // storage paths, for cleanup
+	rows    int64
+	spilled int64
+}
+
+// workItem is a bin with its partition.
+type workItem struct {
+	part *PartitionPlan
+	bin  *Bin
+}
+
+// Execute rewrites the plan's bins and commits removes and adds with dataChange=false
+// (one commit, or one per CommitEvery bins) at snapshot isolation, so concurrent
+// appends never make it fail (O1). When a concurrent commit removes a file it is
+// rewriting, the files it wrote for the failed commit are deleted (best effort) and
+// it plans again on the latest snapshot, at most MaxRetries times; then it fails with
+// ErrConflict. Batches committed before a failure stay committed: each is a complete
+// rewrite on its own. A cancelled ctx leaves the table unchanged apart from earlier
+// committed batches; data files written but not committed are deleted best effort
+// (any left are orphans for Vacuum).
+//
+// The Metrics returned with an error describe what was committed before it.
+func Execute(ctx context.Context, plan *Plan) (*Metrics, error) {
+	if plan == nil || plan.snap == nil {
+		return nil, &InvalidOptionsError{Problems: []string{"nil or zero plan (use NewPlan)"}}
+	}
+	start := time.Now()
+	m := &Metrics{}
+	defer func() { m.Elapsed = time.Since(start); m.finishSizes() }()
+	if plan.opts.DryRun {
+		m.DryRun = true
+		m.NumPartitions, m.NumBins, m.NumRemovedFiles, m.NumRemovedBytes = len(plan.Partitions), plan.NumBins, plan.NumFiles, plan.NumBytes
+		return m, nil
+	}
+	p := plan
+	for attempt := 0; ; attempt++ {
+		err := p.run(ctx, m)
+		if err == nil {
+			return m, nil
+		}
+		var ce *log.ConflictError
+		if !errors.As(err, &ce) {
+			return m, err
+		}
+		if attempt >= p.opts.MaxRetries || ctx.Err() != nil {
+			return m, fmt.Errorf("%w (gave up after %d attempts): %w", ErrConflict, attempt+1, err)
+		}
+		m.Retries++
+		snap, serr := log.New(p.store).Snapshot(ctx, -1)
+		if serr != nil {
+			return m, serr
+		}
+		np, perr := NewPlan(ctx, snap, p.store, plan.opts)
+		if perr != nil {
+			return m, perr
+		}
+		p = np
+	}
+}
+
+// run executes every bin of p, committing per batch.
+func (p *Plan) run(ctx context.Context, m *Metrics) error {
+	var items []workItem
+	for _, pp := range p.Partitions {
+		for _, b := range pp.Bins {
+			items = append(items, workItem{pp, b})
+		}
+	}
+	per := p.opts.CommitEvery
+	if per <= 0 || per > len(items) {
+		per = len(items)
+	}
+	statsCfg, err := stats.ConfigFromProperties(p.snap.Metadata().Configuration)
+	if err != nil {
+		return err
+	}
+	e := &executor{plan: p, statsCfg: statsCfg, total: p.NumBytes}
+	for lo := 0; lo < len(items); lo += per {
+		hi := min(lo+per, len(items))
+		batch := items[lo:hi]
+		results, err := e.runBatch(ctx, batch)
+		if err == nil {
+			err = p.commit(ctx, batch, results, m)
+		}
+		if err != nil {
+			cleanup(p, results)
+			return err
+		}
+	}
+	return nil
+}
+
+// executor holds what bin workers share.
+type executor struct {
+	plan     *Plan
+	statsCfg stats.Config
+	total    int64
+	mu       sync.Mutex
+	done     int64
+}
+
+func (e *executor) progress(phase string, bytes int64) {
+	if e.plan.opts.Progress == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.done += bytes
+	e.plan.opts.Progress(Progress{Phase: phase, Done: e.done, Total: e.total, Unit: "bytes"})
+}
+
+// runBatch rewrites a batch of bins. Compaction bins run concurrently, one worker
+// each, up to Parallelism. Small clustering bins (whose input fits in an equal share
+// of the memory budget) also run side by side, each with that share and one worker;
+// larger clustering bins run one after the other, each with the whole budget and
+// every worker. So a table of many small partitions uses every core, and a single
+// large partition does too.
+func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]*binResult, len(items))
+	errs := make([]error, len(items))
+	sem := make(chan struct{}, e.plan.opts.Parallelism)
+	var wg sync.WaitGroup
+	o := e.plan.opts
+	share := o
+	share.MemoryBudget = max(o.MemoryBudget/int64(o.Parallelism), 1)
+	share.Parallelism = 1
+	for i, it := range items {
+		if it.bin.Kind == KindCluster && !smallBin(it.bin, share.MemoryBudget) {
+			continue // below, after the concurrent ones
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+		}
+		if errs[i] != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if it.bin.Kind == KindCluster {
+				results[i], errs[i] = e.cluster(ctx, it, share)
+			} else {
+				results[i], errs[i] = e.compact(ctx, it)
+			}
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for i, it := range items {
+		if it.bin.Kind != KindCluster || smallBin(it.bin, share.MemoryBudget) || ctx.Err() != nil {
+			continue
+		}
+		results[i], errs[i] = e.cluster(ctx, it, o)
+		if errs[i] != nil {
+			cancel()
+			break
+		}
+	}
+	var out []*binResult
+	for _, r := range results {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	// Report the first real error, not the cancellations it caused.
+	var first error
+	for _, err := range errs {
+		if err != nil && (first == nil || (errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled))) {
+			first = err
+		}
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return out, first
+}
+
+// smallBin reports a clustering bin whose input surely fits in budget on the
+// in-memory path (Parquet expands about 3-5 times in Arrow; the path needs three
+// times that).
+func smallBin(b *Bin, budget int64) bool { return b.Bytes*16 <= budget }
+
+// compact concatenates a bin's files into one new file (rows in input order).
+func (e *executor) compact(ctx context.Context, it workItem) (*binResult, error) {
+	p := e.plan
+	o := p.opts
+	out, err := newOutFile(p.dataSch, e.statsCfg, rowGroupTarget(o.TargetFileSize), o.Allocator)
+	if err != nil {
+		return nil, err
+	}
+	res := &binResult{bin: it.bin}
+	for _, a := range it.bin.adds {
+		var rows int64
+		err := readFile(ctx, p.store, a, p.dataSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+			rows += rec.NumRows()
+			return out.write(rec)
+		})
+		if err == nil {
+			err = checkRows(a, rows)
+		}
+		if err != nil {
+			out.abort()
+			return nil, err
+		}
+		res.rows += rows
+		e.progress("write", a.Size)
+	}
+	first := it.bin.adds[0]
+	dec, _ := first.DecodedPath()
+	add, rel, err := out.finish(ctx, p.store, dirOf(first.Path), dirOf(dec), nil, copyValues(it.part.Values))
+	if err != nil {
+		return nil, err
+	}
+	if add != nil {
+		res.adds = append(res.adds, add)
+		res.written = append(res.written, rel)
+	}
+	return res, nil
+}
+
+// checkRows guards O1 against files whose content disagrees with their stats:
+// rows is the number of live rows read (deletion vector applied).
+func checkRows(a *log.Add, rows int64) error {
+	n, ok := a.NumRecords()
+	if !ok {
+		return nil
+	}
+	if a.DeletionVector != nil {
+		n -= a.DeletionVector.Cardinality
+	}
+	if n != rows {
+		return fmt.Errorf("%w: %s: read %d live rows, its stats and deletion vector say %d", ErrCorruptData, a.Path, rows, n)
+	}
+	return nil
+}
+
+func copyValues(v map[string]*string) map[string]*string {
+	out := make(map[string]*string, len(v))
+	for k, s := range v {
+		out[k] = s
+	}
+	return out
+}
+
+// commit commits one batch of bin results.
+func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics) error {
+	txn := p.snap.NewTransaction(log.TxnOptions{})
+	now := time.Now().UnixMilli()
+	var added, removed []int64
+	var addedBytes, removedBytes, rows int64
+	var parts = map[*PartitionPlan]bool{}
+	for _, it := range items {
+		parts[it.part] = true
+		for _, a := range it.bin.adds {
+			size := a.Size
+			txn.ReadFiles(a.Path)
+			txn.Remove(&log.Remove{Path: a.Path, DeletionTimestamp: &now, DataChange: false, ExtendedFileMetadata: true,
+				PartitionValues: a.PartitionValues, Size: &size, Tags: a.Tags, Stats: a.Stats, DeletionVector: a.DeletionVector,
+				BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion})
+			removed = append(removed, size)
+			removedBytes += size
+		}
+	}
+	for _, r := range results {
+		txn.Add(r.adds...)
+		for _, a := range r.adds {
+			added = append(added, a.Size)
+			addedBytes += a.Size
+		}
+		rows += r.rows
+	}
+	sorted := append([]int64(nil), added...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	q := func(f float64) string {
+		if len(sorted) == 0 {
+			return "0"
+		}
+		return strconv.FormatInt(sorted[int(f*float64(len(sorted)-1))], 10)
+	}
+	var zorderBy []string
+	if p.Curve != CurveNone {
+		zorderBy = p.ClusterBy
+	}
+	preds := []string{}
+	if p.opts.Predicate != "" {
+		preds = append(preds, p.opts.Predicate)
+	}
+	params := map[string]string{
+		"predicate": jsonString(preds),
+		"zOrderBy":  jsonString(nonNil(zorderBy)),
+	}
+	if p.Curve != CurveNone {
+		params["clusteringCurve"] = jsonString(p.Curve.String())
+	}
+	info := log.CommitInfo{
+		Operation:           "OPTIMIZE",
+		OperationParameters: params,
+		OperationMetrics: map[string]string{
+			"numAddedFiles":        strconv.Itoa(len(added)),
+			"numRemovedFiles":      strconv.Itoa(len(removed)),
+			"numAddedBytes":        strconv.FormatInt(addedBytes, 10),
+			"numRemovedBytes":      strconv.FormatInt(removedBytes, 10),
+			"minFileSize":          q(0),
+			"p25FileSize":          q(0.25),
+			"p50FileSize":          q(0.5),
+			"p75FileSize":          q(0.75),
+			"maxFileSize":          q(1),
+			"numBatches":           "1",
+			"totalConsideredFiles": strconv.Itoa(p.snap.NumFiles()),
+		},
+		IsolationLevel: log.SnapshotIsolation,
+	}
+	if p.opts.Progress != nil {
+		p.opts.Progress(Progress{Phase: "commit", Done: 0, Total: 1, Unit: "commits"})
+	}
+	v, err := txn.Commit(ctx, info)
+	if err != nil {
+		return err
+	}
+	if p.opts.Progress != nil {
+		p.opts.Progress(Progress{Phase: "commit", Done: 1, Total: 1, Unit: "commits"})
+	}
+	m.Versions = append(m.Versions, v)
+	m.NumPartitions += len(parts)
+	m.NumBins += len(items)
+	m.NumAddedFiles += len(added)
+	m.NumRemovedFiles += len(removed)
+	m.NumAddedBytes += addedBytes
+	m.NumRemovedBytes += removedBytes
+	m.NumRows += rows
+	m.addedSizes = append(m.addedSizes, added...)
+	for _, r := range results {
+		m.SpilledBytes += r.spilled
+	}
+	return nil
+}
+
+// cleanup deletes files written for results that were not committed (best effort).
+func cleanup(p *Plan, results []*binResult) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, r := range results {
+		for _, f := range r.written {
+			_ = p.store.Delete(ctx, f)
+		}
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}

@@ -1,0 +1,229 @@
+package optimize
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
+)
+
+// readBatchRows is the batch size used when reading input files.
+const readBatchRows = 32 << 10
+
+// inputFile opens one input file of the log for reading.
+type inputFile struct {
+	add  *log.Add
+	path string // storage path (decoded)
+	f    storage.File
+	r    *datafile.Reader
+}
+
+func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memory.Allocator) (*inputFile, error) {
+	p, err := a.DecodedPath()
+	if err != nil {
+		return nil, err
+	}
+	f, err := store.Open(ctx, p)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s is in the log but missing from storage: %w", ErrCorruptData, p, err)
+		}
+		return nil, fmt.Errorf("optimize: open %s: %w", p, err)
+	}
+	r, err := datafile.Open(f, f.Size(), datafile.ReadOptions{BatchSize: readBatchRows, Allocator: mem})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptData, p, err)
+	}
+	return &inputFile{add: a, path: p, f: f, r: r}, nil
+}
+
+func (in *inputFile) close() {
+	in.r.Close()
+	in.f.Close()
+}
+
+// read emits every live row of the file (its deletion vector applied) with the
+// columns of want. The batch passed to emit is released when emit returns; firstRow
+// is the file position of the batch's first row before deletions.
+func (in *inputFile) read(ctx context.Context, store storage.Storage, want *arrow.Schema, mem memory.Allocator, emit datafile.EmitFunc) error {
+	fn := emit
+	if d := in.add.DeletionVector; d != nil {
+		desc := dv.Descriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+		if d.Offset != nil {
+			desc.Offset = *d.Offset
+		}
+		del, err := dv.Load(ctx, store.Get, "", desc)
+		if err != nil {
+			return fmt.Errorf("optimize: deletion vector of %s: %w", in.path, err)
+		}
+		fn = func(rec arrow.RecordBatch, firstRow int64) error {
+			kept, err := datafile.ApplyDeletionVector(rec, firstRow, del.Contains, mem)
+			if err != nil {
+				return err
+			}
+			defer kept.Release()
+			if kept.NumRows() == 0 {
+				return nil
+			}
+			return emit(kept, firstRow)
+		}
+	}
+	if err := in.r.Read(ctx, want, nil, fn); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("optimize: reading %s: %w", in.path, err)
+	}
+	return nil
+}
+
+// readFile opens, reads and closes one input file.
+func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arrow.Schema, mem memory.Allocator, emit datafile.EmitFunc) error {
+	in, err := openInput(ctx, store, a, mem)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	return in.read(ctx, store, want, mem, emit)
+}
+
+// fileSeq numbers output files within the process (the part-NNNNN of their names).
+var fileSeq atomic.Int64
+
+// outFile encodes one output data file in memory (storage puts whole objects) and
+// collects its Delta statistics on the way.
+type outFile struct {
+	buf  bytes.Buffer
+	w    *datafile.Writer
+	coll *stats.Collector
+	rows int64
+}
+
+func newOutFile(sch *arrow.Schema, cfg stats.Config, rowGroupBytes int64, mem memory.Allocator) (*outFile, error) {
+	o := &outFile{}
+	var err error
+	o.w, err = datafile.NewWriter(&o.buf, sch, datafile.WriterOptions{TargetRowGroupBytes: rowGroupBytes, Allocator: mem})
+	if err != nil {
+		return nil, fmt.Errorf("optimize: %w", err)
+	}
+	o.coll, err = stats.NewCollector(sch, nil, cfg)
+	if err != nil {
+		o.w.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *outFile) write(rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	if err := o.coll.Update(rec); err != nil {
+		return err
+	}
+	o.rows += rec.NumRows()
+	if err := o.w.Write(rec); err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	return nil
+}
+
+// abort discards the file.
+func (o *outFile) abort() {
+	o.w.Close()
+	o.buf = bytes.Buffer{}
+}
+
+// finish closes the file, stores it under dir (a log path directory, "" for the
+// root) with put-if-absent and returns its add action (dataChange=false). The
+// returned storage path is for cleanup. A file with no rows is not stored (nil add).
+func (o *outFile) finish(ctx context.Context, store storage.Storage, encDir, decDir string, tags map[string]string, partValues map[string]*string) (*log.Add, string, error) {
+	res, err := o.w.Close()
+	if err != nil {
+		return nil, "", fmt.Errorf("optimize: %w", err)
+	}
+	if o.rows == 0 {
+		return nil, "", nil
+	}
+	statsJSON, err := o.coll.ToJSON()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", fileSeq.Add(1)%100000, uuid.NewString())
+	rel, logPath := name, name
+	if decDir != "" {
+		rel = decDir + "/" + name
+		logPath = encDir + "/" + name
+	}
+	// L2: the file is complete and durable before any commit references it.
+	if err := store.PutIfAbsent(ctx, rel, o.buf.Bytes()); err != nil {
+		return nil, "", fmt.Errorf("optimize: writing data file %s: %w", rel, err)
+	}
+	o.buf = bytes.Buffer{}
+	if partValues == nil {
+		partValues = map[string]*string{}
+	}
+	add := &log.Add{
+		Path:             logPath,
+		PartitionValues:  partValues,
+		Size:             res.Size,
+		ModificationTime: time.Now().UnixMilli(),
+		DataChange:       false,
+		Stats:            statsJSON,
+		Tags:             tags,
+	}
+	return add, rel, nil
+}
+
+// rowGroupTarget sizes row groups so a full file has about eight of them (in-file
+// skipping needs several), within [256 KiB, 64 MiB]: the same rule as the table
+// writer, with a lower floor because clustered files are sorted, so even small row
+// groups have narrow ranges.
+func rowGroupTarget(fileTarget int64) int64 {
+	rg := fileTarget / 8
+	if rg < 256<<10 {
+		rg = 256 << 10
+	}
+	if rg > 64<<20 {
+		rg = 64 << 20
+	}
+	return rg
+}
+
+// recordBytes is the in-memory size of a batch's buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
+}

@@ -1,0 +1,290 @@
+package optimize
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/value"
+)
+
+// Defaults applied to zero Options and VacuumOptions fields.
+const (
+	// DefaultTargetFileSize is the output file size when neither Options.TargetFileSize
+	// nor the table property delta.targetFileSize is set: 128 MiB.
+	DefaultTargetFileSize = 128 << 20
+	// DefaultMemoryBudget bounds the Arrow memory of a clustering run: 1 GiB.
+	DefaultMemoryBudget = 1 << 30
+	// DefaultMaxRetries is how often Execute replans after a concurrent removal of one
+	// of its input files.
+	DefaultMaxRetries = 3
+	// DefaultRetention is the VACUUM retention when the table has no
+	// delta.deletedFileRetentionDuration: 7 days.
+	DefaultRetention = 7 * 24 * time.Hour
+)
+
+// Table properties read by NewPlan and Vacuum.
+const (
+	// PropTargetFileSize is the table's target file size (bytes or "128mb").
+	PropTargetFileSize = "delta.targetFileSize"
+	// PropDeletedFileRetain is the VACUUM retention ("interval 7 days").
+	PropDeletedFileRetain = "delta.deletedFileRetentionDuration"
+)
+
+// Tags written on files produced by a clustering run (the names Spark's Delta uses).
+const (
+	// TagCubeID identifies the clustering run ("cube") that wrote the file.
+	TagCubeID = "ZCUBE_ID"
+	// TagCubeColumns is the JSON list of clustering columns.
+	TagCubeColumns = "ZCUBE_ZORDER_BY"
+	// TagCubeCurve is the curve: "zorder", "hilbert" or "linear".
+	TagCubeCurve = "ZCUBE_ZORDER_CURVE"
+	// TagTargetSize records the target file size of the run.
+	TagTargetSize = "OPTIMIZE_TARGET_SIZE"
+)
+
+// Curve selects how OPTIMIZE orders rows.
+type Curve uint8
+
+const (
+	// CurveNone only compacts small files (bin packing); rows keep their order.
+	CurveNone Curve = iota
+	// CurveLinear sorts rows by the clustering columns lexicographically (the baseline).
+	CurveLinear
+	// CurveZOrder sorts rows by the Morton key of the columns' ranks.
+	CurveZOrder
+	// CurveHilbert sorts rows by the Hilbert index of the columns' ranks.
+	CurveHilbert
+)
+
+// String names the curve as the ZCUBE_ZORDER_CURVE tag and commitInfo record it.
+func (c Curve) String() string {
+	switch c {
+	case CurveNone:
+		return "none"
+	case CurveLinear:
+		return "linear"
+	case CurveZOrder:
+		return "zorder"
+	case CurveHilbert:
+		return "hilbert"
+	}
+	return "curve(" + strconv.Itoa(int(c)) + ")"
+}
+
+// MarshalText encodes the curve by name (for JSON plans).
+func (c Curve) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText parses a curve name (see ParseCurve).
+func (c *Curve) UnmarshalText(b []byte) error {
+	v, err := ParseCurve(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// ParseCurve parses "none", "linear", "zorder" (or "z-order") and "hilbert",
+// case-insensitively.
+func ParseCurve(s string) (Curve, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "none":
+		return CurveNone, nil
+	case "linear":
+		return CurveLinear, nil
+	case "zorder", "z-order":
+		return CurveZOrder, nil
+	case "hilbert":
+		return CurveHilbert, nil
+	}
+	return CurveNone, fmt.Errorf("%w: unknown curve %q (want none, linear, zorder or hilbert)", ErrInvalidOptions, s)
+}
+
+// Progress reports how far Execute has come. Callbacks are made from several
+// goroutines, one at a time.
+type Progress struct {
+	// Phase is "read", "spill", "write" or "commit".
+	Phase string
+	// Done and Total count Unit in this phase (Total 0 when unknown).
+	Done, Total int64
+	// Unit is "bytes", "rows", "files" or "commits".
+	Unit string
+}
+
+// Options configures NewPlan and Execute. The zero value compacts every partition with
+// the table's defaults.
+type Options struct {
+	// TargetFileSize is the size output files aim for; default the table property
+	// delta.targetFileSize, else DefaultTargetFileSize.
+	TargetFileSize int64
+	// MinFileSize: compaction only rewrites files smaller than this; default
+	// TargetFileSize*3/4. A file of at least three quarters of the target is left
+	// alone: merging it could at best produce a file 1.75 times the target, and the
+	// rewrite would cost more than it saves.
+	MinFileSize int64
+	// PartitionFilter, if set, restricts OPTIMIZE to the partitions for which it
+	// returns true. Its argument maps each partition column (logical name, as in the
+	// schema) to its typed value (NULL for a null partition value).
+	PartitionFilter func(partitionValues map[string]value.Value) bool
+	// Predicate is the text of the partition predicate, recorded in commitInfo as
+	// operationParameters.predicate (it is not evaluated; PartitionFilter is).
+	Predicate string
+	// Curve selects compaction (CurveNone, default) or clustering.
+	Curve Curve
+	// ClusterBy names the clustering columns (1..8); required unless Curve is
+	// CurveNone. With one column every curve is a plain sort.
+	ClusterBy []string
+	// Full re-clusters every file, including finished cubes.
+	Full bool
+	// MinCubeSize: a cube (the files of one clustering run with the same columns and
+	// curve, in one partition) whose total size is at least this is finished and left
+	// alone by incremental runs; smaller cubes are clustered again together with new
+	// files. Default TargetFileSize: a cube that does not even fill one file gains
+	// from being merged with the next data.
+	MinCubeSize int64
+	// MemoryBudget bounds the rows (Arrow memory) a clustering run holds; default
+	// DefaultMemoryBudget. Inputs whose estimated in-memory size times three exceeds
+	// it are clustered through temporary spill files, sorted one key range at a
+	// time, with as many concurrent output writers as fit in the budget (each
+	// writer also holds about 48 MiB of encoder state and its encoded file of up
+	// to TargetFileSize, so the process peak is about MemoryBudget plus that per
+	// writer).
+	MemoryBudget int64
+	// SpillDir is where spill files go; default os.TempDir(). Never inside the table.
+	SpillDir string
+	// Parallelism bounds how many files are read or written at once; default
+	// GOMAXPROCS.
+	Parallelism int
+	// CommitEvery commits after every CommitEvery bins (0: one commit for everything).
+	CommitEvery int
+	// MaxRetries is how often Execute replans on the latest snapshot after a
+	// concurrent removal of an input file; 0 means DefaultMaxRetries, negative none.
+	MaxRetries int
+	// DryRun makes Execute return the planned metrics without writing anything.
+	DryRun bool
+	// Progress, if set, receives progress reports.
+	Progress func(Progress)
+	// Allocator allocates Arrow buffers; default memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Validate reports every problem with o at once (as *InvalidOptionsError).
+func (o Options) Validate() error {
+	var p []string
+	if o.TargetFileSize < 0 {
+		p = append(p, fmt.Sprintf("TargetFileSize %d is negative", o.TargetFileSize))
+	}
+	if o.MinFileSize < 0 {
+		p = append(p, fmt.Sprintf("MinFileSize %d is negative", o.MinFileSize))
+	}
+	if o.MinCubeSize < 0 {
+		p = append(p, fmt.Sprintf("MinCubeSize %d is negative", o.MinCubeSize))
+	}
+	if o.MemoryBudget < 0 {
+		p = append(p, fmt.Sprintf("MemoryBudget %d is negative", o.MemoryBudget))
+	}
+	if o.Parallelism < 0 {
+		p = append(p, fmt.Sprintf("Parallelism %d is negative", o.Parallelism))
+	}
+	if o.CommitEvery < 0 {
+		p = append(p, fmt.Sprintf("CommitEvery %d is negative", o.CommitEvery))
+	}
+	if o.Curve > CurveHilbert {
+		p = append(p, fmt.Sprintf("unknown Curve %d", o.Curve))
+	}
+	if o.Curve == CurveNone && len(o.ClusterBy) > 0 {
+		p = append(p, "ClusterBy given without a Curve")
+	}
+	if o.Curve != CurveNone && len(o.ClusterBy) == 0 {
+		p = append(p, fmt.Sprintf("Curve %s needs ClusterBy columns", o.Curve))
+	}
+	if len(o.ClusterBy) > 8 {
+		p = append(p, fmt.Sprintf("%d clustering columns (at most 8)", len(o.ClusterBy)))
+	}
+	seen := map[string]bool{}
+	for _, c := range o.ClusterBy {
+		k := strings.ToLower(c)
+		if seen[k] {
+			p = append(p, fmt.Sprintf("clustering column %q given twice", c))
+		}
+		seen[k] = true
+	}
+	if len(p) > 0 {
+		return &InvalidOptionsError{Problems: p}
+	}
+	return nil
+}
+
+func (o Options) resolve(props map[string]string) (Options, error) {
+	if err := o.Validate(); err != nil {
+		return o, err
+	}
+	if o.TargetFileSize == 0 {
+		o.TargetFileSize = DefaultTargetFileSize
+		if s, ok := lookupProp(props, PropTargetFileSize); ok {
+			n, err := ParseSize(s)
+			if err != nil {
+				return o, &InvalidOptionsError{Problems: []string{fmt.Sprintf("table property %s=%q: %v", PropTargetFileSize, s, err)}}
+			}
+			o.TargetFileSize = n
+		}
+	}
+	if o.MinFileSize == 0 {
+		o.MinFileSize = o.TargetFileSize * 3 / 4
+	}
+	if o.MinCubeSize == 0 {
+		o.MinCubeSize = o.TargetFileSize
+	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	return o, nil
+}
+
+func lookupProp(props map[string]string, key string) (string, bool) {
+	if v, ok := props[key]; ok {
+		return v, true
+	}
+	for k, v := range props {
+		if strings.EqualFold(k, key) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// ParseSize parses a byte size: plain bytes or a number with a unit (b, k/kb/kib,
+// m/mb/mib, g/gb/gib; units are binary). It must be positive.
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("optimize: invalid size %q", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,422 @@
+package optimize
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skiplake/skiplake/internal/partition"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
+)
+
+// Bin kinds.
+const (
+	// KindCompact is a bin of small files concatenated into one file.
+	KindCompact = "compact"
+	// KindCluster is a bin of files clustered together into files of about the
+	// target size.
+	KindCluster = "cluster"
+)
+
+// Plan is what Execute will do: bins of files per partition. It is immutable after
+// NewPlan returns and JSON-serialisable (the --dry-run output); the unexported fields
+// tie it to the snapshot it was made from.
+type Plan struct {
+	// Version is the snapshot version the plan was made against.
+	Version int64 `json:"version"`
+	// Curve and ClusterBy describe the clustering (CurveNone: compaction only).
+	Curve     Curve    `json:"curve"`
+	ClusterBy []string `json:"clusterBy,omitempty"`
+	// TargetFileSize, MinFileSize and MinCubeSize are the resolved sizes in bytes.
+	TargetFileSize int64 `json:"targetFileSize"`
+	MinFileSize    int64 `json:"minFileSize"`
+	MinCubeSize    int64 `json:"minCubeSize,omitempty"`
+	// Partitions lists the partitions with at least one bin, in partition-value order.
+	Partitions []*PartitionPlan `json:"partitions"`
+	// NumBins, NumFiles and NumBytes total the bins.
+	NumBins  int   `json:"numBins"`
+	NumFiles int   `json:"numFiles"`
+	NumBytes int64 `json:"numBytes"`
+	// FinishedCubeFiles counts files left alone because they belong to finished cubes.
+	FinishedCubeFiles int `json:"finishedCubeFiles,omitempty"`
+
+	snap     *log.Snapshot
+	store    storage.Storage
+	opts     Options
+	dataSch  *arrow.Schema // logical schema without partition columns (file schema)
+	partCols []string
+	clusters []int // indices of clustering columns in dataSch
+}
+
+// PartitionPlan is the work planned for one partition.
+type PartitionPlan struct {
+	// Values are the partition values as the log serializes them (nil = null).
+	Values map[string]*string `json:"partitionValues"`
+	// Bins are rewritten independently (each by its own goroutine).
+	Bins []*Bin `json:"bins"`
+}
+
+// Bin is a set of files of one partition rewritten together.
+type Bin struct {
+	// Kind is KindCompact or KindCluster.
+	Kind string `json:"kind"`
+	// Files are the input files, in the order they are read.
+	Files []FileRef `json:"files"`
+	// Bytes is the total size of Files.
+	Bytes int64 `json:"bytes"`
+	// Rows is the total live row count from the files' stats minus deletion
+	// vectors (-1 when any is unknown).
+	Rows int64 `json:"rows"`
+
+	adds []*log.Add
+}
+
+// FileRef names an input file.
+type FileRef struct {
+	// Path is the file's path as the log records it.
+	Path string `json:"path"`
+	// Size is its size in bytes.
+	Size int64 `json:"size"`
+	// ModificationTime is its modification time, ms since the epoch.
+	ModificationTime int64 `json:"modificationTime"`
+}
+
+// PlanLatest is NewPlan on the table's latest snapshot, for callers holding only the
+// store.
+func PlanLatest(ctx context.Context, store storage.Storage, opts Options) (*Plan, error) {
+	snap, err := log.New(store).Snapshot(ctx, -1)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlan(ctx, snap, store, opts)
+}
+
+// NewPlan decides which files OPTIMIZE rewrites, without reading any data file.
+//
+// Compaction (Curve CurveNone): per partition, the files smaller than MinFileSize,
+// ordered by modification time (then path), are packed next-fit into bins of at most
+// TargetFileSize; bins of a single file are dropped. Packing in time order keeps old
+// and new data in different files, so time-correlated columns (ingest dates, ids)
+// keep their narrow per-file ranges and skipping on them keeps working; sorting by
+// size instead (Spark) mixes old and new rows in every output file.
+//
+// Clustering: per partition, one bin holds every file that is not part of a finished
+// cube with the same columns and curve (all files when Full). A partition whose only
+// candidates form one cube already clustered the same way is left alone.
+//
+// Files with deletion vectors are compacted like any other (their deleted rows are
+// dropped on the way); compaction also takes a file of any size whose deletion
+// vector covers at least a tenth of its rows, so that deletes get purged.
+func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opts Options) (*Plan, error) {
+	if snap == nil || store == nil {
+		return nil, &InvalidOptionsError{Problems: []string{"nil snapshot or store"}}
+	}
+	md := snap.Metadata()
+	o, err := opts.resolve(md.Configuration)
+	if err != nil {
+		return nil, err
+	}
+	if err := log.CheckWritable(snap.Protocol(), md); err != nil {
+		return nil, err
+	}
+	if m := log.ColumnMappingMode(md.Configuration); m != log.ColumnMappingNone {
+		return nil, fmt.Errorf("%w: column mapping mode %q", ErrUnsupportedTable, m)
+	}
+	schema, err := snap.Schema()
+	if err != nil {
+		return nil, err
+	}
+	logical, err := log.ToArrow(schema, log.ArrowOptions{})
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Version: snap.Version(), Curve: o.Curve, TargetFileSize: o.TargetFileSize, MinFileSize: o.MinFileSize,
+		snap: snap, store: store, opts: o, partCols: snap.PartitionColumns()}
+	if o.Curve != CurveNone {
+		p.MinCubeSize = o.MinCubeSize
+	}
+	partTypes := map[string]arrow.DataType{}
+	var dataFields []arrow.Field
+	for _, f := range logical.Fields() {
+		if isPartitionCol(p.partCols, f.Name) {
+			partTypes[f.Name] = f.Type
+		} else {
+			dataFields = append(dataFields, f)
+		}
+	}
+	p.dataSch = arrow.NewSchema(dataFields, nil)
+	if o.Curve != CurveNone {
+		if err := p.resolveClusterColumns(md.Configuration, logical); err != nil {
+			return nil, err
+		}
+	}
+
+	groups := map[string][]*log.Add{}
+	var keys []string
+	for _, a := range snap.Files() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if o.PartitionFilter != nil && len(p.partCols) > 0 {
+			vals := make(map[string]value.Value, len(p.partCols))
+			for name, t := range partTypes {
+				raw, isNull := a.PartitionValue(name)
+				v, err := partition.Parse(raw, !isNull, t)
+				if err != nil {
+					return nil, fmt.Errorf("optimize: version %d: file %s: column %q: %w", snap.Version(), a.Path, name, err)
+				}
+				vals[name] = v
+			}
+			if !o.PartitionFilter(vals) {
+				continue
+			}
+		}
+		k := partitionKey(p.partCols, a)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], a)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		files := groups[k]
+		var bins []*Bin
+		if o.Curve == CurveNone {
+			bins = p.compactionBins(files)
+		} else {
+			bins = p.clusterBins(files)
+		}
+		if len(bins) == 0 {
+			continue
+		}
+		pp := &PartitionPlan{Values: files[0].PartitionValues, Bins: bins}
+		if pp.Values == nil {
+			pp.Values = map[string]*string{}
+		}
+		p.Partitions = append(p.Partitions, pp)
+		for _, b := range bins {
+			p.NumBins++
+			p.NumFiles += len(b.Files)
+			p.NumBytes += b.Bytes
+		}
+	}
+	return p, nil
+}
+
+// resolveClusterColumns checks the clustering columns (exist, not partition columns,
+// have statistics, rankable) and records their canonical names and indices.
+func (p *Plan) resolveClusterColumns(props map[string]string, logical *arrow.Schema) error {
+	cfg, err := stats.ConfigFromProperties(props)
+	if err != nil {
+		return err
+	}
+	coll, err := stats.NewCollector(p.dataSch, nil, cfg)
+	if err != nil {
+		return err
+	}
+	withStats := map[string]bool{}
+	for _, c := range coll.Columns() {
+		if len(c) == 1 {
+			withStats[c[0]] = true
+		}
+	}
+	for _, name := range p.opts.ClusterBy {
+		if isPartitionCol(p.partCols, name) {
+			return &ClusterColumnError{Column: name, Reason: "is a partition column (every file of a partition holds one value already)"}
+		}
+		idx := -1
+		for i, f := range p.dataSch.Fields() {
+			if strings.EqualFold(f.Name, name) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			var have []string
+			for _, f := range logical.Fields() {
+				have = append(have, f.Name)
+			}
+			return &ClusterColumnError{Column: name, Reason: "no such column (table has " + strings.Join(have, ", ") + ")"}
+		}
+		f := p.dataSch.Field(idx)
+		if !withStats[f.Name] {
+			return &ClusterColumnError{Column: name, Reason: "has no statistics (not among the table's data-skipping columns), so clustering on it cannot help skipping"}
+		}
+		if !rankable(f.Type) {
+			return &ClusterColumnError{Column: name, Reason: "type " + f.Type.String() + " has no order usable for clustering"}
+		}
+		p.clusters = append(p.clusters, idx)
+		p.ClusterBy = append(p.ClusterBy, f.Name)
+	}
+	return nil
+}
+
+func rankable(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL, arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP,
+		arrow.DECIMAL128, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
+		return true
+	}
+	return false
+}
+
+func isPartitionCol(partCols []string, name string) bool {
+	for _, c := range partCols {
+		if strings.EqualFold(c, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// partitionKey is a canonical string of a file's partition values, in partition
+// column order.
+func partitionKey(partCols []string, a *log.Add) string {
+	var sb strings.Builder
+	for _, c := range partCols {
+		v, isNull := a.PartitionValue(c)
+		if isNull {
+			sb.WriteString("\x00N")
+		} else {
+			sb.WriteString("\x00V")
+			sb.WriteString(v)
+		}
+	}
+	return sb.String()
+}
+
+// mostlyDeleted reports a file whose deletion vector covers at least a tenth of
+// its rows.
+func mostlyDeleted(a *log.Add) bool {
+	if a.DeletionVector == nil {
+		return false
+	}
+	n, ok := a.NumRecords()
+	return ok && n > 0 && a.DeletionVector.Cardinality*10 >= n
+}
+
+func newBin(kind string, files []*log.Add) *Bin {
+	b := &Bin{Kind: kind, adds: files}
+	for _, a := range files {
+		b.Files = append(b.Files, FileRef{Path: a.Path, Size: a.Size, ModificationTime: a.ModificationTime})
+		b.Bytes += a.Size
+		if n, ok := a.NumRecords(); ok && b.Rows >= 0 {
+			if a.DeletionVector != nil {
+				n -= a.DeletionVector.Cardinality
+			}
+			b.Rows += n
+		} else {
+			b.Rows = -1
+		}
+	}
+	return b
+}
+
+// compactionBins packs the partition's small files next-fit, in modification-time
+// order, into bins of at most the target size; single-file bins are dropped.
+func (p *Plan) compactionBins(files []*log.Add) []*Bin {
+	var small []*log.Add
+	for _, a := range files {
+		if a.Size < p.opts.MinFileSize || mostlyDeleted(a) {
+			small = append(small, a)
+		}
+	}
+	sort.SliceStable(small, func(i, j int) bool {
+		if small[i].ModificationTime != small[j].ModificationTime {
+			return small[i].ModificationTime < small[j].ModificationTime
+		}
+		return small[i].Path < small[j].Path
+	})
+	var bins []*Bin
+	var cur []*log.Add
+	var bytes int64
+	flush := func() {
+		// A bin of one file is dropped unless rewriting it purges deleted rows.
+		if len(cur) > 1 || (len(cur) == 1 && cur[0].DeletionVector != nil) {
+			bins = append(bins, newBin(KindCompact, cur))
+		}
+		cur, bytes = nil, 0
+	}
+	for _, a := range small {
+		if len(cur) > 0 && bytes+a.Size > p.opts.TargetFileSize {
+			flush()
+		}
+		cur = append(cur, a)
+		bytes += a.Size
+	}
+	flush()
+	return bins
+}
+
+// clusterBins returns one bin with every file of the partition that is not in a
+// finished cube of the same clustering (see Plan).
+func (p *Plan) clusterBins(files []*log.Add) []*Bin {
+	colsJSON := p.clusterColumnsJSON()
+	cubeSize := map[string]int64{}
+	for _, a := range files {
+		if id := matchingCube(a, colsJSON, p.Curve); id != "" {
+			cubeSize[id] += a.Size
+		}
+	}
+	var cand []*log.Add
+	cubes := map[string]bool{}
+	unclustered := 0
+	for _, a := range files {
+		id := matchingCube(a, colsJSON, p.Curve)
+		if id != "" && !p.opts.Full && cubeSize[id] >= p.opts.MinCubeSize {
+			p.FinishedCubeFiles++
+			continue
+		}
+		if id == "" {
+			unclustered++
+		} else {
+			cubes[id] = true
+		}
+		cand = append(cand, a)
+	}
+	if len(cand) == 0 || (!p.opts.Full && unclustered == 0 && len(cubes) == 1) {
+		return nil
+	}
+	sort.Slice(cand, func(i, j int) bool { return cand[i].Path < cand[j].Path })
+	return []*Bin{newBin(KindCluster, cand)}
+}
+
+func (p *Plan) clusterColumnsJSON() string {
+	b, _ := json.Marshal(p.ClusterBy)
+	return string(b)
+}
+
+// matchingCube returns the file's cube id when its tags say it was clustered on
+// exactly these columns with this curve, else "".
+func matchingCube(a *log.Add, colsJSON string, c Curve) string {
+	if a.Tags == nil {
+		return ""
+	}
+	id := a.Tags[TagCubeID]
+	if id == "" || a.Tags[TagCubeColumns] != colsJSON || !strings.EqualFold(a.Tags[TagCubeCurve], c.String()) {
+		return ""
+	}
+	return id
+}
+
+// dirOf returns the directory part of a log path ("" for the table root).
+func dirOf(p string) string {
+	d := path.Dir(p)
+	if d == "." || d == "/" {
+		return ""
+	}
+	return d
+}
+
+// Snapshot returns the snapshot the plan was made against (nil for a plan decoded
+// from JSON, which cannot be executed).
+func (p *Plan) Snapshot() *log.Snapshot { return p.snap }

@@ -1,0 +1,341 @@
+package optimize
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+)
+
+// Spill sizing.
+const (
+	// maxRuns bounds the number of spill runs (open spill writers) of one bin.
+	maxRuns = 4096
+	// keySampleSize is the number of keys sampled to choose run boundaries.
+	keySampleSize = 1 << 17
+)
+
+// clusterSpill clusters a bin larger than the memory budget in bounded memory:
+//
+//  1. read the clustering columns only, sampling them for rank boundaries;
+//  2. read them again, computing keys and sampling the keys;
+//  3. choose R run boundaries at key-sample quantiles, R large enough that one run
+//     sorts within MemoryBudget/(4·Parallelism); equal keys always go to one run;
+//  4. stream every input row (with its key) into its run's temporary Arrow IPC
+//     stream file (LZ4) in SpillDir;
+//  5. per output file (a contiguous group of runs, about TargetFileSize of input),
+//     load each run in turn, sort it by key and append it to the file.
+//
+// Runs of one output file are written in key order, so output files are sorted and
+// their key ranges are disjoint, exactly as on the in-memory path.
+func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []fileInfo, nFiles int, memEst int64) error {
+	p := e.plan
+	o := w.o
+	adds := w.it.bin.adds
+	clFields := make([]arrow.Field, len(p.clusters))
+	for i, c := range p.clusters {
+		clFields[i] = p.dataSch.Field(c)
+	}
+	clSch := arrow.NewSchema(clFields, nil)
+
+	// Pass 1: rank sample.
+	s := newSamplers(len(p.clusters))
+	for _, a := range adds {
+		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+			return s.add(rec.Columns())
+		})
+		if err != nil {
+			return err
+		}
+	}
+	k, err := newKeyer(p.Curve, s)
+	if err != nil {
+		return err
+	}
+	// Pass 2: key sample.
+	res := newReservoir(keySampleSize)
+	var scratch [][]uint32
+	var keys []uint64
+	for i, a := range adds {
+		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
+			m := int(rec.NumRows())
+			keys = slices.Grow(keys[:0], m)[:m]
+			var err error
+			scratch, err = k.keys(rec.Columns(), infos[i].offset+firstRow, keys, scratch)
+			res.add(keys)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Run boundaries.
+	perRun := max(o.MemoryBudget/int64(4*outputWriters(o)), 1)
+	nRuns := int(min(int64(maxRuns), max(int64(nFiles), (memEst+perRun-1)/perRun)))
+	sample := res.keys
+	slices.Sort(sample)
+	var splits []uint64 // run r holds keys in [splits[r-1], splits[r])
+	for r := 1; r < nRuns && len(sample) > 0; r++ {
+		kk := sample[len(sample)*r/nRuns]
+		if len(splits) == 0 || kk > splits[len(splits)-1] {
+			splits = append(splits, kk)
+		}
+	}
+	nRuns = len(splits) + 1
+	runs := make([]*spillRun, nRuns)
+	defer func() {
+		for _, r := range runs {
+			if r != nil {
+				r.discard()
+			}
+		}
+	}()
+	spillFields := append(slices.Clone(p.dataSch.Fields()), arrow.Field{Name: keyColumn, Type: arrow.PrimitiveTypes.Int64})
+	spillSch := arrow.NewSchema(spillFields, nil)
+	for r := range runs {
+		runs[r], err = newSpillRun(o.SpillDir, spillSch, o)
+		if err != nil {
+			return err
+		}
+	}
+	// Pass 3: route rows to runs.
+	err = parallel(ctx, o.Parallelism, len(adds), func(ctx context.Context, i int) error {
+		var scratch [][]uint32
+		var keys []uint64
+		err := readFile(ctx, p.store, adds[i], p.dataSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
+			m := int(rec.NumRows())
+			keys = slices.Grow(keys[:0], m)[:m]
+			var err error
+			if scratch, err = k.keys(p.clusterColumns(rec), infos[i].offset+firstRow, keys, scratch); err != nil {
+				return err
+			}
+			return routeRows(ctx, rec, keys, splits, runs, spillSch, o)
+		})
+		if err == nil {
+			e.progress("spill", adds[i].Size/2)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := r.close(); err != nil {
+			return err
+		}
+		w.res.spilled += r.size
+	}
+	// Pass 4: sort runs into output files.
+	groups := make([][]int, 0, nFiles)
+	for f := 0; f < nFiles; f++ {
+		lo, hi := f*nRuns/nFiles, (f+1)*nRuns/nFiles
+		if hi > lo {
+			groups = append(groups, runIndexes(lo, hi))
+		}
+	}
+	dataCols := make([]int, p.dataSch.NumFields())
+	for i := range dataCols {
+		dataCols[i] = i
+	}
+	return parallel(ctx, outputWriters(o), len(groups), func(ctx context.Context, g int) error {
+		out, err := w.newFile()
+		if err != nil {
+			return err
+		}
+		for _, r := range groups[g] {
+			if err := runs[r].sortInto(ctx, out, spillSch, dataCols, p.clusters, o); err != nil {
+				out.abort()
+				return err
+			}
+			runs[r].discard()
+		}
+		if err := w.finish(ctx, out); err != nil {
+			return err
+		}
+		e.progress("write", w.it.bin.Bytes/2/int64(len(groups)))
+		return nil
+	})
+}
+
+// writerOverhead is the memory one output file writer holds beyond the rows it is
+// given: the zstd encoder state and Parquet dictionary tables (measured: 40-50 MiB
+// with arrow-go v18.8 at zstd level 3, most of it zstd history buffers). The
+// encoded file itself, up to TargetFileSize, comes on top: it stays in memory
+// until it is stored, because storage puts whole objects.
+const writerOverhead = 48 << 20
+
+// outputWriters is how many output files the spill path writes at once: as many as
+// Parallelism allows while the writers' own memory stays within the budget.
+func outputWriters(o Options) int {
+	n := int(o.MemoryBudget / (o.TargetFileSize + writerOverhead))
+	return max(1, min(n, o.Parallelism))
+}
+
+func runIndexes(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for r := lo; r < hi; r++ {
+		out = append(out, r)
+	}
+	return out
+}
+
+// routeRows appends each row of rec, with its key, to the run its key falls in.
+func routeRows(ctx context.Context, rec arrow.RecordBatch, keys []uint64, splits []uint64, runs []*spillRun, spillSch *arrow.Schema, o Options) error {
+	byRun := make(map[int][]uint32)
+	for i, key := range keys {
+		r := sort.Search(len(splits), func(j int) bool { return splits[j] > key })
+		byRun[r] = append(byRun[r], uint32(i))
+	}
+	tctx := compute.WithAllocator(ctx, o.Allocator)
+	for r, rows := range byRun {
+		ib := array.NewUint32Builder(o.Allocator)
+		ib.AppendValues(rows, nil)
+		ia := ib.NewArray()
+		ib.Release()
+		cols := make([]arrow.Array, rec.NumCols()+1)
+		var err error
+		for c := 0; c < int(rec.NumCols()); c++ {
+			if cols[c], err = compute.TakeArray(tctx, rec.Column(c), ia); err != nil {
+				break
+			}
+		}
+		ia.Release()
+		if err == nil {
+			kb := array.NewInt64Builder(o.Allocator)
+			kb.Reserve(len(rows))
+			for _, i := range rows {
+				kb.UnsafeAppend(int64(keys[i] ^ (1 << 63))) // order-preserving as int64
+			}
+			cols[len(cols)-1] = kb.NewArray()
+			kb.Release()
+			sub := array.NewRecordBatch(spillSch, cols, int64(len(rows)))
+			err = runs[r].write(sub)
+			sub.Release()
+		}
+		for _, a := range cols {
+			if a != nil {
+				a.Release()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newSpillRun(dir string, sch *arrow.Schema, o Options) (*spillRun, error) {
+	f, err := os.CreateTemp(dir, "skiplake-optimize-*.arrows")
+	if err != nil {
+		return nil, fmt.Errorf("optimize: creating spill file: %w", err)
+	}
+	r := &spillRun{f: f}
+	r.cw = &countingWriter{w: bufio.NewWriterSize(f, 64<<10)}
+	r.w = ipc.NewWriter(r.cw, ipc.WithSchema(sch), ipc.WithAllocator(o.Allocator), ipc.WithLZ4())
+	return r, nil
+}
+
+// countingWriter counts bytes on their way to a buffered writer.
+type countingWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (r *spillRun) write(rec arrow.RecordBatch) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rows += rec.NumRows()
+	if err := r.w.Write(rec); err != nil {
+		return fmt.Errorf("optimize: writing spill file: %w", err)
+	}
+	return nil
+}
+
+// close finishes the spill file (it stays on disk until discard).
+func (r *spillRun) close() error {
+	err := r.w.Close()
+	r.w = nil
+	if err == nil {
+		err = r.cw.w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("optimize: finishing spill file: %w", err)
+	}
+	r.size = r.cw.n
+	return nil
+}
+
+// discard closes and deletes the spill file.
+func (r *spillRun) discard() {
+	if r.f == nil {
+		return
+	}
+	if r.w != nil {
+		r.w.Close()
+		r.w = nil
+	}
+	r.f.Close()
+	os.Remove(r.f.Name())
+	r.f = nil
+}
+
+// sortInto loads the run, sorts it by key and appends the data columns to out.
+func (r *spillRun) sortInto(ctx context.Context, out *outFile, sch *arrow.Schema, dataCols, clusters []int, o Options) error {
+	if r.rows == 0 {
+		return nil
+	}
+	rd, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(r.f, 0, r.size), 64<<10), ipc.WithSchema(sch), ipc.WithAllocator(o.Allocator))
+	if err != nil {
+		return fmt.Errorf("optimize: reopening spill file: %w", err)
+	}
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	err = rd.Err()
+	rd.Release()
+	if err != nil {
+		return fmt.Errorf("optimize: reading spill file: %w", err)
+	}
+	all, err := concatRecords(sch, recs, o.Allocator)
+	if err != nil {
+		return err
+	}
+	defer all.Release()
+	for _, rec := range recs {
+		rec.Release()
+	}
+	recs = nil
+	kc := all.Column(int(all.NumCols()) - 1).(*array.Int64).Int64Values()
+	pairs := make([]keyed, len(kc))
+	for i, v := range kc {
+		pairs[i] = keyed{uint64(v) ^ (1 << 63), uint32(i)}
+	}
+	tb := tieBreak{}
+	for _, c := range clusters {
+		tb.cols = append(tb.cols, all.Column(c))
+	}
+	sortKeyed(pairs, tb)
+	return writeSorted(ctx, out, all, pairs, dataCols, o.Allocator)
+}

@@ -1,0 +1,225 @@
+package optimize
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
+)
+
+func TestVacuum(t *testing.T) {
+	ctx := context.Background()
+	// A table compacted once: the compacted inputs are tombstoned now.
+	setup := func(t *testing.T) (*testTable, []string) {
+		tt := smallTable(t, "p", []*string{ptr("a")}, 4, 200)
+		var inputs []string
+		for _, a := range tt.snapshot(t).Files() {
+			inputs = append(inputs, a.Path)
+		}
+		runOptimize(t, tt, Options{TargetFileSize: 1 << 30})
+		// An orphan data file, a hidden file, a file in a hidden directory, an
+		// unreferenced and a referenced-by-nobody index file.
+		for _, p := range []string{"p=a/orphan.parquet", "p=a/_SUCCESS", "_tmp/x.parquet", ".hidden/y", "_delta_index/bloom/dead.bin"} {
+			if err := tt.store.Put(ctx, p, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return tt, inputs
+	}
+	later := func(d time.Duration) func() time.Time { return func() time.Time { return time.Now().Add(d) } }
+
+	t.Run("within retention nothing goes", func(t *testing.T) {
+		tt, _ := setup(t)
+		res, err := Vacuum(ctx, tt.lg, VacuumOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Files) != 0 {
+			t.Fatalf("deleted %v inside the retention period", res.Files)
+		}
+	})
+	t.Run("after retention tombstoned and orphan files go, hidden ones stay", func(t *testing.T) {
+		tt, inputs := setup(t)
+		live := tt.rows(t)
+		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: later(8 * 24 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(slices.Clone(inputs), "p=a/orphan.parquet", "_delta_index/bloom/dead.bin")
+		slices.Sort(want)
+		got := slices.Clone(res.Files)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("deleted %v, want %v", got, want)
+		}
+		left := tt.objects(t)
+		for _, keep := range []string{"p=a/_SUCCESS", "_tmp/x.parquet", ".hidden/y"} {
+			if !slices.Contains(left, keep) {
+				t.Errorf("%s deleted", keep)
+			}
+		}
+		if !slices.Equal(live, tt.rows(t)) {
+			t.Fatal("vacuum changed live rows")
+		}
+	})
+	t.Run("dry run lists without deleting", func(t *testing.T) {
+		tt, _ := setup(t)
+		n := len(tt.objects(t))
+		res, err := Vacuum(ctx, tt.lg, VacuumOptions{DryRun: true, Now: later(8 * 24 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Files) == 0 || res.Bytes == 0 || !res.DryRun || len(tt.objects(t)) != n {
+			t.Fatalf("dry run: %+v, objects %d → %d", res, n, len(tt.objects(t)))
+		}
+	})
+	t.Run("short retention refused without force", func(t *testing.T) {
+		tt, _ := setup(t)
+		_, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Hour})
+		if !errors.Is(err, ErrRetentionTooShort) {
+			t.Fatalf("got %v, want ErrRetentionTooShort", err)
+		}
+		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Hour, Force: true, Now: later(2 * time.Hour)})
+		if err != nil || len(res.Files) == 0 {
+			t.Fatalf("forced: %v, %v", res, err)
+		}
+	})
+	t.Run("table retention property applies", func(t *testing.T) {
+		tt := newTestTable(t, "", map[string]string{PropDeletedFileRetain: "interval 30 days"})
+		if err := tt.store.Put(ctx, "orphan.parquet", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: later(8 * 24 * time.Hour)})
+		if err != nil || len(res.Files) != 0 || res.Retention != 30*24*time.Hour {
+			t.Fatalf("30-day table vacuumed after 8 days: %+v %v", res, err)
+		}
+	})
+}
+
+func TestVacuumKeepsReferencedIndexAndDVFiles(t *testing.T) {
+	ctx := context.Background()
+	tt := smallTable(t, "", nil, 1, 10)
+	snap := tt.snapshot(t)
+	a := *snap.Files()[0]
+	// Reference an index file through the bloom tag.
+	a.Tags = map[string]string{bloomTagKey: `{"v":1,"path":"_delta_index/bloom/live.bin","cols":["id"]}`}
+	txn := snap.NewTransaction(logTxn())
+	txn.Add(&a)
+	if _, err := txn.Commit(ctx, commitWrite()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"_delta_index/bloom/live.bin", "_delta_index/bloom/dead.bin"} {
+		if err := tt.store.Put(ctx, p, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Files, []string{"_delta_index/bloom/dead.bin"}) {
+		t.Fatalf("deleted %v, want only the unreferenced index file", res.Files)
+	}
+}
+
+func TestDVPath(t *testing.T) {
+	// The example of the Delta protocol (Deletion Vector Descriptor).
+	got, err := dvPath(&log.DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*k^"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if _, err := dvPath(&log.DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "short"}); err == nil {
+		t.Fatal("short path accepted")
+	}
+}
+
+func TestVacuumable(t *testing.T) {
+	cases := []struct {
+		path string
+		want bool
+	}{
+		{"part-0.parquet", true},
+		{"p=a/part-0.parquet", true},
+		{"_p=a/part-0.parquet", true},
+		{"_delta_log/00000000000000000000.json", false},
+		{"_delta_log/_last_checkpoint", false},
+		{"_SUCCESS", false},
+		{"p=a/.part-0.parquet.crc", false},
+		{"_tmp/part-0.parquet", false},
+		{"_delta_index/bloom/x.bin", true},
+		{"_delta_index/_hidden", false},
+	}
+	for _, tc := range cases {
+		if got := vacuumable(tc.path); got != tc.want {
+			t.Errorf("vacuumable(%q) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	cases := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"interval 7 days", 7 * 24 * time.Hour, true},
+		{"interval 1 week", 7 * 24 * time.Hour, true},
+		{"INTERVAL 168 HOURS", 168 * time.Hour, true},
+		{"interval 30 seconds", 30 * time.Second, true},
+		{"168h", 168 * time.Hour, true},
+		{"interval days", 0, false},
+		{"interval 3 fortnights", 0, false},
+		{"interval -1 days", 0, false},
+	}
+	for _, tc := range cases {
+		got, err := ParseInterval(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseInterval(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestVacuumNeverLeavesTheRoot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside.parquet")
+	if err := os.WriteFile(outside, []byte("not ours"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(outside, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "table"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store, err := storage.NewLocal(filepath.Join(dir, "table"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := newTestTableOn(t, store, "", nil)
+	r := genRecord(10, 0, 1)
+	defer r.Release()
+	tt.appendFiles(t, []arrow.RecordBatch{r}, nil)
+	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(365 * 24 * time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 0 {
+		t.Fatalf("deleted %v from a table whose only file is live", res.Files)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Fatalf("file next to the table root was touched: %v", err)
+	}
+}
