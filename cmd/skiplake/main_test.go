@@ -200,3 +200,52 @@ func TestBenchSkipping(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "nope")
 }
+
+func TestOptimizeAndVacuum(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		base := int64(i * 10)
+		writeParquet(t, p, []int64{base + 3, base + 1, base + 2}, []string{"DE", "FR", "JP"})
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	_, before, _ := cli(t, "scan", tbl, "--format", "csv")
+
+	code, out, errs := cli(t, "optimize", tbl, "--hilbert-by", "id,country", "--dry-run")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "dry run")
+	require.Contains(t, out, "4 files")
+
+	code, out, errs = cli(t, "optimize", tbl, "--zorder-by", "id,country", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"numRemovedFiles": 4`)
+
+	_, after, _ := cli(t, "scan", tbl, "--format", "csv")
+	require.ElementsMatch(t, strings.Split(strings.TrimSpace(before), "\n"), strings.Split(strings.TrimSpace(after), "\n"), "O1: same rows")
+
+	code, out, errs = cli(t, "history", tbl, "--limit", "1")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "OPTIMIZE")
+
+	// Default retention keeps everything just removed; a zero retention needs --force.
+	code, out, errs = cli(t, "vacuum", tbl, "--dry-run")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "would delete 0 files")
+	code, _, errs = cli(t, "vacuum", tbl, "--retain", "0s")
+	require.Equal(t, 1, code)
+	require.NotEmpty(t, errs)
+	code, out, errs = cli(t, "vacuum", tbl, "--retain", "0s", "--force")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "deleted 4 files")
+	_, final, _ := cli(t, "scan", tbl, "--format", "csv")
+	require.ElementsMatch(t, strings.Split(strings.TrimSpace(before), "\n"), strings.Split(strings.TrimSpace(final), "\n"))
+
+	code, _, errs = cli(t, "optimize", tbl, "--where", "id > 3")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "partition columns only")
+	code, _, errs = cli(t, "optimize", tbl, "--zorder-by", "id", "--hilbert-by", "id")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "mutually exclusive")
+}

@@ -1,0 +1,145 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/optimize"
+	"github.com/skiplake/skiplake/skipping"
+	"github.com/skiplake/skiplake/value"
+)
+
+// OptimizeOptions configures Optimize. The zero value compacts small files in every
+// partition with the table's target file size.
+type OptimizeOptions struct {
+	// Where restricts OPTIMIZE to partitions matching a predicate over partition
+	// columns only (the expr grammar), e.g. "day >= DATE '2026-01-01'".
+	Where string
+	// ZOrderBy or HilbertBy (at most one) cluster the rewritten data on these
+	// columns with a Z-order or Hilbert curve over their ranks. LinearBy sorts
+	// lexicographically (the baseline).
+	ZOrderBy, HilbertBy, LinearBy []string
+	// Full re-clusters every file, including cubes a previous run finished.
+	Full bool
+	// TargetFileSize overrides delta.targetFileSize (default 128 MiB).
+	TargetFileSize int64
+	// MemoryBudget bounds the memory clustering uses before spilling (default 1 GiB).
+	MemoryBudget int64
+	// Parallelism bounds concurrent bins and writers (default GOMAXPROCS).
+	Parallelism int
+	// CommitEvery commits after this many bins (0: one commit for the whole run).
+	CommitEvery int
+	// DryRun plans without writing anything.
+	DryRun bool
+	// Progress, if set, is called as work proceeds.
+	Progress func(Progress)
+}
+
+// OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
+type OptimizeResult struct {
+	Plan    *optimize.Plan    `json:"plan"`
+	Metrics *optimize.Metrics `json:"metrics,omitempty"`
+}
+
+// Optimize compacts and optionally clusters the table (O1: the multiset of live rows
+// never changes). It commits removes and adds with dataChange=false at snapshot
+// isolation, so concurrent appends never make it fail; a concurrent removal of a file
+// it rewrites makes it replan, or stop with nothing committed.
+func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeResult, error) {
+	snap, err := t.Snapshot(ctx, Latest())
+	if err != nil {
+		return nil, err
+	}
+	o := optimize.Options{
+		TargetFileSize: opts.TargetFileSize, Full: opts.Full, MemoryBudget: opts.MemoryBudget,
+		Parallelism: opts.Parallelism, CommitEvery: opts.CommitEvery, DryRun: opts.DryRun, Predicate: opts.Where,
+	}
+	n := 0
+	for _, c := range []struct {
+		cols  []string
+		curve optimize.Curve
+	}{{opts.ZOrderBy, optimize.CurveZOrder}, {opts.HilbertBy, optimize.CurveHilbert}, {opts.LinearBy, optimize.CurveLinear}} {
+		if len(c.cols) > 0 {
+			n++
+			o.Curve, o.ClusterBy = c.curve, c.cols
+		}
+	}
+	if n > 1 {
+		return nil, fmt.Errorf("%w: choose one of ZOrderBy, HilbertBy and LinearBy", ErrInvalidArgument)
+	}
+	if opts.Where != "" {
+		filter, err := partitionFilter(snap, opts.Where)
+		if err != nil {
+			return nil, err
+		}
+		o.PartitionFilter = filter
+	}
+	if opts.Progress != nil {
+		o.Progress = func(p optimize.Progress) {
+			opts.Progress(Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit})
+		}
+	}
+	plan, err := optimize.NewPlan(ctx, snap.log, t.store, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &OptimizeResult{Plan: plan}
+	if opts.DryRun {
+		return res, nil
+	}
+	m, err := optimize.Execute(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	res.Metrics = m
+	return res, nil
+}
+
+// partitionFilter binds a predicate that may use partition columns only and returns
+// the function OPTIMIZE uses to select partitions.
+func partitionFilter(snap *Snapshot, where string) (func(map[string]value.Value) bool, error) {
+	e, err := expr.Parse(where)
+	if err != nil {
+		return nil, err
+	}
+	b, err := expr.Bind(e, snap.logical)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range b.Columns() {
+		if len(c.Path) != 1 || !snap.isPartition(c.Path[0]) {
+			return nil, fmt.Errorf("%w: --where may use partition columns only (%s); %q is not one", ErrInvalidArgument, joinOr(snap.log.PartitionColumns()), c.Name())
+		}
+	}
+	return func(pv map[string]value.Value) bool {
+		// Partition values decide a partition-only predicate exactly.
+		return skipping.EvaluatePartition(b, pv) != skipping.CannotMatch
+	}, nil
+}
+
+func joinOr(cols []string) string {
+	if len(cols) == 0 {
+		return "the table is not partitioned"
+	}
+	return fmt.Sprintf("partition columns: %v", cols)
+}
+
+// VacuumOptions configures Vacuum. The zero value keeps the table's retention
+// (delta.deletedFileRetentionDuration, default 7 days).
+type VacuumOptions struct {
+	// Retention overrides the table's retention; shorter than the table's needs Force.
+	Retention time.Duration
+	// Force allows a retention shorter than the table's.
+	Force bool
+	// DryRun lists what would be deleted without deleting it.
+	DryRun bool
+}
+
+// Vacuum deletes files under the table root that no version inside the retention
+// window references and that are older than the retention period (V1), including
+// Bloom index and deletion-vector files that only removed files used.
+func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*optimize.VacuumResult, error) {
+	return optimize.Vacuum(ctx, t.log, optimize.VacuumOptions{Retention: opts.Retention, Force: opts.Force, DryRun: opts.DryRun})
+}
