@@ -1,0 +1,50 @@
+// Package table is the face of skiplake: Delta Lake tables as Go values. It creates
+// and opens tables (any storage.Storage; local directories via CreatePath/OpenPath),
+// writes Arrow record batches as Parquet files plus one log commit (append, overwrite,
+// idempotent by application id), scans a version with a projection and a filter, and
+// runs the maintenance operations (Checkpoint, Optimize, Vacuum, History, Describe).
+//
+// # Reading: plan, then read
+//
+// A Scan first plans: the snapshot (latest, a version, or a timestamp), the columns
+// to read (the projection plus the filter's columns), and the files, decided level by
+// level — partition values, per-file statistics (package skipping over a columnar
+// index built once per Snapshot), the Bloom filter index — then reads the surviving
+// files a few at a time, skipping row groups whose footer statistics cannot match,
+// applying deletion vectors, and rechecking the filter exactly only where a level said
+// "might match". The schema is known before the first batch. Every level's counts are
+// in the ScanReport.
+//
+// # Writing
+//
+// Write conforms each batch to the table schema (matching names case-insensitively;
+// representation-only differences such as large_string or timestamp units are cast,
+// anything else is an error naming the column and both types), splits it by partition,
+// and streams each partition's rows into files of about the target size
+// (delta.targetFileSize, default 128 MiB) with several row groups each, encoding up to
+// GOMAXPROCS files at once. Statistics are computed from the Arrow data (package
+// stats), Bloom filters are built for the columns the table property
+// skiplake.bloomFilter.columns names, and one transaction commits all add actions.
+//
+// # Invariants
+//
+//   - L2 Data files and Bloom index files are uniquely named, written with
+//     put-if-absent and complete before the commit that references them; a failed or
+//     cancelled write commits nothing and deletes what it wrote (best effort; leftovers
+//     are unreferenced and VACUUM removes them).
+//   - L4 Reading a table with reader features skiplake does not implement, or writing
+//     one with unimplemented writer features, fails with an error naming them.
+//   - S1 A scan never drops a row that satisfies its filter: every level only skips
+//     units it has proven CannotMatch.
+//   - S2 The exact recheck is skipped only for files (or row groups) proven MustMatch;
+//     Count answers such files from their record counts without reading them.
+//   - B1 A file is probed in the Bloom index only when its add action's tag says the
+//     index covers it; an unreadable index means the file is read (with a warning).
+//   - O1 Optimize never changes the multiset of live rows (package optimize).
+//
+// # Not here
+//
+// Writing to tables with column mapping, deletion vectors or change data feed (reading
+// them is supported); MERGE, UPDATE and DELETE; object stores other than what a
+// storage.Storage implementation provides.
+package table
