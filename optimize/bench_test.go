@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -129,6 +130,42 @@ func BenchmarkOptimize(b *testing.B) {
 	}
 }
 
+// BenchmarkOptimizeBloom compacts lineitem-like data without and with Bloom filters
+// (index file + native Parquet filters) and reports rows/s and the index bytes per
+// row, for the cost of Bloom indexing in OPTIMIZE. Size knob:
+// SKIPLAKE_OPTIMIZE_BENCH_ROWS.
+func BenchmarkOptimizeBloom(b *testing.B) {
+	rows := benchRows()
+	tmpl, total := lineitemTemplate(b, rows)
+	for _, cols := range [][]string{nil, {"l_orderkey"}, {"l_orderkey", "l_partkey", "l_comment"}} {
+		b.Run(fmt.Sprintf("bloom=%d/rows=%d", len(cols), rows), func(b *testing.B) {
+			b.ReportAllocs()
+			var n, indexBytes int64
+			for b.Loop() {
+				store := copyStore(b, tmpl)
+				plan, err := PlanLatest(context.Background(), store, Options{TargetFileSize: total, BloomColumns: cols})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, err := Execute(context.Background(), plan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += m.NumRows
+				objs, err := store.List(context.Background(), bloom.IndexDir, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, o := range objs {
+					indexBytes += o.Size
+				}
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(indexBytes)/float64(max(n, 1)), "indexBytes/row")
+		})
+	}
+}
+
 // BenchmarkRewriteCeiling reads every file with datafile and writes it back with the
 // same writer settings and statistics (no ranking, no sort, no commit), on
 // Parallelism goroutines like OPTIMIZE: the rewrite speed OPTIMIZE cannot beat.
@@ -148,7 +185,7 @@ func BenchmarkRewriteCeiling(b *testing.B) {
 			}
 			files := plan.snap.Files()
 			err = parallel(ctx, runtime.GOMAXPROCS(0), len(files), func(ctx context.Context, i int) error {
-				out, err := newOutFile(lineitemSchema, stats.Config{}, rowGroupTarget(total/4), mem)
+				out, err := newOutFile(lineitemSchema, stats.Config{}, rowGroupTarget(total/4), mem, bloomSpec{})
 				if err != nil {
 					return err
 				}

@@ -356,7 +356,7 @@ type clusterWriter struct {
 
 func (w *clusterWriter) newFile() (*outFile, error) {
 	p := w.e.plan
-	return newOutFile(p.dataSch, w.e.statsCfg, rowGroupTarget(p.opts.TargetFileSize), p.opts.Allocator)
+	return newOutFile(p.dataSch, w.e.statsCfg, rowGroupTarget(p.opts.TargetFileSize), p.opts.Allocator, p.bloomSpec())
 }
 
 func (w *clusterWriter) finish(ctx context.Context, out *outFile) error {
@@ -372,6 +372,7 @@ func (w *clusterWriter) finish(ctx context.Context, out *outFile) error {
 	defer w.mu.Unlock()
 	w.res.adds = append(w.res.adds, add)
 	w.res.written = append(w.res.written, rel)
+	w.res.filters = append(w.res.filters, out.filters...)
 	w.res.rows += out.rows
 	return nil
 }

@@ -23,6 +23,13 @@
 //     one at a time.
 //   - Files are read and written by up to Parallelism goroutines, also for an
 //     unpartitioned table (clustering parallelises over output files and runs).
+//   - Bloom filters: every file OPTIMIZE writes gets a filter per Bloom column
+//     (table property skiplake.bloomFilter.columns ∪ Options.BloomColumns), both
+//     natively in the Parquet file (split-block, per row group) and in one
+//     skiplake Bloom index file per commit (package bloom) that the commit's adds
+//     name in their skiplake.bloom tag. With Options.BloomColumns (or
+//     BackfillBloom) files whose tag lacks a column are rewritten too, and new
+//     columns are added to the table property by the run's last commit.
 //
 // Vacuum deletes files that no version inside the retention window references.
 //
@@ -36,6 +43,12 @@
 //     MaxRetries times, then ErrConflict).
 //   - O2 Output files of one clustering bin have disjoint key ranges and are sorted
 //     by key inside; two rows with equal keys are never split across files.
+//   - O3 Every file an OPTIMIZE commit adds is covered by a Bloom index for exactly
+//     the plan's Bloom columns (invariant B1 of package bloom): its tag names an
+//     index file holding an entry per (file, column) and nothing else, written
+//     with put-if-absent under a fresh name before the commit (like L2), and
+//     deleted with the commit's data files when the commit fails or is retried.
+//     Every filter contains every non-null value of its file (B2).
 //   - L2 (package log) Data files are written in full with put-if-absent under
 //     unique names before the commit that references them.
 //   - V1 Vacuum deletes only files no version inside the retention window
@@ -47,8 +60,9 @@
 //
 // Deletion vectors are applied while reading (deleted rows are dropped and the new
 // files have none), but this package never writes deletion vectors. It does not
-// handle tables with column mapping (ErrUnsupportedTable), builds no Bloom filter indexes for the files
-// it writes, does not evaluate predicate text (callers pass Options.PartitionFilter),
+// handle tables with column mapping (ErrUnsupportedTable), does not index nested
+// columns with Bloom filters nor persist Options.BloomFPP (only the column list is
+// written to the table property), does not evaluate predicate text (callers pass Options.PartitionFilter),
 // and does not split clustered output after the fact (that would make file key
 // ranges overlap). Package table wraps it for users; the CLI renders plans and
 // progress.

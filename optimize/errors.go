@@ -15,6 +15,9 @@ var (
 	// ErrClusterColumn reports a clustering column that does not exist, is a partition
 	// column, has no statistics or has a type that cannot be ranked.
 	ErrClusterColumn = errors.New("optimize: invalid clustering column")
+	// ErrBloomColumn reports a Bloom filter column (Options.BloomColumns) that does
+	// not exist, is a partition column or has a type that cannot be indexed.
+	ErrBloomColumn = errors.New("optimize: invalid bloom filter column")
 	// ErrUnsupportedTable reports a table this package cannot rewrite (column mapping,
 	// unsupported writer features).
 	ErrUnsupportedTable = errors.New("optimize: unsupported table")
@@ -60,3 +63,20 @@ func (e *ClusterColumnError) Error() string {
 
 // Unwrap returns ErrClusterColumn.
 func (e *ClusterColumnError) Unwrap() error { return ErrClusterColumn }
+
+// BloomColumnError names a rejected Bloom filter column and why.
+// It matches ErrBloomColumn with errors.Is.
+type BloomColumnError struct {
+	// Column is the column as the caller named it.
+	Column string
+	// Reason says why it was rejected.
+	Reason string
+}
+
+// Error names the column and the reason.
+func (e *BloomColumnError) Error() string {
+	return fmt.Sprintf("optimize: bloom filter column %q: %s", e.Column, e.Reason)
+}
+
+// Unwrap returns ErrBloomColumn.
+func (e *BloomColumnError) Unwrap() error { return ErrBloomColumn }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 )
@@ -72,4 +73,34 @@ func ExampleVacuum() {
 	fmt.Printf("would delete %d files (retention %s)\n", len(res.Files), res.Retention)
 	// Output:
 	// would delete 4 files (retention 168h0m0s)
+}
+
+// Compact a table and Bloom-index its id column (the CLI's --bloom id): the output
+// file is tagged with its index file, and the column is added to the table property
+// so that later writes index it too.
+func ExampleOptions_bloomColumns() {
+	ctx := context.Background()
+	store := optimize.NewExampleTable(4)
+	plan, err := optimize.PlanLatest(ctx, store, optimize.Options{BloomColumns: []string{"id"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("plan: %d bins, %d files lack filters, new columns %v\n", plan.NumBins, plan.BackfillFiles, plan.NewBloomColumns)
+	m, err := optimize.Execute(ctx, plan)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, _ := log.New(store).Snapshot(ctx, -1)
+	tag, err := bloom.DecodeTag(snap.Files()[0].Tags[bloom.TagKey])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("index files %d, tag columns %v, property %s=%s\n", m.NumBloomIndexFiles, tag.Columns,
+		bloom.PropColumns, snap.Metadata().Configuration[bloom.PropColumns])
+	// Output:
+	// plan: 1 bins, 4 files lack filters, new columns [id]
+	// index files 1, tag columns [id], property skiplake.bloomFilter.columns=id
 }

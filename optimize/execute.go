@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
 )
@@ -43,6 +45,9 @@ type Metrics struct {
 	P50FileSize int64 `json:"p50FileSize"`
 	P75FileSize int64 `json:"p75FileSize"`
 	MaxFileSize int64 `json:"maxFileSize"`
+	// NumBloomIndexFiles counts the Bloom index files written (one per commit that
+	// added files, when the run has Bloom columns).
+	NumBloomIndexFiles int `json:"numBloomIndexFiles,omitempty"`
 	// Elapsed is the wall time of Execute.
 	Elapsed time.Duration `json:"elapsedNanos"`
 
@@ -64,7 +69,8 @@ func (m *Metrics) finishSizes() {
 type binResult struct {
 	bin     *Bin
 	adds    []*log.Add
-	written []string // storage paths, for cleanup
+	written []string      // storage paths, for cleanup
+	filters []bloom.Entry // Bloom index entries of adds, for the batch's index file
 	rows    int64
 	spilled int64
 }
@@ -84,6 +90,16 @@ type workItem struct {
 // rewrite on its own. A cancelled ctx leaves the table unchanged apart from earlier
 // committed batches; data files written but not committed are deleted best effort
 // (any left are orphans for Vacuum).
+//
+// Bloom filters (O3): each batch's files get their filters in one index file,
+// stored before the batch's commit and deleted with its data files on failure. When
+// the plan has NewBloomColumns, the last commit also carries a metaData action
+// adding them to skiplake.bloomFilter.columns (a run with no bins commits just
+// that). The log allows a metaData change next to dataChange=false actions and
+// keeps SnapshotIsolation for them, so appends concurrent with OPTIMIZE still never
+// make it fail; but that commit changes metadata, so a writer that commits after
+// it from an older snapshot gets log.ErrMetadataChanged, like after any property
+// change, and a concurrent metadata change makes OPTIMIZE replan.
 //
 // The Metrics returned with an error describe what was committed before it.
 func Execute(ctx context.Context, plan *Plan) (*Metrics, error) {
@@ -140,20 +156,82 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if err != nil {
 		return err
 	}
+	if len(items) == 0 {
+		if len(p.NewBloomColumns) == 0 {
+			return nil
+		}
+		// Nothing to rewrite, but the new Bloom columns are still persisted.
+		return p.commit(ctx, nil, nil, m, true)
+	}
 	e := &executor{plan: p, statsCfg: statsCfg, total: p.NumBytes}
 	for lo := 0; lo < len(items); lo += per {
 		hi := min(lo+per, len(items))
 		batch := items[lo:hi]
 		results, err := e.runBatch(ctx, batch)
+		var index string
 		if err == nil {
-			err = p.commit(ctx, batch, results, m)
+			index, err = p.writeBloomIndex(ctx, results)
+		}
+		if err == nil {
+			err = p.commit(ctx, batch, results, m, hi == len(items))
 		}
 		if err != nil {
-			cleanup(p, results)
+			cleanup(p, results, index)
 			return err
+		}
+		if index != "" {
+			m.NumBloomIndexFiles++
 		}
 	}
 	return nil
+}
+
+// writeBloomIndex stores one Bloom index file holding the filters of every file
+// the batch wrote and tags their add actions with it (B1: a file is covered exactly
+// when its tag says so). Like the data files, the index is durable, under a fresh
+// name, before the commit that references it. It returns the index path ("" when
+// the plan has no Bloom columns or the batch wrote no file).
+func (p *Plan) writeBloomIndex(ctx context.Context, results []*binResult) (string, error) {
+	if len(p.BloomColumns) == 0 {
+		return "", nil
+	}
+	var entries []bloom.Entry
+	var adds []*log.Add
+	for _, r := range results {
+		entries = append(entries, r.filters...)
+		adds = append(adds, r.adds...)
+	}
+	if len(adds) == 0 {
+		return "", nil
+	}
+	if len(entries) != len(adds)*len(p.BloomColumns) {
+		return "", fmt.Errorf("optimize: internal error: %d Bloom filters for %d files and %d columns", len(entries), len(adds), len(p.BloomColumns))
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].DataPath != entries[j].DataPath {
+			return entries[i].DataPath < entries[j].DataPath
+		}
+		return entries[i].Filter.Column() < entries[j].Filter.Column()
+	})
+	data, err := bloom.MarshalIndex(entries...)
+	if err != nil {
+		return "", fmt.Errorf("optimize: bloom index: %w", err)
+	}
+	path := bloom.NewIndexPath()
+	tag, err := bloom.EncodeTag(bloom.Tag{Path: path, Columns: p.BloomColumns})
+	if err != nil {
+		return "", fmt.Errorf("optimize: bloom index tag: %w", err)
+	}
+	if err := p.store.PutIfAbsent(ctx, path, data); err != nil {
+		return "", fmt.Errorf("optimize: writing bloom index %s: %w", path, err)
+	}
+	for _, a := range adds {
+		if a.Tags == nil {
+			a.Tags = map[string]string{}
+		}
+		a.Tags[bloom.TagKey] = tag
+	}
+	return path, nil
 }
 
 // executor holds what bin workers share.
@@ -257,7 +335,7 @@ func smallBin(b *Bin, budget int64) bool { return b.Bytes*16 <= budget }
 func (e *executor) compact(ctx context.Context, it workItem) (*binResult, error) {
 	p := e.plan
 	o := p.opts
-	out, err := newOutFile(p.dataSch, e.statsCfg, rowGroupTarget(o.TargetFileSize), o.Allocator)
+	out, err := newOutFile(p.dataSch, e.statsCfg, rowGroupTarget(o.TargetFileSize), o.Allocator, p.bloomSpec())
 	if err != nil {
 		return nil, err
 	}
@@ -280,15 +358,36 @@ func (e *executor) compact(ctx context.Context, it workItem) (*binResult, error)
 	}
 	first := it.bin.adds[0]
 	dec, _ := first.DecodedPath()
-	add, rel, err := out.finish(ctx, p.store, dirOf(first.Path), dirOf(dec), nil, copyValues(it.part.Values))
+	add, rel, err := out.finish(ctx, p.store, dirOf(first.Path), dirOf(dec), cubeTags(it.bin.adds), copyValues(it.part.Values))
 	if err != nil {
 		return nil, err
 	}
 	if add != nil {
 		res.adds = append(res.adds, add)
 		res.written = append(res.written, rel)
+		res.filters = append(res.filters, out.filters...)
 	}
 	return res, nil
+}
+
+// cubeTags returns the clustering tags (ZCUBE_*, OPTIMIZE_TARGET_SIZE) of the input
+// of a single-file compaction bin: its rows keep their order (deleted rows dropped,
+// Bloom filters added), so the new file stays part of the cube. A bin of several
+// files gets no tags.
+func cubeTags(adds []*log.Add) map[string]string {
+	if len(adds) != 1 {
+		return nil
+	}
+	var tags map[string]string
+	for _, k := range []string{TagCubeID, TagCubeColumns, TagCubeCurve, TagTargetSize} {
+		if v, ok := adds[0].Tags[k]; ok {
+			if tags == nil {
+				tags = map[string]string{}
+			}
+			tags[k] = v
+		}
+	}
+	return tags
 }
 
 // checkRows guards O1 against files whose content disagrees with their stats:
@@ -315,9 +414,16 @@ func copyValues(v map[string]*string) map[string]*string {
 	return out
 }
 
-// commit commits one batch of bin results.
-func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics) error {
+// commit commits one batch of bin results. The last batch of a run also adds
+// NewBloomColumns to the table property skiplake.bloomFilter.columns: a metaData
+// action in the same transaction. (Earlier batches cannot carry it: they all read
+// the plan's snapshot, and a later batch would then conflict with the earlier
+// batch's metadata change.)
+func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics, last bool) error {
 	txn := p.snap.NewTransaction(log.TxnOptions{})
+	if last && len(p.NewBloomColumns) > 0 {
+		txn.SetMetadata(p.metadataWithBloomColumns())
+	}
 	now := time.Now().UnixMilli()
 	var added, removed []int64
 	var addedBytes, removedBytes, rows int64
@@ -365,6 +471,9 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 	if p.Curve != CurveNone {
 		params["clusteringCurve"] = jsonString(p.Curve.String())
 	}
+	if len(p.BloomColumns) > 0 {
+		params["bloomFilterColumns"] = jsonString(p.BloomColumns)
+	}
 	info := log.CommitInfo{
 		Operation:           "OPTIMIZE",
 		OperationParameters: params,
@@ -408,12 +517,34 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 	return nil
 }
 
-// cleanup deletes files written for results that were not committed (best effort).
-func cleanup(p *Plan, results []*binResult) {
+// metadataWithBloomColumns returns the snapshot's metadata with the table property
+// skiplake.bloomFilter.columns set to BloomColumns (the property's columns followed
+// by the new ones); a differently cased spelling of the key is replaced.
+func (p *Plan) metadataWithBloomColumns() log.Metadata {
+	md := p.snap.Metadata()
+	conf := make(map[string]string, len(md.Configuration)+1)
+	for k, v := range md.Configuration {
+		if !strings.EqualFold(k, bloom.PropColumns) {
+			conf[k] = v
+		}
+	}
+	conf[bloom.PropColumns] = strings.Join(p.BloomColumns, ",")
+	md.Configuration = conf
+	return md
+}
+
+// cleanup deletes files written for results that were not committed, and the
+// given extra paths (Bloom index files; "" is skipped), best effort.
+func cleanup(p *Plan, results []*binResult, extra ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, r := range results {
 		for _, f := range r.written {
+			_ = p.store.Delete(ctx, f)
+		}
+	}
+	for _, f := range extra {
+		if f != "" {
 			_ = p.store.Delete(ctx, f)
 		}
 	}

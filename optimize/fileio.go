@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
@@ -65,7 +66,7 @@ func (in *inputFile) read(ctx context.Context, store storage.Storage, want *arro
 		if d.Offset != nil {
 			desc.Offset = *d.Offset
 		}
-		del, err := dv.Load(ctx, store.Get, "", desc)
+		del, err := dv.Load(ctx, store.Get, storeRoot(store), desc)
 		if err != nil {
 			return fmt.Errorf("optimize: deletion vector of %s: %w", in.path, err)
 		}
@@ -90,6 +91,16 @@ func (in *inputFile) read(ctx context.Context, store storage.Storage, want *arro
 	return nil
 }
 
+// storeRoot returns the absolute location of a store's root when it has one (local
+// directories), which deletion vectors stored by absolute path ('p') are resolved
+// against; "" otherwise (such deletion vectors then fail to load with an error).
+func storeRoot(st storage.Storage) string {
+	if r, ok := st.(interface{ Root() string }); ok {
+		return r.Root()
+	}
+	return ""
+}
+
 // readFile opens, reads and closes one input file.
 func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arrow.Schema, mem memory.Allocator, emit datafile.EmitFunc) error {
 	in, err := openInput(ctx, store, a, mem)
@@ -103,19 +114,48 @@ func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arro
 // fileSeq numbers output files within the process (the part-NNNNN of their names).
 var fileSeq atomic.Int64
 
-// outFile encodes one output data file in memory (storage puts whole objects) and
-// collects its Delta statistics on the way.
-type outFile struct {
-	buf  bytes.Buffer
-	w    *datafile.Writer
-	coll *stats.Collector
-	rows int64
+// bloomSpec says which columns of the data schema get Bloom filters.
+type bloomSpec struct {
+	cols []string // column names (schema spelling)
+	idx  []int    // their indices in the data schema
+	fpp  float64
 }
 
-func newOutFile(sch *arrow.Schema, cfg stats.Config, rowGroupBytes int64, mem memory.Allocator) (*outFile, error) {
-	o := &outFile{}
+// bloomSpec returns the plan's Bloom filter columns.
+func (p *Plan) bloomSpec() bloomSpec {
+	return bloomSpec{cols: p.BloomColumns, idx: p.bloomIdx, fpp: p.BloomFPP}
+}
+
+// outFile encodes one output data file in memory (storage puts whole objects) and
+// collects its Delta statistics and Bloom filters on the way.
+type outFile struct {
+	buf      bytes.Buffer
+	w        *datafile.Writer
+	coll     *stats.Collector
+	rows     int64
+	bl       bloomSpec
+	builders []*bloom.Builder
+	// filters holds the file's Bloom index entries after finish stored it.
+	filters []bloom.Entry
+}
+
+func newOutFile(sch *arrow.Schema, cfg stats.Config, rowGroupBytes int64, mem memory.Allocator, bl bloomSpec) (*outFile, error) {
+	o := &outFile{bl: bl}
+	opts := datafile.WriterOptions{TargetRowGroupBytes: rowGroupBytes, Allocator: mem}
+	if len(bl.cols) > 0 {
+		opts.BloomColumns = make(map[string]int64, len(bl.cols))
+		opts.BloomFPP = bl.fpp
+		for _, c := range bl.cols {
+			opts.BloomColumns[c] = 0 // the writer's default sizing per row group
+			b, err := bloom.NewBuilder(c, 0, bl.fpp)
+			if err != nil {
+				return nil, fmt.Errorf("optimize: %w", err)
+			}
+			o.builders = append(o.builders, b)
+		}
+	}
 	var err error
-	o.w, err = datafile.NewWriter(&o.buf, sch, datafile.WriterOptions{TargetRowGroupBytes: rowGroupBytes, Allocator: mem})
+	o.w, err = datafile.NewWriter(&o.buf, sch, opts)
 	if err != nil {
 		return nil, fmt.Errorf("optimize: %w", err)
 	}
@@ -134,6 +174,11 @@ func (o *outFile) write(rec arrow.RecordBatch) error {
 	if err := o.coll.Update(rec); err != nil {
 		return err
 	}
+	for i, b := range o.builders {
+		if err := b.AddArray(rec.Column(o.bl.idx[i])); err != nil {
+			return fmt.Errorf("optimize: bloom filter on %q: %w", o.bl.cols[i], err)
+		}
+	}
 	o.rows += rec.NumRows()
 	if err := o.w.Write(rec); err != nil {
 		return fmt.Errorf("optimize: %w", err)
@@ -150,6 +195,8 @@ func (o *outFile) abort() {
 // finish closes the file, stores it under dir (a log path directory, "" for the
 // root) with put-if-absent and returns its add action (dataChange=false). The
 // returned storage path is for cleanup. A file with no rows is not stored (nil add).
+// The file's Bloom filters are left in o.filters, keyed by the add's path; the
+// caller writes them to the batch's index file and tags the add.
 func (o *outFile) finish(ctx context.Context, store storage.Storage, encDir, decDir string, tags map[string]string, partValues map[string]*string) (*log.Add, string, error) {
 	res, err := o.w.Close()
 	if err != nil {
@@ -171,6 +218,14 @@ func (o *outFile) finish(ctx context.Context, store storage.Storage, encDir, dec
 		rel = decDir + "/" + name
 		logPath = encDir + "/" + name
 	}
+	for _, b := range o.builders {
+		f, err := b.Finish()
+		if err != nil {
+			return nil, "", fmt.Errorf("optimize: bloom filter of %s: %w", rel, err)
+		}
+		o.filters = append(o.filters, bloom.Entry{DataPath: logPath, Filter: f})
+	}
+	o.builders = nil
 	// L2: the file is complete and durable before any commit references it.
 	if err := store.PutIfAbsent(ctx, rel, o.buf.Bytes()); err != nil {
 		return nil, "", fmt.Errorf("optimize: writing data file %s: %w", rel, err)

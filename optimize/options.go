@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/value"
 )
 
@@ -171,6 +172,25 @@ type Options struct {
 	Progress func(Progress)
 	// Allocator allocates Arrow buffers; default memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// BloomColumns names columns to Bloom-index in addition to those of the table
+	// property skiplake.bloomFilter.columns (bloom.PropColumns); each must be a
+	// top-level, non-partition data column of a primitive type (else
+	// *BloomColumnError). Every file OPTIMIZE writes gets a filter per column of the
+	// union, in a Bloom index file and natively in the Parquet file. Columns not yet
+	// in the property are added to it by the (last) commit of the run, and setting
+	// BloomColumns turns BackfillBloom on.
+	BloomColumns []string
+	// BloomFPP is the filters' false-positive probability; 0 means the table
+	// property skiplake.bloomFilter.fpp, else bloom.DefaultFPP. Otherwise it must lie
+	// in [bloom.MinFPP, bloom.MaxFPP]. It is not persisted.
+	BloomFPP float64
+	// BackfillBloom makes every file whose skiplake.bloom tag does not list all
+	// Bloom columns (table property ∪ BloomColumns) a candidate for rewriting, even
+	// when compaction or clustering would leave it alone: compaction packs it like a
+	// small file (a bin of a single such file is rewritten on its own), clustering
+	// rewrites a file of a finished cube on its own, keeping its cube tags (its rows
+	// keep their order). Set automatically when BloomColumns is non-empty.
+	BackfillBloom bool
 }
 
 // Validate reports every problem with o at once (as *InvalidOptionsError).
@@ -205,6 +225,21 @@ func (o Options) Validate() error {
 	}
 	if len(o.ClusterBy) > 8 {
 		p = append(p, fmt.Sprintf("%d clustering columns (at most 8)", len(o.ClusterBy)))
+	}
+	if o.BloomFPP != 0 && !(o.BloomFPP >= bloom.MinFPP && o.BloomFPP <= bloom.MaxFPP) {
+		p = append(p, fmt.Sprintf("BloomFPP %v outside [%g, %g]", o.BloomFPP, bloom.MinFPP, bloom.MaxFPP))
+	}
+	seenBloom := map[string]bool{}
+	for _, c := range o.BloomColumns {
+		k := strings.ToLower(strings.TrimSpace(c))
+		if k == "" {
+			p = append(p, "empty Bloom filter column name")
+			continue
+		}
+		if seenBloom[k] {
+			p = append(p, fmt.Sprintf("Bloom filter column %q given twice", c))
+		}
+		seenBloom[k] = true
 	}
 	seen := map[string]bool{}
 	for _, c := range o.ClusterBy {
@@ -251,6 +286,9 @@ func (o Options) resolve(props map[string]string) (Options, error) {
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator
+	}
+	if len(o.BloomColumns) > 0 {
+		o.BackfillBloom = true
 	}
 	return o, nil
 }

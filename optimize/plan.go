@@ -3,6 +3,7 @@ package optimize
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
@@ -47,6 +49,17 @@ type Plan struct {
 	NumBytes int64 `json:"numBytes"`
 	// FinishedCubeFiles counts files left alone because they belong to finished cubes.
 	FinishedCubeFiles int `json:"finishedCubeFiles,omitempty"`
+	// BloomColumns are the columns every output file gets a Bloom filter for: the
+	// table property skiplake.bloomFilter.columns ∪ Options.BloomColumns, in the
+	// schema's spelling; BloomFPP is their false-positive probability.
+	BloomColumns []string `json:"bloomColumns,omitempty"`
+	BloomFPP     float64  `json:"bloomFPP,omitempty"`
+	// NewBloomColumns are the BloomColumns not yet in the table property; the run's
+	// last commit adds them to it (a run with no bins commits only that).
+	NewBloomColumns []string `json:"newBloomColumns,omitempty"`
+	// BackfillFiles counts the planned files whose skiplake.bloom tag lacks one of
+	// BloomColumns (see Options.BackfillBloom).
+	BackfillFiles int `json:"backfillFiles,omitempty"`
 
 	snap     *log.Snapshot
 	store    storage.Storage
@@ -54,6 +67,7 @@ type Plan struct {
 	dataSch  *arrow.Schema // logical schema without partition columns (file schema)
 	partCols []string
 	clusters []int // indices of clustering columns in dataSch
+	bloomIdx []int // indices of BloomColumns in dataSch
 }
 
 // PartitionPlan is the work planned for one partition.
@@ -115,6 +129,12 @@ func PlanLatest(ctx context.Context, store storage.Storage, opts Options) (*Plan
 // Files with deletion vectors are compacted like any other (their deleted rows are
 // dropped on the way); compaction also takes a file of any size whose deletion
 // vector covers at least a tenth of its rows, so that deletes get purged.
+//
+// Bloom backfill (Options.BackfillBloom, implied by Options.BloomColumns): a file
+// whose skiplake.bloom tag does not list every Bloom column is a candidate too.
+// Compaction packs it like a small file and keeps a bin of just that file;
+// clustering rewrites a file of a finished cube in a bin of its own (rows in their
+// order, cube tags kept) and never skips a partition whose candidates lack filters.
 func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opts Options) (*Plan, error) {
 	if snap == nil || store == nil {
 		return nil, &InvalidOptionsError{Problems: []string{"nil snapshot or store"}}
@@ -157,6 +177,9 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		if err := p.resolveClusterColumns(md.Configuration, logical); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.resolveBloomColumns(md.Configuration, logical); err != nil {
+		return nil, err
 	}
 
 	groups := map[string][]*log.Add{}
@@ -206,6 +229,11 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			p.NumBins++
 			p.NumFiles += len(b.Files)
 			p.NumBytes += b.Bytes
+			for _, a := range b.adds {
+				if p.lacksBloom(a) {
+					p.BackfillFiles++
+				}
+			}
 		}
 	}
 	return p, nil
@@ -258,6 +286,95 @@ func (p *Plan) resolveClusterColumns(props map[string]string, logical *arrow.Sch
 	}
 	return nil
 }
+
+// resolveBloomColumns resolves the Bloom filter columns: the table property's
+// (bloom.ColumnsFromProperties) and Options.BloomColumns (each must be a
+// top-level, non-partition data column of an indexable type).
+func (p *Plan) resolveBloomColumns(props map[string]string, logical *arrow.Schema) error {
+	cols, fpp, err := bloom.ColumnsFromProperties(props, p.dataSch)
+	if err != nil {
+		return fmt.Errorf("%w: version %d: %w", ErrInvalidOptions, p.Version, err)
+	}
+	have := map[string]bool{}
+	for _, c := range cols {
+		have[c] = true
+	}
+	for _, name := range p.opts.BloomColumns {
+		name = strings.TrimSpace(name)
+		if isPartitionCol(p.partCols, name) {
+			return &BloomColumnError{Column: name, Reason: "is a partition column (every file of a partition holds one value already)"}
+		}
+		c, err := bloom.ResolveColumn(p.dataSch, name)
+		if err != nil {
+			if errors.Is(err, bloom.ErrUnsupportedType) {
+				i := fieldIndexFold(p.dataSch, name)
+				return &BloomColumnError{Column: name, Reason: "type " + p.dataSch.Field(i).Type.String() + " cannot be Bloom-indexed (only primitive columns can)"}
+			}
+			var names []string
+			for _, f := range logical.Fields() {
+				names = append(names, f.Name)
+			}
+			reason := "no such column (table has " + strings.Join(names, ", ") + ")"
+			if strings.Contains(name, ".") {
+				reason += "; only top-level columns can be Bloom-indexed"
+			}
+			return &BloomColumnError{Column: name, Reason: reason}
+		}
+		if !have[c] {
+			have[c] = true
+			cols = append(cols, c)
+			p.NewBloomColumns = append(p.NewBloomColumns, c)
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	if p.opts.BloomFPP != 0 {
+		fpp = p.opts.BloomFPP
+	}
+	p.BloomColumns, p.BloomFPP = cols, fpp
+	for _, c := range cols {
+		p.bloomIdx = append(p.bloomIdx, fieldIndexFold(p.dataSch, c))
+	}
+	return nil
+}
+
+func fieldIndexFold(sch *arrow.Schema, name string) int {
+	if ix := sch.FieldIndices(name); len(ix) > 0 {
+		return ix[0]
+	}
+	for i, f := range sch.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lacksBloom reports whether a's skiplake.bloom tag does not list every Bloom
+// column (no tag and an undecodable tag count as listing none).
+func (p *Plan) lacksBloom(a *log.Add) bool {
+	if len(p.BloomColumns) == 0 {
+		return false
+	}
+	raw, ok := a.Tags[bloom.TagKey]
+	if !ok {
+		return true
+	}
+	tag, err := bloom.DecodeTag(raw)
+	if err != nil {
+		return true
+	}
+	for _, c := range p.BloomColumns {
+		if !tag.HasColumn(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsBackfill reports a file that BackfillBloom makes a rewrite candidate.
+func (p *Plan) needsBackfill(a *log.Add) bool { return p.opts.BackfillBloom && p.lacksBloom(a) }
 
 func rankable(t arrow.DataType) bool {
 	switch t.ID() {
@@ -326,7 +443,7 @@ func newBin(kind string, files []*log.Add) *Bin {
 func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 	var small []*log.Add
 	for _, a := range files {
-		if a.Size < p.opts.MinFileSize || mostlyDeleted(a) {
+		if a.Size < p.opts.MinFileSize || mostlyDeleted(a) || p.needsBackfill(a) {
 			small = append(small, a)
 		}
 	}
@@ -340,8 +457,9 @@ func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 	var cur []*log.Add
 	var bytes int64
 	flush := func() {
-		// A bin of one file is dropped unless rewriting it purges deleted rows.
-		if len(cur) > 1 || (len(cur) == 1 && cur[0].DeletionVector != nil) {
+		// A bin of one file is dropped unless rewriting it purges deleted rows or
+		// backfills Bloom filters.
+		if len(cur) > 1 || (len(cur) == 1 && (cur[0].DeletionVector != nil || p.needsBackfill(cur[0]))) {
 			bins = append(bins, newBin(KindCompact, cur))
 		}
 		cur, bytes = nil, 0
@@ -367,13 +485,17 @@ func (p *Plan) clusterBins(files []*log.Add) []*Bin {
 			cubeSize[id] += a.Size
 		}
 	}
-	var cand []*log.Add
+	var cand, backfill []*log.Add
 	cubes := map[string]bool{}
-	unclustered := 0
+	unclustered, lacking := 0, 0
 	for _, a := range files {
 		id := matchingCube(a, colsJSON, p.Curve)
 		if id != "" && !p.opts.Full && cubeSize[id] >= p.opts.MinCubeSize {
-			p.FinishedCubeFiles++
+			if p.needsBackfill(a) {
+				backfill = append(backfill, a)
+			} else {
+				p.FinishedCubeFiles++
+			}
 			continue
 		}
 		if id == "" {
@@ -381,13 +503,23 @@ func (p *Plan) clusterBins(files []*log.Add) []*Bin {
 		} else {
 			cubes[id] = true
 		}
+		if p.needsBackfill(a) {
+			lacking++
+		}
 		cand = append(cand, a)
 	}
-	if len(cand) == 0 || (!p.opts.Full && unclustered == 0 && len(cubes) == 1) {
-		return nil
+	var bins []*Bin
+	if len(cand) > 0 && (p.opts.Full || unclustered > 0 || len(cubes) != 1 || lacking > 0) {
+		sort.Slice(cand, func(i, j int) bool { return cand[i].Path < cand[j].Path })
+		bins = append(bins, newBin(KindCluster, cand))
 	}
-	sort.Slice(cand, func(i, j int) bool { return cand[i].Path < cand[j].Path })
-	return []*Bin{newBin(KindCluster, cand)}
+	// A finished cube's file that lacks Bloom filters is rewritten on its own: its
+	// rows keep their order, so it stays part of its cube (compact keeps the tags).
+	sort.Slice(backfill, func(i, j int) bool { return backfill[i].Path < backfill[j].Path })
+	for _, a := range backfill {
+		bins = append(bins, newBin(KindCompact, []*log.Add{a}))
+	}
+	return bins
 }
 
 func (p *Plan) clusterColumnsJSON() string {

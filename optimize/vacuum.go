@@ -56,8 +56,8 @@ type VacuumResult struct {
 
 // Vacuum deletes files under the table root that no version inside the retention
 // window references (V1): a file is kept when the latest snapshot references it
-// (as a data file, a deletion vector file or, through the skiplake.bloom tag, an
-// index file), when a tombstone younger than the retention references it, or when it
+// (as a data file, a deletion vector file — by UUID, or by absolute path under the
+// table root — or, through the skiplake.bloom tag, an index file), when a tombstone younger than the retention references it, or when it
 // was modified less than Retention ago (it may belong to a commit in progress).
 // Nothing under _delta_log/ is touched, nor any hidden path (a directory or file
 // whose name starts with '_' or '.', except partition directories "k=v" and
@@ -97,6 +97,8 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}}
 
 	keep := map[string]bool{}
+	root := storeRoot(lg.Storage())
+	var absDVs []string // 'p' deletion vectors not resolvable against root
 	addRef := func(p string, dv *log.DeletionVectorDescriptor, tags map[string]string) error {
 		if d, err := decodeRef(p); err == nil {
 			keep[d] = true
@@ -109,6 +111,13 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 				return err
 			}
 			keep[dp] = true
+		}
+		if dv != nil && dv.StorageType == "p" {
+			if rel, err := dvAbsPath(root, dv); err == nil {
+				keep[rel] = true
+			} else {
+				absDVs = append(absDVs, dv.PathOrInlineDv)
+			}
 		}
 		if t, ok := tags[bloomTagKey]; ok {
 			var tag struct {
@@ -144,7 +153,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 			return res, err
 		}
 		p := ob.Path
-		if !vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) {
+		if !vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
 			continue
 		}
 		if !opts.DryRun {
@@ -206,6 +215,28 @@ func dvPath(d *log.DeletionVectorDescriptor) (string, error) {
 		return "", fmt.Errorf("optimize: deletion vector %q: %w", d.PathOrInlineDv, err)
 	}
 	return path.Clean(p), nil
+}
+
+// dvAbsPath returns the storage path (relative to root) of a deletion vector stored
+// by absolute path ('p'), when it lies under the table root root.
+func dvAbsPath(root string, d *log.DeletionVectorDescriptor) (string, error) {
+	p, err := dv.Descriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv}.RelativePath(root)
+	if err != nil {
+		return "", err
+	}
+	return path.Clean(p), nil
+}
+
+// namedByAbsolute reports whether one of the absolute deletion vector paths (which
+// could not be resolved against a known table root) ends with the listed path p:
+// such a file is kept, as it may be the referenced deletion vector.
+func namedByAbsolute(p string, abs []string) bool {
+	for _, a := range abs {
+		if strings.HasSuffix(a, "/"+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseInterval parses a Delta interval property such as "interval 7 days",
