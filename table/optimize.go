@@ -23,6 +23,10 @@ type OptimizeOptions struct {
 	ZOrderBy, HilbertBy, LinearBy []string
 	// Full re-clusters every file, including cubes a previous run finished.
 	Full bool
+	// BloomColumns adds Bloom filters on these columns to every file OPTIMIZE writes,
+	// rewrites files that lack them (backfill), and records them in the table property
+	// skiplake.bloomFilter.columns so later writes build them too.
+	BloomColumns []string
 	// TargetFileSize overrides delta.targetFileSize (default 128 MiB).
 	TargetFileSize int64
 	// MemoryBudget bounds the memory clustering uses before spilling (default 1 GiB).
@@ -55,6 +59,7 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 	o := optimize.Options{
 		TargetFileSize: opts.TargetFileSize, Full: opts.Full, MemoryBudget: opts.MemoryBudget,
 		Parallelism: opts.Parallelism, CommitEvery: opts.CommitEvery, DryRun: opts.DryRun, Predicate: opts.Where,
+		BloomColumns: opts.BloomColumns,
 	}
 	n := 0
 	for _, c := range []struct {

@@ -713,46 +713,22 @@ func dataBytes(d arrow.ArrayData) int64 {
 	return n
 }
 
-// Table properties that configure the Bloom filter index.
+// Table properties that configure the Bloom filter index (see package bloom).
 const (
 	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that
 	// get a Bloom filter per data file, both in skiplake's index and natively in the
 	// Parquet files.
-	PropBloomColumns = "skiplake.bloomFilter.columns"
+	PropBloomColumns = bloom.PropColumns
 	// PropBloomFPP is the filters' false-positive rate (default 0.01).
-	PropBloomFPP = "skiplake.bloomFilter.fpp"
+	PropBloomFPP = bloom.PropFPP
 )
 
 // BloomColumns returns the Bloom-indexed columns a table's properties name (matched to
-// the data schema case-insensitively) and the false-positive rate.
+// the data schema case-insensitively, without duplicates) and the false-positive rate.
 func BloomColumns(props map[string]string, data *arrow.Schema) ([]string, float64, error) {
-	fpp := bloom.DefaultFPP
-	if s, ok := props[PropBloomFPP]; ok {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < bloom.MinFPP || f > bloom.MaxFPP {
-			return nil, 0, fmt.Errorf("%w: %s=%q: want a rate in [%g, %g]", ErrInvalidArgument, PropBloomFPP, s, bloom.MinFPP, bloom.MaxFPP)
-		}
-		fpp = f
-	}
-	raw := strings.TrimSpace(props[PropBloomColumns])
-	if raw == "" {
-		return nil, fpp, nil
-	}
-	var cols []string
-	for _, c := range strings.Split(raw, ",") {
-		c = strings.TrimSpace(c)
-		if c == "" {
-			continue
-		}
-		i := fieldIndexFold(data, c)
-		if i < 0 {
-			return nil, 0, fmt.Errorf("%w: %s names %q, which is not a data column (columns: %s)", ErrUnknownColumn, PropBloomColumns, c, fieldNames(data))
-		}
-		switch data.Field(i).Type.ID() {
-		case arrow.STRUCT, arrow.LIST, arrow.MAP, arrow.LARGE_LIST:
-			return nil, 0, fmt.Errorf("%w: %s: column %q is nested; Bloom filters need a primitive column", ErrInvalidArgument, PropBloomColumns, c)
-		}
-		cols = append(cols, data.Field(i).Name)
+	cols, fpp, err := bloom.ColumnsFromProperties(props, data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
 	return cols, fpp, nil
 }

@@ -249,3 +249,27 @@ func TestOptimizeAndVacuum(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "mutually exclusive")
 }
+
+func TestOptimizeBloomBackfill(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 3; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		// Overlapping id ranges: min/max cannot skip a lookup, a Bloom filter can.
+		writeParquet(t, p, []int64{1 + int64(i), 100 + 3*int64(i), 200}, []string{"DE", "FR", "JP"})
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	code, out, errs := cli(t, "optimize", tbl, "--bloom", "id", "--target-size", "1KiB", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"bloomColumns"`)
+	code, out, errs = cli(t, "describe", tbl)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "skiplake.bloomFilter.columns=id")
+	code, out, errs = cli(t, "explain", tbl, "--filter", "id = 150", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"level": "bloom"`)
+	code, out, errs = cli(t, "scan", tbl, "--filter", "id = 103", "--format", "csv")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "id,country\n103,FR\n", out)
+}

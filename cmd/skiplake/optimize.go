@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2] [--full] [--target-size SIZE] [--memory SIZE] [--dry-run] [--format table|json]",
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--format table|json]",
 		summary: "compact small files and cluster on Z-order or Hilbert keys", run: runOptimize})
 	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--format table|json]",
 		summary: "delete files no version inside the retention window references", run: runVacuum})
@@ -28,6 +28,8 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	fs.Var(&hilbert, "hilbert-by", "cluster on a Hilbert curve over these columns' ranks")
 	fs.Var(&linear, "sort-by", "cluster by a plain sort on these columns (baseline)")
 	full := fs.Bool("full", false, "re-cluster every file, including finished cubes")
+	var bloomCols listFlag
+	fs.Var(&bloomCols, "bloom", "add Bloom filters on these columns (backfills files that lack them)")
 	target := fs.String("target-size", "", "target file size, e.g. 128MiB (default: the table's delta.targetFileSize or 128 MiB)")
 	memory := fs.String("memory", "", "memory budget before spilling, e.g. 1GiB (default 1 GiB)")
 	dry := fs.Bool("dry-run", false, "print the plan without writing anything")
@@ -52,7 +54,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if n > 1 {
 		return usagef("--zorder-by, --hilbert-by and --sort-by are mutually exclusive")
 	}
-	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry}
+	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols}
 	if *target != "" {
 		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
 			return usagef("--target-size: %v", err)
