@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"strconv"
@@ -474,25 +475,48 @@ func (w *fileSetWriter) project(rec arrow.RecordBatch) arrow.RecordBatch {
 
 // send queues data (ownership passes to the job) on the open file of its partition,
 // rolling to a new file when the current one is estimated to have reached the target.
+// A batch larger than what the current file still has room for is sliced, so file
+// sizes follow the target rather than the caller's batch sizes.
 func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
-	j := w.open[dir]
-	if j == nil {
-		j = w.startJob(ctx, dir, values)
-		w.open[dir] = j
+	perRow := float64(recordBytes(data)) * w.currentRatio() / math.Max(1, float64(data.NumRows()))
+	for {
+		j := w.open[dir]
+		if j == nil {
+			j = w.startJob(ctx, dir, values)
+			w.open[dir] = j
+		}
+		n := data.NumRows()
+		room := w.target - j.estBytes
+		take := n
+		if est := perRow * float64(n); est > float64(room) && n > 1 {
+			take = max(1, int64(float64(room)/math.Max(perRow, 1)))
+		}
+		part := data
+		var rest arrow.RecordBatch
+		if take < n {
+			part = data.NewSlice(0, take)
+			rest = data.NewSlice(take, n)
+			data.Release()
+		}
+		select {
+		case j.ch <- part:
+		case <-ctx.Done():
+			part.Release()
+			if rest != nil {
+				rest.Release()
+			}
+			return ctx.Err()
+		}
+		j.estBytes += int64(perRow * float64(take))
+		if j.estBytes >= w.target {
+			close(j.ch)
+			delete(w.open, dir)
+		}
+		if rest == nil {
+			return nil
+		}
+		data = rest
 	}
-	est := int64(float64(recordBytes(data)) * w.currentRatio())
-	select {
-	case j.ch <- data:
-	case <-ctx.Done():
-		data.Release()
-		return ctx.Err()
-	}
-	j.estBytes += est
-	if j.estBytes >= w.target {
-		close(j.ch)
-		delete(w.open, dir)
-	}
-	return nil
 }
 
 func (w *fileSetWriter) currentRatio() float64 {
