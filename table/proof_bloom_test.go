@@ -26,11 +26,12 @@ import (
 // or missing index file only makes the files it covers be read (with a warning).
 //
 // Knob: SKIPLAKE_BLOOM_FILES (default 1000; 100 with -short). Files are written 100
-// per commit (one index file per commit), one file per batch.
+// per commit (one index file per commit), one file per batch and partition value.
 
 var proofBloomSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "uuid", Type: arrow.BinaryTypes.String},
 	{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "g", Type: arrow.PrimitiveTypes.Int32},
 }, nil)
 
 const proofBloomFPP = 0.01
@@ -60,7 +61,9 @@ func buildProofBloomTable(t *testing.T, rng *rand.Rand, nFiles, rowsPerFile int)
 	t.Helper()
 	ctx := context.Background()
 	st := storage.NewMemory()
-	tb, err := table.Create(ctx, st, proofBloomSchema, table.CreateOptions{Properties: map[string]string{
+	// Partitioned by g so that a commit's batches (one g value each) become exactly one
+	// file each: the writer splits a write only by partition and at the target size.
+	tb, err := table.Create(ctx, st, proofBloomSchema, table.CreateOptions{PartitionColumns: []string{"g"}, Properties: map[string]string{
 		table.PropBloomColumns: "uuid", table.PropBloomFPP: fmt.Sprint(proofBloomFPP)}})
 	if err != nil {
 		t.Fatal(err)
@@ -87,13 +90,14 @@ func buildProofBloomTable(t *testing.T, rng *rand.Rand, nFiles, rowsPerFile int)
 				}
 				b.Field(0).(*array.StringBuilder).Append(key)
 				b.Field(1).(*array.Int64Builder).Append(n)
+				b.Field(2).(*array.Int32Builder).Append(int32(f))
 				bt.rowsOf[key] = append(bt.rowsOf[key], n)
 				n++
 			}
 			recs[f] = b.NewRecordBatch()
 			b.Release()
 		}
-		res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 1})
+		res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{})
 		for _, r := range recs {
 			r.Release()
 		}

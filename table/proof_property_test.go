@@ -520,10 +520,9 @@ func (pt *proofTable) release() {
 	pt.all.Release()
 }
 
-// buildProofTable writes files small batches over several commits (one file per batch
-// and partition: TargetFileSize 1 byte closes a file after each batch) plus, unless
-// short, one commit of a few large sorted batches that the writer splits into several
-// row groups each.
+// buildProofTable writes about files small files, one commit each (one file per
+// partition value of the commit), plus, unless short, one commit of large sorted
+// batches that the writer cuts into files of several row groups each.
 func buildProofTable(t *testing.T, g *proofGen, partitioned bool, files int, short bool) *proofTable {
 	t.Helper()
 	ctx := context.Background()
@@ -536,11 +535,12 @@ func buildProofTable(t *testing.T, g *proofGen, partitioned bool, files int, sho
 	if err != nil {
 		t.Fatal(err)
 	}
-	commits := 6
-	perCommit := max(1, files/commits)
-	for c := 0; c < commits; c++ {
+	// One commit per small file (the writer only splits a write at the target file
+	// size, default 128 MiB, and by partition): every fifth commit holds two batches,
+	// which land in one file with two value clusters.
+	for c := 0; c < files; c++ {
 		var recs []arrow.RecordBatch
-		for k := 0; k < perCommit; k++ {
+		for k := 0; k < 1+min(1, c%5/4); k++ {
 			part := g.rng.IntN(5)
 			if g.rng.IntN(8) == 0 {
 				part = -1
@@ -550,8 +550,8 @@ func buildProofTable(t *testing.T, g *proofGen, partitioned bool, files int, sho
 			}
 			recs = append(recs, g.batch(20+g.rng.IntN(120), part, false))
 		}
-		if _, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 1}); err != nil {
-			t.Fatalf("commit %d: %v", c, err)
+		if _, err := tb.WriteBatches(ctx, recs, table.WriteOptions{}); err != nil {
+			t.Fatalf("commit %d: %v", c+1, err)
 		}
 		for _, r := range recs {
 			r.Release()
