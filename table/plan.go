@@ -230,9 +230,7 @@ func (s *Scan) plan(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				for _, w := range warns {
-					s.report.warn(w.String())
-				}
+				reportBloomWarnings(s.report, warns)
 				filters[c] = fs
 			}
 			for k, i := range idx {
@@ -343,4 +341,33 @@ func mapPath(m skipping.PathMapper, path []string) ([]string, bool) {
 		return path, true
 	}
 	return m(path)
+}
+
+// reportBloomWarnings adds one warning per unusable index file (not one per data
+// file): the files it covers are read, so results stay exact (B1).
+func reportBloomWarnings(r *ScanReport, warns []bloom.Warning) {
+	type group struct {
+		first bloom.Warning
+		n     int
+	}
+	var order []string
+	groups := map[string]*group{}
+	for _, w := range warns {
+		key := w.IndexPath + "\x00" + w.Column
+		g := groups[key]
+		if g == nil {
+			g = &group{first: w}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.n++
+	}
+	for _, k := range order {
+		g := groups[k]
+		if g.n == 1 {
+			r.warn(g.first.String())
+			continue
+		}
+		r.warn(fmt.Sprintf("%s (and %d more files covered by the same index)", g.first.String(), g.n-1))
+	}
 }
