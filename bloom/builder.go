@@ -143,7 +143,10 @@ func (b *Builder) Finish() (*Filter, error) {
 	m, k := uint(64), uint(1)
 	if n > 0 {
 		m, k = bloom.EstimateParameters(n, b.fpp)
-		m = max(m, 64)
+		// The bitset is allocated in 64-bit words anyway: using the whole last word
+		// lowers the false-positive rate of small filters (a file with 16 keys gets
+		// 192 bits instead of 154) at no cost in size.
+		m = max((m+63)/64*64, 64)
 		k = min(max(k, 1), MaxK)
 	}
 	bf := bloom.New(m, k)
