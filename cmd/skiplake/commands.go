@@ -242,15 +242,8 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "table", "output format: table, jsonl, csv or parquet")
 	output := fs.String("output", "", "write to this file instead of stdout")
 	limit := fs.Int64("limit", 0, "stop after N rows")
-	pos, err := parseArgs(fs, args)
+	path, err := tableArgs(fs, args, format, render.Formats...)
 	if err != nil {
-		return err
-	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat(*format, render.Formats...); err != nil {
 		return err
 	}
 	if *limit < 0 {
@@ -304,15 +297,8 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("describe", flag.ContinueOnError)
 	ref := addRefFlags(fs)
 	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args)
+	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
-		return err
-	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
 	r, err := ref.ref()
@@ -377,15 +363,8 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
 	limit := fs.Int("limit", 0, "show at most N commits")
 	format := fs.String("format", "table", "table or jsonl")
-	pos, err := parseArgs(fs, args)
+	path, err := tableArgs(fs, args, format, "table", "jsonl")
 	if err != nil {
-		return err
-	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat(*format, "table", "jsonl"); err != nil {
 		return err
 	}
 	t, err := table.OpenPath(ctx, path)

@@ -34,15 +34,8 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	filter := fs.String("filter", "", "predicate; files it cannot match are left out")
 	ref := addRefFlags(fs)
 	format := fs.String("format", "table", "table or jsonl")
-	pos, err := parseArgs(fs, args)
+	path, err := tableArgs(fs, args, format, "table", "jsonl")
 	if err != nil {
-		return err
-	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat(*format, "table", "jsonl"); err != nil {
 		return err
 	}
 	r, err := ref.ref()

@@ -159,3 +159,20 @@ func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("CI") == ""
 }
+
+// tableArgs parses a command's flags, requires exactly one TABLE argument and checks
+// that the parsed --format value is one of formats (the shape of most commands).
+func tableArgs(fs *flag.FlagSet, args []string, format *string, formats ...string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	path, err := oneTable(pos)
+	if err != nil {
+		return "", err
+	}
+	if err := checkFormat(*format, formats...); err != nil {
+		return "", err
+	}
+	return path, nil
+}

@@ -34,15 +34,8 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	memory := fs.String("memory", "", "memory budget before spilling, e.g. 1GiB (default 1 GiB)")
 	dry := fs.Bool("dry-run", false, "print the plan without writing anything")
 	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args)
+	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
-		return err
-	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
 	n := 0
@@ -123,15 +116,8 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "allow a retention shorter than the table's")
 	dry := fs.Bool("dry-run", false, "list what would be deleted without deleting")
 	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args)
+	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
-		return err
-	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
 	opts := table.VacuumOptions{Force: *force, DryRun: *dry}
