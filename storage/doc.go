@@ -2,11 +2,20 @@
 // local-filesystem implementation (Local), an in-memory one for tests (Memory), and a
 // conformance suite every implementation passes (package storagetest).
 //
+// Large objects can be written as a stream instead of one []byte: Creator is an optional
+// capability (implemented by Local and Memory) whose ObjectWriter is published with
+// put-if-absent semantics on Commit or discarded by Abort, and CreateObject uses it when
+// a store has it and otherwise falls back to buffering in memory and PutIfAbsent.
+//
 // Invariants:
 //   - L2 (storage half): PutIfAbsent is atomic. Exactly one of any number of concurrent
 //     creators of a path wins; the others get ErrExist and the winner's bytes stay. On the
 //     local filesystem this is a fully written, fsynced temporary file hard-linked to the
 //     final name (link(2) fails if the name exists), never check-then-write.
+//   - S1 (streamed create): an object written through an ObjectWriter is invisible to
+//     Get, Open, Stat and List until Commit succeeds; Commit is put-if-absent exactly as
+//     in L2 (on the local filesystem the same link(2) of a fsynced temporary file), and
+//     Abort, a failed Write or a failed Commit leaves no object and no temporary file.
 //   - Atomic replace: Put never exposes a partially written object; on the local
 //     filesystem it renames a fsynced temporary file over the target and fsyncs the
 //     directory, so the object is durable when Put returns.

@@ -22,7 +22,8 @@ import (
 // Every access goes through an os.Root, so besides the lexical checks of ValidatePath,
 // symbolic links inside the tree cannot lead outside it. Writes are atomic: Put renames
 // a fully written, fsynced temporary file over the target and PutIfAbsent hard-links one
-// to the target (invariant L2); both fsync the directory afterwards.
+// to the target (invariant L2); both fsync the directory afterwards. Create streams an
+// object into such a temporary file and publishes it like PutIfAbsent (invariant S1).
 //
 // Temporary files of in-flight writes are named ".<name>.<16 hex digits>.skiplake-tmp"
 // in the target's directory. List never reports them, and paths whose last element has
@@ -202,6 +203,14 @@ func (l *Local) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return l.linkTemp("put-if-absent", tmp, p)
+}
+
+// linkTemp publishes the complete, fsynced temporary file tmp at p with put-if-absent
+// semantics (invariant L2): link(2) fails with EEXIST when p exists, which is reported
+// as ErrExist. The temporary name is removed either way and the directory is fsynced
+// after a successful link.
+func (l *Local) linkTemp(op, tmp, p string) error {
 	linkErr := l.root.Link(tmp, p)
 	// Drop the temporary name either way. If this fails after a successful link, the
 	// leftover is hidden from List and harmless, so it must not turn a successful create
@@ -209,24 +218,40 @@ func (l *Local) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	l.root.Remove(tmp)
 	if linkErr != nil {
 		if errors.Is(linkErr, fs.ErrExist) {
-			return fmt.Errorf("storage: put-if-absent %q: %w", p, ErrExist)
+			return fmt.Errorf("storage: %s %q: %w", op, p, ErrExist)
 		}
-		return fmt.Errorf("storage: put-if-absent %q: link temporary file: %w", p, linkErr)
+		return fmt.Errorf("storage: %s %q: link temporary file: %w", op, p, linkErr)
 	}
 	if err := l.syncDir(path.Dir(p)); err != nil {
-		return fmt.Errorf("storage: put-if-absent %q: %w", p, err)
+		return fmt.Errorf("storage: %s %q: %w", op, p, err)
 	}
 	return nil
 }
 
-// writeTemp creates the parent directories of p, then writes data to a new, uniquely
-// named temporary file beside p and fsyncs it. It returns the temporary file's path.
-// On error nothing is left behind.
+// writeTemp creates a temporary file beside p (see createTemp), writes data to it and
+// fsyncs it. It returns the temporary file's path. On error nothing is left behind.
 func (l *Local) writeTemp(op, p string, data []byte) (string, error) {
+	f, tmp, err := l.createTemp(op, p)
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		l.root.Remove(tmp)
+		return "", fmt.Errorf("storage: %s %q: write temporary file: %w", op, p, err)
+	}
+	return tmp, nil
+}
+
+// createTemp creates the parent directories of p, then a new, uniquely named temporary
+// file beside p, open for writing. It returns the file and its path.
+func (l *Local) createTemp(op, p string) (*os.File, string, error) {
 	dir := path.Dir(p)
 	if dir != "." {
 		if err := l.root.MkdirAll(dir, dirPerm); err != nil {
-			return "", fmt.Errorf("storage: %s %q: create directories: %w", op, p, err)
+			return nil, "", fmt.Errorf("storage: %s %q: create directories: %w", op, p, err)
 		}
 	}
 	var (
@@ -239,7 +264,7 @@ func (l *Local) writeTemp(op, p string, data []byte) (string, error) {
 	for range 4 {
 		tmp, err = tempName(p)
 		if err != nil {
-			return "", fmt.Errorf("storage: %s %q: %w", op, p, err)
+			return nil, "", fmt.Errorf("storage: %s %q: %w", op, p, err)
 		}
 		f, err = l.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
 		if err == nil || !errors.Is(err, fs.ErrExist) {
@@ -247,16 +272,9 @@ func (l *Local) writeTemp(op, p string, data []byte) (string, error) {
 		}
 	}
 	if err != nil {
-		return "", fmt.Errorf("storage: %s %q: create temporary file: %w", op, p, err)
+		return nil, "", fmt.Errorf("storage: %s %q: create temporary file: %w", op, p, err)
 	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		l.root.Remove(tmp)
-		return "", fmt.Errorf("storage: %s %q: write temporary file: %w", op, p, err)
-	}
-	return tmp, nil
+	return f, tmp, nil
 }
 
 // syncDir fsyncs directory dir so that a rename, link or remove in it is durable.

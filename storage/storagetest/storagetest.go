@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Storage) {
 			tc.fn(t, newStore(t))
 		})
 	}
+	runCreate(t, newStore)
 }
 
 // oddNames are object paths a store must accept and keep byte for byte: the decoded
