@@ -1,7 +1,6 @@
 package table
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -23,6 +22,7 @@ import (
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // DefaultTargetFileSize is the file size Write aims for when the table has no
@@ -561,7 +561,19 @@ func (w *fileSetWriter) startJob(ctx context.Context, dir string, values map[str
 
 // writeFile encodes one file from the job's batches, stores it and returns its add action.
 func (w *fileSetWriter) writeFile(ctx context.Context, j *fileJob, seq int) (*log.Add, int64, int64, error) {
-	var buf bytes.Buffer
+	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", seq, uuid.NewString())
+	rel := name
+	if j.dir != "" {
+		rel = j.dir + "/" + name
+	}
+	// The file streams into storage (a hidden temporary object on stores that support
+	// it) and becomes visible, complete, only at Commit (L2); Abort discards it.
+	var obj storage.ObjectWriter
+	defer func() {
+		if obj != nil {
+			_ = obj.Abort() // no-op after a successful Commit
+		}
+	}()
 	var fw *datafile.Writer
 	var col *stats.Collector
 	var rows, arrowBytes int64
@@ -591,7 +603,10 @@ func (w *fileSetWriter) writeFile(ctx context.Context, j *fileJob, seq int) (*lo
 						}
 					}
 				}
-				fw, err = datafile.NewWriter(&buf, w.fileSch, opts)
+				if obj, err = storage.CreateObject(ctx, w.t.store, rel); err != nil {
+					return fmt.Errorf("table: creating data file %s: %w", rel, err)
+				}
+				fw, err = datafile.NewWriter(obj, w.fileSch, opts)
 				if err != nil {
 					return err
 				}
@@ -630,12 +645,7 @@ func (w *fileSetWriter) writeFile(ctx context.Context, j *fileJob, seq int) (*lo
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", seq, uuid.NewString())
-	rel := name
-	if j.dir != "" {
-		rel = j.dir + "/" + name
-	}
-	if err := w.t.store.PutIfAbsent(ctx, rel, buf.Bytes()); err != nil {
+	if err := obj.Commit(); err != nil {
 		return nil, 0, 0, fmt.Errorf("table: writing data file %s: %w", rel, err)
 	}
 	w.mu.Lock()
