@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,32 +20,8 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// goldenDir finds the shared golden tables: $SKIPLAKE_GOLDEN, or ../shared/golden
-// next to the directory holding go.mod.
-func goldenDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			d := filepath.Join(dir, "..", "shared", "golden")
-			if _, err := os.Stat(d); err != nil {
-				t.Skipf("golden tables not found at %s (set SKIPLAKE_GOLDEN)", d)
-			}
-			return d
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("go.mod not found above the test directory; golden tables unavailable")
-		}
-		dir = parent
-	}
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t *testing.T) string { return goldentest.Dir(t) }
 
 // scalarAt converts element i of arr to a value.Value independently of AddArray's
 // typed loops (the slow, obvious path) so the two can be compared on real files.

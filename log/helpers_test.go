@@ -3,42 +3,14 @@ package log
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"testing"
 
 	"github.com/skiplake/skiplake/storage"
 )
 
-// goldenDir locates ../shared/golden relative to the module root (or
-// $SKIPLAKE_GOLDEN) and skips the test when it is absent.
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		if _, err := os.Stat(filepath.Join(d, "INDEX.tsv")); err == nil {
-			return d
-		}
-		t.Skipf("SKIPLAKE_GOLDEN=%s has no INDEX.tsv: golden tables unavailable", d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			g := filepath.Join(dir, "..", "shared", "golden")
-			if _, err := os.Stat(filepath.Join(g, "INDEX.tsv")); err == nil {
-				return g
-			}
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	t.Skip("golden tables not found (../shared/golden from the module root, or $SKIPLAKE_GOLDEN): skipping conformance test")
-	return ""
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t testing.TB) string { return goldentest.Dir(t) }
 
 func localStore(t testing.TB, dir string) storage.Storage {
 	t.Helper()

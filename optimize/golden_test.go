@@ -3,6 +3,7 @@ package optimize
 import (
 	"context"
 	"errors"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,32 +19,8 @@ import (
 	"github.com/skiplake/skiplake/storage"
 )
 
-// goldenDir locates the shared golden tables: $SKIPLAKE_GOLDEN, else ../shared/golden
-// next to the directory holding go.mod.
-func goldenDir(t *testing.T) string {
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("golden tables not found: no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden tables not found at %s (set SKIPLAKE_GOLDEN): %v", g, err)
-	}
-	return g
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t *testing.T) string { return goldentest.Dir(t) }
 
 // copyTable copies a golden table root into a temporary directory (the golden
 // directory is read-only).

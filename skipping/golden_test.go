@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,36 +19,8 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// goldenDir locates the shared golden tables: $SKIPLAKE_GOLDEN, else ../shared/golden
-// next to the directory holding go.mod. It skips the test when they are absent.
-func goldenDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-		t.Skipf("SKIPLAKE_GOLDEN=%s does not exist; golden conformance tables not available", d)
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory; golden tables not available")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden tables not found at %s (set SKIPLAKE_GOLDEN): skipping conformance test", g)
-	}
-	return g
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t *testing.T) string { return goldentest.Dir(t) }
 
 type goldenAdd struct {
 	Path  string `json:"path"`

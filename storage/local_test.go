@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -332,30 +333,5 @@ func TestLocalGoldenTables(t *testing.T) {
 	}
 }
 
-// goldenDir finds the golden tables: $SKIPLAKE_GOLDEN, or ../shared/golden next to the
-// directory holding go.mod. It skips the test when neither exists.
-func goldenDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d
-		}
-		t.Skipf("SKIPLAKE_GOLDEN=%q is not a directory; skipping the golden-table test", d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			g := filepath.Join(d, "..", "shared", "golden")
-			if fi, err := os.Stat(g); err == nil && fi.IsDir() {
-				return g
-			}
-			t.Skipf("golden tables not found at %s (set SKIPLAKE_GOLDEN); skipping", g)
-		}
-		if filepath.Dir(d) == d {
-			t.Skip("no go.mod above the test directory; cannot locate the golden tables")
-		}
-	}
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t *testing.T) string { return goldentest.Dir(t) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,31 +23,8 @@ import (
 	"github.com/skiplake/skiplake/table"
 )
 
-// goldenDir finds ../shared/golden (or $SKIPLAKE_GOLDEN) and skips the test when absent.
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("golden tables not found: no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden tables not found at %s (set SKIPLAKE_GOLDEN): %v", g, err)
-	}
-	return g
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t testing.TB) string { return goldentest.Dir(t) }
 
 type goldenMeta struct {
 	ExpectedParquetRows *int64 `json:"expected_parquet_rows"`

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,33 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// goldenDir locates ../shared/golden relative to the module root (or $SKIPLAKE_GOLDEN),
-// skipping the test when it is absent.
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("golden tables absent: no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden tables absent at %s (set SKIPLAKE_GOLDEN)", g)
-	}
-	return g
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t testing.TB) string { return goldentest.Dir(t) }
 
 // readAll reads the whole file at path with want and returns stringified rows and the
 // first-row positions of the batches.

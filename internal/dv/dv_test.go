@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -18,29 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("golden tables absent: no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden tables absent at %s (set SKIPLAKE_GOLDEN)", g)
-	}
-	return g
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t testing.TB) string { return goldentest.Dir(t) }
 
 func dirGetter(root string) GetFunc {
 	return func(_ context.Context, p string) ([]byte, error) {

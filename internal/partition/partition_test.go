@@ -3,6 +3,7 @@ package partition
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/skiplake/skiplake/internal/goldentest"
 	"math"
 	"os"
 	"path"
@@ -193,30 +194,8 @@ func TestEscaping(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidValue)
 }
 
-// goldenDir locates ../shared/golden from the module root, or $SKIPLAKE_GOLDEN.
-func goldenDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("golden tables absent: no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	g := filepath.Join(dir, "..", "shared", "golden")
-	if _, err := os.Stat(g); err != nil {
-		t.Skipf("golden tables absent at %s (set SKIPLAKE_GOLDEN)", g)
-	}
-	return g
-}
+// goldenDir locates the golden tables or skips (see internal/goldentest).
+func goldenDir(t testing.TB) string { return goldentest.Dir(t) }
 
 var deltaToArrow = map[string]arrow.DataType{
 	"boolean": arrow.FixedWidthTypes.Boolean, "byte": arrow.PrimitiveTypes.Int8, "short": arrow.PrimitiveTypes.Int16,
