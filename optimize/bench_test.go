@@ -185,7 +185,7 @@ func BenchmarkRewriteCeiling(b *testing.B) {
 			}
 			files := plan.snap.Files()
 			err = parallel(ctx, runtime.GOMAXPROCS(0), len(files), func(ctx context.Context, i int) error {
-				out, err := newOutFile(lineitemSchema, stats.Config{}, rowGroupTarget(total/4), mem, bloomSpec{})
+				out, err := newOutFile(ctx, store, "", "", lineitemSchema, stats.Config{}, rowGroupTarget(total/4), mem, bloomSpec{})
 				if err != nil {
 					return err
 				}
@@ -194,7 +194,7 @@ func BenchmarkRewriteCeiling(b *testing.B) {
 					out.abort()
 					return err
 				}
-				_, _, err = out.finish(ctx, store, "", "", nil, nil)
+				_, _, err = out.finish(ctx, nil, nil)
 				return err
 			})
 			if err != nil {

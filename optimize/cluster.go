@@ -221,7 +221,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	sortKeyed(pairs, tieBreak{p.clusterColumns(all)})
 	cuts := cutPoints(pairs, nFiles)
 	return parallel(ctx, o.Parallelism, len(cuts)-1, func(ctx context.Context, f int) error {
-		out, err := w.newFile()
+		out, err := w.newFile(ctx)
 		if err != nil {
 			return err
 		}
@@ -354,9 +354,9 @@ type clusterWriter struct {
 	res            *binResult
 }
 
-func (w *clusterWriter) newFile() (*outFile, error) {
+func (w *clusterWriter) newFile(ctx context.Context) (*outFile, error) {
 	p := w.e.plan
-	return newOutFile(p.dataSch, w.e.statsCfg, rowGroupTarget(p.opts.TargetFileSize), p.opts.Allocator, p.bloomSpec())
+	return newOutFile(ctx, p.store, w.encDir, w.decDir, p.dataSch, w.e.statsCfg, rowGroupTarget(p.opts.TargetFileSize), p.opts.Allocator, p.bloomSpec())
 }
 
 func (w *clusterWriter) finish(ctx context.Context, out *outFile) error {
@@ -364,7 +364,7 @@ func (w *clusterWriter) finish(ctx context.Context, out *outFile) error {
 	for k, v := range w.tags {
 		tags[k] = v
 	}
-	add, rel, err := out.finish(ctx, w.e.plan.store, w.encDir, w.decDir, tags, copyValues(w.it.part.Values))
+	add, rel, err := out.finish(ctx, tags, copyValues(w.it.part.Values))
 	if err != nil || add == nil {
 		return err
 	}

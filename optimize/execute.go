@@ -335,7 +335,12 @@ func smallBin(b *Bin, budget int64) bool { return b.Bytes*16 <= budget }
 func (e *executor) compact(ctx context.Context, it workItem) (*binResult, error) {
 	p := e.plan
 	o := p.opts
-	out, err := newOutFile(p.dataSch, e.statsCfg, rowGroupTarget(o.TargetFileSize), o.Allocator, p.bloomSpec())
+	first := it.bin.adds[0]
+	dec, err := first.DecodedPath()
+	if err != nil {
+		return nil, err
+	}
+	out, err := newOutFile(ctx, p.store, dirOf(first.Path), dirOf(dec), p.dataSch, e.statsCfg, rowGroupTarget(o.TargetFileSize), o.Allocator, p.bloomSpec())
 	if err != nil {
 		return nil, err
 	}
@@ -356,9 +361,7 @@ func (e *executor) compact(ctx context.Context, it workItem) (*binResult, error)
 		res.rows += rows
 		e.progress("write", a.Size)
 	}
-	first := it.bin.adds[0]
-	dec, _ := first.DecodedPath()
-	add, rel, err := out.finish(ctx, p.store, dirOf(first.Path), dirOf(dec), cubeTags(it.bin.adds), copyValues(it.part.Values))
+	add, rel, err := out.finish(ctx, cubeTags(it.bin.adds), copyValues(it.part.Values))
 	if err != nil {
 		return nil, err
 	}

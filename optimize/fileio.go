@@ -1,7 +1,6 @@
 package optimize
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -126,10 +125,13 @@ func (p *Plan) bloomSpec() bloomSpec {
 	return bloomSpec{cols: p.BloomColumns, idx: p.bloomIdx, fpp: p.BloomFPP}
 }
 
-// outFile encodes one output data file in memory (storage puts whole objects) and
+// outFile streams one output data file into storage (a hidden object until finish
+// commits it; storage.CreateObject buffers only on stores without streaming) and
 // collects its Delta statistics and Bloom filters on the way.
 type outFile struct {
-	buf      bytes.Buffer
+	obj      storage.ObjectWriter
+	rel      string // storage path (decoded)
+	logPath  string // add.path (encoded)
 	w        *datafile.Writer
 	coll     *stats.Collector
 	rows     int64
@@ -139,8 +141,14 @@ type outFile struct {
 	filters []bloom.Entry
 }
 
-func newOutFile(sch *arrow.Schema, cfg stats.Config, rowGroupBytes int64, mem memory.Allocator, bl bloomSpec) (*outFile, error) {
+func newOutFile(ctx context.Context, store storage.Storage, encDir, decDir string, sch *arrow.Schema, cfg stats.Config, rowGroupBytes int64, mem memory.Allocator, bl bloomSpec) (*outFile, error) {
 	o := &outFile{bl: bl}
+	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", fileSeq.Add(1)%100000, uuid.NewString())
+	o.rel, o.logPath = name, name
+	if decDir != "" {
+		o.rel = decDir + "/" + name
+		o.logPath = encDir + "/" + name
+	}
 	opts := datafile.WriterOptions{TargetRowGroupBytes: rowGroupBytes, Allocator: mem}
 	if len(bl.cols) > 0 {
 		opts.BloomColumns = make(map[string]int64, len(bl.cols))
@@ -155,13 +163,18 @@ func newOutFile(sch *arrow.Schema, cfg stats.Config, rowGroupBytes int64, mem me
 		}
 	}
 	var err error
-	o.w, err = datafile.NewWriter(&o.buf, sch, opts)
+	if o.obj, err = storage.CreateObject(ctx, store, o.rel); err != nil {
+		return nil, fmt.Errorf("optimize: creating data file %s: %w", o.rel, err)
+	}
+	o.w, err = datafile.NewWriter(o.obj, sch, opts)
 	if err != nil {
+		o.obj.Abort()
 		return nil, fmt.Errorf("optimize: %w", err)
 	}
 	o.coll, err = stats.NewCollector(sch, nil, cfg)
 	if err != nil {
 		o.w.Close()
+		o.obj.Abort()
 		return nil, err
 	}
 	return o, nil
@@ -189,48 +202,47 @@ func (o *outFile) write(rec arrow.RecordBatch) error {
 // abort discards the file.
 func (o *outFile) abort() {
 	o.w.Close()
-	o.buf = bytes.Buffer{}
+	_ = o.obj.Abort()
 }
 
-// finish closes the file, stores it under dir (a log path directory, "" for the
-// root) with put-if-absent and returns its add action (dataChange=false). The
-// returned storage path is for cleanup. A file with no rows is not stored (nil add).
-// The file's Bloom filters are left in o.filters, keyed by the add's path; the
-// caller writes them to the batch's index file and tags the add.
-func (o *outFile) finish(ctx context.Context, store storage.Storage, encDir, decDir string, tags map[string]string, partValues map[string]*string) (*log.Add, string, error) {
+// finish closes the file, commits it to storage (put-if-absent semantics) and returns
+// its add action (dataChange=false). The returned storage path is for cleanup. A file
+// with no rows is discarded (nil add). The file's Bloom filters are left in o.filters,
+// keyed by the add's path; the caller writes them to the batch's index file and tags
+// the add.
+func (o *outFile) finish(ctx context.Context, tags map[string]string, partValues map[string]*string) (*log.Add, string, error) {
 	res, err := o.w.Close()
 	if err != nil {
+		o.obj.Abort()
 		return nil, "", fmt.Errorf("optimize: %w", err)
 	}
 	if o.rows == 0 {
+		o.obj.Abort()
 		return nil, "", nil
 	}
 	statsJSON, err := o.coll.ToJSON()
 	if err != nil {
+		o.obj.Abort()
 		return nil, "", err
 	}
 	if err := ctx.Err(); err != nil {
+		o.obj.Abort()
 		return nil, "", err
 	}
-	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", fileSeq.Add(1)%100000, uuid.NewString())
-	rel, logPath := name, name
-	if decDir != "" {
-		rel = decDir + "/" + name
-		logPath = encDir + "/" + name
-	}
+	rel, logPath := o.rel, o.logPath
 	for _, b := range o.builders {
 		f, err := b.Finish()
 		if err != nil {
+			o.obj.Abort()
 			return nil, "", fmt.Errorf("optimize: bloom filter of %s: %w", rel, err)
 		}
 		o.filters = append(o.filters, bloom.Entry{DataPath: logPath, Filter: f})
 	}
 	o.builders = nil
 	// L2: the file is complete and durable before any commit references it.
-	if err := store.PutIfAbsent(ctx, rel, o.buf.Bytes()); err != nil {
+	if err := o.obj.Commit(); err != nil {
 		return nil, "", fmt.Errorf("optimize: writing data file %s: %w", rel, err)
 	}
-	o.buf = bytes.Buffer{}
 	if partValues == nil {
 		partValues = map[string]*string{}
 	}

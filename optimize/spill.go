@@ -146,7 +146,7 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		dataCols[i] = i
 	}
 	return parallel(ctx, outputWriters(o), len(groups), func(ctx context.Context, g int) error {
-		out, err := w.newFile()
+		out, err := w.newFile(ctx)
 		if err != nil {
 			return err
 		}
@@ -167,9 +167,10 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 
 // writerOverhead is the memory one output file writer holds beyond the rows it is
 // given: the zstd encoder state and Parquet dictionary tables (measured: 40-50 MiB
-// with arrow-go v18.8 at zstd level 3, most of it zstd history buffers). The
-// encoded file itself, up to TargetFileSize, comes on top: it stays in memory
-// until it is stored, because storage puts whole objects.
+// with arrow-go v18.8 at zstd level 3, most of it zstd history buffers). On stores
+// without streaming writes (storage.Creator) the encoded file, up to
+// TargetFileSize, also stays in memory until it is stored; outputWriters budgets for
+// that case.
 const writerOverhead = 48 << 20
 
 // outputWriters is how many output files the spill path writes at once: as many as
