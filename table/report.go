@@ -12,7 +12,11 @@ import (
 //   - "partition": files decided by their partition values alone;
 //   - "stats": files left by the partition level, decided by their min/max/nullCount;
 //   - "bloom": files left by the stats level whose Bloom filters were probed;
-//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics.
+//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics;
+//   - "page": rows of the row groups left by the rowgroup level that still need a
+//     recheck, decided by the Parquet page index (column + offset index). Its units are
+//     ROWS, not pages: Total is the rows of the row groups considered, Skipped the rows
+//     in pages not read, Kept the rows read; the byte counters stay zero.
 //
 // Files summarises the file levels: Total files in the snapshot, Skipped by any level,
 // Kept (read), MustMatch (read without recheck).
@@ -56,6 +60,16 @@ func (r *ScanReport) level(name string) *skipping.LevelStats {
 func (r *ScanReport) addRowGroups(s skipping.LevelStats) {
 	r.mu.Lock()
 	r.level("rowgroup").Merge(s)
+	r.mu.Unlock()
+}
+
+// addPages merges one file's page-level row counts (concurrent readers call it).
+func (r *ScanReport) addPages(s skipping.LevelStats) {
+	if s.Total == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.level("page").Merge(s)
 	r.mu.Unlock()
 }
 

@@ -487,14 +487,76 @@ func (s *Scan) readFile(ctx context.Context, task *fileTask) (out []arrow.Record
 	if s.want.NumFields() == 0 {
 		err = s.readCountsOnly(r, rowGroups, emit)
 	} else {
-		err = r.Read(ctx, s.want, rowGroups, func(rec arrow.RecordBatch, firstRow int64) error {
-			return emit(rec, firstRow)
-		})
+		err = s.readPages(ctx, task, r, rowGroups, mustRG, emit)
 	}
 	if err != nil {
 		return out, fmt.Errorf("table: reading %s: %w", task.path, err)
 	}
 	return out, nil
+}
+
+// readPages reads the selected row groups (nil: all). A row group that must be
+// rechecked (the file needs a recheck and the row group is not MustMatch) is narrowed
+// with its page index to the rows that might match, and only those are read; an
+// unreadable page index, or ranges covering the whole group, read the whole group. The
+// recheck still runs on every row read, so the result does not depend on this step.
+// The "page" level of the report counts rows.
+func (s *Scan) readPages(ctx context.Context, task *fileTask, r *datafile.Reader, rowGroups []int, mustRG map[int]bool, emit datafile.EmitFunc) error {
+	if !task.recheck || s.table == nil {
+		return r.Read(ctx, s.want, rowGroups, emit)
+	}
+	if rowGroups == nil {
+		rowGroups = make([]int, r.NumRowGroups())
+		for i := range rowGroups {
+			rowGroups[i] = i
+		}
+	}
+	md := r.Metadata()
+	leaf := skipping.LeafIndexByPath(md)
+	mapper := s.snap.fm.mapper
+	colIndex := func(path []string) int {
+		phys, ok := mapPath(mapper, path)
+		if !ok {
+			return -1
+		}
+		return leaf(phys)
+	}
+	lv := skipping.LevelStats{Level: "page"}
+	defer func() { s.report.addPages(lv) }()
+	for _, rg := range rowGroups {
+		if mustRG[rg] {
+			if err := r.Read(ctx, s.want, []int{rg}, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		n := md.RowGroup(rg).NumRows()
+		lv.Total += n
+		ranges, err := skipping.EvaluatePages(s.table, r.ParquetReader(), rg, colIndex)
+		if err != nil {
+			s.report.warn(fmt.Sprintf("page index of %s row group %d unusable, row group read whole: %v", task.path, rg, err))
+		}
+		if err != nil || ranges.Rows() >= n {
+			lv.Kept += n
+			if err := r.Read(ctx, s.want, []int{rg}, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		lv.Kept += ranges.Rows()
+		lv.Skipped += n - ranges.Rows()
+		if len(ranges) == 0 {
+			continue
+		}
+		want := make([]datafile.RowRange, len(ranges))
+		for i, rr := range ranges {
+			want[i] = datafile.RowRange{Start: rr.Start, End: rr.End}
+		}
+		if err := r.ReadRanges(ctx, s.want, rg, want, emit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readCountsOnly produces zero-column batches with the row counts of the selected row

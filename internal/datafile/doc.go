@@ -23,15 +23,20 @@
 //   - D4 (ownership) Batches passed to an emit callback are released when the callback
 //     returns; a callback that keeps one calls Retain. The writer never closes the
 //     io.Writer it was given.
+//   - D5 (row ranges) [Reader.ReadRanges] emits exactly the rows of the given ranges of
+//     one row group, identical to the same rows of [Reader.Read] (D1-D4 hold). When no
+//     requested column is repeated (list or map), it seeks each column to each range with
+//     the offset index and streams the column chunk, so pages outside the ranges are
+//     neither fetched nor decoded; with a list or map column it decodes the whole row group
+//     and slices (correct, no I/O saved).
 //
-// Reading is row-group granular: callers choose row groups (after skipping with footer
-// statistics, page indexes or Bloom filters via [Reader.ParquetReader]); reading page
-// ranges inside a row group is not offered yet. INT96 timestamps are decoded exactly
-// (0001-01-01 to 9999-12-31) for top-level columns; an INT96 nested inside a struct, list
-// or map goes through arrow-go, which fails outside the nanosecond range (1677-2262).
+// Callers choose row groups (after skipping with footer statistics or Bloom filters via
+// [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96
+// timestamps are decoded exactly (0001-01-01 to 9999-12-31) for top-level columns; an INT96
+// nested inside a struct, list or map goes through arrow-go, which fails outside the nanosecond range (1677-2262).
 //
 // What it deliberately does not do: it knows nothing of the Delta log (partition columns are
 // added by the caller with [ConstantColumn]); it computes no Delta statistics (package
 // stats does); it does not evaluate predicates or page indexes (package skipping decides which
-// row groups to pass to [Reader.Read]).
+// row groups and row ranges to read).
 package datafile

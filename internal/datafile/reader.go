@@ -49,6 +49,9 @@ type Reader struct {
 	mem     memory.Allocator
 	batch   int64
 	rgStart []int64
+	src     *io.SectionReader
+	seekPR  *file.Reader        // lazily opened by ReadRanges: streams column chunks
+	seekFR  *pqarrow.FileReader // pqarrow view of seekPR
 }
 
 // Open reads the footer of the Parquet file held by ra (size bytes long). ra is not closed
@@ -86,7 +89,7 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		starts[i] = at
 		at += md.RowGroup(i).NumRows()
 	}
-	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, rgStart: starts}, nil
+	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, rgStart: starts, src: src}, nil
 }
 
 // Metadata returns the file footer.
@@ -116,7 +119,14 @@ func (r *Reader) RowGroupFirstRow(i int) int64 {
 func (r *Reader) ParquetReader() *file.Reader { return r.pr }
 
 // Close releases the Reader. It does not close the io.ReaderAt given to Open.
-func (r *Reader) Close() error { return r.pr.Close() }
+func (r *Reader) Close() error {
+	var err error
+	if r.seekPR != nil {
+		err = r.seekPR.Close()
+		r.seekPR, r.seekFR = nil, nil
+	}
+	return errors.Join(r.pr.Close(), err)
+}
 
 // EmitFunc receives one batch and the file position of its first row (invariant D3). The
 // batch is released when EmitFunc returns; call Retain to keep it.
