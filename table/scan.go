@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
@@ -129,6 +130,8 @@ type fileTask struct {
 	// lists the ones to read, mustRG those needing no recheck).
 	rgPlanned bool
 	mustRG    map[int]bool
+	// pagesCounted is set when ExplainRowGroups already recorded the page level.
+	pagesCounted bool
 }
 
 type fileResult struct {
@@ -512,17 +515,13 @@ func (s *Scan) readPages(ctx context.Context, task *fileTask, r *datafile.Reader
 		}
 	}
 	md := r.Metadata()
-	leaf := skipping.LeafIndexByPath(md)
-	mapper := s.snap.fm.mapper
-	colIndex := func(path []string) int {
-		phys, ok := mapPath(mapper, path)
-		if !ok {
-			return -1
-		}
-		return leaf(phys)
-	}
+	colIndex := s.leafIndex(md)
 	lv := skipping.LevelStats{Level: "page"}
-	defer func() { s.report.addPages(lv) }()
+	defer func() {
+		if !task.pagesCounted {
+			s.report.addPages(lv)
+		}
+	}()
 	for _, rg := range rowGroups {
 		if mustRG[rg] {
 			if err := r.Read(ctx, s.want, []int{rg}, emit); err != nil {
@@ -702,15 +701,7 @@ func storeRoot(st storage.Storage) string {
 // those proven MustMatch.
 func (s *Scan) rowGroupVerdicts(r *datafile.Reader) ([]int, map[int]bool) {
 	md := r.Metadata()
-	leaf := skipping.LeafIndexByPath(md)
-	mapper := s.snap.fm.mapper
-	verdicts := skipping.EvaluateRowGroups(s.table, md, func(path []string) int {
-		phys, ok := mapPath(mapper, path)
-		if !ok {
-			return -1
-		}
-		return leaf(phys)
-	})
+	verdicts := skipping.EvaluateRowGroups(s.table, md, s.leafIndex(md))
 	lv := skipping.LevelStats{Level: "rowgroup"}
 	keep := []int{}
 	must := map[int]bool{}
@@ -758,6 +749,7 @@ func (s *Scan) ExplainRowGroups(ctx context.Context) error {
 		}
 		task.rowGroups, task.mustRG = s.rowGroupVerdicts(r)
 		task.rgPlanned = true
+		s.explainPages(task, r)
 		r.Close()
 		f.Close()
 	}
@@ -838,4 +830,41 @@ func (t *Table) Count(ctx context.Context, opts ...ScanOption) (int64, *ScanRepo
 	}
 	sc.report.RowsReturned = n
 	return n, sc.report, nil
+}
+
+// leafIndex maps a bound column path (logical) to the file's leaf column index.
+func (s *Scan) leafIndex(md *metadata.FileMetaData) func(path []string) int {
+	leaf := skipping.LeafIndexByPath(md)
+	mapper := s.snap.fm.mapper
+	return func(path []string) int {
+		phys, ok := mapPath(mapper, path)
+		if !ok {
+			return -1
+		}
+		return leaf(phys)
+	}
+}
+
+// explainPages records the page level (in rows) for the row groups a task will read,
+// from the page index alone, as readPages would when reading.
+func (s *Scan) explainPages(task *fileTask, r *datafile.Reader) {
+	md := r.Metadata()
+	colIndex := s.leafIndex(md)
+	lv := skipping.LevelStats{Level: "page"}
+	for _, rg := range task.rowGroups {
+		if task.mustRG[rg] {
+			continue
+		}
+		n := md.RowGroup(rg).NumRows()
+		lv.Total += n
+		ranges, err := skipping.EvaluatePages(s.table, r.ParquetReader(), rg, colIndex)
+		if err != nil || ranges.Rows() >= n {
+			lv.Kept += n
+			continue
+		}
+		lv.Kept += ranges.Rows()
+		lv.Skipped += n - ranges.Rows()
+	}
+	s.report.addPages(lv)
+	task.pagesCounted = true
 }

@@ -273,3 +273,24 @@ func TestOptimizeBloomBackfill(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, "id,country\n103,FR\n", out)
 }
+
+func TestExplainShowsPages(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	ids := make([]int64, 200_000)
+	cs := make([]string, len(ids))
+	for i := range ids {
+		ids[i] = int64(i)
+		cs[i] = "DE"
+	}
+	p := filepath.Join(dir, "a.parquet")
+	writeParquet(t, p, ids, cs)
+	code, _, errs := cli(t, "append", tbl, p)
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "explain", tbl, "--filter", "id >= 1000 AND id < 1100")
+	require.Equal(t, 0, code, errs)
+	require.Regexp(t, `page\s+200000\s+\d+`, out)
+	code, out, errs = cli(t, "scan", tbl, "--filter", "id >= 1000 AND id < 1100", "--format", "csv")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, 101, strings.Count(out, "\n"))
+}
