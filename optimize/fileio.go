@@ -272,25 +272,3 @@ func rowGroupTarget(fileTarget int64) int64 {
 	}
 	return rg
 }
-
-// recordBytes is the in-memory size of a batch's buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
-}

@@ -2,6 +2,7 @@ package optimize
 
 import (
 	"context"
+	"github.com/skiplake/skiplake/internal/datafile"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -91,7 +92,7 @@ func TestBoundedMemory(t *testing.T) {
 	var arrowBytes, rows int64
 	for i := 0; arrowBytes < int64(dataMiB)<<20; i++ {
 		rec := genRecord(rowsPerFile, rows, uint64(i+1))
-		arrowBytes += recordBytes(rec)
+		arrowBytes += datafile.RecordBytes(rec)
 		rows += rec.NumRows()
 		tt.appendFiles(t, []arrow.RecordBatch{rec}, nil)
 		rec.Release()

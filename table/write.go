@@ -478,7 +478,7 @@ func (w *fileSetWriter) project(rec arrow.RecordBatch) arrow.RecordBatch {
 // A batch larger than what the current file still has room for is sliced, so file
 // sizes follow the target rather than the caller's batch sizes.
 func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
-	perRow := float64(recordBytes(data)) * w.currentRatio() / math.Max(1, float64(data.NumRows()))
+	perRow := float64(datafile.RecordBytes(data)) * w.currentRatio() / math.Max(1, float64(data.NumRows()))
 	for {
 		j := w.open[dir]
 		if j == nil {
@@ -624,7 +624,7 @@ func (w *fileSetWriter) writeFile(ctx context.Context, j *fileJob, seq int) (*lo
 				}
 			}
 			rows += rec.NumRows()
-			arrowBytes += int64(recordBytes(rec))
+			arrowBytes += int64(datafile.RecordBytes(rec))
 			return fw.Write(rec)
 		}()
 		if err != nil {
@@ -723,29 +723,6 @@ func parseSize(s string) (int64, error) {
 
 // ParseSize parses a byte size such as "128MiB", "64m" or "1048576".
 func ParseSize(s string) (int64, error) { return parseSize(s) }
-
-// recordBytes is the in-memory size of a batch's buffers (an estimate of its encoded
-// size before compression). Sliced batches count their whole buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
-}
 
 // Table properties that configure the Bloom filter index (see package bloom).
 const (

@@ -242,7 +242,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
-	arrowPerRow := float64(recordBytes(rec)) / float64(n)
+	arrowPerRow := float64(RecordBytes(rec)) / float64(n)
 	for off := int64(0); off < n; {
 		end := min(n, off+w.sliceRows)
 		part := rec
@@ -302,9 +302,10 @@ func (w *Writer) Close() (*WriteResult, error) {
 	return &WriteResult{NumRows: md.NumRows, Size: w.sink.n, RowGroups: md.NumRowGroups(), Metadata: md}, nil
 }
 
-// recordBytes is the size of the buffers behind rec (shared buffers of a sliced batch
-// count whole: an overestimate, which only makes row groups smaller).
-func recordBytes(rec arrow.RecordBatch) int64 {
+// RecordBytes is the size of the buffers behind rec: its in-memory Arrow size. Shared
+// buffers of a sliced batch count whole, so it overestimates slices (which only makes
+// row groups and files cut by it smaller).
+func RecordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
 		n += dataBytes(c.Data())
