@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -500,63 +499,21 @@ func testCreateLarge(t *testing.T, s storage.Storage, create createFunc) {
 // streams its own payload to and commits. Exactly one commits, the others get ErrExist,
 // and the stored bytes are the winner's (invariants L2 and S1).
 func testCreateRace(t *testing.T, s storage.Storage, create createFunc) {
-	const goroutines, rounds = 8, 50
-	ctx := context.Background()
-	type result struct {
-		g   int
-		err error
-	}
-	for round := range rounds {
-		name := fmt.Sprintf("data/%05d.parquet", round)
-		start := make(chan struct{})
-		results := make(chan result, goroutines)
-		var wg sync.WaitGroup
-		for g := range goroutines {
-			wg.Go(func() {
-				<-start
-				w, err := create(ctx, name)
-				if err != nil {
-					results <- result{g, fmt.Errorf("Create: %w", err)}
-					return
-				}
-				defer w.Abort()
-				data := racePayload(round, g)
-				for len(data) > 0 {
-					n := min(7, len(data))
-					if _, err := w.Write(data[:n]); err != nil {
-						results <- result{g, fmt.Errorf("Write: %w", err)}
-						return
-					}
-					data = data[n:]
-				}
-				results <- result{g, w.Commit()}
-			})
-		}
-		close(start)
-		wg.Wait()
-		close(results)
-		winner := -1
-		for r := range results {
-			switch {
-			case r.err == nil:
-				if winner >= 0 {
-					t.Fatalf("round %d: goroutines %d and %d both committed %q", round, winner, r.g, name)
-				}
-				winner = r.g
-			case errors.Is(r.err, storage.ErrExist):
-			default:
-				t.Fatalf("round %d: goroutine %d: unexpected error %v", round, r.g, r.err)
+	raceRounds(t, s, 8, 50, func(round int) string { return fmt.Sprintf("data/%05d.parquet", round) },
+		func(ctx context.Context, name string, data []byte) error {
+			w, err := create(ctx, name)
+			if err != nil {
+				return fmt.Errorf("Create: %w", err)
 			}
-		}
-		if winner < 0 {
-			t.Fatalf("round %d: nobody committed %q", round, name)
-		}
-		if got := mustGet(t, s, name); !bytes.Equal(got, racePayload(round, winner)) {
-			t.Fatalf("round %d: stored %q, want the winner's (goroutine %d) payload", round, got, winner)
-		}
-	}
-	if list := mustList(t, s, "", ""); len(list) != rounds {
-		t.Fatalf("List after the race has %d objects, want %d", len(list), rounds)
-	}
+			defer w.Abort()
+			for len(data) > 0 {
+				n := min(7, len(data))
+				if _, err := w.Write(data[:n]); err != nil {
+					return fmt.Errorf("Write: %w", err)
+				}
+				data = data[n:]
+			}
+			return w.Commit()
+		})
 	checkNoStrays(t, s)
 }

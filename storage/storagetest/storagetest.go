@@ -770,21 +770,31 @@ func testContextCancelled(t *testing.T, s storage.Storage) {
 // goroutine tries to create with its own payload. Exactly one wins (invariant L2), the
 // others get ErrExist, and the stored bytes are the winner's.
 func testRacePutIfAbsent(t *testing.T, s storage.Storage) {
-	const goroutines, rounds = 16, 200
+	raceRounds(t, s, 16, 200, func(round int) string { return fmt.Sprintf("_delta_log/%020d.json", round) },
+		func(ctx context.Context, name string, payload []byte) error { return s.PutIfAbsent(ctx, name, payload) })
+}
+
+// raceRounds runs rounds of goroutines concurrent attempts to create one fresh object
+// per round (each goroutine with its own payload) and checks that exactly one attempt
+// succeeds, the others fail with ErrExist, the stored bytes are the winner's, and the
+// store ends with one object per round.
+func raceRounds(t *testing.T, s storage.Storage, goroutines, rounds int, nameFor func(round int) string,
+	attempt func(ctx context.Context, name string, payload []byte) error) {
+	t.Helper()
 	ctx := context.Background()
 	type result struct {
 		g   int
 		err error
 	}
 	for round := range rounds {
-		name := fmt.Sprintf("_delta_log/%020d.json", round)
+		name := nameFor(round)
 		start := make(chan struct{})
 		results := make(chan result, goroutines)
 		var wg sync.WaitGroup
 		for g := range goroutines {
 			wg.Go(func() {
 				<-start
-				results <- result{g, s.PutIfAbsent(ctx, name, racePayload(round, g))}
+				results <- result{g, attempt(ctx, name, racePayload(round, g))}
 			})
 		}
 		close(start)
@@ -795,7 +805,7 @@ func testRacePutIfAbsent(t *testing.T, s storage.Storage) {
 			switch {
 			case r.err == nil:
 				if winner >= 0 {
-					t.Fatalf("round %d: goroutines %d and %d both won PutIfAbsent(%q)", round, winner, r.g, name)
+					t.Fatalf("round %d: goroutines %d and %d both created %q", round, winner, r.g, name)
 				}
 				winner = r.g
 			case errors.Is(r.err, storage.ErrExist):
@@ -804,7 +814,7 @@ func testRacePutIfAbsent(t *testing.T, s storage.Storage) {
 			}
 		}
 		if winner < 0 {
-			t.Fatalf("round %d: nobody won PutIfAbsent(%q)", round, name)
+			t.Fatalf("round %d: nobody created %q", round, name)
 		}
 		if got := mustGet(t, s, name); !bytes.Equal(got, racePayload(round, winner)) {
 			t.Fatalf("round %d: stored %q, want the winner's (goroutine %d) payload", round, got, winner)
