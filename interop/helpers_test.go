@@ -255,32 +255,10 @@ func arrowRows(t testing.TB, tbl arrow.Table) []string {
 	t.Helper()
 	tr := array.NewTableReader(tbl, 0)
 	defer tr.Release()
-	var out []string
-	var sb strings.Builder
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			sb.Reset()
-			for c := 0; c < int(rec.NumCols()); c++ {
-				if c > 0 {
-					sb.WriteString(" | ")
-				}
-				s, err := canonArrow(rec.Column(c), r)
-				if err != nil {
-					t.Fatalf("interop: column %s row %d: %v", rec.ColumnName(c), r, err)
-				}
-				sb.WriteString(s)
-			}
-			out = append(out, sb.String())
-		}
-	}
-	if err := tr.Err(); err != nil {
-		t.Fatalf("interop: reading table: %v", err)
-	}
-	return out
+	return scanRows(t, tr)
 }
 
-// scanRows renders every row a skiplake scan returns.
+// scanRows renders every row a record reader (a skiplake scan, a table) returns.
 func scanRows(t testing.TB, rdr array.RecordReader) []string {
 	t.Helper()
 	var out []string
@@ -303,7 +281,7 @@ func scanRows(t testing.TB, rdr array.RecordReader) []string {
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		t.Fatalf("interop: scan: %v", err)
+		t.Fatalf("interop: reading rows: %v", err)
 	}
 	return out
 }
