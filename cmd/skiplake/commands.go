@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
 	"flag"
 	"fmt"
@@ -314,9 +313,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+		return writeJSON(e.stdout, d)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintf(tw, "version\t%d\n", d.Version)
@@ -376,13 +373,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *format == "jsonl" {
-		enc := json.NewEncoder(e.stdout)
-		for _, c := range h {
-			if err := enc.Encode(c); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSONL(e.stdout, h)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIMESTAMP\tOPERATION\tPARAMETERS\tMETRICS")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -49,13 +48,7 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	defer sc.Release()
 	files := sc.Files()
 	if *format == "jsonl" {
-		enc := json.NewEncoder(e.stdout)
-		for _, f := range files {
-			if err := enc.Encode(f); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeJSONL(e.stdout, files)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tSIZE\tVERDICT\tREASON\tSTATS")
@@ -100,9 +93,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	}
 	rep := sc.Report()
 	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(e.stdout, rep)
 	}
 	fmt.Fprintf(e.stdout, "version %d, filter: %s\n", rep.Version, rep.Filter)
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', tabwriter.AlignRight)

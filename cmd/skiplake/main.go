@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -175,4 +176,22 @@ func tableArgs(fs *flag.FlagSet, args []string, format *string, formats ...strin
 		return "", err
 	}
 	return path, nil
+}
+
+// writeJSONL writes one JSON document per line (the jsonl output format).
+func writeJSONL[T any](w io.Writer, items []T) error {
+	enc := json.NewEncoder(w)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeJSON writes v as one indented JSON document (the json output format).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

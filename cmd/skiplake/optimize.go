@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -70,9 +69,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(e.stdout, res)
 	}
 	p := res.Plan
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
@@ -144,9 +141,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(e.stdout, res)
 	}
 	verb := "deleted"
 	if res.DryRun {
