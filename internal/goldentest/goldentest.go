@@ -1,7 +1,9 @@
 // Package goldentest locates the golden Delta tables (the reader conformance suite)
 // for tests: $SKIPLAKE_GOLDEN when set, otherwise ../shared/golden beside the
-// repository root (the directory holding go.mod). Tests that need them skip with a
-// clear message when they are absent; nothing is ever copied into the repository.
+// repository root (the directory holding go.mod). When SKIPLAKE_GOLDEN is set (CI
+// sets it) a missing or empty directory fails the test: a silent skip must not hide
+// a broken conformance suite. Without it, tests skip with a clear message when the
+// tables are absent. Nothing is ever copied into the repository.
 package goldentest
 
 import (
@@ -10,15 +12,20 @@ import (
 	"testing"
 )
 
-// Dir returns the golden tables' directory, or skips the test (tb.Skip) saying where
-// it looked when there is none.
+// Dir returns the golden tables' directory. When SKIPLAKE_GOLDEN is set and does not
+// name a non-empty directory the test fails (tb.Fatal); otherwise, when there is no
+// ../shared/golden, it skips (tb.Skip) saying where it looked.
 func Dir(tb testing.TB) string {
 	tb.Helper()
 	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
+		st, err := os.Stat(d)
+		if err != nil || !st.IsDir() {
+			tb.Fatalf("golden tables not found: SKIPLAKE_GOLDEN=%s is not a directory", d)
 		}
-		tb.Skipf("golden tables not found: SKIPLAKE_GOLDEN=%s is not a directory", d)
+		if entries, err := os.ReadDir(d); err != nil || len(entries) == 0 {
+			tb.Fatalf("golden tables not found: SKIPLAKE_GOLDEN=%s is empty or unreadable (%v)", d, err)
+		}
+		return d
 	}
 	dir, err := os.Getwd()
 	if err != nil {
