@@ -174,24 +174,35 @@ func BenchmarkScan(b *testing.B) {
 	b.Run(fmt.Sprintf("impl=skiplake/rows=%d/files=%d", n, len(files)), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			sc, err := tb.Scan(ctx, table.WithParallelism(1))
-			if err != nil {
-				b.Fatal(err)
-			}
-			var rows int64
-			for sc.Next() {
-				rows += sc.RecordBatch().NumRows()
-			}
-			if err := sc.Err(); err != nil {
-				b.Fatal(err)
-			}
-			sc.Release()
+			rows := scanRows(b, tb, table.WithParallelism(1))
 			if rows != int64(n) {
 				b.Fatalf("read %d rows", rows)
 			}
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
+}
+
+// scanRows reads every row of src's scan and returns how many there were.
+func scanRows(b *testing.B, src scanner, opts ...table.ScanOption) int64 {
+	ctx := context.Background()
+	sc, err := src.Scan(ctx, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Release()
+	var rows int64
+	for rd.Next() {
+		rows += rd.RecordBatch().NumRows()
+	}
+	if err := rd.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return rows
 }
 
 // BenchmarkSelectiveScan measures a 0.1%-selective filter on a table of about 1,000
@@ -220,18 +231,22 @@ func BenchmarkSelectiveScan(b *testing.B) {
 	lo := int64(n / 2)
 	filter := fmt.Sprintf("id >= %d AND id < %d", lo, lo+int64(n/1000))
 	scan := func(b *testing.B, opts ...table.ScanOption) (rows int64, read int64) {
-		sc, err := tb.Scan(ctx, append(opts, table.WithSnapshot(snap))...)
+		sc, err := snap.Scan(ctx, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer sc.Release()
-		for sc.Next() {
-			rows += sc.RecordBatch().NumRows()
-		}
-		if err := sc.Err(); err != nil {
+		rd, err := sc.Read(ctx)
+		if err != nil {
 			b.Fatal(err)
 		}
-		return rows, sc.Report().Files.Kept
+		defer rd.Release()
+		for rd.Next() {
+			rows += rd.RecordBatch().NumRows()
+		}
+		if err := rd.Err(); err != nil {
+			b.Fatal(err)
+		}
+		return rows, rd.Report().Files.Kept
 	}
 	b.Run(fmt.Sprintf("scan=full/rows=%d/files=%d", n, files), func(b *testing.B) {
 		var read int64

@@ -73,6 +73,26 @@ func (r *ScanReport) addPages(s skipping.LevelStats) {
 	r.mu.Unlock()
 }
 
+// clone returns a deep copy, taken under the lock.
+func (r *ScanReport) clone() *ScanReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &ScanReport{
+		Version:      r.Version,
+		Filter:       r.Filter,
+		Files:        r.Files,
+		Levels:       append([]skipping.LevelStats(nil), r.Levels...),
+		RowsReturned: r.RowsReturned,
+		Warnings:     append([]string(nil), r.Warnings...),
+	}
+}
+
+func (r *ScanReport) setRows(n int64) {
+	r.mu.Lock()
+	r.RowsReturned = n
+	r.mu.Unlock()
+}
+
 func (r *ScanReport) warn(msg string) {
 	r.mu.Lock()
 	r.Warnings = append(r.Warnings, msg)
