@@ -259,15 +259,23 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := []table.ScanOption{table.WithRef(r), table.WithColumns(cols...), table.WithLimit(*limit)}
-	if *filter != "" {
-		opts = append(opts, table.WithFilter(*filter))
-	}
-	sc, err := t.Scan(ctx, opts...)
+	snap, err := t.Snapshot(ctx, r)
 	if err != nil {
 		return err
 	}
-	defer sc.Release()
+	opts := []table.ScanOption{table.WithColumns(cols...), table.WithLimit(*limit)}
+	if *filter != "" {
+		opts = append(opts, table.WithFilter(*filter))
+	}
+	sc, err := snap.Scan(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		return err
+	}
+	defer rd.Release()
 	var out io.Writer = e.stdout
 	if *output != "" {
 		f, err := os.Create(*output)
@@ -281,12 +289,12 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for sc.Next() {
-		if err := w.Write(sc.RecordBatch()); err != nil {
+	for rd.Next() {
+		if err := w.Write(rd.RecordBatch()); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := rd.Err(); err != nil {
 		return err
 	}
 	return w.Close()
