@@ -58,7 +58,7 @@ type Snapshot struct {
 	physical *arrow.Schema // physical names (what stats are keyed by)
 	mapping  log.ColumnMapping
 	store    storage.Storage // where the data files are
-	fm       fileMeta // typed stats, partition values and skipping index, built on first use
+	fm       fileMeta        // typed stats, partition values and skipping index, built on first use
 }
 
 // Snapshot loads the table at ref. Reading fails (with an error naming the features)
