@@ -57,11 +57,51 @@ type Reader struct {
 
 	progressMu sync.Mutex
 	filesDone  int64
+
+	// With a limit, row groups are started only while the rows they may return
+	// (their row counts) are still needed: ahead counts the rows of started row
+	// groups the caller has not finished reading; limitRows mirrors rows.
+	limitMu   sync.Mutex
+	limitCond *sync.Cond
+	ahead     int64
+	limitRows int64
 }
 
 func newReader(ctx context.Context, s *Scan, cfg scanConfig, proj *projection, tasks []*fileTask, rep *ScanReport) *Reader {
 	rctx, cancel := context.WithCancel(ctx)
-	return &Reader{scan: s, proj: proj, tasks: tasks, cfg: cfg, ctx: rctx, cancel: cancel, report: rep, refs: 1}
+	if cfg.limit > 0 && cfg.limit < cfg.batchSize {
+		cfg.batchSize = cfg.limit // decode no more rows than can be returned
+	}
+	r := &Reader{scan: s, proj: proj, tasks: tasks, cfg: cfg, ctx: rctx, cancel: cancel, report: rep, refs: 1}
+	r.limitCond = sync.NewCond(&r.limitMu)
+	return r
+}
+
+// waitForLimit blocks the dispatcher, when the scan has a limit, until the rows of
+// the row groups already started (rows) may no longer cover it; false when ctx ended.
+func (r *Reader) waitForLimit(rows int64) bool {
+	if r.cfg.limit <= 0 {
+		return true
+	}
+	r.limitMu.Lock()
+	defer r.limitMu.Unlock()
+	for r.ahead > 0 && r.ahead >= r.cfg.limit-r.limitRows && r.ctx.Err() == nil {
+		r.limitCond.Wait()
+	}
+	r.ahead += rows
+	return r.ctx.Err() == nil
+}
+
+// unitConsumed returns the rows of a row group the caller has finished reading.
+func (r *Reader) unitConsumed(u *readUnit) {
+	if r.cfg.limit <= 0 {
+		return
+	}
+	r.limitMu.Lock()
+	r.ahead -= u.maxRows
+	r.limitRows = r.rows
+	r.limitCond.Broadcast()
+	r.limitMu.Unlock()
 }
 
 // Schema is the schema of every batch.
@@ -156,6 +196,7 @@ func (r *Reader) Next() bool {
 				r.finish()
 				return false
 			}
+			r.unitConsumed(r.head)
 			r.head = nil
 			continue
 		}
@@ -192,10 +233,11 @@ func (r *Reader) start() {
 
 // readUnit is one row group being decoded, with the queue of its output batches.
 type readUnit struct {
-	seq  int64
-	file *openFile
-	spec rgUnit
-	q    *batchQueue
+	seq     int64
+	file    *openFile
+	spec    rgUnit
+	maxRows int64 // rows it may return at most
+	q       *batchQueue
 }
 
 // openFile is a file whose row groups are being read; the last user closes it.
@@ -233,6 +275,14 @@ func (r *Reader) dispatch() {
 	defer r.wg.Done()
 	defer close(r.units)
 	slots := make(chan struct{}, r.cfg.parallelism)
+	if r.cfg.limit > 0 {
+		stop := context.AfterFunc(r.ctx, func() {
+			r.limitMu.Lock()
+			r.limitCond.Broadcast()
+			r.limitMu.Unlock()
+		})
+		defer stop()
+	}
 	var seq int64
 	failed := func(err error) {
 		q := newBatchQueue()
@@ -256,6 +306,19 @@ func (r *Reader) dispatch() {
 			continue
 		}
 		for _, spec := range units {
+			maxRows := of.r.Metadata().RowGroup(spec.rg).NumRows()
+			if spec.ranges != nil {
+				maxRows = 0
+				for _, rr := range spec.ranges {
+					maxRows += rr.End - rr.Start
+				}
+			}
+			if !r.waitForLimit(maxRows) {
+				if of.release() {
+					r.fileDone()
+				}
+				return
+			}
 			select {
 			case slots <- struct{}{}:
 			case <-r.ctx.Done():
@@ -264,7 +327,7 @@ func (r *Reader) dispatch() {
 				}
 				return
 			}
-			u := &readUnit{seq: seq, file: of, spec: spec, q: newBatchQueue()}
+			u := &readUnit{seq: seq, file: of, spec: spec, maxRows: maxRows, q: newBatchQueue()}
 			seq++
 			select {
 			case r.units <- u:
