@@ -185,7 +185,7 @@ func BenchmarkScan(b *testing.B) {
 				b.ReportAllocs()
 				peak := startPeakHeap()
 				for b.Loop() {
-					if rows := scanRows(b, snap, table.WithParallelism(par)); rows != int64(n) {
+					if rows, _ := scanRows(b, snap, table.WithParallelism(par)); rows != int64(n) {
 						b.Fatalf("read %d rows", rows)
 					}
 				}
@@ -205,7 +205,7 @@ func BenchmarkScan(b *testing.B) {
 		b.Run("impl=skiplake/limit=10/"+size, func(b *testing.B) {
 			peak := startPeakHeap()
 			for b.Loop() {
-				if rows := scanRows(b, snap, table.WithLimit(10)); rows != 10 {
+				if rows, _ := scanRows(b, snap, table.WithLimit(10)); rows != 10 {
 					b.Fatalf("read %d rows", rows)
 				}
 			}
@@ -281,8 +281,9 @@ func (p *peakHeap) report(b *testing.B) {
 	b.ReportMetric(float64(<-p.done)/(1<<20), "peak-heap-MB")
 }
 
-// scanRows reads every row of src's scan and returns how many there were.
-func scanRows(b *testing.B, src scanner, opts ...table.ScanOption) int64 {
+// scanRows reads every row of src's scan and returns how many there were, with the
+// reader's report.
+func scanRows(b *testing.B, src scanner, opts ...table.ScanOption) (int64, *table.ScanReport) {
 	ctx := context.Background()
 	sc, err := src.Scan(ctx, opts...)
 	if err != nil {
@@ -300,7 +301,7 @@ func scanRows(b *testing.B, src scanner, opts ...table.ScanOption) int64 {
 	if err := rd.Err(); err != nil {
 		b.Fatal(err)
 	}
-	return rows
+	return rows, rd.Report()
 }
 
 // BenchmarkSelectiveScan measures a 0.1%-selective filter on a table of about 1,000
@@ -329,22 +330,8 @@ func BenchmarkSelectiveScan(b *testing.B) {
 	lo := int64(n / 2)
 	filter := fmt.Sprintf("id >= %d AND id < %d", lo, lo+int64(n/1000))
 	scan := func(b *testing.B, opts ...table.ScanOption) (rows int64, read int64) {
-		sc, err := snap.Scan(ctx, opts...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rd, err := sc.Read(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer rd.Release()
-		for rd.Next() {
-			rows += rd.RecordBatch().NumRows()
-		}
-		if err := rd.Err(); err != nil {
-			b.Fatal(err)
-		}
-		return rows, rd.Report().Files.Kept
+		rows, rep := scanRows(b, snap, opts...)
+		return rows, rep.Files.Kept
 	}
 	b.Run(fmt.Sprintf("scan=full/rows=%d/files=%d", n, files), func(b *testing.B) {
 		var read int64
