@@ -86,7 +86,9 @@ func WithPredicate(e expr.Expr) ScanOption { return func(c *scanConfig) { c.pred
 func WithLimit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } }
 
 // WithBatchSize caps the rows per returned batch (n <= 0: datafile.DefaultBatchSize,
-// 65536).
+// 65536). Row groups of wide rows are read in smaller batches of about
+// datafile.DefaultBatchBytes (8 MiB) each, and a filter's recheck makes batches
+// smaller still.
 func WithBatchSize(n int64) ScanOption { return func(c *scanConfig) { c.batchSize = n } }
 
 // WithParallelism bounds how many row groups are decoded at once (n <= 0:

@@ -152,6 +152,7 @@ func (r *Reader) readSeeking(ctx context.Context, pr *file.Reader, fr *pqarrow.F
 		defer i96[j].close()
 	}
 	cols := make([]arrow.Array, len(r.schema.Fields()))
+	batch := r.batchRows(rg, p)
 	for _, rr := range ranges {
 		for j, cr := range readers {
 			if err := cr.SeekToRow(rr.Start); err != nil {
@@ -169,7 +170,7 @@ func (r *Reader) readSeeking(ctx context.Context, pr *file.Reader, fr *pqarrow.F
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			n := min(r.batch, rr.End-pos)
+			n := min(batch, rr.End-pos)
 			clear(cols)
 			owned, err := r.readSeekBatch(p, rg, pos, n, readers, i96, cols)
 			if err != nil {

@@ -36,10 +36,22 @@ const DefaultBatchSize = 64 << 10
 // DefaultStreamBufferBytes is the default read buffer of one column chunk stream.
 const DefaultStreamBufferBytes = 1 << 20
 
+// DefaultBatchBytes is the default target size of an emitted batch (see
+// ReadOptions.BatchBytes).
+const DefaultBatchBytes = 8 << 20
+
+// minBatchRows is the fewest rows BatchBytes reduces a batch to.
+const minBatchRows = 1024
+
 // ReadOptions configures a [Reader]. The zero value is the documented default.
 type ReadOptions struct {
 	// BatchSize is the maximum number of rows per emitted batch; default DefaultBatchSize.
 	BatchSize int64
+	// BatchBytes is the target decoded size of a batch: in row groups whose requested
+	// columns are wide, batches hold fewer than BatchSize rows (estimated from the
+	// columns' uncompressed size per row in the footer, never below 1024 rows), so
+	// memory per batch stays near BatchBytes. Default DefaultBatchBytes.
+	BatchBytes int64
 	// Allocator allocates the Arrow buffers of emitted batches; default
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -65,6 +77,7 @@ type Reader struct {
 	schema  *arrow.Schema
 	mem     memory.Allocator
 	batch   int64
+	bytes   int64 // target batch size in bytes
 	buffer  int64
 	deleted *dv.Deleted
 	rgStart []int64
@@ -86,6 +99,9 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 	}
 	if opts.StreamBufferBytes <= 0 {
 		opts.StreamBufferBytes = DefaultStreamBufferBytes
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = DefaultBatchBytes
 	}
 	// A SectionReader adds the Seek that the Parquet reader wants, and has no Close, so
 	// closing the Parquet reader never closes ra.
@@ -109,7 +125,7 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		starts[i] = at
 		at += md.RowGroup(i).NumRows()
 	}
-	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, buffer: opts.StreamBufferBytes,
+	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, bytes: opts.BatchBytes, buffer: opts.StreamBufferBytes,
 		deleted: opts.Deleted, rgStart: starts, src: src}, nil
 }
 
@@ -132,6 +148,30 @@ func (r *Reader) streamReaders(bufferBytes int64) (*file.Reader, *pqarrow.FileRe
 		return nil, nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
 	}
 	return pr, fr, nil
+}
+
+// batchRows returns the rows per batch for row group rg: BatchSize, or fewer when
+// the leaves the plan reads are wider than BatchBytes per BatchSize rows.
+func (r *Reader) batchRows(rg int, p topPlan) int64 {
+	rgm := r.pr.MetaData().RowGroup(rg)
+	rows := rgm.NumRows()
+	if rows <= 0 {
+		return r.batch
+	}
+	var width int64
+	for _, leaf := range append(append([]int(nil), p.leaves...), p.int96At...) {
+		if cc, err := rgm.ColumnChunk(leaf); err == nil {
+			width += cc.TotalUncompressedSize()
+		}
+	}
+	if width <= 0 {
+		return r.batch
+	}
+	n := r.bytes * rows / width
+	if n < 0 || n > r.batch { // n < 0: overflow of a huge row group
+		return r.batch
+	}
+	return max(n, min(minBatchRows, r.batch))
 }
 
 // live wraps emit so that the rows of the deletion vector are removed first (D6);
@@ -304,8 +344,10 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 
 func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, emit EmitFunc) (err error) {
 	nrows := r.pr.MetaData().RowGroup(rg).NumRows()
+	batch := r.batchRows(rg, p)
 	var rr pqarrow.RecordReader
 	if len(p.leaves) > 0 {
+		fr.Props.BatchSize = batch // fr belongs to this call
 		rr, err = fr.GetRecordReader(ctx, p.leaves, []int{rg})
 		if err != nil {
 			return fmt.Errorf("%w: row group %d: %w", ErrCorrupt, rg, err)
@@ -339,7 +381,7 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 				cols[idx] = rec.Column(j)
 			}
 		} else {
-			n = min(r.batch, nrows-pos)
+			n = min(batch, nrows-pos)
 		}
 		var owned []arrow.Array
 		for j, idx := range p.int96 {
