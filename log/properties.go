@@ -659,3 +659,54 @@ func checkAppendOnly(md Metadata, removes []*Remove) error {
 	}
 	return nil
 }
+
+// Setting is the effective value of one property skiplake interprets
+// (TableProperties.Settings).
+type Setting struct {
+	// Key is the canonical property key.
+	Key string `json:"key"`
+	// Value is the effective value in the canonical form the key is stored in
+	// (sizes in bytes, durations as intervals).
+	Value string `json:"value"`
+	// Default is true when the table does not set the key (or its stored value is
+	// invalid) and Value is the default.
+	Default bool `json:"default,omitempty"`
+	// Invalid describes the stored value's problem when it does not parse.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// Settings lists the effective values of the properties skiplake's readers and
+// writers interpret, sorted by key: what describe shows next to the stored
+// configuration. Optional lists (stats columns, Bloom columns) appear only when set.
+func (p *TableProperties) Settings() []Setting {
+	b := strconv.FormatBool
+	vals := map[string]string{
+		PropAppendOnly:                     b(p.AppendOnly),
+		PropCheckpointInterval:             strconv.FormatInt(p.CheckpointInterval, 10),
+		PropCheckpointPolicy:               string(p.CheckpointPolicy),
+		PropColumnMappingMode:              string(p.ColumnMappingMode),
+		PropDataSkippingNumIndexedCols:     strconv.Itoa(p.DataSkippingNumIndexedCols),
+		PropDataSkippingStringPrefixLength: strconv.Itoa(p.DataSkippingStringPrefixLength),
+		PropDeletedFileRetentionDuration:   FormatInterval(p.DeletedFileRetention),
+		PropEnableDeletionVectors:          b(p.EnableDeletionVectors),
+		PropLogRetentionDuration:           FormatInterval(p.LogRetention),
+		PropTargetFileSize:                 strconv.FormatInt(p.TargetFileSize, 10),
+		PropBloomFilterFPP:                 strconv.FormatFloat(p.BloomFilterFPP, 'g', -1, 64),
+	}
+	if p.set[PropDataSkippingStatsColumns] {
+		vals[PropDataSkippingStatsColumns] = strings.Join(p.DataSkippingStatsColumns, ",")
+	}
+	if p.set[PropBloomFilterColumns] {
+		vals[PropBloomFilterColumns] = strings.Join(p.BloomFilterColumns, ",")
+	}
+	invalid := map[string]string{}
+	for _, e := range p.Invalid {
+		invalid[e.Key] = fmt.Sprintf("stored value %q: %s", e.Value, e.Reason)
+	}
+	out := make([]Setting, 0, len(vals))
+	for k, v := range vals {
+		out = append(out, Setting{Key: k, Value: v, Default: !p.set[k] || invalid[k] != "", Invalid: invalid[k]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}

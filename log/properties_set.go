@@ -273,19 +273,30 @@ func applyProperties(p Protocol, md Metadata, change PropertyChange, creating bo
 		return p, md, errors.Join(errs...)
 	}
 	md.Configuration = conf
-	next = ParseTableProperties(conf)
-	needs, err := featureNeeds(next, schema)
+	np, err := protocolAfter(p, md, schema, norm, creating)
 	if err != nil {
 		return p, md, err
+	}
+	return np, md, nil
+}
+
+// protocolAfter returns the protocol a table with metadata md (schema parsed)
+// needs after a change: p upgraded (or, when creating, a new protocol) so that it
+// supports every feature the properties and schema make active plus those norm
+// requests; it fails when skiplake could not write the result.
+func protocolAfter(p Protocol, md Metadata, schema *StructType, norm *NormalizedProperties, creating bool) (Protocol, error) {
+	needs, err := featureNeeds(ParseTableProperties(md.Configuration), schema)
+	if err != nil {
+		return p, err
 	}
 	np, err := upgradeFor(p, needs, norm, creating)
 	if err != nil {
-		return p, md, err
+		return p, err
 	}
 	if err := CheckWritable(np, md); err != nil {
-		return p, md, fmt.Errorf("log: the table would not be writable: %w", err)
+		return p, fmt.Errorf("log: the table would not be writable: %w", err)
 	}
-	return np, md, nil
+	return np, nil
 }
 
 // checkSetProperties runs the checks of the keys being set that need the table.
@@ -459,44 +470,49 @@ func forEachStruct(t DataType, fn func(*StructType)) {
 
 // featureNeed is a table feature a table's properties or schema require.
 type featureNeed struct {
-	feature string
-	cause   string // the property (key=value) or schema element that needs it
+	feature    string
+	key, value string // the property that needs it ("" when the schema does)
+	cause      string // the schema element that needs it
 }
 
 // featureNeeds lists the features the properties and schema make active, and
 // refuses those skiplake cannot honour as a writer, naming the cause.
 func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error) {
 	var needs []featureNeed
-	need := func(on bool, f, cause string) {
+	need := func(on bool, f, key, value string) {
 		if on {
-			needs = append(needs, featureNeed{f, cause})
+			needs = append(needs, featureNeed{feature: f, key: key, value: value})
 		}
 	}
-	need(p.AppendOnly, FeatureAppendOnly, PropAppendOnly+"=true")
-	need(p.EnableDeletionVectors, FeatureDeletionVectors, PropEnableDeletionVectors+"=true")
-	need(p.ColumnMappingMode != ColumnMappingNone, FeatureColumnMapping, PropColumnMappingMode+"="+string(p.ColumnMappingMode))
-	need(p.CheckpointPolicy == CheckpointV2, FeatureV2Checkpoint, PropCheckpointPolicy+"=v2")
-	need(p.EnableChangeDataFeed, FeatureChangeDataFeed, PropEnableChangeDataFeed+"=true")
-	need(p.EnableRowTracking, FeatureRowTracking, PropEnableRowTracking+"=true")
-	need(p.EnableInCommitTimestamps, FeatureInCommitTimestamp, PropEnableInCommitTimestamps+"=true")
-	need(p.EnableTypeWidening, FeatureTypeWidening, PropEnableTypeWidening+"=true")
-	need(p.EnableIcebergCompatV1, FeatureIcebergCompatV1, PropEnableIcebergCompatV1+"=true")
-	need(p.EnableIcebergCompatV2, FeatureIcebergCompatV2, PropEnableIcebergCompatV2+"=true")
-	need(p.EnableVariantShredding, "variantShredding", PropEnableVariantShredding+"=true")
-	need(len(p.UniversalFormats) > 0, FeatureIcebergCompatV2, PropUniversalFormatEnabledFormats+"="+strings.Join(p.UniversalFormats, ","))
-	if len(p.Constraints) > 0 {
-		names := make([]string, 0, len(p.Constraints))
-		for n := range p.Constraints {
-			names = append(names, PrefixConstraints+n)
-		}
-		sort.Strings(names)
-		need(true, FeatureCheckConstraints, strings.Join(names, ", "))
+	need(p.AppendOnly, FeatureAppendOnly, PropAppendOnly, "true")
+	need(p.EnableDeletionVectors, FeatureDeletionVectors, PropEnableDeletionVectors, "true")
+	need(p.ColumnMappingMode != ColumnMappingNone, FeatureColumnMapping, PropColumnMappingMode, string(p.ColumnMappingMode))
+	need(p.CheckpointPolicy == CheckpointV2, FeatureV2Checkpoint, PropCheckpointPolicy, "v2")
+	need(p.EnableChangeDataFeed, FeatureChangeDataFeed, PropEnableChangeDataFeed, "true")
+	need(p.EnableRowTracking, FeatureRowTracking, PropEnableRowTracking, "true")
+	need(p.EnableInCommitTimestamps, FeatureInCommitTimestamp, PropEnableInCommitTimestamps, "true")
+	need(p.EnableTypeWidening, FeatureTypeWidening, PropEnableTypeWidening, "true")
+	need(p.EnableIcebergCompatV1, FeatureIcebergCompatV1, PropEnableIcebergCompatV1, "true")
+	need(p.EnableIcebergCompatV2, FeatureIcebergCompatV2, PropEnableIcebergCompatV2, "true")
+	need(p.EnableVariantShredding, "variantShredding", PropEnableVariantShredding, "true")
+	need(len(p.UniversalFormats) > 0, FeatureIcebergCompatV2, PropUniversalFormatEnabledFormats, strings.Join(p.UniversalFormats, ","))
+	names := make([]string, 0, len(p.Constraints))
+	for n := range p.Constraints {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		need(true, FeatureCheckConstraints, PrefixConstraints+n, p.Constraints[n])
 	}
 	if schema != nil {
-		need(hasType(schema, TypeTimestampNTZ), FeatureTimestampNTZ, "a timestamp_ntz column")
+		if hasType(schema, TypeTimestampNTZ) {
+			needs = append(needs, featureNeed{feature: FeatureTimestampNTZ, cause: "a timestamp_ntz column"})
+		}
 		var inv []string
 		collectInvariants(schema, "", &inv)
-		need(len(inv) > 0, FeatureInvariants, "column invariants on "+strings.Join(inv, ", "))
+		if len(inv) > 0 {
+			needs = append(needs, featureNeed{feature: FeatureInvariants, cause: "column invariants on " + strings.Join(inv, ", ")})
+		}
 	}
 	var errs []error
 	for _, n := range needs {
@@ -507,7 +523,11 @@ func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error)
 		if !ok {
 			why = "skiplake cannot write tables with this feature"
 		}
-		errs = append(errs, fmt.Errorf("log: %s needs table feature %s: %s: %w", n.cause, n.feature, why, ErrUnsupportedFeature))
+		if n.key != "" {
+			errs = append(errs, &PropertyError{Key: n.key, Value: n.value, Reason: "needs table feature " + n.feature + ": " + why, Err: ErrUnsupportedFeature})
+		} else {
+			errs = append(errs, fmt.Errorf("log: %s needs table feature %s: %s: %w", n.cause, n.feature, why, ErrUnsupportedFeature))
+		}
 	}
 	return needs, errors.Join(errs...)
 }

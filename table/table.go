@@ -296,6 +296,14 @@ type Description struct {
 	FilesWithoutStats int   `json:"filesWithoutStats"`
 	// NumDeletedRows is the number of rows hidden by deletion vectors.
 	NumDeletedRows int64 `json:"numDeletedRows"`
+	// Settings are the effective values of the properties skiplake interprets
+	// (typed and canonical: sizes in bytes, durations as intervals, defaults marked),
+	// next to Properties, the configuration as stored.
+	Settings []log.Setting `json:"settings"`
+	// PropertyNotes point out stored properties that are not interpreted as their
+	// writer may have meant: a known key in a non-canonical spelling (ignored, as
+	// Delta ignores it) or a value that does not parse.
+	PropertyNotes []string `json:"propertyNotes,omitempty"`
 }
 
 // Describe summarises the table at ref.
@@ -315,6 +323,16 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	}
 	for k, v := range md.Configuration {
 		d.Properties[k] = v
+	}
+	props := ls.Properties()
+	d.Settings = props.Settings()
+	for _, k := range sortedKeys(props.Unknown) {
+		if c, known := log.CanonicalPropertyKey(k); known && c != k {
+			d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s is ignored: the canonical spelling is %s (set it with alter --set-property)", k, c))
+		}
+	}
+	for _, e := range props.Invalid {
+		d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s=%q is invalid (%s); the default is used where it is read, and writes that depend on it are refused", e.Key, e.Value, e.Reason))
 	}
 	for _, a := range ls.Files() {
 		d.SizeBytes += a.Size
