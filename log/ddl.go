@@ -18,10 +18,10 @@ var ddlTypes = map[string]string{
 	"smallint": TypeShort, "short": TypeShort,
 	"tinyint": TypeByte, "byte": TypeByte,
 	"float": TypeFloat, "real": TypeFloat,
-	"double": TypeDouble,
+	"double":  TypeDouble,
 	"boolean": TypeBoolean, "bool": TypeBoolean,
-	"binary": TypeBinary,
-	"date": TypeDate,
+	"binary":    TypeBinary,
+	"date":      TypeDate,
 	"timestamp": TypeTimestamp, "timestamp_ltz": TypeTimestamp,
 	"timestamp_ntz": TypeTimestampNTZ,
 }
