@@ -144,7 +144,7 @@ type TableProperties struct {
 	// DataSkippingNumIndexedCols.
 	DataSkippingStatsColumns []string
 	// DataSkippingStringPrefixLength is delta.dataSkippingStringPrefixLength: how
-	// many code points of string bounds are kept (default 32).
+	// many code points of string bounds are kept (default 32; 0 none).
 	DataSkippingStringPrefixLength int
 	// DeletedFileRetention is delta.deletedFileRetentionDuration (default 1 week):
 	// how long removed files stay for VACUUM and tombstones stay in checkpoints.
@@ -242,6 +242,9 @@ var DataFileKeys = []string{
 // stored; under column mapping the caller translates them.
 func (p *TableProperties) StatsConfig() stats.Config {
 	cfg := stats.Config{StatsColumns: p.DataSkippingStatsColumns, StringPrefixLength: p.DataSkippingStringPrefixLength}
+	if cfg.StringPrefixLength == 0 {
+		cfg.StringPrefixLength = stats.NoStringBounds
+	}
 	switch n := p.DataSkippingNumIndexedCols; {
 	case n < 0:
 		cfg.NumIndexedCols = stats.IndexAllColumns
@@ -255,10 +258,10 @@ func (p *TableProperties) StatsConfig() stats.Config {
 
 // StringPrefixForReading is the string prefix length readers assume when they
 // decide whether a string maximum may be a cut prefix: the stored value, or 1 when
-// the stored value is invalid (then every maximum may be cut, which keeps skipping
-// safe: S1).
+// the stored value is invalid or 0 (then every maximum may be cut, which keeps
+// skipping safe: S1).
 func (p *TableProperties) StringPrefixForReading() int {
-	if p.Err(PropDataSkippingStringPrefixLength) != nil {
+	if p.Err(PropDataSkippingStringPrefixLength) != nil || p.DataSkippingStringPrefixLength < 1 {
 		return 1
 	}
 	return p.DataSkippingStringPrefixLength
@@ -440,11 +443,10 @@ func init() {
 			return strings.TrimSpace(v), nil
 		}},
 		&propDef{key: PropDataSkippingStringPrefixLength, parse: func(p *TableProperties, v string) (string, error) {
-			// Spark also accepts 0 (no string bounds at all); skiplake's statistics
-			// writer needs at least one code point.
-			n, err := parseIntProperty(v, 1, "a positive integer")
+			// 0, as in Spark, means no string bounds at all.
+			n, err := parseIntProperty(v, 0, "a non-negative integer")
 			if err != nil || n > math.MaxInt32 {
-				return "", errors.New("want a positive integer")
+				return "", errors.New("want a non-negative integer (0: no string bounds)")
 			}
 			p.DataSkippingStringPrefixLength = int(n)
 			return strconv.FormatInt(n, 10), nil

@@ -61,6 +61,12 @@ func TestParseTablePropertiesReadsCanonicalKeysOnly(t *testing.T) {
 	if ParseTableProperties(map[string]string{PropDataSkippingNumIndexedCols: "0"}).StatsConfig().NumIndexedCols != stats.IndexNoColumns {
 		t.Fatal("0 must map to IndexNoColumns")
 	}
+	// A prefix length of 0 (valid in Spark) means no string bounds; readers then treat
+	// every string maximum as possibly cut.
+	zero := ParseTableProperties(map[string]string{PropDataSkippingStringPrefixLength: "0"})
+	if len(zero.Invalid) != 0 || zero.StatsConfig().StringPrefixLength != stats.NoStringBounds || zero.StringPrefixForReading() != 1 {
+		t.Fatalf("prefix 0: %v %+v %d", zero.Invalid, zero.StatsConfig(), zero.StringPrefixForReading())
+	}
 }
 
 func TestParseTablePropertiesInvalidValues(t *testing.T) {

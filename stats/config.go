@@ -20,6 +20,10 @@ const (
 	// numRecords (the property value 0). It exists because the zero value of the field
 	// means "default".
 	IndexNoColumns = -2
+	// NoStringBounds as Config.StringPrefixLength writes no minimum or maximum for
+	// string columns (the property delta.dataSkippingStringPrefixLength=0, which
+	// makes Spark write none); null counts are still written.
+	NoStringBounds = -1
 )
 
 // Config selects which columns get statistics and how strings are cut. The zero
@@ -40,7 +44,8 @@ type Config struct {
 	// caller translates logical names).
 	StatsColumns []string
 	// StringPrefixLength is how many code points of a string bound are kept: > 0
-	// that many; 0 the default (DefaultStringPrefixLength = 32).
+	// that many; 0 the default (DefaultStringPrefixLength = 32); NoStringBounds (-1)
+	// none at all.
 	StringPrefixLength int
 }
 
@@ -50,8 +55,8 @@ func (c Config) Validate() error {
 	if c.NumIndexedCols < IndexNoColumns {
 		probs = append(probs, fmt.Sprintf("NumIndexedCols %d is below %d", c.NumIndexedCols, IndexNoColumns))
 	}
-	if c.StringPrefixLength < 0 {
-		probs = append(probs, fmt.Sprintf("StringPrefixLength %d is negative", c.StringPrefixLength))
+	if c.StringPrefixLength < NoStringBounds {
+		probs = append(probs, fmt.Sprintf("StringPrefixLength %d is below %d", c.StringPrefixLength, NoStringBounds))
 	}
 	for i, s := range c.StatsColumns {
 		if _, err := ParseColumnPath(s); err != nil {
@@ -64,7 +69,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// prefixLen returns the prefix length in code points (0: no string bounds).
 func (c Config) prefixLen() int {
+	if c.StringPrefixLength == NoStringBounds {
+		return 0
+	}
 	if c.StringPrefixLength <= 0 {
 		return DefaultStringPrefixLength
 	}
