@@ -552,3 +552,33 @@ func TestV2CheckpointWrittenAndRead(t *testing.T) {
 		t.Fatalf("txn %d %v, protocol %+v", tv, ok, got.Protocol())
 	}
 }
+
+// FuzzNormalizeProperties checks that whatever is accepted is stored canonically:
+// normalising the result again changes nothing, and parsing it finds no invalid
+// value. Whatever is refused is refused with a classified error.
+func FuzzNormalizeProperties(f *testing.F) {
+	for _, kv := range [][2]string{
+		{"DELTA.TARGETFILESIZE", "1mb"}, {"delta.appendOnly", "TRUE"}, {"delta.deletedFileRetentionDuration", "168h"},
+		{"delta.logRetentionDuration", "interval 1 day 2 hours"}, {"delta.dataSkippingStatsColumns", "a, `b.c`.d"},
+		{"delta.feature.deletionVectors", "supported"}, {"skiplake.bloomFilter.fpp", "1e-3"}, {"owner", "x"},
+		{"delta.constraints.c", "a > 0"}, {"delta.checkpointInterval", "+7"}, {"delta.nope", "1"},
+	} {
+		f.Add(kv[0], kv[1])
+	}
+	f.Fuzz(func(t *testing.T, k, v string) {
+		n, err := NormalizeProperties(map[string]string{k: v})
+		if err != nil {
+			if !errors.Is(err, ErrInvalidProperty) && !errors.Is(err, ErrUnknownProperty) && !errors.Is(err, ErrUnsupportedFeature) {
+				t.Fatalf("%q=%q: unclassified error %v", k, v, err)
+			}
+			return
+		}
+		again, err := NormalizeProperties(n.Set)
+		if err != nil || !reflect.DeepEqual(again.Set, n.Set) {
+			t.Fatalf("%q=%q: normalised %v, again %v, %v", k, v, n.Set, again, err)
+		}
+		if p := ParseTableProperties(n.Set); len(p.Invalid) != 0 {
+			t.Fatalf("%q=%q: stored %v parses with problems %v", k, v, n.Set, p.Invalid)
+		}
+	})
+}
