@@ -334,6 +334,19 @@ func boolDef(key string, field func(*TableProperties) *bool) *propDef {
 	}}
 }
 
+// intDef is a property holding an integer of at least min and at most
+// math.MaxInt32 (Delta's Int properties), stored in decimal.
+func intDef(key string, min int64, want string, set func(p *TableProperties, n int64)) *propDef {
+	return &propDef{key: key, parse: func(p *TableProperties, v string) (string, error) {
+		n, err := parseIntProperty(v, min, want)
+		if err != nil || n > math.MaxInt32 {
+			return "", errors.New("want " + want)
+		}
+		set(p, n)
+		return strconv.FormatInt(n, 10), nil
+	}}
+}
+
 func intervalDef(key string, field func(*TableProperties) *time.Duration) *propDef {
 	return &propDef{key: key, parse: func(p *TableProperties, v string) (string, error) {
 		d, err := ParseInterval(v)
@@ -388,14 +401,7 @@ func init() {
 			return "", errors.New("want true, false, auto or legacy")
 		}},
 		boolDef(PropAutoOptimizeOptimizeWrite, func(p *TableProperties) *bool { return &p.OptimizeWrite }),
-		&propDef{key: PropCheckpointInterval, parse: func(p *TableProperties, v string) (string, error) {
-			n, err := parseIntProperty(v, 1, "a positive integer")
-			if err != nil || n > math.MaxInt32 {
-				return "", errors.New("want a positive integer")
-			}
-			p.CheckpointInterval = n
-			return strconv.FormatInt(n, 10), nil
-		}},
+		intDef(PropCheckpointInterval, 1, "a positive integer", func(p *TableProperties, n int64) { p.CheckpointInterval = n }),
 		&propDef{key: PropCheckpointPolicy, parse: func(p *TableProperties, v string) (string, error) {
 			switch s := CheckpointPolicy(strings.ToLower(strings.TrimSpace(v))); s {
 			case CheckpointClassic, CheckpointV2:
@@ -423,14 +429,7 @@ func init() {
 			p.ColumnMappingMaxColumnID = n
 			return strconv.FormatInt(n, 10), nil
 		}},
-		&propDef{key: PropDataSkippingNumIndexedCols, parse: func(p *TableProperties, v string) (string, error) {
-			n, err := parseIntProperty(v, -1, "an integer of at least -1 (-1: all columns)")
-			if err != nil || n > math.MaxInt32 {
-				return "", errors.New("want an integer of at least -1 (-1: all columns)")
-			}
-			p.DataSkippingNumIndexedCols = int(n)
-			return strconv.FormatInt(n, 10), nil
-		}},
+		intDef(PropDataSkippingNumIndexedCols, -1, "an integer of at least -1 (-1: all columns)", func(p *TableProperties, n int64) { p.DataSkippingNumIndexedCols = int(n) }),
 		&propDef{key: PropDataSkippingStatsColumns, parse: func(p *TableProperties, v string) (string, error) {
 			cols, err := stats.SplitColumnList(v)
 			if err != nil {
@@ -442,15 +441,8 @@ func init() {
 			}
 			return strings.TrimSpace(v), nil
 		}},
-		&propDef{key: PropDataSkippingStringPrefixLength, parse: func(p *TableProperties, v string) (string, error) {
-			// 0, as in Spark, means no string bounds at all.
-			n, err := parseIntProperty(v, 0, "a non-negative integer")
-			if err != nil || n > math.MaxInt32 {
-				return "", errors.New("want a non-negative integer (0: no string bounds)")
-			}
-			p.DataSkippingStringPrefixLength = int(n)
-			return strconv.FormatInt(n, 10), nil
-		}},
+		// 0, as in Spark, means no string bounds at all.
+		intDef(PropDataSkippingStringPrefixLength, 0, "a non-negative integer (0: no string bounds)", func(p *TableProperties, n int64) { p.DataSkippingStringPrefixLength = int(n) }),
 		intervalDef(PropDeletedFileRetentionDuration, func(p *TableProperties) *time.Duration { return &p.DeletedFileRetention }),
 		boolDef(PropEnableChangeDataFeed, func(p *TableProperties) *bool { return &p.EnableChangeDataFeed }),
 		&propDef{key: "delta.enableChangeDataCapture", parse: func(p *TableProperties, v string) (string, error) {
@@ -488,14 +480,7 @@ func init() {
 			return "", errors.New("want uncompressed, none, snappy, gzip, lz4, lz4_raw, zstd or brotli")
 		}},
 		boolDef(PropRandomizeFilePrefixes, func(p *TableProperties) *bool { return &p.RandomizeFilePrefixes }),
-		&propDef{key: PropRandomPrefixLength, parse: func(p *TableProperties, v string) (string, error) {
-			n, err := parseIntProperty(v, 1, "a positive integer")
-			if err != nil || n > math.MaxInt32 {
-				return "", errors.New("want a positive integer")
-			}
-			p.RandomPrefixLength = int(n)
-			return strconv.FormatInt(n, 10), nil
-		}},
+		intDef(PropRandomPrefixLength, 1, "a positive integer", func(p *TableProperties, n int64) { p.RandomPrefixLength = int(n) }),
 		intervalDef(PropSetTransactionRetentionDuration, func(p *TableProperties) *time.Duration { return &p.SetTransactionRetention }),
 		&propDef{key: PropTargetFileSize, parse: func(p *TableProperties, v string) (string, error) {
 			n, err := ParseSize(v)
@@ -616,12 +601,7 @@ func defaultTableProperties() *TableProperties {
 func ParseTableProperties(conf map[string]string) *TableProperties {
 	p := defaultTableProperties()
 	p.conf = conf
-	keys := make([]string, 0, len(conf))
-	for k := range conf {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(conf) {
 		v := conf[k]
 		d, ok := propDefs[strings.ToLower(k)]
 		switch {

@@ -59,12 +59,7 @@ func NormalizeProperties(props map[string]string) (*NormalizedProperties, error)
 		errs = append(errs, &PropertyError{Key: k, Value: v, Reason: reason, Err: sentinel})
 	}
 	given := map[string]string{} // canonical key -> key as given, to catch duplicates
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(props) {
 		v := props[k]
 		lower := strings.ToLower(strings.TrimSpace(k))
 		canon, value := "", v

@@ -228,20 +228,27 @@ func (s *raceStore) PutIfAbsent(ctx context.Context, path string, data []byte) e
 	return s.Storage.PutIfAbsent(ctx, path, data)
 }
 
-func TestAlterConflictsWithConcurrentMetadataChange(t *testing.T) {
+// racingTable returns a table (at version 1) whose next commit attempt is preceded by
+// race, run once through another handle on the same store.
+func racingTable(t *testing.T, race func(other *table.Table)) *table.Table {
+	t.Helper()
 	ctx := context.Background()
 	mem := storage.NewMemory()
 	newAlterTable(t, mem, nil)
 	other, err := table.Open(ctx, mem)
 	require.NoError(t, err)
-	rs := &raceStore{Storage: mem, from: 2}
-	rs.hook = func() {
+	tb, err := table.Open(ctx, &raceStore{Storage: mem, from: 2, hook: func() { race(other) }})
+	require.NoError(t, err)
+	return tb
+}
+
+func TestAlterConflictsWithConcurrentMetadataChange(t *testing.T) {
+	ctx := context.Background()
+	tb := racingTable(t, func(other *table.Table) {
 		_, err := other.Alter(ctx, table.AlterOptions{SetProperties: map[string]string{"delta.appendOnly": "true"}})
 		require.NoError(t, err)
-	}
-	tb, err := table.Open(ctx, rs)
-	require.NoError(t, err)
-	_, err = tb.Alter(ctx, table.AlterOptions{SetProperties: map[string]string{"delta.checkpointInterval": "3"}})
+	})
+	_, err := tb.Alter(ctx, table.AlterOptions{SetProperties: map[string]string{"delta.checkpointInterval": "3"}})
 	var ce *log.ConflictError
 	require.True(t, errors.As(err, &ce), "err = %v", err)
 	require.ErrorIs(t, err, log.ErrMetadataChanged)
@@ -252,19 +259,12 @@ func TestAlterConflictsWithConcurrentMetadataChange(t *testing.T) {
 
 func TestAlterRetriesPastAConcurrentAppend(t *testing.T) {
 	ctx := context.Background()
-	mem := storage.NewMemory()
-	newAlterTable(t, mem, nil)
-	other, err := table.Open(ctx, mem)
-	require.NoError(t, err)
-	rs := &raceStore{Storage: mem, from: 2}
-	rs.hook = func() {
+	tb := racingTable(t, func(other *table.Table) {
 		rec := incompressibleBatch(memory.DefaultAllocator, 9, 5)
 		defer rec.Release()
 		_, err := other.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
 		require.NoError(t, err)
-	}
-	tb, err := table.Open(ctx, rs)
-	require.NoError(t, err)
+	})
 	res, err := tb.Alter(ctx, table.AlterOptions{SetProperties: map[string]string{"delta.checkpointInterval": "3"}})
 	require.NoError(t, err)
 	require.EqualValues(t, 3, res.Version)

@@ -8,11 +8,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestAlterTranscript(t *testing.T) {
+// alterFixture writes a Parquet input (ids, one country each) and returns the
+// table path (not created yet) and the input path.
+func alterFixture(t *testing.T, ids ...int64) (tbl, input string) {
+	t.Helper()
 	dir := t.TempDir()
-	tbl := filepath.Join(dir, "t")
-	p := filepath.Join(dir, "a.parquet")
-	writeParquet(t, p, []int64{1, 2, 3}, []string{"DE", "FR", "DE"})
+	input = filepath.Join(dir, "a.parquet")
+	countries := make([]string, len(ids))
+	for i := range countries {
+		countries[i] = "DE"
+	}
+	writeParquet(t, input, ids, countries)
+	return filepath.Join(dir, "t"), input
+}
+
+func TestAlterTranscript(t *testing.T) {
+	tbl, p := alterFixture(t, 1, 2, 3)
 	code, _, errs := cli(t, "append", tbl, p, "--property", "DELTA.TARGETFILESIZE=1mb")
 	require.Equal(t, 0, code, errs)
 
@@ -52,10 +63,7 @@ func TestAlterTranscript(t *testing.T) {
 }
 
 func TestAlterUsageAndRefusals(t *testing.T) {
-	dir := t.TempDir()
-	tbl := filepath.Join(dir, "t")
-	p := filepath.Join(dir, "a.parquet")
-	writeParquet(t, p, []int64{1}, []string{"DE"})
+	tbl, p := alterFixture(t, 1)
 	code, _, errs := cli(t, "append", tbl, p)
 	require.Equal(t, 0, code, errs)
 	usage := [][]string{
@@ -88,10 +96,7 @@ func TestAlterUsageAndRefusals(t *testing.T) {
 // TestAppendInvalidPropertyLeavesNoTable is issue #10 item 6: an invalid property
 // on the append that creates a table commits nothing and leaves no directory.
 func TestAppendInvalidPropertyLeavesNoTable(t *testing.T) {
-	dir := t.TempDir()
-	tbl := filepath.Join(dir, "t")
-	p := filepath.Join(dir, "a.parquet")
-	writeParquet(t, p, []int64{1}, []string{"DE"})
+	tbl, p := alterFixture(t, 1)
 	for _, prop := range []string{"delta.dataSkippingStatsColumns=nosuch", "delta.deletedFileRetentionDuration=garbage"} {
 		code, _, errs := cli(t, "append", tbl, p, "--property", prop)
 		require.Equal(t, 1, code, errs)
