@@ -582,3 +582,20 @@ func FuzzNormalizeProperties(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseTableProperties measures the once-per-snapshot parse of a
+// configuration as Spark tables carry it.
+func BenchmarkParseTableProperties(b *testing.B) {
+	conf := map[string]string{
+		"delta.enableDeletionVectors": "true", "delta.checkpointInterval": "20", "delta.targetFileSize": "134217728",
+		"delta.deletedFileRetentionDuration": "interval 7 days", "delta.logRetentionDuration": "interval 30 days",
+		"delta.dataSkippingStatsColumns": "a,b,c", "delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "12",
+		"delta.rowTracking.materializedRowIdColumnName": "_row-id", "skiplake.bloomFilter.columns": "id",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := ParseTableProperties(conf); len(p.Invalid) != 0 {
+			b.Fatal(p.Invalid)
+		}
+	}
+}
