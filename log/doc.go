@@ -39,9 +39,9 @@
 // transaction started from, also after retries (as in Spark). Commit
 // timestamps are monotonic: when the previous commit's timestamp is not
 // below the wall clock, previous+1 ms is used. After a commit whose version
-// is a multiple of delta.checkpointInterval (default 10) a classic
-// checkpoint is written; its failure never fails the commit and is
-// reported by Transaction.CheckpointErr.
+// is a multiple of delta.checkpointInterval (default 10) a checkpoint is
+// written (classic; v2 in JSON for tables with the v2Checkpoint feature); its
+// failure never fails the commit and is reported by Transaction.CheckpointErr.
 //
 // Commit files are parsed line by line (one action decoded at a time, errors
 // name the file and line); checkpoints are read with arrow-go's pqarrow,
