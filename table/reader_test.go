@@ -97,7 +97,7 @@ func TestReaderOrderIsIndependentOfParallelismAndBudget(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if filter == "" && sc.NumFiles() < 10 {
+				if filter == "" && sc.NumFiles() < 6 {
 					t.Fatalf("%s: %d files; the test needs many", name, sc.NumFiles())
 				}
 				rd, err := sc.Read(ctx)
