@@ -343,35 +343,48 @@ func BloomCannotMatch(pred *expr.Bound, filterFor func(column string) *bloom.Fil
 	if pred == nil {
 		return false
 	}
-	return bloomCannot(pred.Root(), filterFor)
+	return bloomProof(pred.Root(), func(path []string, vals []value.Value) bool {
+		if len(path) != 1 {
+			return false
+		}
+		f := filterFor(path[0])
+		if f == nil {
+			return false
+		}
+		if len(vals) == 1 {
+			return !f.MightContain(vals[0])
+		}
+		return !bloom.ProbeAny(f, vals)
+	})
 }
 
-func bloomCannot(p expr.Pred, filterFor func(col string) *bloom.Filter) bool {
+// bloomProof is the proof shape every Bloom level shares: rejects(path, values)
+// says whether the unit's filter for the column proves that no row equals any of
+// the values (an equality has one value; NULL literals never reach it).
+func bloomProof(p expr.Pred, rejects func(path []string, vals []value.Value) bool) bool {
 	switch x := p.(type) {
 	case *expr.ConstPred:
 		return !x.Value
 	case *expr.CmpPred:
-		if x.Op != expr.OpEq && x.Op != expr.OpNullSafeEq || len(x.Col.Path) != 1 || x.Value.IsNull() {
+		if x.Op != expr.OpEq && x.Op != expr.OpNullSafeEq || x.Value.IsNull() {
 			return false
 		}
-		f := filterFor(x.Col.Path[0])
-		return f != nil && !f.MightContain(x.Value)
+		return rejects(x.Col.Path, []value.Value{x.Value})
 	case *expr.InPred:
-		if x.Negated || len(x.Col.Path) != 1 {
+		if x.Negated {
 			return false
 		}
-		f := filterFor(x.Col.Path[0])
-		return f != nil && !bloom.ProbeAny(f, x.Values)
+		return rejects(x.Col.Path, x.Values)
 	case *expr.AndPred:
 		for _, t := range x.Terms {
-			if bloomCannot(t, filterFor) {
+			if bloomProof(t, rejects) {
 				return true
 			}
 		}
 		return false
 	case *expr.OrPred:
 		for _, t := range x.Terms {
-			if !bloomCannot(t, filterFor) {
+			if !bloomProof(t, rejects) {
 				return false
 			}
 		}

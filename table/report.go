@@ -12,7 +12,8 @@ import (
 //   - "partition": files decided by their partition values alone;
 //   - "stats": files left by the partition level, decided by their min/max/nullCount;
 //   - "bloom": files left by the stats level whose Bloom filters were probed;
-//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics;
+//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics
+//     and, for equality and IN, the row groups' Parquet Bloom filters;
 //   - "page": rows of the row groups left by the rowgroup level that still need a
 //     recheck, decided by the Parquet page index (column + offset index). Its units are
 //     ROWS, not pages: Total is the rows of the row groups considered, Skipped the rows

@@ -509,7 +509,8 @@ type rgUnit struct {
 	recheck bool
 }
 
-// decideFile decides a file's row groups from its footer statistics and, for those
+// decideFile decides a file's row groups from its footer statistics and Parquet
+// Bloom filters (for equality and IN) and, for those
 // still needing a recheck, its pages from the page index, records both levels in rep
 // (the page level counts ROWS), and returns the units to read. Without a recheck the
 // whole file is read. The recheck still runs on every row read where a level said only
@@ -525,6 +526,15 @@ func (s *Scan) decideFile(task *fileTask, r *datafile.Reader, rep *ScanReport) [
 	}
 	colIndex := s.leafIndex(md)
 	verdicts := skipping.EvaluateRowGroups(s.table, md, colIndex)
+	if len(skipping.BloomProbeColumns(s.table)) > 0 {
+		// Equality and IN: the row groups' Parquet Bloom filters may prove what the
+		// footer statistics could not.
+		for rg, v := range verdicts {
+			if v == skipping.MightMatch && skipping.RowGroupBloomCannotMatch(s.table, r.ParquetReader(), rg, colIndex) {
+				verdicts[rg] = skipping.CannotMatch
+			}
+		}
+	}
 	rgLv := skipping.LevelStats{Level: "rowgroup"}
 	pgLv := skipping.LevelStats{Level: "page"}
 	var units []rgUnit
