@@ -142,7 +142,10 @@ func (r *Reader) streamReaders(bufferBytes int64) (*file.Reader, *pqarrow.FileRe
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: r.batch}, r.mem)
+	// PreAllocBinaryData sizes each string batch's data buffer from the footer
+	// instead of growing it by doubling (which cost a third of a wide scan's CPU in
+	// memmove and memclr).
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: r.batch, PreAllocBinaryData: true}, r.mem)
 	if err != nil {
 		_ = pr.Close()
 		return nil, nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
