@@ -67,8 +67,7 @@ func genClusteredRows(r *rand.Rand, sc *arrow.Schema, n, chunk int) []row {
 }
 
 func writeParquet(t testing.TB, rec arrow.RecordBatch, rgRows int64, decimalsAsInt bool) []byte {
-	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(
+	return writeParquetWith(t, rec,
 		parquet.WithMaxRowGroupLength(rgRows),
 		parquet.WithDataPageSize(1), // a page per write batch
 		parquet.WithBatchSize(8),
@@ -76,7 +75,12 @@ func writeParquet(t testing.TB, rec arrow.RecordBatch, rgRows int64, decimalsAsI
 		parquet.WithPageIndexEnabled(true),
 		parquet.WithStoreDecimalAsInteger(decimalsAsInt),
 	)
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.NewArrowWriterProperties())
+}
+
+// writeParquetWith writes rec as one Parquet file with the given writer properties.
+func writeParquetWith(t testing.TB, rec arrow.RecordBatch, props ...parquet.WriterProperty) []byte {
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,22 +422,11 @@ func TestRowGroupBloomVerdictsAreSound(t *testing.T) {
 	for fi := 0; fi < 4; fi++ {
 		rows := genClusteredRows(r, sc, 400+r.IntN(200), 16)
 		rec := buildRecord(mem, sc, rows)
-		var buf bytes.Buffer
 		opts := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(32 + 16*r.IntN(3))), parquet.WithStoreDecimalAsInteger(fi%2 == 0)}
 		for _, c := range []string{"id", "i", "s", "d"} {
 			opts = append(opts, parquet.WithBloomFilterEnabledFor(c, true), parquet.WithBloomFilterNDVFor(c, 64))
 		}
-		w, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(opts...), pqarrow.NewArrowWriterProperties())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+		rdr, err := file.NewParquetReader(bytes.NewReader(writeParquetWith(t, rec, opts...)))
 		if err != nil {
 			t.Fatal(err)
 		}
