@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
 
+	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -34,6 +35,13 @@ type CreateOptions struct {
 	Properties map[string]string
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
+	// AllowNonEmpty creates the table even when the location already holds files
+	// that are not part of a Delta table (default false: such a location is refused
+	// with ErrLocationNotEmpty). Hidden files (names starting with '_' or '.'),
+	// anything under _delta_log/ and leftovers with skiplake's own data-file names
+	// never count. The files that were there are never deleted by VACUUM, which
+	// keeps every file older than the table (see optimize.Vacuum).
+	AllowNonEmpty bool
 }
 
 // Open opens the table stored in store (rooted at the table root). It fails with
@@ -63,28 +71,66 @@ func OpenPath(ctx context.Context, dir string) (*Table, error) {
 
 // Create creates a new table with the given Arrow schema in store. It fails with
 // ErrTableExists if a log is already there (the version-0 commit is created with
-// put-if-absent, so two concurrent creators cannot both succeed).
+// put-if-absent, so two concurrent creators cannot both succeed), and with
+// ErrLocationNotEmpty when the location holds other files (unless
+// opts.AllowNonEmpty). To create a table together with its first rows, in one
+// commit, use CreateWrite.
 func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	md, proto, err := newTableMetadata(schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	l := log.New(store)
+	if !opts.AllowNonEmpty {
+		if err := checkEmpty(ctx, store); err != nil {
+			return nil, err
+		}
+	}
+	info := log.CommitInfo{
+		Operation: "CREATE TABLE",
+		OperationParameters: map[string]string{
+			"partitionBy": jsonString(md.PartitionColumns),
+			"description": jsonString(opts.Description),
+			"isManaged":   "false",
+			"properties":  jsonString(md.Configuration),
+		},
+	}
+	if _, err := l.Create(ctx, md, proto, nil, info); err != nil {
+		if errors.Is(err, storage.ErrExist) {
+			return nil, fmt.Errorf("%w: %v", ErrTableExists, err)
+		}
+		var ce *log.ConflictError
+		if errors.As(err, &ce) && ce.Version == 0 {
+			return nil, fmt.Errorf("%w: created concurrently: %v", ErrTableExists, err)
+		}
+		return nil, err
+	}
+	return &Table{store: store, log: l}, nil
+}
+
+// newTableMetadata validates a new table's schema and options and returns the
+// metaData and protocol of its version 0.
+func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (log.Metadata, log.Protocol, error) {
 	if schema == nil || schema.NumFields() == 0 {
-		return nil, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
+		return log.Metadata{}, log.Protocol{}, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
 	}
 	ds, err := log.FromArrow(schema)
 	if err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	if err := checkColumnNames(schema); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	parts, err := resolvePartitionColumns(schema, opts.PartitionColumns)
 	if err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	props := map[string]string{}
 	for k, v := range opts.Properties {
 		props[k] = v
 	}
 	if err := validateProperties(props); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	var dataFields []arrow.Field
 	for _, f := range schema.Fields() {
@@ -93,7 +139,7 @@ func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, op
 		}
 	}
 	if _, _, err := BloomColumns(props, arrow.NewSchema(dataFields, nil)); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	now := time.Now().UnixMilli()
 	md := log.Metadata{
@@ -106,36 +152,68 @@ func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, op
 		Configuration:    props,
 		CreatedTime:      &now,
 	}
-	proto := protocolFor(schema)
-	l := log.New(store)
-	info := log.CommitInfo{
-		Operation: "CREATE TABLE",
-		OperationParameters: map[string]string{
-			"partitionBy": jsonString(parts),
-			"description": jsonString(opts.Description),
-			"isManaged":   "false",
-			"properties":  jsonString(props),
-		},
-	}
-	if _, err := l.Create(ctx, md, proto, nil, info); err != nil {
-		if errors.Is(err, storage.ErrExist) {
-			return nil, fmt.Errorf("%w: %v", ErrTableExists, err)
-		}
-		return nil, err
-	}
-	return &Table{store: store, log: l}, nil
+	return md, protocolFor(schema), nil
 }
 
-// CreatePath creates a new table in a local directory (created if missing).
+// checkEmpty refuses a location that holds files VACUUM could one day consider
+// (anything but hidden paths and the log) other than skiplake's own leftovers: data
+// and index files of an earlier attempt to create the table, or of a concurrent
+// creator that is about to win the race (item 11 of issue #10: its loser appends).
+func checkEmpty(ctx context.Context, store storage.Storage) error {
+	objs, err := store.List(ctx, "", "")
+	if err != nil {
+		return fmt.Errorf("table: checking that the location is empty: %w", err)
+	}
+	var foreign []string
+	for _, o := range objs {
+		if layout.Vacuumable(o.Path) && !layout.WrittenBySkiplake(o.Path) {
+			foreign = append(foreign, o.Path)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	more := ""
+	if len(foreign) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
+	}
+	return fmt.Errorf("%w: it holds %d file(s) that are not part of a table (%s%s); choose an empty location, "+
+		"or allow it explicitly (CreateOptions.AllowNonEmpty, CLI --allow-non-empty): VACUUM never deletes files older than the table",
+		ErrLocationNotEmpty, len(foreign), strings.Join(shown, ", "), more)
+}
+
+// CreatePath creates a new table in a local directory (created if missing; removed
+// again if it was created and the table could not be).
 func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	var t *Table
+	err := inNewDir(dir, func(st storage.Storage) error {
+		var err error
+		t, err = Create(ctx, st, schema, opts)
+		return err
+	})
+	return t, err
+}
+
+// inNewDir runs fn on a local store rooted at dir, creating dir first when it is
+// missing, and removing it again (when still empty) if fn fails.
+func inNewDir(dir string, fn func(storage.Storage) error) error {
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("table: create %s: %w", dir, err)
+		return fmt.Errorf("table: create %s: %w", dir, err)
 	}
 	st, err := storage.NewLocal(dir)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = fn(st)
 	}
-	return Create(ctx, st, schema, opts)
+	if err != nil && created {
+		_ = os.Remove(dir) // only succeeds when nothing was left in it
+	}
+	return err
 }
 
 // protocolFor returns the protocol a new table needs: reader 1 / writer 2, unless a
