@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
 	"github.com/skiplake/skiplake/table"
@@ -271,22 +271,28 @@ func newBar(e *env, label string) *progress.Bar {
 
 // refFlags adds --version and --timestamp and turns them into a table.Ref.
 type refFlags struct {
+	fs        *flag.FlagSet
 	version   *int64
 	timestamp *string
 }
 
 func addRefFlags(fs *flag.FlagSet) refFlags {
 	return refFlags{
-		version:   fs.Int64("version", -1, "table version to read (time travel)"),
+		fs:        fs,
+		version:   fs.Int64("version", 0, "table version to read (time travel; default the latest)"),
 		timestamp: fs.String("timestamp", "", "read the version current at this time (RFC 3339 or 'YYYY-MM-DD[ HH:MM:SS]', UTC)"),
 	}
 }
 
 func (r refFlags) ref() (table.Ref, error) {
-	if *r.version >= 0 && *r.timestamp != "" {
+	hasVersion := flagSet(r.fs, "version")
+	if hasVersion && *r.version < 0 {
+		return table.Ref{}, usagef("--version must be >= 0, got %d", *r.version)
+	}
+	if hasVersion && *r.timestamp != "" {
 		return table.Ref{}, usagef("--version and --timestamp are mutually exclusive")
 	}
-	if *r.version >= 0 {
+	if hasVersion {
 		return table.AtVersion(*r.version), nil
 	}
 	if *r.timestamp != "" {
@@ -320,7 +326,7 @@ func checkFormat(format string, allowed ...string) error {
 	return usagef("--format %q: want one of %s", format, strings.Join(allowed, ", "))
 }
 
-func runScan(ctx context.Context, e *env, args []string) error {
+func runScan(ctx context.Context, e *env, args []string) (err error) {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	filter := fs.String("filter", "", "predicate, e.g. \"a >= 10 AND s LIKE 'ab%'\"")
 	var cols listFlag
@@ -328,13 +334,16 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	ref := addRefFlags(fs)
 	format := fs.String("format", "table", "output format: table, jsonl, csv or parquet")
 	output := fs.String("output", "", "write to this file instead of stdout")
-	limit := fs.Int64("limit", 0, "stop after N rows")
+	limit := fs.Int64("limit", 0, "stop after N rows (N >= 1; default all rows)")
 	path, err := tableArgs(fs, args, format, render.Formats...)
 	if err != nil {
 		return err
 	}
-	if *limit < 0 {
-		return usagef("--limit must be >= 0")
+	if err := requirePositive(fs, "limit"); err != nil {
+		return err
+	}
+	if err := checkFilter("filter", *filter); err != nil {
+		return err
 	}
 	r, err := ref.ref()
 	if err != nil {
@@ -351,33 +360,54 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	if *filter != "" {
 		opts = append(opts, table.WithFilter(*filter))
 	}
+	// The output goes to a temporary file that replaces the target only when the
+	// whole scan succeeded; a target inside the table is refused before anything.
+	var out io.Writer = e.stdout
+	if *output != "" {
+		var o *outputFile
+		if o, err = createOutput(*output, path); err != nil {
+			return err
+		}
+		defer o.Abort()
+		out = o
+		defer func() {
+			if err == nil {
+				err = o.Commit()
+			}
+		}()
+	}
 	sc, err := t.Scan(ctx, opts...)
 	if err != nil {
 		return err
 	}
 	defer sc.Release()
-	var out io.Writer = e.stdout
-	if *output != "" {
-		f, err := os.Create(*output)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
 	w, err := render.New(*format, out, sc.Schema())
 	if err != nil {
 		return err
 	}
 	for sc.Next() {
-		if err := w.Write(sc.RecordBatch()); err != nil {
+		if err = w.Write(sc.RecordBatch()); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err = sc.Err(); err != nil {
 		return err
 	}
-	return w.Close()
+	err = w.Close()
+	return err
+}
+
+// checkFilter parses a predicate flag: one that does not parse is a usage error
+// (exit status 2) saying where; binding it to the table (unknown columns, types)
+// happens later.
+func checkFilter(name, s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := expr.Parse(s); err != nil {
+		return usagef("--%s: %v", name, err)
+	}
+	return nil
 }
 
 func runDescribe(ctx context.Context, e *env, args []string) error {
@@ -446,10 +476,13 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 
 func runHistory(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	limit := fs.Int("limit", 0, "show at most N commits")
+	limit := fs.Int("limit", 0, "show at most N commits (N >= 1; default all)")
 	format := fs.String("format", "table", "table or jsonl")
 	path, err := tableArgs(fs, args, format, "table", "jsonl")
 	if err != nil {
+		return err
+	}
+	if err := requirePositive(fs, "limit"); err != nil {
 		return err
 	}
 	t, err := table.OpenPath(ctx, path)

@@ -113,7 +113,7 @@ func TestErrorsAreClear(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"unknown flag", []string{"scan", tbl, "--nope"}, 2, "flag provided but not defined: -nope"},
-		{"bad filter says where", []string{"scan", tbl, "--filter", "id >= AND"}, 1, "expr: at"},
+		{"bad filter says where", []string{"scan", tbl, "--filter", "id >= AND"}, 2, "expr: at"},
 		{"unknown column", []string{"scan", tbl, "--columns", "idd"}, 1, `"idd"`},
 		{"missing table", []string{"scan", filepath.Join(dir, "nope")}, 1, "not a Delta table"},
 		{"version out of range", []string{"scan", tbl, "--version", "99"}, 1, "99"},

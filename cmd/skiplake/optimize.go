@@ -46,6 +46,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if n > 1 {
 		return usagef("--zorder-by, --hilbert-by and --sort-by are mutually exclusive")
 	}
+	if err := checkFilter("where", *where); err != nil {
+		return err
+	}
 	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols}
 	if *target != "" {
 		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
@@ -124,6 +127,9 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 			if d, err = optimize.ParseInterval(*retain); err != nil {
 				return usagef("--retain %q: want a Go duration (168h) or an interval ('7 days')", *retain)
 			}
+		}
+		if d < 0 {
+			return usagef("--retain %q: must not be negative", *retain)
 		}
 		if d == 0 {
 			// The library reads a zero Retention as "the table's default"; an explicit
