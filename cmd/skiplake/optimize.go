@@ -157,5 +157,11 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %s\n", verb, f)
 	}
 	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, res.Retention)
+	if len(res.Temporaries) > 0 {
+		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
+	}
+	if res.KeptOlderThanTable > 0 {
+		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)
+	}
 	return nil
 }
