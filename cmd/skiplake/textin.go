@@ -262,6 +262,8 @@ func newJSONLReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem mem
 	stripBOM(br)
 	lr := &lineReader{br: br}
 	r := newTextReader(name, schema, mem, rc)
+	// The key-to-column mapping of the previous line, reused while lines repeat
+	// the same keys in the same order.
 	var lastKeys []string
 	var lastIdx []int
 	r.row = func() (bool, error) {
@@ -273,7 +275,7 @@ func newJSONLReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem mem
 			return false, err
 		}
 		idx := lastIdx
-		if !equalStrings(obj.keys, lastKeys) {
+		if lastIdx == nil || !equalStrings(obj.keys, lastKeys) {
 			if idx, err = matchKeys(obj.keys, schema.Fields(), "field"); err != nil {
 				return false, fmt.Errorf("%s:%d: %w", name, lr.line, err)
 			}
@@ -398,6 +400,9 @@ func jsonKind(v any) (colKind, error) {
 			}
 			return kindInt, nil
 		}
+		if _, err := strconv.ParseFloat(s, 64); err != nil {
+			return 0, fmt.Errorf("%s is out of range for double; give the schema with --schema (e.g. a decimal)", abbreviate(s))
+		}
 		return kindFloat, nil
 	case string:
 		return kindString, nil
@@ -515,6 +520,9 @@ func (inf *inference) inferJSONL(name string, r io.Reader) error {
 			return err
 		}
 		for i, k := range obj.keys {
+			if k == "" {
+				return fmt.Errorf("%s:%d: empty field name", name, lr.line)
+			}
 			kind, err := jsonKind(obj.vals[i])
 			if err != nil {
 				return fmt.Errorf("%s:%d: field %q: %w", name, lr.line, k, err)
