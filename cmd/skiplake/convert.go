@@ -7,13 +7,11 @@ package main
 // value. Readers add the file, line and column to the errors returned here.
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/big"
 	"strconv"
@@ -33,87 +31,6 @@ const maxJSONDepth = 512
 type jsonObject struct {
 	keys []string
 	vals []any
-}
-
-// decodeJSONValue decodes one JSON value with dec (which must have UseNumber set)
-// into nil, bool, json.Number, string, []any or *jsonObject. Duplicate keys in an
-// object are an error: one of the values would silently be lost.
-func decodeJSONValue(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	return decodeJSONToken(dec, tok, depth)
-}
-
-func decodeJSONToken(dec *json.Decoder, tok json.Token, depth int) (any, error) {
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return tok, nil // nil, bool, json.Number or string
-	}
-	if depth >= maxJSONDepth {
-		return nil, fmt.Errorf("values nested deeper than %d levels", maxJSONDepth)
-	}
-	switch d {
-	case '[':
-		out := []any{}
-		for dec.More() {
-			v, err := decodeJSONValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		if _, err := dec.Token(); err != nil { // ']'
-			return nil, err
-		}
-		return out, nil
-	case '{':
-		obj := &jsonObject{}
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			k, ok := kt.(string)
-			if !ok {
-				return nil, fmt.Errorf("object key is %v, not a string", kt)
-			}
-			if seen[k] {
-				return nil, fmt.Errorf("duplicate key %q", k)
-			}
-			seen[k] = true
-			v, err := decodeJSONValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj.keys = append(obj.keys, k)
-			obj.vals = append(obj.vals, v)
-		}
-		if _, err := dec.Token(); err != nil { // '}'
-			return nil, err
-		}
-		return obj, nil
-	}
-	return nil, fmt.Errorf("unexpected %q", d)
-}
-
-// decodeJSONText decodes s as exactly one JSON value (nothing after it).
-func decodeJSONText(s []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(s))
-	dec.UseNumber()
-	v, err := decodeJSONValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			err = errors.New("more than one JSON value")
-		}
-		return nil, err
-	}
-	return v, nil
 }
 
 // checkConvertible reports whether CSV and JSONL values can be read into a column of
@@ -220,7 +137,7 @@ func appendText(b array.Builder, s string) error {
 	case *array.TimestampBuilder:
 		return appendTimestamp(bb, s)
 	case *array.StructBuilder, *array.ListBuilder, *array.MapBuilder:
-		v, err := decodeJSONText([]byte(s))
+		v, err := parseJSON([]byte(s), nil)
 		if err != nil {
 			return fmt.Errorf("cannot read %q as %s: invalid JSON: %v", abbreviate(s), b.Type(), err)
 		}

@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -134,10 +138,14 @@ func FuzzJSONLInput(f *testing.F) {
 		`{"a":1.5e400}` + "\n",
 		`{"a":"` + strings.Repeat("[", 10) + `"}` + "\n",
 		strings.Repeat("[", 600) + "\n",
+		`{"s":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\ud800x\udc00"}`,
+		`{"n":[-0,0.5,1e10,-1E-5,123456789012345678901234567890]}`,
+		` { "a" : [ true , false , null ] } `,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkJSONParser(t, data)
 		if r, err := newJSONLReader("x.jsonl", io.NopCloser(bytes.NewReader(data)), fuzzSchema, memory.DefaultAllocator); err == nil {
 			drain(r)
 		}
@@ -215,4 +223,57 @@ func FuzzParquetInput(f *testing.F) {
 		}
 		drain(r)
 	})
+}
+
+// checkJSONParser compares parseJSON with encoding/json (the oracle) on data taken as
+// one value: on valid UTF-8 both accept the same texts and decode them to the same
+// values, except that parseJSON refuses duplicate keys and deep nesting.
+func checkJSONParser(t *testing.T, data []byte) {
+	if !utf8.Valid(data) {
+		return
+	}
+	ours, err := parseJSON(data, nil)
+	var theirs any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	jerr := dec.Decode(&theirs)
+	if jerr == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			jerr = errors.New("trailing data")
+		}
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "duplicate key") || strings.Contains(err.Error(), "nested deeper") {
+			return
+		}
+		if jerr == nil {
+			t.Fatalf("parseJSON refused %q (%v), encoding/json accepts it", data, err)
+		}
+		return
+	}
+	if jerr != nil {
+		t.Fatalf("parseJSON accepted %q, encoding/json refuses it: %v", data, jerr)
+	}
+	if !reflect.DeepEqual(plainJSON(ours), theirs) {
+		t.Fatalf("%q: parseJSON %#v, encoding/json %#v", data, plainJSON(ours), theirs)
+	}
+}
+
+// plainJSON turns parseJSON's objects into maps, as encoding/json decodes them.
+func plainJSON(v any) any {
+	switch x := v.(type) {
+	case *jsonObject:
+		m := make(map[string]any, len(x.keys))
+		for i, k := range x.keys {
+			m[k] = plainJSON(x.vals[i])
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainJSON(e)
+		}
+		return out
+	}
+	return v
 }

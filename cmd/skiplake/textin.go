@@ -193,6 +193,7 @@ type lineReader struct {
 	br   *bufio.Reader
 	line int
 	buf  []byte
+	hint []string // keys of the last object, shared by the next (see parseJSON)
 }
 
 // next returns the next line without its line break, or io.EOF.
@@ -229,14 +230,11 @@ func (l *lineReader) nextObject(name string) (*jsonObject, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		v, err := decodeJSONText(line)
+		v, err := parseJSON(line, l.hint)
 		if err != nil {
-			var se *json.SyntaxError
+			var se *jsonSyntaxError
 			if errors.As(err, &se) {
-				return nil, fmt.Errorf("%s:%d:%d: invalid JSON: %v", name, l.line, se.Offset, se)
-			}
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%s:%d: invalid JSON: the line ends inside a value", name, l.line)
+				return nil, fmt.Errorf("%s:%d:%d: invalid JSON: %v", name, l.line, se.Offset+1, se)
 			}
 			return nil, fmt.Errorf("%s:%d: invalid JSON: %v", name, l.line, err)
 		}
@@ -244,6 +242,7 @@ func (l *lineReader) nextObject(name string) (*jsonObject, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: want a JSON object, found %s", name, l.line, describeJSON(v))
 		}
+		l.hint = obj.keys
 		return obj, nil
 	}
 }
@@ -522,6 +521,11 @@ func (inf *inference) inferJSONL(name string, r io.Reader) error {
 		for i, k := range obj.keys {
 			if k == "" {
 				return fmt.Errorf("%s:%d: empty field name", name, lr.line)
+			}
+			for _, prev := range obj.keys[:i] {
+				if strings.EqualFold(prev, k) {
+					return fmt.Errorf("%s:%d: fields %q and %q name the same column (names are case-insensitive)", name, lr.line, prev, k)
+				}
 			}
 			kind, err := jsonKind(obj.vals[i])
 			if err != nil {
