@@ -2,13 +2,11 @@ package storage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // TempCleaner is an optional capability of stores whose writes go through temporary
@@ -41,16 +39,7 @@ func (l *Local) ListTemp(ctx context.Context, prefix string) ([]ObjectInfo, erro
 	}
 	var out []ObjectInfo
 	err := fs.WalkDir(l.root.FS(), start, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
+		if stop, err := walkError(ctx, d, err); stop {
 			return err
 		}
 		if d.IsDir() {

@@ -120,24 +120,13 @@ func stripBOM(br *bufio.Reader) {
 // header column the schema does not have, or a schema column missing from the header,
 // is an error before any row is read. Empty cells, NULL and null are nulls.
 func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memory.Allocator) (*textReader, error) {
-	for _, f := range schema.Fields() {
-		if err := checkConvertible(f.Type); err != nil {
-			return nil, fmt.Errorf("%s: column %q: %w", name, f.Name, err)
-		}
+	if err := checkSchemaConvertible(name, schema); err != nil {
+		return nil, err
 	}
-	br := bufio.NewReaderSize(rc, 1<<20)
-	stripBOM(br)
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file (want a header row naming the columns)", name)
-	}
+	cr, header, err := openCSV(name, rc)
 	if err != nil {
-		return nil, csvError(name, err)
+		return nil, err
 	}
-	header = append([]string(nil), header...)
 	idx, err := matchKeys(header, schema.Fields(), "column")
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
@@ -177,6 +166,41 @@ func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memor
 		return true, nil
 	}
 	return r, nil
+}
+
+// checkSchemaConvertible checks that every column of schema can be read from text.
+func checkSchemaConvertible(name string, schema *arrow.Schema) error {
+	for _, f := range schema.Fields() {
+		if err := checkConvertible(f.Type); err != nil {
+			return fmt.Errorf("%s: column %q: %w", name, f.Name, err)
+		}
+	}
+	return nil
+}
+
+// openCSV starts reading CSV from r (a UTF-8 byte-order mark is skipped) and returns
+// the reader, positioned after the header, and the header.
+func openCSV(name string, r io.Reader) (*csv.Reader, []string, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	stripBOM(br)
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil, fmt.Errorf("%s: empty file (want a header row naming the columns)", name)
+	}
+	if err != nil {
+		return nil, nil, csvError(name, err)
+	}
+	return cr, append([]string(nil), header...), nil
+}
+
+// newLineReader reads lines from r (a UTF-8 byte-order mark is skipped).
+func newLineReader(r io.Reader) *lineReader {
+	br := bufio.NewReaderSize(r, 1<<20)
+	stripBOM(br)
+	return &lineReader{br: br}
 }
 
 // csvError formats an encoding/csv error as file:line:column.
@@ -252,14 +276,10 @@ func (l *lineReader) nextObject(name string) (*jsonObject, error) {
 // case); a key the schema does not have is an error naming the line (never a
 // silently dropped value), a missing key is a null.
 func newJSONLReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memory.Allocator) (*textReader, error) {
-	for _, f := range schema.Fields() {
-		if err := checkConvertible(f.Type); err != nil {
-			return nil, fmt.Errorf("%s: column %q: %w", name, f.Name, err)
-		}
+	if err := checkSchemaConvertible(name, schema); err != nil {
+		return nil, err
 	}
-	br := bufio.NewReaderSize(rc, 1<<20)
-	stripBOM(br)
-	lr := &lineReader{br: br}
+	lr := newLineReader(rc)
 	r := newTextReader(name, schema, mem, rc)
 	// The key-to-column mapping of the previous line, reused while lines repeat
 	// the same keys in the same order.
@@ -457,19 +477,10 @@ func (inf *inference) schema() (*arrow.Schema, error) {
 
 // inferCSV reads a whole CSV input into inf.
 func (inf *inference) inferCSV(name string, r io.Reader) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	stripBOM(br)
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		return fmt.Errorf("%s: empty file (want a header row naming the columns)", name)
-	}
+	cr, header, err := openCSV(name, r)
 	if err != nil {
-		return csvError(name, err)
+		return err
 	}
-	header = append([]string(nil), header...)
 	seen := map[string]bool{}
 	for _, h := range header {
 		if h == "" {
@@ -507,9 +518,7 @@ func (inf *inference) inferCSV(name string, r io.Reader) error {
 
 // inferJSONL reads a whole JSONL input into inf.
 func (inf *inference) inferJSONL(name string, r io.Reader) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	stripBOM(br)
-	lr := &lineReader{br: br}
+	lr := newLineReader(r)
 	for {
 		obj, err := lr.nextObject(name)
 		if err == io.EOF {
