@@ -643,12 +643,23 @@ func arrayValue(arr arrow.Array, i int, c *BoundColumn) value.Value {
 // NULL), in the form Bound.EvaluateRow expects. It is meant for tests and
 // diagnostics; it allocates.
 func (b *Bound) RowValues(rec arrow.RecordBatch, i int) ([]value.Value, error) {
-	row := make([]value.Value, len(b.cols))
+	return rowValues(b.cols, rec, i)
+}
+
+// RowValues reads row i of rec as one value per bound column (value.Null() for
+// NULL), in the form BoundScalar.EvaluateRow expects. It is meant for tests and
+// diagnostics; it allocates.
+func (s *BoundScalar) RowValues(rec arrow.RecordBatch, i int) ([]value.Value, error) {
+	return rowValues(s.cols, rec, i)
+}
+
+func rowValues(cols []*BoundColumn, rec arrow.RecordBatch, i int) ([]value.Value, error) {
+	row := make([]value.Value, len(cols))
 	n := int(rec.NumRows())
 	if i < 0 || i >= n {
 		return nil, fmt.Errorf("%w: row %d out of range [0,%d)", ErrSchemaMismatch, i, n)
 	}
-	for _, c := range b.cols {
+	for _, c := range cols {
 		arr, valid, err := leafArray(rec, c)
 		if err != nil {
 			return nil, err
