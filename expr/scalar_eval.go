@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -184,10 +185,27 @@ func (n *litNode) evalVec(c *scalarCtx, _ []uint64) (*vec, error) {
 		v.valid = make([]uint64, (c.n+63)/64)
 		return v, nil
 	}
-	for i := range c.n {
-		setValue(v, i, n.v)
+	if c.n == 0 {
+		return v, nil
+	}
+	setValue(v, 0, n.v)
+	switch {
+	case v.i != nil:
+		fill(v.i, v.i[0])
+	case v.f != nil:
+		fill(v.f, v.f[0])
+	case v.d != nil:
+		fill(v.d, v.d[0])
+	case v.s != nil:
+		fill(v.s, v.s[0])
 	}
 	return v, nil
+}
+
+func fill[T any](xs []T, x T) {
+	for i := range xs {
+		xs[i] = x
+	}
 }
 
 // valueAt reads row i of v as a value (the row must be valid).
@@ -257,24 +275,112 @@ func (n *arithNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 	if kindOf(n.t) == tkNull {
 		return out, nil
 	}
-	for i := range c.n {
-		if !bitAt(out.valid, i) {
-			continue
-		}
-		var err error
-		switch kindOf(n.t) {
-		case tkInt:
-			out.i[i], err = intArith(n.op, l.i[i], r.i[i], n.t)
-		case tkFloat:
-			out.f[i], err = floatArith(n.op, l.f[i], r.f[i], n.t)
-		case tkDecimal:
-			out.d[i], err = decArith(n.op, l.d[i], l.t.(*arrow.Decimal128Type).Scale, r.d[i], r.t.(*arrow.Decimal128Type).Scale, n.t.(*arrow.Decimal128Type))
-		}
-		if err != nil && bitAt(mask, i) {
-			return nil, evalErr(i, n.text, err)
+	var bad int
+	switch kindOf(n.t) {
+	case tkInt:
+		bad, err = intArithVec(n.op, l.i, r.i, out.i, out.valid, mask, n.t)
+	case tkFloat:
+		bad, err = floatArithVec(n.op, l.f, r.f, out.f, out.valid, mask, n.t)
+	case tkDecimal:
+		ls, rs := l.t.(*arrow.Decimal128Type).Scale, r.t.(*arrow.Decimal128Type).Scale
+		res := n.t.(*arrow.Decimal128Type)
+		for i := range c.n {
+			if !bitAt(out.valid, i) {
+				continue
+			}
+			var e error
+			if out.d[i], e = decArith(n.op, l.d[i], ls, r.d[i], rs, res); e != nil && bitAt(mask, i) {
+				bad, err = i, e
+				break
+			}
 		}
 	}
+	if err != nil {
+		return nil, evalErr(bad, n.text, err)
+	}
 	return out, nil
+}
+
+// intArithVec computes out = x op y for every row, with overflow and zero-divisor
+// checks; it returns the first failing row that is valid and in mask. Rows that fail
+// outside them get 0.
+func intArithVec(op ArithOp, x, y, out []int64, valid, mask []uint64, t arrow.DataType) (int, error) {
+	lo, hi := intBounds(t)
+	failAt := func(i int) bool { return bitAt(valid, i) && bitAt(mask, i) }
+	switch op {
+	case OpAdd, OpSub:
+		narrow := lo != math.MinInt64
+		for i := range out {
+			a, b := x[i], y[i]
+			var z int64
+			var ovf bool
+			if op == OpAdd {
+				z = a + b
+				ovf = (a^z)&(b^z) < 0
+			} else {
+				z = a - b
+				ovf = (a^b)&(a^z) < 0
+			}
+			if ovf || (narrow && (z < lo || z > hi)) {
+				if failAt(i) {
+					_, err := intArith(op, a, b, t)
+					return i, err
+				}
+				z = 0
+			}
+			out[i] = z
+		}
+	default:
+		for i := range out {
+			z, err := intArith(op, x[i], y[i], t)
+			if err != nil && failAt(i) {
+				return i, err
+			}
+			out[i] = z
+		}
+	}
+	return 0, nil
+}
+
+// floatArithVec computes out = x op y (rounded to float32 for float), failing on a
+// zero divisor for / and % in a valid row of mask.
+func floatArithVec(op ArithOp, x, y, out []float64, valid, mask []uint64, t arrow.DataType) (int, error) {
+	single := !isDouble(t)
+	switch op {
+	case OpAdd:
+		for i := range out {
+			out[i] = x[i] + y[i]
+		}
+	case OpSub:
+		for i := range out {
+			out[i] = x[i] - y[i]
+		}
+	case OpMul:
+		for i := range out {
+			out[i] = x[i] * y[i]
+		}
+	default:
+		for i := range out {
+			if y[i] == 0 {
+				if bitAt(valid, i) && bitAt(mask, i) {
+					return i, ErrDivideByZero
+				}
+				out[i] = 0
+				continue
+			}
+			if op == OpDiv {
+				out[i] = x[i] / y[i]
+			} else {
+				out[i] = math.Mod(x[i], y[i])
+			}
+		}
+	}
+	if single {
+		for i, z := range out {
+			out[i] = float64(float32(z))
+		}
+	}
+	return 0, nil
 }
 
 // intArith computes x op y in the integer type t, failing on overflow and on a zero
@@ -312,6 +418,7 @@ func intArith(op ArithOp, x, y int64, t arrow.DataType) (int64, error) {
 	return z, nil
 }
 
+// floatArith is floatArithVec for one pair (used by tests).
 func floatArith(op ArithOp, x, y float64, t arrow.DataType) (float64, error) {
 	var z float64
 	switch op {
@@ -464,8 +571,74 @@ func decArithFast(op ArithOp, a int64, as int32, b int64, bs int32, res *arrow.D
 		}
 		z, err := intArith(OpMul, a, b, dtInt64)
 		return z, err == nil && fitsInt64Precision(z, res.Precision)
+	case OpDiv:
+		return decDivFast(a, as, b, bs, res)
 	}
 	return 0, false
+}
+
+// decDivFast divides with 128-bit integers when the quotient at the result scale fits
+// 64 bits. Spark rounds a quotient to 38 significant digits and then to the result
+// scale; that double rounding differs from rounding once only when the discarded part
+// lies just below one half (within 10^-(38-d) of it, d the quotient's digits), and
+// those cases fall back to decArith's exact path.
+func decDivFast(a int64, as int32, b int64, bs int32, res *arrow.Decimal128Type) (int64, bool) {
+	if b == 0 || a == math.MinInt64 || b == math.MinInt64 {
+		return 0, false
+	}
+	neg := (a < 0) != (b < 0)
+	ua, ub := uint64(a), uint64(b)
+	if a < 0 {
+		ua = uint64(-a)
+	}
+	if b < 0 {
+		ub = uint64(-b)
+	}
+	// |a|/10^as / (|b|/10^bs) at scale S = |a| * 10^(S+bs-as) / |b|.
+	k := res.Scale + bs - as
+	var hi, lo uint64
+	switch {
+	case k >= 0 && k <= 18:
+		hi, lo = bits.Mul64(ua, uint64(pow10Table[k]))
+	case k < 0 && k >= -18:
+		h, l := bits.Mul64(ub, uint64(pow10Table[-k]))
+		if h != 0 {
+			return 0, false
+		}
+		ub, lo = l, ua
+	default:
+		return 0, false
+	}
+	if hi >= ub {
+		return 0, false // the quotient needs more than 64 bits
+	}
+	q, r := bits.Div64(hi, lo, ub)
+	if q == 0 || q > math.MaxInt64-1 {
+		return 0, false
+	}
+	if r >= ub-r {
+		q++ // HALF_UP
+	} else if gap := 38 - decDigitsU64(q); gap < 19 {
+		// Below one half: make sure it is not within 10^-gap of it.
+		h, l := bits.Mul64(ub-2*r, uint64(pow10Table[gap]))
+		if h == 0 && l <= ub {
+			return 0, false
+		}
+	}
+	z := int64(q)
+	if neg {
+		z = -z
+	}
+	return z, fitsInt64Precision(z, res.Precision)
+}
+
+func decDigitsU64(x uint64) int {
+	d := 1
+	for x >= 10 {
+		x /= 10
+		d++
+	}
+	return d
 }
 
 // decDigits is the number of decimal digits of |x| (1 for 0).
@@ -614,6 +787,12 @@ func (n *castNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 		}
 	case tk == tkString && (fk == tkString || fk == tkBinary), tk == tkBinary:
 		copy(out.s, v.s)
+	case fk == tkInt && tk == tkString:
+		for i, x := range v.i {
+			if bitAt(v.valid, i) && bitAt(mask, i) {
+				out.s[i] = strconv.FormatInt(x, 10)
+			}
+		}
 	default:
 		for i := range c.n {
 			if !bitAt(v.valid, i) {
@@ -745,6 +924,9 @@ func vecToArray(v *vec, t arrow.DataType, mask []uint64, mem memory.Allocator) (
 	if kindOf(t) == tkNull {
 		return array.NewNull(n), nil
 	}
+	if arr := fixedWidthArray(v, t, mask, mem); arr != nil {
+		return arr, nil
+	}
 	b := array.NewBuilder(mem, t)
 	defer b.Release()
 	b.Reserve(n)
@@ -857,4 +1039,74 @@ func vecToArray(v *vec, t arrow.DataType, mask []uint64, mem memory.Allocator) (
 		return nil, fmt.Errorf("%w: cannot build %s", ErrUnsupportedType, t)
 	}
 	return b.NewArray(), nil
+}
+
+// fixedWidthArray builds fixed-width arrays directly from v's values and validity
+// (Arrow's validity bitmap is the little-endian bytes of the validity words), or
+// returns nil for other types.
+func fixedWidthArray(v *vec, t arrow.DataType, mask []uint64, mem memory.Allocator) arrow.Array {
+	n := v.n
+	var values []byte
+	switch t.(type) {
+	case *arrow.Int8Type:
+		values = arrow.GetBytes(narrowInts[int8](v.i))
+	case *arrow.Int16Type:
+		values = arrow.GetBytes(narrowInts[int16](v.i))
+	case *arrow.Int32Type:
+		values = arrow.GetBytes(narrowInts[int32](v.i))
+	case *arrow.Date32Type:
+		values = arrow.GetBytes(narrowInts[arrow.Date32](v.i))
+	case *arrow.Int64Type:
+		values = arrow.GetBytes(v.i)
+	case *arrow.TimestampType:
+		values = arrow.GetBytes(narrowInts[arrow.Timestamp](v.i))
+	case *arrow.Float64Type:
+		values = arrow.GetBytes(v.f)
+	case *arrow.Float32Type:
+		f32 := make([]float32, n)
+		for i, x := range v.f {
+			f32[i] = float32(x)
+		}
+		values = arrow.GetBytes(f32)
+	case *arrow.Decimal128Type:
+		values = arrow.GetBytes(v.d)
+	default:
+		return nil
+	}
+	words := andValidity(v.valid, mask, n)
+	var nullBuf *memory.Buffer
+	nulls := 0
+	if words != nil {
+		nb := (n + 7) / 8
+		nullBuf = memory.NewResizableBuffer(mem)
+		nullBuf.Resize(nb)
+		bm := nullBuf.Bytes()
+		valid := 0
+		for k := range nb {
+			w := words[k/8]
+			bm[k] = byte(w >> (8 * uint(k%8)))
+		}
+		for _, w := range words {
+			valid += bits.OnesCount64(w)
+		}
+		nulls = n - valid
+	}
+	valBuf := memory.NewResizableBuffer(mem)
+	valBuf.Resize(len(values))
+	copy(valBuf.Bytes(), values)
+	data := array.NewData(t, n, []*memory.Buffer{nullBuf, valBuf}, nil, nulls, 0)
+	defer data.Release()
+	if nullBuf != nil {
+		nullBuf.Release()
+	}
+	valBuf.Release()
+	return array.MakeFromData(data)
+}
+
+func narrowInts[T ~int8 | ~int16 | ~int32 | ~int64](xs []int64) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = T(x)
+	}
+	return out
 }
