@@ -43,6 +43,12 @@
 // checkpoint is written; its failure never fails the commit and is
 // reported by Transaction.CheckpointErr.
 //
+// DML file actions: Add.RemoveAction builds the remove that cancels exactly one live
+// (path, deletion vector) key, and ReplaceDeletionVector the remove/add pair that gives
+// a live file a grown deletion vector, with stats marked "tightBounds":false
+// (invariant D1: a vector only grows; numRecords is required). Log.Now exposes the
+// injectable clock for their deletionTimestamp.
+//
 // Commit files are parsed line by line (one action decoded at a time, errors
 // name the file and line); checkpoints are read with arrow-go's pqarrow,
 // with add and remove columns decoded directly and rare actions through
