@@ -266,10 +266,7 @@ func TestApplyMatchesOracle(t *testing.T) {
 	rows := randomRows(r, sc, 150)
 	rec := buildRecord(mem, sc, rows)
 	defer rec.Release()
-	n := 1500
-	if testing.Short() {
-		n = 300
-	}
+	n := propertyRounds(1500, 300)
 	applied := 0
 	for range n {
 		fi := r.IntN(sc.NumFields())

@@ -47,31 +47,41 @@ var benchScalarExprs = []struct{ name, expr string }{
 // BenchmarkScalarEvaluate measures vectorised evaluation of UPDATE-style expressions
 // over a 64Ki-row batch (10% NULL in qty), reporting rows/s.
 func BenchmarkScalarEvaluate(b *testing.B) {
-	const n = 1 << 16
-	rec := benchScalarRecord(n)
-	defer rec.Release()
-	for _, c := range benchScalarExprs {
-		bs, err := BindScalar(mustParseScalar(b, c.expr), rec.Schema())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(fmt.Sprintf("expr=%s/rows=%d", c.name, n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				arr, err := bs.Evaluate(rec, nil, memory.DefaultAllocator)
-				if err != nil {
-					b.Fatal(err)
-				}
-				arr.Release()
+	benchScalar(b, func(b *testing.B, bs *BoundScalar, rec arrow.RecordBatch) func() {
+		return func() {
+			arr, err := bs.Evaluate(rec, nil, memory.DefaultAllocator)
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		})
-	}
+			arr.Release()
+		}
+	})
 }
 
 // BenchmarkScalarEvaluateRow is the same work through the row oracle (EvaluateRow on
 // values already extracted), the baseline the vectorised path is compared with.
 func BenchmarkScalarEvaluateRow(b *testing.B) {
+	benchScalar(b, func(b *testing.B, bs *BoundScalar, rec arrow.RecordBatch) func() {
+		all := make([][]value.Value, rec.NumRows())
+		for i := range all {
+			v, err := bs.RowValues(rec, i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			all[i] = v
+		}
+		return func() {
+			for _, row := range all {
+				if _, err := bs.EvaluateRow(row); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// benchScalar runs one sub-benchmark per expression; prepare returns the timed work.
+func benchScalar(b *testing.B, prepare func(*testing.B, *BoundScalar, arrow.RecordBatch) func()) {
 	const n = 1 << 16
 	rec := benchScalarRecord(n)
 	defer rec.Release()
@@ -81,22 +91,11 @@ func BenchmarkScalarEvaluateRow(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("expr=%s/rows=%d", c.name, n), func(b *testing.B) {
-			all := make([][]value.Value, n)
-			for i := range n {
-				v, err := bs.RowValues(rec, i)
-				if err != nil {
-					b.Fatal(err)
-				}
-				all[i] = v
-			}
+			work := prepare(b, bs, rec)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				for _, row := range all {
-					if _, err := bs.EvaluateRow(row); err != nil {
-						b.Fatal(err)
-					}
-				}
+				work()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})

@@ -2,7 +2,6 @@ package expr
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -461,26 +460,11 @@ func (n *arithNode) evalRow(row []value.Value) (value.Value, error) {
 		}
 		return value.Int64(z.Int64()), nil
 	case tkFloat:
-		a, b := l.AsFloat64(), r.AsFloat64()
-		var z float64
-		switch n.op {
-		case OpAdd:
-			z = a + b
-		case OpSub:
-			z = a - b
-		case OpMul:
-			z = a * b
-		case OpDiv, OpMod:
-			if b == 0 {
-				return value.Value{}, ErrDivideByZero
-			}
-			if n.op == OpDiv {
-				z = a / b
-			} else {
-				z = math.Mod(a, b) // fmod: the sign of the dividend, as Java's %
-			}
+		z, err := floatArith(n.op, l.AsFloat64(), r.AsFloat64(), n.t)
+		if err != nil {
+			return value.Value{}, err
 		}
-		return value.Float64(toFloat(z, n.t)), nil
+		return value.Float64(z), nil
 	case tkDecimal:
 		a, b := ratOf(l), ratOf(r)
 		z := new(big.Rat)

@@ -90,13 +90,9 @@ func (s *BoundScalar) evaluate(rec arrow.RecordBatch, sel *Selection) (*vec, err
 	if sel != nil && sel.Len() != n {
 		return nil, fmt.Errorf("%w: selection of %d rows for a batch of %d", ErrSchemaMismatch, sel.Len(), n)
 	}
-	ec := &evalCtx{n: n, arrs: make([]arrow.Array, len(s.cols)), valid: make([][]uint64, len(s.cols))}
-	for _, c := range s.cols {
-		arr, valid, err := leafArray(rec, c)
-		if err != nil {
-			return nil, err
-		}
-		ec.arrs[c.Ordinal], ec.valid[c.Ordinal] = arr, valid
+	ec, err := newEvalCtx(rec, s.cols)
+	if err != nil {
+		return nil, err
 	}
 	var mask []uint64
 	if sel != nil {
@@ -418,7 +414,7 @@ func intArith(op ArithOp, x, y int64, t arrow.DataType) (int64, error) {
 	return z, nil
 }
 
-// floatArith is floatArithVec for one pair (used by tests).
+// floatArith is floatArithVec for one pair (the row oracle's definition).
 func floatArith(op ArithOp, x, y float64, t arrow.DataType) (float64, error) {
 	var z float64
 	switch op {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -390,13 +389,7 @@ func TestScalarEvaluateMatchesRowOracle(t *testing.T) {
 	defer rec.Release()
 	sliced := rec.NewSlice(5, 180)
 	defer sliced.Release()
-	n := 3000
-	if testing.Short() {
-		n = 600
-	}
-	if s := os.Getenv("SKIPLAKE_PROPERTY_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
+	n := propertyRounds(3000, 600)
 	bound, failed := 0, 0
 	for k := 0; k < n; k++ {
 		e := randomScalar(r, cols, 3)

@@ -233,9 +233,21 @@ func (d *Deleted) Bitmap() *roaring64.Bitmap {
 // storage.Storage's Get method has this signature.
 type GetFunc func(ctx context.Context, path string) ([]byte, error)
 
-// Load reads and verifies the deletion vector d names (invariant V1). get reads DV files;
-// tableRoot is needed only for 'p' descriptors (invariant V2).
+// Load reads and verifies the deletion vector d names (invariant V1). get reads whole DV
+// files; tableRoot is needed only for 'p' descriptors (invariant V2).
 func Load(ctx context.Context, get GetFunc, tableRoot string, d Descriptor) (*Deleted, error) {
+	return load(tableRoot, d, func(rel string) (*roaring64.Bitmap, error) {
+		data, err := get(ctx, rel)
+		if err != nil {
+			return nil, err
+		}
+		return parseFileDV(data, d)
+	})
+}
+
+// load resolves d and reads a file vector with fetch (given the relative path), or
+// decodes an inline one; errors are *LoadError values naming the file and offset.
+func load(tableRoot string, d Descriptor, fetch func(rel string) (*roaring64.Bitmap, error)) (*Deleted, error) {
 	if d.StorageType == StorageInline {
 		bm, err := loadInline(d)
 		if err != nil {
@@ -247,11 +259,7 @@ func Load(ctx context.Context, get GetFunc, tableRoot string, d Descriptor) (*De
 	if err != nil {
 		return nil, &LoadError{Path: d.PathOrInlineDv, Offset: d.Offset, Err: err}
 	}
-	data, err := get(ctx, rel)
-	if err != nil {
-		return nil, &LoadError{Path: rel, Offset: d.Offset, Err: err}
-	}
-	bm, err := parseFileDV(data, d)
+	bm, err := fetch(rel)
 	if err != nil {
 		return nil, &LoadError{Path: rel, Offset: d.Offset, Err: err}
 	}
@@ -329,23 +337,14 @@ type OpenFunc func(ctx context.Context, path string) (storage.File, error)
 // packs up to 2 MiB of vectors per file). It verifies exactly what Load verifies
 // (invariant V1) and returns the same errors.
 func LoadRange(ctx context.Context, open OpenFunc, tableRoot string, d Descriptor) (*Deleted, error) {
-	if d.StorageType == StorageInline {
-		return Load(ctx, nil, tableRoot, d)
-	}
-	rel, err := d.RelativePath(tableRoot)
-	if err != nil {
-		return nil, &LoadError{Path: d.PathOrInlineDv, Offset: d.Offset, Err: err}
-	}
-	f, err := open(ctx, rel)
-	if err != nil {
-		return nil, &LoadError{Path: rel, Offset: d.Offset, Err: err}
-	}
-	defer f.Close()
-	bm, err := readRange(f, d)
-	if err != nil {
-		return nil, &LoadError{Path: rel, Offset: d.Offset, Err: err}
-	}
-	return &Deleted{bm: bm}, nil
+	return load(tableRoot, d, func(rel string) (*roaring64.Bitmap, error) {
+		f, err := open(ctx, rel)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readRange(f, d)
+	})
 }
 
 func readRange(f storage.File, d Descriptor) (*roaring64.Bitmap, error) {
