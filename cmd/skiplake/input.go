@@ -168,7 +168,7 @@ func parseSchemaFlag(s string) (*arrow.Schema, error) {
 	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
 		st, err = log.ParseSchema(t)
 	} else {
-		st, err = log.ParseDDL(text)
+		st, err = log.ParseDDLSchema(text)
 	}
 	if err != nil {
 		return nil, usagef("--schema: %v", err)

@@ -298,7 +298,7 @@ func TestCSVInference(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 
 	// An explicit schema, as SQL columns or as a Delta JSON schema.
-	mustCLI(t, "append", tbl2, writeText(t, filepath.Join(dir, "d.csv"), "id,amount\n1,5\n2,5.25\n"), "--schema", "id int NOT NULL, amount decimal(10,2)")
+	mustCLI(t, "append", tbl2, writeText(t, filepath.Join(dir, "d.csv"), "id,amount\n1,5\n2,5.25\n"), "--schema", "id int, amount decimal(10,2)")
 	require.Regexp(t, `amount\s+decimal\(10, 2\)`, mustCLI(t, "describe", tbl2))
 	code, _, errs = cli(t, "append", tbl2, writeText(t, filepath.Join(dir, "e.csv"), "id,amount\n3,5.125\n"))
 	require.Equal(t, 1, code)
