@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/internal/dv"
@@ -31,15 +32,23 @@ func inlineDV(t *testing.T, rows []uint64) *dv.Deleted {
 	return del
 }
 
+// multiRowGroupFile writes 6000 rows of every type in several row groups of small
+// pages and returns the file and its schema.
+func multiRowGroupFile(t *testing.T, mem memory.Allocator) ([]byte, *arrow.Schema) {
+	t.Helper()
+	src := allTypesBatch(t, mem, 6000, 0)
+	defer src.Release()
+	data, res := writeFile(t, WriterOptions{TargetRowGroupBytes: 96 << 10, DataPageBytes: 512}, src)
+	require.Greater(t, res.RowGroups, 2)
+	return data, src.Schema()
+}
+
 // TestReadAppliesTheDeletionVector: with ReadOptions.Deleted, Read and ReadRanges emit
 // exactly the rows of a plain read whose file position the vector does not hold, and
 // never an empty batch (invariant D6).
 func TestReadAppliesTheDeletionVector(t *testing.T) {
 	mem := checkedMem(t)
-	src := allTypesBatch(t, mem, 6000, 0)
-	defer src.Release()
-	data, res := writeFile(t, WriterOptions{TargetRowGroupBytes: 96 << 10, DataPageBytes: 512}, src)
-	require.Greater(t, res.RowGroups, 1)
+	data, want := multiRowGroupFile(t, mem)
 	plain, err := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{BatchSize: 300, Allocator: mem})
 	require.NoError(t, err)
 	defer plain.Close()
@@ -57,7 +66,6 @@ func TestReadAppliesTheDeletionVector(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 
-	want := src.Schema()
 	var all []string
 	var positions []int64
 	require.NoError(t, plain.Read(context.Background(), want, nil, func(rec arrow.RecordBatch, first int64) error {
@@ -106,14 +114,10 @@ func TestReadAppliesTheDeletionVector(t *testing.T) {
 // several goroutines at once return what sequential reads return (run with -race).
 func TestConcurrentReadsOfOneReader(t *testing.T) {
 	mem := checkedMem(t)
-	src := allTypesBatch(t, mem, 6000, 0)
-	defer src.Release()
-	data, res := writeFile(t, WriterOptions{TargetRowGroupBytes: 96 << 10, DataPageBytes: 512}, src)
-	require.Greater(t, res.RowGroups, 2)
+	data, want := multiRowGroupFile(t, mem)
 	r, err := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{BatchSize: 256, Allocator: mem})
 	require.NoError(t, err)
 	defer r.Close()
-	want := src.Schema()
 	n := r.NumRowGroups()
 	seq := make([][]string, n)
 	for rg := range n {
