@@ -25,10 +25,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"cloud.google.com/go/storage"
-	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/gcsblob"
+	"gocloud.dev/blob/gcsblob"
+	"google.golang.org/api/option"
 
 	skstorage "github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/storage/internal/blobstore"
@@ -36,18 +37,41 @@ import (
 
 func init() { skstorage.Register("gs", open) }
 
-// open opens a gs:// location.
+// open opens a gs:// location. The storage.Client is built here rather than by
+// gocloud's URL opener so that it reads through the JSON API (which every emulator
+// serves; the XML read path is the SDK's default) and finds credentials (or
+// STORAGE_EMULATOR_HOST) the SDK's own way.
 func open(ctx context.Context, u *url.URL, _ bool) (skstorage.Storage, error) {
 	opts, q, err := blobstore.CommonParams(u)
 	if err != nil {
 		return nil, err
 	}
-	bu := &url.URL{Scheme: "gs", Host: u.Host, RawQuery: q.Encode()}
-	bucket, err := blob.DefaultURLMux().OpenBucketURL(ctx, bu) // gcsblob registered its opener
+	copts := []option.ClientOption{storage.WithJSONReads()}
+	for k := range q {
+		switch k {
+		case "anonymous":
+			if v, err := strconv.ParseBool(q.Get(k)); err != nil {
+				return nil, fmt.Errorf("storage: %s: anonymous=%q: want true or false", opts.Location, q.Get(k))
+			} else if v {
+				copts = append(copts, option.WithoutAuthentication())
+			}
+		case "universe_domain":
+			copts = append(copts, option.WithUniverseDomain(q.Get(k)))
+		default:
+			return nil, fmt.Errorf("storage: %s: unknown query parameter %q (gs:// takes anonymous, universe_domain, single_writer)", opts.Location, k)
+		}
+	}
+	client, err := storage.NewClient(ctx, copts...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
 	}
+	bucket, err := gcsblob.OpenBucket(ctx, nil, u.Host, &gcsblob.Options{Client: client})
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+	}
 	opts.Bucket = bucket
+	opts.OnClose = client.Close
 	opts.Hooks = blobstore.Hooks{
 		StartAfter: func(as func(any) bool, key string) error {
 			var q *storage.Query

@@ -94,6 +94,8 @@ type Options struct {
 	Parallelism int
 	// Warn receives warnings (single-writer mode). Default: standard error.
 	Warn func(msg string)
+	// OnClose, if set, runs after the bucket is closed (a client the backend owns).
+	OnClose func() error
 }
 
 // defaultTailSize is Options.TailSize's default: a footer with a page index for a few
@@ -135,7 +137,11 @@ func (s *Store) URL() string { return s.opts.Location }
 
 // Close closes the bucket.
 func (s *Store) Close() error {
-	if err := s.b.Close(); err != nil {
+	err := s.b.Close()
+	if s.opts.OnClose != nil {
+		err = errors.Join(err, s.opts.OnClose())
+	}
+	if err != nil {
 		return fmt.Errorf("storage: close %s: %w", s.opts.Location, err)
 	}
 	return nil

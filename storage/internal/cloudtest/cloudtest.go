@@ -39,7 +39,7 @@ const (
 // Azurite's documented development account (public, the same in every Azurite).
 const (
 	AzuriteAccount = "devstoreaccount1"
-	AzuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFMSRe8DQ==" // not a secret: Azurite's fixed dev key
+	AzuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==" // not a secret: Azurite's fixed dev key
 )
 
 // Backend describes one kind of server.

@@ -1,0 +1,32 @@
+package gcs_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/skiplake/skiplake/storage"
+	_ "github.com/skiplake/skiplake/storage/gcs"
+	"github.com/skiplake/skiplake/storage/internal/cloudtest"
+	"github.com/skiplake/skiplake/storage/storagetest"
+)
+
+// open opens a fresh prefix on the GCS test server (skips without its variable).
+func open(t *testing.T) storage.Storage {
+	t.Helper()
+	loc := cloudtest.GCS.Location(t)
+	st, err := storage.OpenURL(context.Background(), loc)
+	if err != nil {
+		t.Fatalf("OpenURL(%s): %v", loc, err)
+	}
+	t.Cleanup(func() {
+		if c, ok := st.(interface{ Close() error }); ok {
+			c.Close()
+		}
+	})
+	return st
+}
+
+// TestConformance runs the storage conformance suite, unchanged, against the emulator.
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, open)
+}
