@@ -30,3 +30,9 @@ func open(t *testing.T) storage.Storage {
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, open)
 }
+
+// TestExtras runs the large-object checks (multipart conditional create, abort,
+// cancellation) and DeleteMany against the server.
+func TestExtras(t *testing.T) {
+	cloudtest.RunExtras(t, open)
+}

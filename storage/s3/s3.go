@@ -55,8 +55,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/s3blob" // registers the s3 opener on blob.DefaultURLMux
+	gcaws "gocloud.dev/aws"
+	"gocloud.dev/blob/s3blob"
 
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/storage/internal/blobstore"
@@ -70,21 +70,48 @@ func init() {
 // maxDeleteBatch is S3's limit of keys per DeleteObjects request.
 const maxDeleteBatch = 1000
 
-// open opens an s3:// or s3a:// location.
+// open opens an s3:// or s3a:// location. The client is built here (not by gocloud's
+// URL opener) so that it can retry more patiently than the SDK default (5 attempts with
+// backoff for 5xx, throttling and connection errors) and stay quiet about skipped
+// checksum validation of multipart objects.
 func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	opts, q, err := blobstore.CommonParams(u)
 	if err != nil {
 		return nil, err
 	}
-	bu := &url.URL{Scheme: "s3", Host: u.Host, RawQuery: q.Encode()}
-	bucket, err := blob.DefaultURLMux().OpenBucketURL(ctx, bu) // s3blob registered its opener
+	var s3opts []func(*s3.Options)
+	for _, p := range []struct {
+		keys []string
+		set  func(o *s3.Options, v bool)
+	}{
+		{[]string{"use_path_style", "s3ForcePathStyle"}, func(o *s3.Options, v bool) { o.UsePathStyle = v }},
+		{[]string{"disable_https"}, func(o *s3.Options, v bool) { o.EndpointOptions.DisableHTTPS = v }},
+		{[]string{"accelerate"}, func(o *s3.Options, v bool) { o.UseAccelerate = v }},
+	} {
+		for _, k := range p.keys {
+			if s := q.Get(k); s != "" {
+				v, err := strconv.ParseBool(s)
+				if err != nil {
+					return nil, fmt.Errorf("storage: %s: %s=%q: want true or false", opts.Location, k, s)
+				}
+				set := p.set
+				s3opts = append(s3opts, func(o *s3.Options) { set(o, v) })
+				q.Del(k)
+			}
+		}
+	}
+	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q) // region, endpoint, profile, ...; default credential chain
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
 	}
-	var client *s3.Client
-	if !bucket.As(&client) {
-		bucket.Close()
-		return nil, fmt.Errorf("storage: open %s: no S3 client behind the bucket", opts.Location)
+	s3opts = append(s3opts, func(o *s3.Options) {
+		o.RetryMaxAttempts = 5
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+	client := s3.NewFromConfig(cfg, s3opts...)
+	bucket, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
 	}
 	opts.Bucket = bucket
 	opts.Hooks = blobstore.Hooks{
@@ -118,8 +145,35 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 			return failed, err
 		},
 		BatchSize: maxDeleteBatch,
+		AbortUploads: func(ctx context.Context, key string) error {
+			return abortUploads(ctx, client, u.Host, key)
+		},
 	}
 	return blobstore.New(opts), nil
+}
+
+// abortUploads aborts every incomplete multipart upload of exactly key. A cancelled
+// CreateMultipartUpload can leave an upload whose id the client never learned; data
+// file names are unique, so an upload of the key is one of ours.
+func abortUploads(ctx context.Context, client *s3.Client, bucket, key string) error {
+	if hasControl(key) {
+		return nil
+	}
+	out, err := client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(key)})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, up := range out.Uploads {
+		if aws.ToString(up.Key) != key {
+			continue
+		}
+		_, err := client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: up.Key, UploadId: up.UploadId})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // isConditionalConflict reports S3's 409 ConditionalRequestConflict: another

@@ -69,6 +69,11 @@ type Hooks struct {
 	DeleteBatch func(ctx context.Context, keys []string) (map[string]error, error)
 	// BatchSize is the most keys DeleteBatch takes at once.
 	BatchSize int
+	// AbortUploads aborts incomplete multipart uploads of key. Abort and failed
+	// Commits call it (with a fresh context) after the SDK's own abort, because a
+	// CreateMultipartUpload cut short by cancellation can leave an upload the SDK
+	// never learned the id of. Nil: nothing beyond the SDK's abort.
+	AbortUploads func(ctx context.Context, key string) error
 }
 
 // Options configures a Store. The zero value of every field but Bucket works.
@@ -485,21 +490,39 @@ func (w *writer) Commit() error {
 		if err == nil {
 			err = fmt.Errorf("storage: commit %q: %w", w.path, w.ctx.Err())
 		}
-		w.cancel()
-		bw.Close() // aborts the upload: its context is cancelled
+		w.abort(bw)
 		return err
 	}
 	if err := w.s.singleWriterCheck(w.ctx, "commit", w.path); err != nil {
-		w.cancel()
-		bw.Close()
+		w.abort(bw)
 		return err
 	}
 	err := bw.Close()
 	w.cancel()
 	if err != nil {
+		w.sweep()
 		return w.s.mapErr(w.ctx, "commit", w.path, err)
 	}
 	return nil
+}
+
+// abort cancels the upload and sweeps leftovers.
+func (w *writer) abort(bw *blob.Writer) {
+	w.cancel()
+	bw.Close() // aborts the upload: its context is cancelled
+	w.sweep()
+}
+
+// sweep aborts multipart uploads of the key the SDK may have lost track of.
+func (w *writer) sweep() {
+	if w.s.opts.Hooks.AbortUploads == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 30*time.Second)
+	defer cancel()
+	if err := w.s.opts.Hooks.AbortUploads(ctx, w.s.key(w.path)); err != nil {
+		w.s.opts.Warn(fmt.Sprintf("skiplake: could not abort the incomplete upload of %s in %s (a bucket lifecycle rule will): %v", w.path, w.s.opts.Location, err))
+	}
 }
 
 // Abort cancels the upload; nothing is published.
@@ -509,8 +532,7 @@ func (w *writer) Abort() error {
 	}
 	bw := w.w
 	w.w = nil
-	w.cancel()
-	bw.Close() // reports the cancellation, which is the point
+	w.abort(bw)
 	return nil
 }
 
