@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -49,16 +48,10 @@ func Open(ctx context.Context, store storage.Storage) (*Table, error) {
 	return &Table{store: store, log: l}, nil
 }
 
-// OpenPath opens the table in a local directory.
+// OpenPath opens the table in a local directory. It is OpenURL: a location with a
+// scheme ("s3://...") is a URL, never a directory named "s3:".
 func OpenPath(ctx context.Context, dir string) (*Table, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotATable, dir, err)
-	}
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, st)
+	return OpenURL(ctx, dir)
 }
 
 // Create creates a new table with the given Arrow schema in store. It fails with
@@ -126,16 +119,10 @@ func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, op
 	return &Table{store: store, log: l}, nil
 }
 
-// CreatePath creates a new table in a local directory (created if missing).
+// CreatePath creates a new table in a local directory (created if missing). It is
+// CreateURL: a location with a scheme ("s3://...") is a URL.
 func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("table: create %s: %w", dir, err)
-	}
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		return nil, err
-	}
-	return Create(ctx, st, schema, opts)
+	return CreateURL(ctx, dir, schema, opts)
 }
 
 // protocolFor returns the protocol a new table needs: reader 1 / writer 2, unless a

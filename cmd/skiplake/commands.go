@@ -66,7 +66,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.CreatePath(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props})
+	t, err := table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props})
 	if err != nil {
 		return err
 	}
@@ -101,9 +101,11 @@ func stripFieldMeta(s *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
+// tableExists reports whether the location (a path or an object-store URL) holds a
+// Delta table that opens.
 func tableExists(path string) bool {
-	st, err := os.Stat(path + "/_delta_log")
-	return err == nil && st.IsDir()
+	_, err := table.OpenURL(context.Background(), path)
+	return err == nil
 }
 
 func runAppend(ctx context.Context, e *env, args []string) error {
@@ -134,7 +136,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		if len(parts) > 0 {
 			return usagef("--partition-by applies only when the table is created; %s exists", path)
 		}
-		if t, err = table.OpenPath(ctx, path); err != nil {
+		if t, err = table.OpenURL(ctx, path); err != nil {
 			return err
 		}
 		snap, err := t.Snapshot(ctx, table.Latest())
@@ -153,7 +155,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		}
 		if t == nil {
 			schema = stripFieldMeta(f.rdr.Schema())
-			if t, err = table.CreatePath(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props}); err != nil {
+			if t, err = table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props}); err != nil {
 				f.Close()
 				return err
 			}
@@ -255,7 +257,7 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	if *format == "parquet" && *output == "" {
 		return usagef("--format parquet needs --output PATH")
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -304,7 +306,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -364,7 +366,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -406,7 +408,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}

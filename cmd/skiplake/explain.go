@@ -17,7 +17,7 @@ func init() {
 }
 
 func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Scan, error) {
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return nil, err
 	}
