@@ -160,23 +160,56 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 	return l.finish(ctx, r, lst, version, checkpointSet{version: -1})
 }
 
+// commitFetchWindow and commitFetchParallelism bound the commit files replayCommits
+// holds in memory and has in flight: on an object store each commit is one GET, so
+// fetching them one after another costs one round trip per version.
+const (
+	commitFetchWindow      = 64
+	commitFetchParallelism = 16
+)
+
+// replayCommits applies the commits from..to in version order. The files are fetched
+// in parallel, a window at a time, and applied in order (L1 is checked by the caller).
 func (l *Log) replayCommits(ctx context.Context, r *replay, lst *listing, from, to int64) error {
-	for v := from; v <= to; v++ {
-		if err := ctx.Err(); err != nil {
-			return err
+	for start := from; start <= to; start += commitFetchWindow {
+		end := min(to, start+commitFetchWindow-1)
+		n := int(end - start + 1)
+		data := make([][]byte, n)
+		errs := make([]error, n)
+		storage.ForEachLimit(ctx, n, commitFetchParallelism, func(ctx context.Context, i int) {
+			data[i], errs[i] = l.fetchCommit(ctx, lst.commits[start+int64(i)].Path)
+		})
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if errs[i] != nil {
+				return errs[i]
+			}
+			v := start + int64(i)
+			ci, err := parseCommit(lst.commits[v].Path, data[i], r.apply)
+			data[i] = nil
+			if err != nil {
+				return err
+			}
+			r.lastCommitInfo = ci
+			r.lastCommitVersion = v
 		}
-		ci, err := l.readCommit(ctx, lst.commits[v].Path, r.apply)
-		if err != nil {
-			return err
-		}
-		r.lastCommitInfo = ci
-		r.lastCommitVersion = v
 	}
 	return nil
 }
 
 // readCommit streams the actions of one commit file and returns its commitInfo (or nil).
 func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) error) (*CommitInfo, error) {
+	data, err := l.fetchCommit(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return parseCommit(path, data, fn)
+}
+
+// fetchCommit reads one commit file whole.
+func (l *Log) fetchCommit(ctx context.Context, path string) ([]byte, error) {
 	data, err := l.store.Get(ctx, path)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
@@ -184,8 +217,14 @@ func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) erro
 		}
 		return nil, fmt.Errorf("log: reading %s: %w", path, err)
 	}
+	return data, nil
+}
+
+// parseCommit streams the actions of one commit file's bytes to fn (commitInfo aside)
+// and returns its commitInfo (or nil).
+func parseCommit(path string, data []byte, fn func(*Action) error) (*CommitInfo, error) {
 	var ci *CommitInfo
-	err = scanCommit(path, bytes.NewReader(data), func(a *Action) error {
+	err := scanCommit(path, bytes.NewReader(data), func(a *Action) error {
 		if a.CommitInfo != nil {
 			ci = a.CommitInfo
 			return nil
