@@ -144,7 +144,8 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 			}
 			return failed, err
 		},
-		BatchSize: maxDeleteBatch,
+		BatchSize:             maxDeleteBatch,
+		DeleteChecksExistence: true,
 		AbortUploads: func(ctx context.Context, key string) error {
 			return abortUploads(ctx, client, u.Host, key)
 		},

@@ -124,3 +124,49 @@ func TestNoDanglingMultipartUploads(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestCountsMatchTheWire: the store's own request counts equal what a proxy
+// in front of the server saw, and Open of a small object is one GET (the suffix read
+// returns the size and the whole object), after which ReadAt costs nothing.
+func TestRequestCountsMatchTheWire(t *testing.T) {
+	ep := cloudtest.S3.Endpoint(t)
+	p := cloudtest.NewProxy(t, ep, cloudtest.ProxyOptions{})
+	ctx := context.Background()
+	st, _ := openVia(t, p, "")
+	rc := st.(storage.RequestCounter)
+	if err := st.PutIfAbsent(ctx, "warm-up", []byte("x")); err != nil { // probe + put
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := st.Put(ctx, "_delta_log/0000000000000000000"+string(rune('0'+i))+".json", make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Reset()
+	before := rc.Requests()
+	f, err := st.Open(ctx, "_delta_log/00000000000000000003.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	for _, off := range []int64{92, 0, 50} {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	if _, err := st.List(ctx, "_delta_log/", "_delta_log/00000000000000000002.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Stat(ctx, "warm-up"); err != nil {
+		t.Fatal(err)
+	}
+	got := rc.Requests().Sub(before)
+	wire, _ := p.Counts()
+	if got.GET != 1 || got.LIST != 1 || got.HEAD != 1 || got.Total() != 3 {
+		t.Fatalf("store counted %v, want 1 GET (Open of a small object), 1 LIST, 1 HEAD", got)
+	}
+	if wire["GET"] != got.GET || wire["LIST"] != got.LIST || wire["HEAD"] != got.HEAD || p.Total() != got.Total() {
+		t.Fatalf("store counted %v but the proxy saw %v", got, wire)
+	}
+}

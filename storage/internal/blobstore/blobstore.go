@@ -69,6 +69,9 @@ type Hooks struct {
 	DeleteBatch func(ctx context.Context, keys []string) (map[string]error, error)
 	// BatchSize is the most keys DeleteBatch takes at once.
 	BatchSize int
+	// DeleteChecksExistence says the backend's single delete sends a HEAD first
+	// (gocloud's S3 driver does, to report missing objects); only for counting.
+	DeleteChecksExistence bool
 	// AbortUploads aborts incomplete multipart uploads of key. Abort and failed
 	// Commits call it (with a fresh context) after the SDK's own abort, because a
 	// CreateMultipartUpload cut short by cancellation can leave an upload the SDK
@@ -114,6 +117,8 @@ type Store struct {
 	opts Options
 	b    *blob.Bucket
 
+	reqs storage.Counters
+
 	probeMu   sync.Mutex
 	probeDone bool
 	probeErr  error // sticky only for ErrConditionalWritesIgnored
@@ -157,6 +162,11 @@ func (s *Store) Bucket() *blob.Bucket { return s.b }
 
 func (s *Store) key(p string) string { return s.opts.Prefix + p }
 
+// Requests returns the requests the store has sent (storage.RequestCounter). A
+// multipart upload counts as one PUT; a delete on S3 counts a HEAD and a DELETE
+// (gocloud checks existence first).
+func (s *Store) Requests() storage.RequestCounts { return s.reqs.Snapshot() }
+
 // check validates the context and an object path for operation op.
 func (s *Store) check(ctx context.Context, op, p string) error {
 	if err := ctx.Err(); err != nil {
@@ -191,6 +201,7 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, error) {
 		return nil, err
 	}
 	data, err := s.b.ReadAll(ctx, s.key(p))
+	s.reqs.Get(int64(len(data)))
 	if err != nil {
 		return nil, s.mapErr(ctx, "get", p, err)
 	}
@@ -206,6 +217,7 @@ func (s *Store) Put(ctx context.Context, p string, data []byte) error {
 	if err := s.check(ctx, "put", p); err != nil {
 		return err
 	}
+	s.reqs.Put(int64(len(data)))
 	if err := s.b.WriteAll(ctx, s.key(p), data, s.writerOptions(false)); err != nil {
 		return s.mapErr(ctx, "put", p, err)
 	}
@@ -233,6 +245,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 		return err
 	}
 	return s.retrySame(ctx, func() error {
+		s.reqs.Put(int64(len(data)))
 		if err := s.b.WriteAll(ctx, s.key(p), data, s.writerOptions(true)); err != nil {
 			return s.mapErr(ctx, "put-if-absent", p, err)
 		}
@@ -245,6 +258,7 @@ func (s *Store) singleWriterCheck(ctx context.Context, op, p string) error {
 	if !s.opts.SingleWriter {
 		return nil
 	}
+	s.reqs.Head()
 	_, err := s.b.Attributes(ctx, s.key(p))
 	if err == nil {
 		return fmt.Errorf("storage: %s %q in %s: %w", op, p, s.opts.Location, storage.ErrExist)
@@ -292,6 +306,9 @@ func (s *Store) ensureConditional(ctx context.Context) error {
 	}
 	key := s.key("_delta_log/.skiplake-conditional-probe-" + uuid.NewString())
 	opts := s.writerOptions(true)
+	s.reqs.Put(1)
+	s.reqs.Put(1)
+	s.countDelete()
 	if err := s.b.WriteAll(ctx, key, []byte("1"), opts); err != nil {
 		return fmt.Errorf("probing conditional writes: %w", s.mapErr(ctx, "put-if-absent", key, err))
 	}
@@ -320,10 +337,18 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.check(ctx, "delete", p); err != nil {
 		return err
 	}
+	s.countDelete()
 	if err := s.b.Delete(ctx, s.key(p)); err != nil {
 		return s.mapErr(ctx, "delete", p, err)
 	}
 	return nil
+}
+
+func (s *Store) countDelete() {
+	if s.opts.Hooks.DeleteChecksExistence {
+		s.reqs.Head()
+	}
+	s.reqs.Delete()
 }
 
 // Stat describes the object (one HEAD request).
@@ -331,12 +356,16 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.ObjectInfo, error) 
 	if err := s.check(ctx, "stat", p); err != nil {
 		return storage.ObjectInfo{}, err
 	}
+	s.reqs.Head()
 	a, err := s.b.Attributes(ctx, s.key(p))
 	if err != nil {
 		return storage.ObjectInfo{}, s.mapErr(ctx, "stat", p, err)
 	}
 	return storage.ObjectInfo{Path: p, Size: a.Size, ModTime: modTime(a.ModTime)}, nil
 }
+
+// listPageSize is the most keys one list request asks for (S3's maximum).
+const listPageSize = 1000
 
 // List returns the objects under prefix after startAfter in ascending order, paging
 // through the listing (1,000 keys a request on S3) and starting server-side after
@@ -357,23 +386,27 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) ([]storage.
 		lo.BeforeList = func(as func(any) bool) error { return s.opts.Hooks.StartAfter(as, after) }
 	}
 	var out []storage.ObjectInfo
-	it := s.b.List(lo)
+	token := blob.FirstPageToken
 	for {
-		o, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
+		s.reqs.List()
+		objs, next, err := s.b.ListPage(ctx, token, listPageSize, lo)
 		if err != nil {
 			return nil, s.mapErr(ctx, "list", prefix, err)
 		}
-		if o.IsDir || o.Key <= after || !strings.HasPrefix(o.Key, s.opts.Prefix) {
-			continue
+		for _, o := range objs {
+			if o.IsDir || o.Key <= after || !strings.HasPrefix(o.Key, s.opts.Prefix) {
+				continue
+			}
+			p := strings.TrimPrefix(o.Key, s.opts.Prefix)
+			if storage.ValidatePath(p) != nil {
+				continue // "dir/" markers made by consoles and other tools are not objects
+			}
+			out = append(out, storage.ObjectInfo{Path: p, Size: o.Size, ModTime: modTime(o.ModTime)})
 		}
-		p := strings.TrimPrefix(o.Key, s.opts.Prefix)
-		if storage.ValidatePath(p) != nil {
-			continue // "dir/" markers made by consoles and other tools are not objects
+		if len(next) == 0 {
+			break
 		}
-		out = append(out, storage.ObjectInfo{Path: p, Size: o.Size, ModTime: modTime(o.ModTime)})
+		token = next
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
@@ -416,6 +449,7 @@ func (s *Store) DeleteMany(ctx context.Context, paths []string) []error {
 			}
 			return
 		}
+		s.reqs.Delete()
 		failed, err := h.DeleteBatch(ctx, batches[j])
 		for _, k := range batches[j] {
 			i := idx[k]
@@ -457,6 +491,7 @@ type writer struct {
 	w      *blob.Writer // nil once ended
 	path   string
 	err    error // first Write error, sticky
+	n      int64 // bytes written
 }
 
 func (w *writer) Write(b []byte) (int, error) {
@@ -471,6 +506,7 @@ func (w *writer) Write(b []byte) (int, error) {
 		return 0, w.err
 	}
 	n, err := w.w.Write(b)
+	w.n += int64(n)
 	if err != nil {
 		w.err = w.s.mapErr(w.ctx, "write", w.path, err)
 		return n, w.err
@@ -497,6 +533,7 @@ func (w *writer) Commit() error {
 		w.abort(bw)
 		return err
 	}
+	w.s.reqs.Put(w.n)
 	err := bw.Close()
 	w.cancel()
 	if err != nil {
@@ -548,6 +585,7 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 	f := &file{s: s, ctx: ctx, path: p, key: s.key(p)}
 	if s.opts.Hooks.SuffixRange != nil {
 		data, size, err := s.suffixRead(ctx, f.key, s.opts.TailSize)
+		s.reqs.Get(int64(len(data)))
 		if err == nil {
 			f.size = size
 			f.tail = data
@@ -560,6 +598,7 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 		}
 		// Some stores refuse suffix ranges on empty objects (416); ask for the size.
 	}
+	s.reqs.Head()
 	a, err := s.b.Attributes(ctx, f.key)
 	if err != nil {
 		return nil, s.mapErr(ctx, "open", p, err)
@@ -662,6 +701,7 @@ func (f *file) readRange(b []byte, off int64) error {
 	if err := f.ctx.Err(); err != nil {
 		return fmt.Errorf("storage: read %q at %d: %w", f.path, off, err)
 	}
+	f.s.reqs.Get(int64(len(b)))
 	r, err := f.s.b.NewRangeReader(f.ctx, f.key, off, int64(len(b)), nil)
 	if err != nil {
 		return f.s.mapErr(f.ctx, "read", f.path, err)
