@@ -3,6 +3,7 @@ package optimize
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // bloomTagKey is the add.tags key under which package bloom names a data file's
@@ -148,6 +150,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	if err != nil {
 		return nil, fmt.Errorf("optimize: vacuum: listing the table: %w", err)
 	}
+	var doomed []storage.ObjectInfo
 	for _, ob := range objs {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -156,15 +159,35 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 		if !vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
 			continue
 		}
-		if !opts.DryRun {
-			if err := store.Delete(ctx, p); err != nil {
-				return res, fmt.Errorf("optimize: vacuum: deleting %s: %w", p, err)
-			}
-		}
-		res.Files = append(res.Files, p)
-		res.Bytes += ob.Size
+		doomed = append(doomed, ob)
 	}
-	return res, nil
+	return res, deleteFiles(ctx, store, doomed, opts.DryRun, res)
+}
+
+// deleteFiles deletes the files (unless dryRun) in batches and in parallel where the
+// store can (storage.DeleteMany: S3 DeleteObjects, 1,000 keys a request) and records
+// the ones gone in res. A file already missing counts as deleted.
+func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool, res *VacuumResult) error {
+	var errs []error
+	if !dryRun && len(files) > 0 {
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.Path
+		}
+		errs = storage.DeleteMany(ctx, store, paths)
+	}
+	var first error
+	for i, f := range files {
+		if errs != nil && errs[i] != nil && !errors.Is(errs[i], storage.ErrNotExist) {
+			if first == nil {
+				first = fmt.Errorf("optimize: vacuum: deleting %s: %w", f.Path, errs[i])
+			}
+			continue
+		}
+		res.Files = append(res.Files, f.Path)
+		res.Bytes += f.Size
+	}
+	return first
 }
 
 // vacuumable reports whether a listed path may be deleted at all: not in the log,
