@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/skiplake/skiplake/internal/cloudtest"
 	"github.com/skiplake/skiplake/storage"
 	_ "github.com/skiplake/skiplake/storage/gcs"
-	"github.com/skiplake/skiplake/storage/internal/cloudtest"
 	"github.com/skiplake/skiplake/storage/storagetest"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/skiplake/skiplake/internal/cloudtest"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/storage/internal/blobstore"
-	"github.com/skiplake/skiplake/storage/internal/cloudtest"
 )
 
 // openVia opens a fresh prefix on the S3 test server through proxy p, with extra

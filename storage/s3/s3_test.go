@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/skiplake/skiplake/internal/cloudtest"
 	"github.com/skiplake/skiplake/storage"
-	"github.com/skiplake/skiplake/storage/internal/cloudtest"
 	_ "github.com/skiplake/skiplake/storage/s3"
 	"github.com/skiplake/skiplake/storage/storagetest"
 )
