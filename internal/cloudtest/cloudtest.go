@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Bucket is the bucket (container) every test location lives in.
@@ -173,4 +175,21 @@ func ignoreExists(err error, codes ...string) error {
 		}
 	}
 	return err
+}
+
+// Open opens a fresh, empty store on the backend's server (see Location for when it
+// skips or fails); the test's cleanup closes it. It fits storagetest.Run.
+func (b Backend) Open(t *testing.T) storage.Storage {
+	t.Helper()
+	loc := b.Location(t)
+	st, err := storage.OpenURL(context.Background(), loc)
+	if err != nil {
+		t.Fatalf("OpenURL(%s): %v", loc, err)
+	}
+	t.Cleanup(func() {
+		if c, ok := st.(interface{ Close() error }); ok {
+			c.Close()
+		}
+	})
+	return st
 }
