@@ -110,7 +110,7 @@ func ParseLocation(s string) (Location, error) {
 	if s == "" {
 		return Location{}, fmt.Errorf("storage: empty table location")
 	}
-	scheme, rest, isURL := splitScheme(s)
+	scheme, isURL := splitScheme(s)
 	if !isURL {
 		if scheme != "" && knownBackends[scheme] != "" {
 			return Location{}, fmt.Errorf("%w: %q looks like a %s URL without \"//\" (write %s://bucket/path)", ErrUnknownScheme, s, scheme, scheme)
@@ -137,7 +137,6 @@ func ParseLocation(s string) (Location, error) {
 		}
 		return Location{Scheme: "file", Dir: filepath.Clean(filepath.FromSlash(u.Path))}, nil
 	}
-	_ = rest
 	u, err := url.Parse(s)
 	if err != nil {
 		// url.Error repeats the whole input; the input may carry user information.
@@ -153,13 +152,14 @@ func ParseLocation(s string) (Location, error) {
 	return Location{Scheme: scheme, URL: u}, nil
 }
 
-// splitScheme splits "scheme://rest" into a lower-cased scheme and rest. isURL is true
-// only when "://" follows a valid scheme of two or more characters (a single letter
-// is a Windows drive); scheme is also returned for "scheme:rest" without the slashes.
-func splitScheme(s string) (scheme, rest string, isURL bool) {
+// splitScheme returns the lower-cased scheme of "scheme://rest". isURL is true only
+// when "://" follows a valid scheme of two or more characters (a single letter is a
+// Windows drive) or the scheme is "file:" followed by '/'; scheme is also returned for
+// "scheme:rest" without the slashes.
+func splitScheme(s string) (scheme string, isURL bool) {
 	i := strings.IndexByte(s, ':')
 	if i < 2 {
-		return "", "", false
+		return "", false
 	}
 	for j := 0; j < i; j++ {
 		c := s[j]
@@ -167,15 +167,15 @@ func splitScheme(s string) (scheme, rest string, isURL bool) {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
 		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
 		default:
-			return "", "", false
+			return "", false
 		}
 	}
 	scheme = strings.ToLower(s[:i])
-	rest = s[i+1:]
+	rest := s[i+1:]
 	if scheme == "file" && strings.HasPrefix(rest, "/") {
-		return scheme, rest, true // file:/abs and file:///abs
+		return scheme, true // file:/abs and file:///abs
 	}
-	return scheme, rest, strings.HasPrefix(rest, "//")
+	return scheme, strings.HasPrefix(rest, "//")
 }
 
 // OpenURL opens the store of an existing table location (see ParseLocation). A local
