@@ -161,4 +161,10 @@ func TestS3ConcurrentProcesses(t *testing.T) {
 		t.Fatalf("log has %d commits, want at least %d", len(commits), 1+procs*appends)
 	}
 	t.Logf("%d appends by %d processes and %d OPTIMIZE runs: %d commits, %d rows", procs*appends, procs, optimizeRuns, len(commits), len(got))
+
+	// explain on an object store reports the requests it made.
+	code, out, errs := cli(t, "explain", loc, "--filter", "id = 10042")
+	if code != 0 || !regexp.MustCompile(`(?m)^requests: GET [1-9]\d*, HEAD \d+, LIST [1-9]\d*, \d+ bytes read$`).MatchString(out) {
+		t.Fatalf("explain on S3: exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
 }
