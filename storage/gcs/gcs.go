@@ -16,16 +16,19 @@
 // emulator (fake-gcs-server) without credentials.
 //
 // Conditional writes use ifGenerationMatch=0 (create only if no live object exists).
-// Listings start server-side at the start key (StartOffset). Open is a metadata
-// request followed by one ranged read of the tail on first use; other reads are
-// ranged reads. Deletes run in parallel (GCS has no batch delete in its JSON client).
+// Listings start server-side at the start key (StartOffset). Open is one read of the
+// object's last bytes (a negative-offset range, which also tells the size); other
+// reads are ranged reads. Deletes run in parallel (GCS has no batch delete in its JSON client).
 package gcs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"cloud.google.com/go/storage"
 	"gocloud.dev/blob/gcsblob"
@@ -72,7 +75,23 @@ func open(ctx context.Context, u *url.URL, _ bool) (skstorage.Storage, error) {
 	}
 	opts.Bucket = bucket
 	opts.OnClose = client.Close
+	bkt := client.Bucket(u.Host)
 	opts.Hooks = blobstore.Hooks{
+		TailRead: func(ctx context.Context, key string, n int64) ([]byte, int64, error) {
+			if strings.ContainsAny(key, "\n\r") {
+				return nil, 0, errors.New("key escaped by gocloud") // falls back to a metadata request
+			}
+			r, err := bkt.Object(key).NewRangeReader(ctx, -n, -1)
+			if err != nil {
+				if errors.Is(err, storage.ErrObjectNotExist) {
+					return nil, 0, fmt.Errorf("%w: %v", skstorage.ErrNotExist, err)
+				}
+				return nil, 0, err
+			}
+			defer r.Close()
+			buf, err := io.ReadAll(r)
+			return buf, r.Attrs.Size, err
+		},
 		StartAfter: func(as func(any) bool, key string) error {
 			var q *storage.Query
 			if as(&q) {

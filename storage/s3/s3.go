@@ -123,14 +123,14 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 			in.StartAfter = aws.String(key)
 			return nil
 		},
-		SuffixRange: func(as func(any) bool, n int64) error {
+		TailRead: blobstore.SuffixReader(bucket, func(as func(any) bool, rng string) error {
 			var in *s3.GetObjectInput
 			if !as(&in) {
 				return errors.New("storage: s3: no GetObjectInput to set a suffix range on")
 			}
-			in.Range = aws.String("bytes=-" + strconv.FormatInt(n, 10))
+			in.Range = aws.String(rng)
 			return nil
-		},
+		}),
 		RetrySame: isConditionalConflict,
 		DeleteBatch: func(ctx context.Context, keys []string) (map[string]error, error) {
 			failed, err := deleteObjects(ctx, client, u.Host, keys)

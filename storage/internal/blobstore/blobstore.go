@@ -55,11 +55,13 @@ type Hooks struct {
 	// client-side as well, so an inclusive start (GCS) is fine. Nil: the listing
 	// starts at the prefix and is filtered client-side.
 	StartAfter func(as func(any) bool, key string) error
-	// SuffixRange makes a read request return the last n bytes of the object (an
-	// HTTP "Range: bytes=-n"), so that Open learns the size and fetches the tail
-	// (a Parquet footer and page index) in one request. Nil: Open asks for the
+	// TailRead returns the last n bytes of the object at key (all of it when it is
+	// shorter) and the object's size with one request (an HTTP "Range: bytes=-n"), so
+	// that Open learns the size and fetches the tail (a Parquet footer and page index)
+	// at once. A missing object is an error wrapping storage.ErrNotExist; any other
+	// error makes Open fall back to a metadata request. Nil: Open asks for the
 	// attributes first and reads the tail on demand.
-	SuffixRange func(as func(any) bool, n int64) error
+	TailRead func(ctx context.Context, key string, n int64) ([]byte, int64, error)
 	// RetrySame reports an error after which the same conditional request should be
 	// sent again (S3's 409 ConditionalRequestConflict: a concurrent conditional
 	// write to the key was in flight). The retry's outcome decides.
@@ -573,8 +575,8 @@ func (w *writer) Abort() error {
 	return nil
 }
 
-// Open returns a random-access view of the object. On backends with suffix range
-// reads, Open is one GET of the object's last TailSize bytes, which tells the size and
+// Open returns a random-access view of the object. On backends with a TailRead hook
+// (S3, GCS), Open is one GET of the object's last TailSize bytes, which tells the size and
 // holds a Parquet footer and page index; elsewhere it is a HEAD and the tail is read on
 // first use. Reads within the tail are served from memory; other reads are one ranged
 // GET each. The File reads with the context given to Open.
@@ -583,8 +585,8 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 		return nil, err
 	}
 	f := &file{s: s, ctx: ctx, path: p, key: s.key(p)}
-	if s.opts.Hooks.SuffixRange != nil {
-		data, size, err := s.suffixRead(ctx, f.key, s.opts.TailSize)
+	if s.opts.Hooks.TailRead != nil {
+		data, size, err := s.opts.Hooks.TailRead(ctx, f.key, s.opts.TailSize)
 		s.reqs.Get(int64(len(data)))
 		if err == nil {
 			f.size = size
@@ -593,8 +595,11 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 			f.tailLoaded = true
 			return f, nil
 		}
-		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, s.mapErr(ctx, "open", p, err)
+		if errors.Is(err, storage.ErrNotExist) {
+			return nil, fmt.Errorf("storage: open %q in %s: %w", p, s.opts.Location, err)
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("storage: open %q in %s: %w", p, s.opts.Location, cerr)
 		}
 		// Some stores refuse suffix ranges on empty objects (416); ask for the size.
 	}
@@ -620,23 +625,28 @@ func (s *Store) OpenSized(ctx context.Context, p string, size int64) (storage.Fi
 	return &file{s: s, ctx: ctx, path: p, key: s.key(p), size: size, tailOff: max(0, size-s.opts.TailSize)}, nil
 }
 
-// suffixRead reads the last n bytes of key in one request and returns them with the
-// object's size.
-func (s *Store) suffixRead(ctx context.Context, key string, n int64) ([]byte, int64, error) {
-	r, err := s.b.NewRangeReader(ctx, key, 0, -1, &blob.ReaderOptions{
-		BeforeRead: func(as func(any) bool) error { return s.opts.Hooks.SuffixRange(as, n) },
-	})
-	if err != nil {
-		return nil, 0, err
+// SuffixReader returns a Hooks.TailRead for backends whose gocloud driver lets
+// ReaderOptions.BeforeRead set the request's range: setRange receives the driver's As
+// function and "bytes=-n".
+func SuffixReader(b *blob.Bucket, setRange func(as func(any) bool, rng string) error) func(ctx context.Context, key string, n int64) ([]byte, int64, error) {
+	return func(ctx context.Context, key string, n int64) ([]byte, int64, error) {
+		r, err := b.NewRangeReader(ctx, key, 0, -1, &blob.ReaderOptions{
+			BeforeRead: func(as func(any) bool) error { return setRange(as, "bytes=-"+strconv.FormatInt(n, 10)) },
+		})
+		if err != nil {
+			if gcerrors.Code(err) == gcerrors.NotFound {
+				return nil, 0, fmt.Errorf("%w: %v", storage.ErrNotExist, err)
+			}
+			return nil, 0, err
+		}
+		defer r.Close()
+		size := r.Size()
+		buf := make([]byte, min(n, size))
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, 0, err
+		}
+		return buf, size, nil
 	}
-	defer r.Close()
-	size := r.Size()
-	want := min(n, size)
-	buf := make([]byte, want)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, 0, err
-	}
-	return buf, size, nil
 }
 
 // file is the storage.File of Store.Open.
