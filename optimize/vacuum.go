@@ -161,7 +161,15 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 		}
 		doomed = append(doomed, ob)
 	}
-	return res, deleteFiles(ctx, store, doomed, opts.DryRun, res)
+	if err := deleteFiles(ctx, store, doomed, opts.DryRun, res); err != nil {
+		return res, err
+	}
+	if !opts.DryRun {
+		// Incomplete multipart uploads of killed writers (S3) older than the retention:
+		// best effort, a store may not grant the permission to list them.
+		storage.AbortUploadsBefore(ctx, store, cutoff)
+	}
+	return res, nil
 }
 
 // deleteFiles deletes the files (unless dryRun) in batches and in parallel where the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // BatchDeleter is implemented by stores that delete many objects with few requests
@@ -86,4 +87,23 @@ func Describe(s Storage) string {
 		return st.String()
 	}
 	return fmt.Sprintf("%T", s)
+}
+
+// UploadAborter is implemented by stores that keep the parts of incomplete multipart
+// uploads (S3): a process killed while streaming a data file leaves an upload that no
+// listing shows but the store keeps (and bills) until it is aborted.
+type UploadAborter interface {
+	// AbortUploadsBefore aborts the incomplete multipart uploads under the store's
+	// root that were started before cutoff and returns how many it aborted.
+	AbortUploadsBefore(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+// AbortUploadsBefore aborts s's incomplete multipart uploads started before cutoff
+// when s is an UploadAborter; other stores have none (0, nil). VACUUM calls it with its
+// retention cutoff, so an upload still in flight is never touched.
+func AbortUploadsBefore(ctx context.Context, s Storage, cutoff time.Time) (int, error) {
+	if ua, ok := s.(UploadAborter); ok {
+		return ua.AbortUploadsBefore(ctx, cutoff)
+	}
+	return 0, nil
 }

@@ -14,7 +14,8 @@
 // Creator (CreateObject: streamed writes; multipart uploads on object stores),
 // BatchDeleter (DeleteMany: S3 DeleteObjects, parallel elsewhere), SizedOpener
 // (OpenSized: no size request when the caller knows it), RequestCounter (Requests:
-// GET/HEAD/LIST/PUT/DELETE counts and bytes; Counting adds it to any store).
+// GET/HEAD/LIST/PUT/DELETE counts and bytes; Counting adds it to any store),
+// UploadAborter (AbortUploadsBefore: incomplete S3 multipart uploads of killed writers).
 //
 // Large objects can be written as a stream instead of one []byte: Creator is an optional
 // capability (implemented by Local and Memory) whose ObjectWriter is published with

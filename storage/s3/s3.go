@@ -50,6 +50,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -149,6 +150,9 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 		AbortUploads: func(ctx context.Context, key string) error {
 			return abortUploads(ctx, client, u.Host, key)
 		},
+		AbortStale: func(ctx context.Context, prefix string, cutoff time.Time) (int, error) {
+			return abortStale(ctx, client, u.Host, prefix, cutoff)
+		},
 	}
 	return blobstore.New(opts), nil
 }
@@ -175,6 +179,35 @@ func abortUploads(ctx context.Context, client *s3.Client, bucket, key string) er
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// abortStale aborts the incomplete multipart uploads under prefix started before
+// cutoff, paging through ListMultipartUploads.
+func abortStale(ctx context.Context, client *s3.Client, bucket, prefix string, cutoff time.Time) (int, error) {
+	in := &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket), Prefix: aws.String(prefix)}
+	n := 0
+	var errs []error
+	for {
+		out, err := client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return n, err
+		}
+		for _, up := range out.Uploads {
+			if up.Initiated == nil || !up.Initiated.Before(cutoff) || hasControl(aws.ToString(up.Key)) {
+				continue
+			}
+			_, err := client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: up.Key, UploadId: up.UploadId})
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			n++
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return n, errors.Join(errs...)
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
 }
 
 // isConditionalConflict reports S3's 409 ConditionalRequestConflict: another

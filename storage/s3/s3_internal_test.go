@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -168,5 +169,40 @@ func TestRequestCountsMatchTheWire(t *testing.T) {
 	}
 	if wire["GET"] != got.GET || wire["LIST"] != got.LIST || wire["HEAD"] != got.HEAD || p.Total() != got.Total() {
 		t.Fatalf("store counted %v but the proxy saw %v", got, wire)
+	}
+}
+
+// TestAbortStaleUploads: an incomplete multipart upload left under the table's prefix
+// (a killed writer) is aborted by AbortUploadsBefore once it is older than the cutoff,
+// and one started after the cutoff (a writer still at work) is kept.
+func TestAbortStaleUploads(t *testing.T) {
+	ep := cloudtest.S3.Endpoint(t)
+	ctx := context.Background()
+	loc := cloudtest.S3.Location(t)
+	prefix := strings.TrimPrefix(loc[:strings.IndexByte(loc, '?')], "s3://"+cloudtest.Bucket+"/")
+	st, err := storage.OpenURL(ctx, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cloudtest.S3Client(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := prefix + "/part=1/part-00000-killed.parquet"
+	if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(cloudtest.Bucket), Key: aws.String(key)}); err != nil {
+		t.Fatal(err)
+	}
+	uploads := func() int {
+		out, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(cloudtest.Bucket), Prefix: aws.String(prefix + "/")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Uploads)
+	}
+	if n, err := storage.AbortUploadsBefore(ctx, st, time.Now().Add(-time.Hour)); err != nil || n != 0 || uploads() != 1 {
+		t.Fatalf("cutoff an hour ago: aborted %d (%v), %d uploads left; want 0 aborted, 1 left", n, err, uploads())
+	}
+	if n, err := storage.AbortUploadsBefore(ctx, st, time.Now().Add(time.Hour)); err != nil || n != 1 || uploads() != 0 {
+		t.Fatalf("cutoff in an hour: aborted %d (%v), %d uploads left; want 1 aborted, none left", n, err, uploads())
 	}
 }

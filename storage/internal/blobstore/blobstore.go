@@ -79,6 +79,10 @@ type Hooks struct {
 	// CreateMultipartUpload cut short by cancellation can leave an upload the SDK
 	// never learned the id of. Nil: nothing beyond the SDK's abort.
 	AbortUploads func(ctx context.Context, key string) error
+	// AbortStale aborts incomplete multipart uploads of keys starting with prefix
+	// that were started before cutoff, and returns how many. Nil: the store keeps no
+	// partial uploads (GCS, Azure expire theirs).
+	AbortStale func(ctx context.Context, prefix string, cutoff time.Time) (int, error)
 }
 
 // Options configures a Store. The zero value of every field but Bucket works.
@@ -332,6 +336,22 @@ func (s *Store) ensureConditional(ctx context.Context) error {
 		s.opts.Warn(fmt.Sprintf("skiplake: could not delete the probe object %s: %v", key, derr))
 	}
 	return nil
+}
+
+// AbortUploadsBefore aborts the incomplete multipart uploads under the store's prefix
+// started before cutoff (storage.UploadAborter); backends without such uploads report 0.
+func (s *Store) AbortUploadsBefore(ctx context.Context, cutoff time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if s.opts.Hooks.AbortStale == nil {
+		return 0, nil
+	}
+	n, err := s.opts.Hooks.AbortStale(ctx, s.opts.Prefix, cutoff)
+	if err != nil {
+		return n, fmt.Errorf("storage: aborting stale uploads in %s: %w", s.opts.Location, err)
+	}
+	return n, nil
 }
 
 // Delete removes the object, or reports storage.ErrNotExist.
