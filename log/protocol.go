@@ -43,19 +43,46 @@ const (
 	FeatureDeletionVectorsLegacy = "deletionVectors-legacy"
 )
 
+// knownFeatures are the table feature names of PROTOCOL.md (and those Delta
+// Spark writes), for delta.feature.<name> properties.
+var knownFeatures = []string{
+	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed,
+	FeatureGeneratedColumns, FeatureColumnMapping, FeatureIdentityColumns, FeatureDeletionVectors,
+	FeatureRowTracking, FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint,
+	FeatureIcebergCompatV1, FeatureIcebergCompatV2, FeatureClustering, FeatureVacuumProtocolCheck,
+	FeatureTypeWidening, FeatureTypeWideningPreview, FeatureInCommitTimestamp, FeatureVariantType,
+	FeatureCheckpointProtection, FeatureAllowColumnDefaults, "variantShredding", "catalogManaged",
+}
+
+// readerWriterFeatures are the features listed in both readerFeatures and
+// writerFeatures (PROTOCOL.md "Valid Feature Names in Table Features"); every other
+// feature is a writer feature only.
+var readerWriterFeatures = []string{
+	FeatureColumnMapping, FeatureDeletionVectors, FeatureTimestampNTZ, FeatureV2Checkpoint,
+	FeatureVacuumProtocolCheck, FeatureTypeWidening, FeatureTypeWideningPreview, FeatureVariantType,
+	"variantShredding", "catalogManaged",
+}
+
+// IsReaderWriterFeature reports whether feature must be listed in readerFeatures
+// as well as writerFeatures.
+func IsReaderWriterFeature(feature string) bool { return contains(readerWriterFeatures, feature) }
+
 var supportedReader = []string{
 	FeatureColumnMapping, FeatureDeletionVectors, FeatureTimestampNTZ, FeatureTypeWidening,
 	FeatureTypeWideningPreview, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
 }
 
-// Writer features this package writes correctly. columnMapping is refused
-// for writes (the conservative choice: physical names in data files are the
-// table layer's job and not implemented yet), as are changeDataFeed,
-// generated/identity columns, rowTracking, clustering and v2Checkpoint.
-// invariants and checkConstraints are accepted only when unused (see CheckWritable).
+// Writer features this package's commits honour. columnMapping is accepted at
+// this level (commits keep the schema's ids and physical names; ADD COLUMN assigns
+// new ones); writing data files of column-mapped tables is the data-file layer's
+// job, which refuses it where it cannot. v2Checkpoint tables get v2 checkpoints.
+// changeDataFeed, generated/identity columns, rowTracking and clustering are
+// refused. invariants and checkConstraints are accepted only when unused (see
+// CheckWritable).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
+	FeatureColumnMapping, FeatureV2Checkpoint,
 }
 
 // SupportedReaderFeatures returns the reader features this package's readers accept.
@@ -104,16 +131,7 @@ func WriterFeatures(p Protocol) []string {
 	if p.MinWriterVersion >= 7 {
 		out = append(out, p.WriterFeatures...)
 	} else {
-		legacy := [][]string{
-			2: {FeatureAppendOnly, FeatureInvariants},
-			3: {FeatureCheckConstraints},
-			4: {FeatureChangeDataFeed, FeatureGeneratedColumns},
-			5: {FeatureColumnMapping},
-			6: {FeatureIdentityColumns},
-		}
-		for v := 2; v <= p.MinWriterVersion && v < len(legacy); v++ {
-			out = append(out, legacy[v]...)
-		}
+		out = legacyWriterFeatures(p.MinWriterVersion)
 	}
 	if p.MinReaderVersion == 3 {
 		for _, f := range p.ReaderFeatures {
@@ -127,12 +145,155 @@ func WriterFeatures(p Protocol) []string {
 	return out
 }
 
+// legacyWriterFeatures returns the features a legacy writer version implies
+// (2: appendOnly, invariants; 3: +checkConstraints; 4: +changeDataFeed,
+// generatedColumns; 5: +columnMapping; 6: +identityColumns).
+func legacyWriterFeatures(version int) []string {
+	legacy := [][]string{
+		2: {FeatureAppendOnly, FeatureInvariants},
+		3: {FeatureCheckConstraints},
+		4: {FeatureChangeDataFeed, FeatureGeneratedColumns},
+		5: {FeatureColumnMapping},
+		6: {FeatureIdentityColumns},
+	}
+	var out []string
+	for v := 2; v <= version && v < len(legacy); v++ {
+		out = append(out, legacy[v]...)
+	}
+	return out
+}
+
+// legacyReaderFeatures returns the reader features a legacy reader version
+// implies (2: columnMapping).
+func legacyReaderFeatures(version int) []string {
+	if version >= 2 {
+		return []string{FeatureColumnMapping}
+	}
+	return nil
+}
+
+// Supports reports whether protocol p supports feature: listed (or implied by a
+// legacy version) on the writer side, and for reader-writer features on the
+// reader side too.
+func (p Protocol) Supports(feature string) bool {
+	var writer, reader []string
+	if p.MinWriterVersion >= 7 {
+		writer = p.WriterFeatures
+	} else {
+		writer = legacyWriterFeatures(p.MinWriterVersion)
+	}
+	if !contains(writer, feature) {
+		return false
+	}
+	if !IsReaderWriterFeature(feature) {
+		return true
+	}
+	if p.MinReaderVersion >= 3 {
+		reader = p.ReaderFeatures
+	} else {
+		reader = legacyReaderFeatures(p.MinReaderVersion)
+	}
+	return contains(reader, feature)
+}
+
+// NewProtocol returns the protocol of a new table that supports features (and at
+// least the requested versions; 0 means none): reader 1 / writer 2 — readable by
+// every Delta reader — when no feature beyond what the legacy versions imply is
+// needed, else table features listing exactly the features (writer 7, and reader
+// 3 with the reader-writer features among them), as Delta Spark creates tables.
+// Unknown feature names are an error wrapping ErrUnsupportedFeature.
+func NewProtocol(minReader, minWriter int, features ...string) (Protocol, error) {
+	return upgradeProtocol(Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, minReader, minWriter, true, features)
+}
+
+// UpgradeProtocol returns p raised to support features and at least the
+// requested versions (0 means none), or p itself when it already does. A legacy
+// protocol stays legacy when a higher legacy version covers the request (only
+// versions asked for with minReader/minWriter); otherwise it moves to table
+// features (PROTOCOL.md "Table Features for New and Existing Tables"): writer 7
+// listing every feature the legacy writer version implied — a writer must assume
+// they were used — plus the new ones, and reader 3 listing the legacy reader's
+// implied features plus the new reader-writer ones when any is needed. Features
+// are never removed. Unknown feature names are an error wrapping
+// ErrUnsupportedFeature.
+func UpgradeProtocol(p Protocol, minReader, minWriter int, features ...string) (Protocol, error) {
+	return upgradeProtocol(p, minReader, minWriter, false, features)
+}
+
+func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, features []string) (Protocol, error) {
+	for _, f := range features {
+		if !contains(knownFeatures, f) {
+			return p, &UnsupportedFeatureError{Features: []string{f}}
+		}
+	}
+	if minReader == 3 && minWriter < 7 {
+		minWriter = 7 // reader 3 needs writer 7
+	}
+	// A legacy protocol stays legacy when legacy versions cover everything.
+	if p.MinWriterVersion < 7 && minWriter < 7 && minReader < 3 {
+		cand := Protocol{MinReaderVersion: max(p.MinReaderVersion, minReader), MinWriterVersion: max(p.MinWriterVersion, minWriter)}
+		ok := true
+		for _, f := range features {
+			ok = ok && cand.Supports(f)
+		}
+		if ok {
+			return cand, nil
+		}
+	}
+	var writer, reader []string
+	switch {
+	case p.MinWriterVersion >= 7:
+		writer = append(writer, p.WriterFeatures...)
+	case !creating:
+		writer = legacyWriterFeatures(p.MinWriterVersion)
+	}
+	switch {
+	case p.MinReaderVersion >= 3:
+		reader = append(reader, p.ReaderFeatures...)
+	case !creating:
+		reader = legacyReaderFeatures(p.MinReaderVersion)
+	}
+	// Versions asked for explicitly imply their legacy features.
+	if minWriter < 7 {
+		features = append(legacyWriterFeatures(minWriter), features...)
+	}
+	if minReader < 3 {
+		features = append(legacyReaderFeatures(minReader), features...)
+	}
+	changed := p.MinWriterVersion < 7 || (minReader == 3 && p.MinReaderVersion < 3)
+	for _, f := range features {
+		if !contains(writer, f) {
+			writer = append(writer, f)
+			changed = true
+		}
+		if IsReaderWriterFeature(f) && !contains(reader, f) {
+			reader = append(reader, f)
+			changed = true
+		}
+	}
+	if !changed {
+		return p, nil
+	}
+	out := Protocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: 7, WriterFeatures: writer}
+	if creating {
+		out.MinReaderVersion = 1
+	}
+	if len(reader) > 0 || minReader == 3 || p.MinReaderVersion >= 3 {
+		out.MinReaderVersion = 3
+		out.ReaderFeatures = reader
+		if out.ReaderFeatures == nil {
+			out.ReaderFeatures = []string{}
+		}
+	}
+	return out, nil
+}
+
 // CheckWritable returns an *UnsupportedFeatureError (Reader false) when this
 // package cannot write a table with protocol p and metadata md (L4): the
 // table must be readable, the writer version at most 7, every writer feature
 // supported, invariants only when no column carries delta.invariants, check
-// constraints only when no delta.constraints.* property is set, and column
-// mapping mode none.
+// constraints only when no delta.constraints.* property is set, and neither
+// delta.enableChangeDataFeed nor delta.enableRowTracking on.
 func CheckWritable(p Protocol, md Metadata) error {
 	if err := CheckReadable(p); err != nil {
 		ue := err.(*UnsupportedFeatureError)
@@ -148,20 +309,16 @@ func CheckWritable(p Protocol, md Metadata) error {
 		}
 	}
 	// Properties that need features we do not write, whatever the protocol says.
-	if ColumnMappingMode(md.Configuration) != ColumnMappingNone && !contains(bad, FeatureColumnMapping) {
-		bad = append(bad, FeatureColumnMapping)
-	}
-	if strings.EqualFold(md.Configuration["delta.enableChangeDataFeed"], "true") && !contains(bad, FeatureChangeDataFeed) {
+	props := ParseTableProperties(md.Configuration)
+	if props.EnableChangeDataFeed && !contains(bad, FeatureChangeDataFeed) {
 		bad = append(bad, FeatureChangeDataFeed)
 	}
-	if strings.EqualFold(md.Configuration["delta.enableRowTracking"], "true") && !contains(bad, FeatureRowTracking) {
+	if props.EnableRowTracking && !contains(bad, FeatureRowTracking) {
 		bad = append(bad, FeatureRowTracking)
 	}
 	var keys []string
-	for k := range md.Configuration {
-		if strings.HasPrefix(k, "delta.constraints.") {
-			keys = append(keys, k)
-		}
+	for name := range props.Constraints {
+		keys = append(keys, PrefixConstraints+name)
 	}
 	if len(keys) > 0 {
 		sort.Strings(keys)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
+	"sync"
 	"time"
 )
 
@@ -22,6 +22,9 @@ type Snapshot struct {
 	domains           []DomainMetadata
 	timestamp         int64
 	checkpointVersion int64
+
+	propsOnce sync.Once
+	props     *TableProperties
 }
 
 // Version returns the snapshot's table version (-1 for the empty snapshot of
@@ -67,20 +70,11 @@ func (s *Snapshot) Timestamp() time.Time { return time.UnixMilli(s.timestamp) }
 // built from, or -1 when it was replayed from JSON commits only.
 func (s *Snapshot) CheckpointVersion() int64 { return s.checkpointVersion }
 
-// Property returns a table property (metaData.configuration).
-func (s *Snapshot) Property(key string) (string, bool) {
-	v, ok := s.metadata.Configuration[key]
-	return v, ok
-}
-
-// checkpointInterval is delta.checkpointInterval (default 10).
-func (s *Snapshot) checkpointInterval() int64 {
-	if v, ok := s.Property("delta.checkpointInterval"); ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 10
+// Properties returns the table properties (metaData.configuration) parsed into
+// typed values, once per snapshot (P1). The result is shared: do not modify it.
+func (s *Snapshot) Properties() *TableProperties {
+	s.propsOnce.Do(func() { s.props = ParseTableProperties(s.metadata.Configuration) })
+	return s.props
 }
 
 // SnapshotAsOf returns the snapshot of the latest commit whose timestamp is

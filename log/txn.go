@@ -192,13 +192,8 @@ func (t *Transaction) validate() error {
 			}
 		}
 	}
-	if strings.EqualFold(md.Configuration["delta.appendOnly"], "true") {
-		for _, r := range t.removes {
-			if r.DataChange {
-				return fmt.Errorf("log: table is append-only (delta.appendOnly=true): cannot remove %s with dataChange=true: %w",
-					r.Path, ErrInvalidTransaction)
-			}
-		}
+	if err := checkAppendOnly(md, t.removes); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, a := range t.adds {
@@ -341,11 +336,8 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 		}
 	}
 	if !t.opts.DisableCheckpoint && version > 0 {
-		next := &Snapshot{metadata: t.snap.metadata}
-		if t.metadata != nil {
-			next.metadata = *t.metadata
-		}
-		if version%next.checkpointInterval() == 0 {
+		_, md := t.effective()
+		if version%ParseTableProperties(md.Configuration).CheckpointInterval == 0 {
 			t.cpErr = t.log.checkpointVersion(ctx, version)
 		}
 	}

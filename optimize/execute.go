@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,10 +153,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if per <= 0 || per > len(items) {
 		per = len(items)
 	}
-	statsCfg, err := stats.ConfigFromProperties(p.snap.Metadata().Configuration)
-	if err != nil {
-		return err
-	}
+	statsCfg := p.snap.Properties().StatsConfig()
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
 			return nil
@@ -425,7 +423,14 @@ func copyValues(v map[string]*string) map[string]*string {
 func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics, last bool) error {
 	txn := p.snap.NewTransaction(log.TxnOptions{})
 	if last && len(p.NewBloomColumns) > 0 {
-		txn.SetMetadata(p.metadataWithBloomColumns())
+		proto, md, err := p.metadataWithBloomColumns()
+		if err != nil {
+			return err
+		}
+		txn.SetMetadata(md)
+		if !reflect.DeepEqual(proto, p.snap.Protocol()) {
+			txn.SetProtocol(proto)
+		}
 	}
 	now := time.Now().UnixMilli()
 	var added, removed []int64
@@ -522,18 +527,16 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 
 // metadataWithBloomColumns returns the snapshot's metadata with the table property
 // skiplake.bloomFilter.columns set to BloomColumns (the property's columns followed
-// by the new ones); a differently cased spelling of the key is replaced.
-func (p *Plan) metadataWithBloomColumns() log.Metadata {
-	md := p.snap.Metadata()
-	conf := make(map[string]string, len(md.Configuration)+1)
-	for k, v := range md.Configuration {
-		if !strings.EqualFold(k, bloom.PropColumns) {
-			conf[k] = v
-		}
+// by the new ones), set as any property change is (log.ApplyPropertyChange): only
+// this key is validated and it is stored under its canonical spelling, replacing a
+// differently cased one; the rest of the configuration is kept as it is.
+func (p *Plan) metadataWithBloomColumns() (log.Protocol, log.Metadata, error) {
+	proto, md, err := log.ApplyPropertyChange(p.snap.Protocol(), p.snap.Metadata(),
+		log.PropertyChange{Set: map[string]string{log.PropBloomFilterColumns: strings.Join(p.BloomColumns, ",")}})
+	if err != nil {
+		return proto, md, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	conf[bloom.PropColumns] = strings.Join(p.BloomColumns, ",")
-	md.Configuration = conf
-	return md
+	return proto, md, nil
 }
 
 // cleanup deletes files written for results that were not committed, and the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -76,20 +75,17 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	if err != nil {
 		return nil, err
 	}
-	tableRet := DefaultRetention
-	if s, ok := lookupProp(snap.Metadata().Configuration, PropDeletedFileRetain); ok {
-		d, err := ParseInterval(s)
-		if err != nil {
-			return nil, &InvalidOptionsError{Problems: []string{fmt.Sprintf("table property %s=%q: %v", PropDeletedFileRetain, s, err)}}
-		}
-		tableRet = d
+	props := snap.Properties()
+	if err := props.Err(log.PropDeletedFileRetentionDuration); err != nil {
+		return nil, &InvalidOptionsError{Problems: []string{err.Error()}}
 	}
+	tableRet := props.DeletedFileRetention
 	ret := opts.Retention
 	if ret == 0 {
 		ret = tableRet
 	}
 	if ret < tableRet && !opts.Force {
-		return nil, fmt.Errorf("%w: %s < %s (%s); set Force to override", ErrRetentionTooShort, ret, tableRet, PropDeletedFileRetain)
+		return nil, fmt.Errorf("%w: %s < %s (%s); set Force to override", ErrRetentionTooShort, ret, tableRet, log.PropDeletedFileRetentionDuration)
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -268,38 +264,4 @@ func namedByAbsolute(p string, abs []string) bool {
 		}
 	}
 	return false
-}
-
-// ParseInterval parses a Delta interval property such as "interval 7 days",
-// "interval 1 week" or "interval 168 hours" (a bare duration like "168h" is also
-// accepted).
-func ParseInterval(s string) (time.Duration, error) {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
-	if len(f) > 0 && f[0] == "interval" {
-		f = f[1:]
-	}
-	if len(f) == 1 {
-		if d, err := time.ParseDuration(f[0]); err == nil && d >= 0 {
-			return d, nil
-		}
-	}
-	if len(f) != 2 {
-		return 0, fmt.Errorf("optimize: invalid interval %q", s)
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("optimize: invalid interval %q", s)
-	}
-	units := map[string]time.Duration{
-		"millisecond": time.Millisecond, "second": time.Second, "minute": time.Minute,
-		"hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
-	}
-	u, ok := units[strings.TrimSuffix(f[1], "s")]
-	if !ok {
-		return 0, fmt.Errorf("optimize: invalid interval unit in %q", s)
-	}
-	if n > int64(1<<62)/int64(u) {
-		return 0, fmt.Errorf("optimize: interval %q overflows", s)
-	}
-	return time.Duration(n) * u, nil
 }

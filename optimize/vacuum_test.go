@@ -93,7 +93,7 @@ func TestVacuum(t *testing.T) {
 		}
 	})
 	t.Run("table retention property applies", func(t *testing.T) {
-		tt := newTestTable(t, "", map[string]string{PropDeletedFileRetain: "interval 30 days"})
+		tt := newTestTable(t, "", map[string]string{log.PropDeletedFileRetentionDuration: "interval 30 days"})
 		if err := tt.store.Put(ctx, "orphan.parquet", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -163,29 +163,6 @@ func TestVacuumable(t *testing.T) {
 	for _, tc := range cases {
 		if got := vacuumable(tc.path); got != tc.want {
 			t.Errorf("vacuumable(%q) = %v, want %v", tc.path, got, tc.want)
-		}
-	}
-}
-
-func TestParseInterval(t *testing.T) {
-	cases := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"interval 7 days", 7 * 24 * time.Hour, true},
-		{"interval 1 week", 7 * 24 * time.Hour, true},
-		{"INTERVAL 168 HOURS", 168 * time.Hour, true},
-		{"interval 30 seconds", 30 * time.Second, true},
-		{"168h", 168 * time.Hour, true},
-		{"interval days", 0, false},
-		{"interval 3 fortnights", 0, false},
-		{"interval -1 days", 0, false},
-	}
-	for _, tc := range cases {
-		got, err := ParseInterval(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseInterval(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }

@@ -2,7 +2,8 @@
 // and opens tables (any storage.Storage; local directories via CreatePath/OpenPath),
 // writes Arrow record batches as Parquet files plus one log commit (append, overwrite,
 // idempotent by application id), scans a version with a projection and a filter, and
-// runs the maintenance operations (Checkpoint, Optimize, Vacuum, History, Describe).
+// runs the maintenance operations (Checkpoint, Optimize, Vacuum, History, Describe)
+// and table changes (Alter: set or unset properties, add columns).
 //
 // # Reading: plan, then read
 //
@@ -26,6 +27,16 @@
 // stats), Bloom filters are built for the columns the table property
 // skiplake.bloomFilter.columns names, and one transaction commits all add actions.
 //
+// # Table properties
+//
+// Properties are set at Create and by Alter, validated and canonicalised as Delta
+// Spark does (package log: a known delta.* key in any letter case is stored under its
+// canonical spelling, unknown delta.* and skiplake.* keys are refused, a property
+// that needs a table feature upgrades the protocol); existing configuration is never
+// re-validated. Every operation reads them from the snapshot's typed
+// log.TableProperties, by canonical key only, and refuses to run when a property it
+// depends on holds a value that does not parse.
+//
 // # Invariants
 //
 //   - L2 Data files and Bloom index files are uniquely named, written with
@@ -41,6 +52,8 @@
 //   - B1 A file is probed in the Bloom index only when its add action's tag says the
 //     index covers it; an unreadable index means the file is read (with a warning).
 //   - O1 Optimize never changes the multiset of live rows (package optimize).
+//   - P1 Table properties are validated and normalised when set, parsed once per
+//     snapshot into a typed value, and read from that value everywhere.
 //
 // # Not here
 //

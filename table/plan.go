@@ -36,7 +36,7 @@ func (s *Snapshot) meta(store interface {
 	m := &s.fm
 	m.once.Do(func() {
 		files := s.log.Files()
-		parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: stringPrefix(s.log.Metadata().Configuration)})
+		parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.log.Properties().StringPrefixForReading()})
 		m.stats = make([]*stats.File, len(files))
 		m.parts = make([]map[string]value.Value, len(files))
 		for i, a := range files {
@@ -58,14 +58,6 @@ func (s *Snapshot) meta(store interface {
 		m.bloom = bloom.NewCache(store.Get, bloom.CacheOptions{})
 	})
 	return m, m.err
-}
-
-func stringPrefix(props map[string]string) int {
-	cfg, err := stats.ConfigFromProperties(props)
-	if err != nil || cfg.StringPrefixLength <= 0 {
-		return 32
-	}
-	return cfg.StringPrefixLength
 }
 
 // partitionValues types a file's partition values by the schema (keys are physical names).

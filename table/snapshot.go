@@ -91,8 +91,7 @@ func newSnapshot(ls *log.Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	md := ls.Metadata()
-	mode := log.ColumnMappingMode(md.Configuration)
+	mode := ls.Properties().ColumnMappingMode
 	schema, err := log.ToArrow(ds, log.ArrowOptions{FieldIDs: mode == log.ColumnMappingID, MappingMetadata: mode != log.ColumnMappingNone})
 	if err != nil {
 		return nil, fmt.Errorf("table: version %d: %w", ls.Version(), err)
@@ -123,13 +122,13 @@ func (s *Snapshot) DeltaSchema() *log.StructType { return s.delta }
 // PartitionColumns are the partition columns, in order.
 func (s *Snapshot) PartitionColumns() []string { return s.log.PartitionColumns() }
 
-// Properties returns a copy of the table properties.
-func (s *Snapshot) Properties() map[string]string {
-	out := map[string]string{}
-	for k, v := range s.log.Metadata().Configuration {
-		out[k] = v
-	}
-	return out
+// Properties returns the table properties parsed into typed values (shared; do not
+// modify). Every property skiplake interprets is read from it (P1).
+func (s *Snapshot) Properties() *log.TableProperties { return s.log.Properties() }
+
+// Configuration returns a copy of the raw table properties (metaData.configuration).
+func (s *Snapshot) Configuration() map[string]string {
+	return s.log.Properties().Configuration()
 }
 
 // Log returns the underlying log snapshot (live add actions, protocol, metadata).

@@ -30,6 +30,11 @@ type CreateOptions struct {
 	PartitionColumns []string
 	// Properties are table properties (metaData.configuration), e.g.
 	// "delta.checkpointInterval", "delta.targetFileSize", "delta.dataSkippingNumIndexedCols".
+	// They follow Delta Spark's rules (log.NormalizeProperties): a known delta.* key
+	// in any letter case is validated and stored under its canonical spelling, an
+	// unknown delta.* or skiplake.* key is refused, delta.feature.<name>=supported
+	// adds a table feature; properties that need a feature (deletion vectors, column
+	// mapping, v2 checkpoints) give the table the protocol that has it.
 	Properties map[string]string
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
@@ -56,37 +61,33 @@ func OpenPath(ctx context.Context, dir string) (*Table, error) {
 
 // Create creates a new table with the given Arrow schema in store. It fails with
 // ErrTableExists if a log is already there (the version-0 commit is created with
-// put-if-absent, so two concurrent creators cannot both succeed).
+// put-if-absent, so two concurrent creators cannot both succeed). The schema,
+// partition columns and properties are validated before anything is written (see
+// CreateOptions.Properties); an invalid one leaves the store untouched.
 func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	md, proto, err := newTableMetadata(schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	return create(ctx, store, md, proto)
+}
+
+// newTableMetadata validates a new table's schema, partition columns and
+// properties and returns its version-0 metadata and protocol. Nothing is written.
+func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (log.Metadata, log.Protocol, error) {
 	if schema == nil || schema.NumFields() == 0 {
-		return nil, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
+		return log.Metadata{}, log.Protocol{}, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
 	}
 	ds, err := log.FromArrow(schema)
 	if err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	if err := checkColumnNames(schema); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	parts, err := resolvePartitionColumns(schema, opts.PartitionColumns)
 	if err != nil {
-		return nil, err
-	}
-	props := map[string]string{}
-	for k, v := range opts.Properties {
-		props[k] = v
-	}
-	if err := validateProperties(props); err != nil {
-		return nil, err
-	}
-	var dataFields []arrow.Field
-	for _, f := range schema.Fields() {
-		if !containsFold(parts, f.Name) {
-			dataFields = append(dataFields, f)
-		}
-	}
-	if _, _, err := BloomColumns(props, arrow.NewSchema(dataFields, nil)); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	now := time.Now().UnixMilli()
 	md := log.Metadata{
@@ -96,18 +97,30 @@ func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, op
 		Format:           log.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString:     ds.JSON(),
 		PartitionColumns: parts,
-		Configuration:    props,
 		CreatedTime:      &now,
 	}
-	proto := protocolFor(schema)
+	proto, md, err := log.PrepareCreate(md, opts.Properties)
+	if err != nil {
+		return log.Metadata{}, log.Protocol{}, propertyErr(err)
+	}
+	return md, proto, nil
+}
+
+// propertyErr marks a property error from package log as a bad argument of this
+// package too (errors.Is matches both ErrInvalidArgument and log's sentinel).
+func propertyErr(err error) error {
+	return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+}
+
+func create(ctx context.Context, store storage.Storage, md log.Metadata, proto log.Protocol) (*Table, error) {
 	l := log.New(store)
 	info := log.CommitInfo{
 		Operation: "CREATE TABLE",
 		OperationParameters: map[string]string{
-			"partitionBy": jsonString(parts),
-			"description": jsonString(opts.Description),
+			"partitionBy": jsonString(md.PartitionColumns),
+			"description": jsonString(md.Description),
 			"isManaged":   "false",
-			"properties":  jsonString(props),
+			"properties":  jsonString(md.Configuration),
 		},
 	}
 	if _, err := l.Create(ctx, md, proto, nil, info); err != nil {
@@ -120,43 +133,10 @@ func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, op
 }
 
 // CreatePath creates a new table in a local directory (created if missing). It is
-// CreateURL: a location with a scheme ("s3://...") is a URL.
+// CreateURL: a location with a scheme ("s3://...") is a URL. The table is validated
+// first: invalid input creates no directory.
 func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
 	return CreateURL(ctx, dir, schema, opts)
-}
-
-// protocolFor returns the protocol a new table needs: reader 1 / writer 2, unless a
-// timestamp_ntz column requires the timestampNtz feature (reader 3 / writer 7).
-func protocolFor(schema *arrow.Schema) log.Protocol {
-	if hasNTZ(schema.Fields()) {
-		return log.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-			ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
-	}
-	return log.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
-}
-
-func hasNTZ(fields []arrow.Field) bool {
-	for _, f := range fields {
-		switch t := f.Type.(type) {
-		case *arrow.TimestampType:
-			if t.TimeZone == "" {
-				return true
-			}
-		case *arrow.StructType:
-			if hasNTZ(t.Fields()) {
-				return true
-			}
-		case *arrow.MapType:
-			if hasNTZ([]arrow.Field{{Type: t.KeyType()}, {Type: t.ItemType()}}) {
-				return true
-			}
-		case arrow.ListLikeType:
-			if hasNTZ([]arrow.Field{{Type: t.Elem()}}) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // checkColumnNames rejects duplicate top-level names (Delta names are case-insensitive).
@@ -299,6 +279,14 @@ type Description struct {
 	FilesWithoutStats int   `json:"filesWithoutStats"`
 	// NumDeletedRows is the number of rows hidden by deletion vectors.
 	NumDeletedRows int64 `json:"numDeletedRows"`
+	// Settings are the effective values of the properties skiplake interprets
+	// (typed and canonical: sizes in bytes, durations as intervals, defaults marked),
+	// next to Properties, the configuration as stored.
+	Settings []log.Setting `json:"settings"`
+	// PropertyNotes point out stored properties that are not interpreted as their
+	// writer may have meant: a known key in a non-canonical spelling (ignored, as
+	// Delta ignores it) or a value that does not parse.
+	PropertyNotes []string `json:"propertyNotes,omitempty"`
 }
 
 // Describe summarises the table at ref.
@@ -318,6 +306,16 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	}
 	for k, v := range md.Configuration {
 		d.Properties[k] = v
+	}
+	props := ls.Properties()
+	d.Settings = props.Settings()
+	for _, k := range sortedKeys(props.Unknown) {
+		if c, known := log.CanonicalPropertyKey(k); known && c != k {
+			d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s is ignored: the canonical spelling is %s (set it with alter --set-property)", k, c))
+		}
+	}
+	for _, e := range props.Invalid {
+		d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s=%q is invalid (%s); the default is used where it is read, and writes that depend on it are refused", e.Key, e.Value, e.Reason))
 	}
 	for _, a := range ls.Files() {
 		d.SizeBytes += a.Size

@@ -38,13 +38,18 @@ func OpenURL(ctx context.Context, location string) (*Table, error) {
 
 // CreateURL creates a new table at a location (see OpenURL for the forms); a missing
 // local directory is created first. It fails with ErrTableExists when a log is already
-// there.
+// there. The schema, partition columns and properties are validated before anything
+// is created: invalid input creates no directory and writes nothing.
 func CreateURL(ctx context.Context, location string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	md, proto, err := newTableMetadata(schema, opts)
+	if err != nil {
+		return nil, err
+	}
 	st, err := storage.CreateURL(ctx, location)
 	if err != nil {
 		return nil, err
 	}
-	t, err := Create(ctx, st, schema, opts)
+	t, err := create(ctx, st, md, proto)
 	if err != nil {
 		closeStore(st)
 		return nil, err

@@ -27,7 +27,7 @@ import (
 
 // DefaultTargetFileSize is the file size Write aims for when the table has no
 // delta.targetFileSize property: 128 MiB.
-const DefaultTargetFileSize = 128 << 20
+const DefaultTargetFileSize = log.DefaultTargetFileSize
 
 // WriteMode says what a write does with the rows already in the table.
 type WriteMode uint8
@@ -134,7 +134,11 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOpt
 			return &WriteResult{Version: -1, Skipped: true}, nil
 		}
 	}
-	if opts.Mode == Overwrite && ls.Metadata().Configuration["delta.appendOnly"] == "true" {
+	props := ls.Properties()
+	if err := props.Err(log.DataFileKeys...); err != nil {
+		return nil, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
+	}
+	if opts.Mode == Overwrite && props.AppendOnly {
 		return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
 	}
 	w, err := t.newFileSetWriter(ctx, snap, opts)
@@ -249,26 +253,16 @@ func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts Write
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	props := snap.log.Properties()
 	target := opts.TargetFileSize
 	if target == 0 {
-		target = DefaultTargetFileSize
-		if s, ok := snap.log.Metadata().Configuration["delta.targetFileSize"]; ok {
-			n, err := parseSize(s)
-			if err != nil {
-				return nil, fmt.Errorf("%w: table property delta.targetFileSize=%q: %v", ErrInvalidArgument, s, err)
-			}
-			target = n
-		}
+		target = props.TargetFileSize
 	}
 	par := opts.Parallelism
 	if par == 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
-	cfg, err := stats.ConfigFromProperties(snap.log.Metadata().Configuration)
-	if err != nil {
-		return nil, err
-	}
-	w := &fileSetWriter{t: t, snap: snap, opts: opts, mem: mem, target: target, statsCfg: cfg,
+	w := &fileSetWriter{t: t, snap: snap, opts: opts, mem: mem, target: target, statsCfg: props.StatsConfig(),
 		conf: newConformer(snap.logical, snap.delta, mem), sem: make(chan struct{}, par),
 		open: map[string]*fileJob{}, ratio: 0.5}
 	var dataFields []arrow.Field
@@ -285,11 +279,11 @@ func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts Write
 		return partPos(snap, snap.logical.Field(w.partIdx[a]).Name) < partPos(snap, snap.logical.Field(w.partIdx[b]).Name)
 	})
 	w.fileSch = arrow.NewSchema(dataFields, nil)
-	cols, fpp, err := BloomColumns(snap.log.Metadata().Configuration, w.fileSch)
+	cols, err := bloom.ResolveColumns(w.fileSch, props.BloomFilterColumns)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropBloomFilterColumns, err)
 	}
-	w.bloomCols, w.bloomFPP = cols, fpp
+	w.bloomCols, w.bloomFPP = cols, props.BloomFilterFPP
 	return w, nil
 }
 
@@ -701,48 +695,25 @@ func (w *fileSetWriter) cleanup() {
 	}
 }
 
-// parseSize parses a byte size: plain bytes or with a unit (b, k/kb/kib, m/mb/mib, g/gb/gib).
-func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return n * mult, nil
-}
+// ParseSize parses a byte size such as "128MiB", "64m" or "1048576" (see
+// log.ParseSize, the one size parser: binary units b, k, m, g, t, p with optional
+// b/ib, positive, overflow refused).
+func ParseSize(s string) (int64, error) { return log.ParseSize(s) }
 
-// ParseSize parses a byte size such as "128MiB", "64m" or "1048576".
-func ParseSize(s string) (int64, error) { return parseSize(s) }
+// ParseInterval parses a duration given as a Delta interval ("interval 7 days",
+// "2 weeks", "36 hours") or a Go duration ("168h"); see log.ParseInterval, the one
+// interval parser.
+func ParseInterval(s string) (time.Duration, error) { return log.ParseInterval(s) }
 
 // Table properties that configure the Bloom filter index (see package bloom).
 const (
 	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that
 	// get a Bloom filter per data file, both in skiplake's index and natively in the
 	// Parquet files.
-	PropBloomColumns = bloom.PropColumns
+	PropBloomColumns = log.PropBloomFilterColumns
 	// PropBloomFPP is the filters' false-positive rate (default 0.01).
-	PropBloomFPP = bloom.PropFPP
+	PropBloomFPP = log.PropBloomFilterFPP
 )
-
-// BloomColumns returns the Bloom-indexed columns a table's properties name (matched to
-// the data schema case-insensitively, without duplicates) and the false-positive rate.
-func BloomColumns(props map[string]string, data *arrow.Schema) ([]string, float64, error) {
-	cols, fpp, err := bloom.ColumnsFromProperties(props, data)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
-	}
-	return cols, fpp, nil
-}
 
 // writeBloomIndex stores one index file covering every file this write produced and
 // tags their add actions with it (B1: a file is covered exactly when its tag says so).

@@ -347,6 +347,16 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	for _, k := range keys {
 		fmt.Fprintf(tw, "property\t%s=%s\n", k, d.Properties[k])
 	}
+	for _, st := range d.Settings {
+		note := ""
+		if st.Default {
+			note = " (default)"
+		}
+		fmt.Fprintf(tw, "setting\t%s = %s%s\n", st.Key, st.Value, note)
+	}
+	for _, n := range d.PropertyNotes {
+		fmt.Fprintf(tw, "note\t%s\n", n)
+	}
 	fmt.Fprintln(tw, "schema\t")
 	for _, f := range d.Schema.Fields() {
 		null := ""

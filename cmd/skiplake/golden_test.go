@@ -89,6 +89,11 @@ func TestGoldenOutputs(t *testing.T) {
 		{"explain", []string{"explain", tbl, "--filter", "id >= 10 AND id <= 12"}},
 		{"explain-json", []string{"explain", tbl, "--filter", "country IN ('DE', 'JP') AND id > 20", "--format", "json"}},
 		{"scan-csv", []string{"scan", tbl, "--filter", "country = 'FR'", "--columns", "id,country", "--format", "csv"}},
+		// The alter cases change the table, so they come last.
+		{"alter-set", []string{"alter", tbl, "--set-property", "DELTA.ENABLEDELETIONVECTORS=true", "--set-property", "delta.targetFileSize=64mb"}},
+		{"alter-add-column", []string{"alter", tbl, "--add-column", "note string", "--format", "json"}},
+		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
+		{"describe-after-alter", []string{"describe", tbl}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

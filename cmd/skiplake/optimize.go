@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -121,7 +120,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	if *retain != "" {
 		d, err := time.ParseDuration(*retain)
 		if err != nil {
-			if d, err = optimize.ParseInterval(*retain); err != nil {
+			if d, err = table.ParseInterval(*retain); err != nil {
 				return usagef("--retain %q: want a Go duration (168h) or an interval ('7 days')", *retain)
 			}
 		}
