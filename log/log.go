@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skiplake/skiplake/storage"
@@ -127,6 +128,12 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 			}
 		}
 		r := newReplay()
+		// A snapshot at the checkpoint's own version still reads that version's commit
+		// for its timestamp (finish): fetch it while the checkpoint is read, which on
+		// an object store saves a round trip.
+		if o, ok := lst.commits[version]; ok && cp.version == version {
+			r.lastCommitFetch = l.prefetchCommit(ctx, o.Path)
+		}
 		if err := l.readCheckpoint(ctx, cp, r.applyCheckpoint); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -208,6 +215,26 @@ func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) erro
 	return parseCommit(path, data, fn)
 }
 
+// prefetchCommit starts fetching a commit file and returns a function that waits for
+// it. Abandoning the function leaks nothing: the fetch ends with ctx or on its own.
+func (l *Log) prefetchCommit(ctx context.Context, path string) func() ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		data, err := l.fetchCommit(ctx, path)
+		ch <- result{data, err}
+	}()
+	var once sync.Once
+	var res result
+	return func() ([]byte, error) {
+		once.Do(func() { res = <-ch })
+		return res.data, res.err
+	}
+}
+
 // fetchCommit reads one commit file whole.
 func (l *Log) fetchCommit(ctx context.Context, path string) ([]byte, error) {
 	data, err := l.store.Get(ctx, path)
@@ -260,7 +287,15 @@ func (l *Log) finish(ctx context.Context, r *replay, lst *listing, version int64
 	case r.lastCommitVersion == version && r.lastCommitInfo != nil && commitTime(r.lastCommitInfo) > 0:
 		s.timestamp = commitTime(r.lastCommitInfo)
 	case lst.commits[version].Path != "" && r.lastCommitVersion != version:
-		ci, err := l.readCommit(ctx, lst.commits[version].Path, nil)
+		fetch := r.lastCommitFetch
+		if fetch == nil {
+			fetch = func() ([]byte, error) { return l.fetchCommit(ctx, lst.commits[version].Path) }
+		}
+		var ci *CommitInfo
+		data, err := fetch()
+		if err == nil {
+			ci, err = parseCommit(lst.commits[version].Path, data, nil)
+		}
 		if err == nil && ci != nil && commitTime(ci) > 0 {
 			s.timestamp = commitTime(ci)
 		} else {
@@ -324,6 +359,9 @@ type replay struct {
 	lastCommitInfo    *CommitInfo
 	lastCommitVersion int64
 	checkpointVersion int64
+	// lastCommitFetch, when set, returns the snapshot version's commit file fetched
+	// in the background (see build).
+	lastCommitFetch func() ([]byte, error)
 }
 
 func newReplay() *replay {

@@ -58,22 +58,25 @@ func TestS3LatencySelectiveScan(t *testing.T) {
 		recs[i] = batch(int64(i*rowsPerFile), int64(i*rowsPerFile+rowsPerFile))
 	}
 	// A target of half a batch's size closes a file after each batch: one file per batch.
-	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: int64(datafile.RecordBytes(recs[0])) / 2, Parallelism: 2})
+	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: int64(datafile.RecordBytes(recs[0])) / 2, Parallelism: 1})
 	for _, r := range recs {
 		r.Release()
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FilesAdded != nfiles {
-		t.Fatalf("wrote %d files, want %d", res.FilesAdded, nfiles)
+	// The writer closes files on an estimate of their size, so a batch now and then
+	// spills into a second file; what matters is a table of about nfiles files.
+	if res.FilesAdded < nfiles || res.FilesAdded > nfiles*11/10 {
+		t.Fatalf("wrote %d files, want %d to %d", res.FilesAdded, nfiles, nfiles*11/10)
 	}
+	nfiles = res.FilesAdded
 	if _, err := tb.Checkpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
 	p := cloudtest.NewProxy(t, cloudtest.S3.Endpoint(t), cloudtest.ProxyOptions{Delay: latencyDelay})
 	ploc := viaProxy(loc, p)
-	target := int64(nfiles*437/1000*rowsPerFile + 42)
+	target := int64(len(recs)*437/1000*rowsPerFile + 42)
 	filter := fmt.Sprintf("id = %d", target)
 
 	// skiplake: open, plan on the log's statistics, read the one file.
