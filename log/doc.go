@@ -36,12 +36,24 @@
 // PartitionValue reports either as null.
 //
 // Transactions: commitInfo.readVersion is the version of the snapshot the
-// transaction started from, also after retries (as in Spark). Commit
+// transaction started from, also after retries (as in Spark). Every commit carries a
+// fresh commitInfo.txnId; when writing the commit file fails in a way that may have
+// left it in place (a directory fsync after the link, a lost PUT response), or a
+// retried put reports "exists", the version is read back and its txnId tells whether
+// the commit is this transaction's (success) or another writer's (a lost race, checked
+// for conflicts); when it cannot be read back, Commit returns ErrCommitUnknown and the
+// caller must keep the commit's files. An empty commit file is ErrCorruptLog. Commit
 // timestamps are monotonic: when the previous commit's timestamp is not
 // below the wall clock, previous+1 ms is used. After a commit whose version
 // is a multiple of delta.checkpointInterval (default 10) a checkpoint is
 // written (classic; v2 in JSON for tables with the v2Checkpoint feature); its
 // failure never fails the commit and is reported by Transaction.CheckpointErr.
+//
+// DML file actions: Add.RemoveAction builds the remove that cancels exactly one live
+// (path, deletion vector) key, and ReplaceDeletionVector the remove/add pair that gives
+// a live file a grown deletion vector, with stats marked "tightBounds":false
+// (invariant D1: a vector only grows; numRecords is required). Log.Now exposes the
+// injectable clock for their deletionTimestamp.
 //
 // Commit files are parsed line by line (one action decoded at a time, errors
 // name the file and line); checkpoints are read with arrow-go's pqarrow,

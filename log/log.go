@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -250,6 +251,11 @@ func (l *Log) fetchCommit(ctx context.Context, path string) ([]byte, error) {
 // parseCommit streams the actions of one commit file's bytes to fn (commitInfo aside)
 // and returns its commitInfo (or nil).
 func parseCommit(path string, data []byte, fn func(*Action) error) (*CommitInfo, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		// A commit has at least one action; an empty file is a broken write by
+		// some other tool, never an empty version.
+		return nil, fmt.Errorf("log: %s (version %s) is empty: %w", path, versionOf(path), ErrCorruptLog)
+	}
 	var ci *CommitInfo
 	err := scanCommit(path, bytes.NewReader(data), func(a *Action) error {
 		if a.CommitInfo != nil {
@@ -337,6 +343,15 @@ func (l *Log) finish(ctx context.Context, r *replay, lst *listing, version int64
 	}
 	sort.Slice(s.domains, func(i, j int) bool { return s.domains[i].Domain < s.domains[j].Domain })
 	return s, nil
+}
+
+// versionOf returns the version number of a commit file path, for messages.
+func versionOf(path string) string {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	if v, _, ok := parseVersionPrefix(name); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	return "?"
 }
 
 // commitTime returns inCommitTimestamp, else timestamp, of a commitInfo.

@@ -37,24 +37,13 @@ func OpenURL(ctx context.Context, location string) (*Table, error) {
 }
 
 // CreateURL creates a new table at a location (see OpenURL for the forms); a missing
-// local directory is created first. It fails with ErrTableExists when a log is already
-// there. The schema, partition columns and properties are validated before anything
-// is created: invalid input creates no directory and writes nothing.
+// local directory is created first (and removed again if creating the table fails).
+// It fails with ErrTableExists when a log is already there and with
+// ErrLocationNotEmpty when the location holds other files (unless
+// CreateOptions.AllowNonEmpty). The schema, partition columns and properties are
+// validated before anything is created.
 func CreateURL(ctx context.Context, location string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
-	md, proto, err := newTableMetadata(schema, opts)
-	if err != nil {
-		return nil, err
-	}
-	st, err := storage.CreateURL(ctx, location)
-	if err != nil {
-		return nil, err
-	}
-	t, err := create(ctx, st, md, proto)
-	if err != nil {
-		closeStore(st)
-		return nil, err
-	}
-	return t, nil
+	return CreatePath(ctx, location, schema, opts)
 }
 
 // closeStore releases a store that will not be used (a directory handle, an SDK

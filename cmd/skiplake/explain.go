@@ -18,6 +18,9 @@ func init() {
 }
 
 func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Table, *table.Scan, error) {
+	if err := checkFilter("filter", filter); err != nil {
+		return nil, nil, err
+	}
 	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return nil, nil, err
