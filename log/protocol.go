@@ -76,13 +76,37 @@ var supportedReader = []string{
 // this level (commits keep the schema's ids and physical names; ADD COLUMN assigns
 // new ones); writing data files of column-mapped tables is the data-file layer's
 // job, which refuses it where it cannot. v2Checkpoint tables get v2 checkpoints.
-// changeDataFeed, generated/identity columns, rowTracking and clustering are
-// refused. invariants and checkConstraints are accepted only when unused (see
+// rowTracking is written (Transaction assigns row IDs, see rowtracking.go), as is
+// clustering (and Databricks' preview feature liquid, whose domain is kept as is).
+// changeDataFeed and generated/identity columns are refused. invariants and checkConstraints are accepted only when unused (see
 // CheckWritable).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint,
+	FeatureRowTracking, FeatureClustering, FeatureLiquid,
+}
+
+// requiredFeatures are the features a feature depends on: supporting it supports
+// them too (Delta Spark's requiredFeatures). Row tracking keeps its high-water mark
+// and clustering its columns in domain metadata.
+var requiredFeatures = map[string][]string{
+	FeatureRowTracking: {FeatureDomainMetadata},
+	FeatureClustering:  {FeatureDomainMetadata},
+}
+
+// withRequired returns features followed by the features they require that are
+// not listed yet.
+func withRequired(features []string) []string {
+	out := append([]string(nil), features...)
+	for i := 0; i < len(out); i++ {
+		for _, r := range requiredFeatures[out[i]] {
+			if !contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // vacuumSafe lists the writer features of tables whose files VACUUM understands: with
@@ -264,6 +288,7 @@ func UpgradeProtocol(p Protocol, minReader, minWriter int, features ...string) (
 }
 
 func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, features []string) (Protocol, error) {
+	features = withRequired(features)
 	for _, f := range features {
 		if !contains(knownFeatures, f) {
 			return p, &UnsupportedFeatureError{Features: []string{f}}
@@ -335,8 +360,8 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // package cannot write a table with protocol p and metadata md (L4): the
 // table must be readable, the writer version at most 7, every writer feature
 // supported, invariants only when no column carries delta.invariants, check
-// constraints only when no delta.constraints.* property is set, and neither
-// delta.enableChangeDataFeed nor delta.enableRowTracking on.
+// constraints only when no delta.constraints.* property is set, and
+// delta.enableChangeDataFeed not on.
 func CheckWritable(p Protocol, md Metadata) error {
 	if err := CheckReadable(p); err != nil {
 		ue := err.(*UnsupportedFeatureError)
@@ -355,9 +380,6 @@ func CheckWritable(p Protocol, md Metadata) error {
 	props := ParseTableProperties(md.Configuration)
 	if props.EnableChangeDataFeed && !contains(bad, FeatureChangeDataFeed) {
 		bad = append(bad, FeatureChangeDataFeed)
-	}
-	if props.EnableRowTracking && !contains(bad, FeatureRowTracking) {
-		bad = append(bad, FeatureRowTracking)
 	}
 	var keys []string
 	for name := range props.Constraints {
