@@ -349,3 +349,34 @@ func TestSystemDomainsRefused(t *testing.T) {
 		t.Fatal("other domains must stay untouched")
 	}
 }
+
+func TestWriteVolume(t *testing.T) {
+	ctx := context.Background()
+	l := New(memStore())
+	createTable(t, l, nil, "a", "b") // 2 x 100 bytes of data
+	snap, _ := l.Snapshot(ctx, -1)
+	// A compaction: removes a and b, adds c (dataChange=false, 150 bytes).
+	if _, err := commitAt(t, snap, func(tx *Transaction) {
+		tx.Remove(&Remove{Path: "a"}, &Remove{Path: "b"})
+		c := newAdd("c", 20)
+		c.DataChange, c.Size = false, 150
+		tx.Add(c)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ = l.Snapshot(ctx, -1)
+	// A recommit of c (new stats) writes nothing.
+	if _, err := commitAt(t, snap, func(tx *Transaction) {
+		c := *snap.Files()[0]
+		tx.Add(&c)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.WriteVolume(ctx, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.FromVersion != 0 || w.ToVersion != 2 || w.Commits != 3 || w.DataBytes != 200 || w.RearrangedBytes != 150 || w.DataFiles != 2 || w.RearrangedFiles != 1 {
+		t.Fatalf("%+v", w)
+	}
+}
