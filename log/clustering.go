@@ -447,3 +447,16 @@ func statsHaveColumns(statsJSON string, cols [][]string) bool {
 	}
 	return true
 }
+
+// StatsConfig returns the statistics configuration writers use for the table: the
+// data-skipping properties (TableProperties.StatsConfig) plus, on a clustered table,
+// the clustering columns, which always get statistics (PROTOCOL.md "Clustered
+// Table"). A clustering domain that does not parse adds nothing here; operations
+// that cluster report it.
+func (s *Snapshot) StatsConfig() stats.Config {
+	cfg := s.Properties().StatsConfig()
+	if c, err := s.Clustering(); err == nil && c != nil {
+		cfg.AlwaysColumns = c.Physical
+	}
+	return cfg
+}

@@ -196,9 +196,15 @@ func (t *Transaction) prepareRowTracking(version int64) error {
 	return nil
 }
 
-// observeWinner records what a winning concurrent commit changed that the next
-// attempt depends on: the row ID high-water mark.
-func (t *Transaction) observeWinner(a *Action) error {
+// observeWinner records what a winning concurrent commit at version changed that
+// the next attempt depends on: the row ID high-water mark. A transaction that enables
+// row tracking conflicts with a winner that added a file without row IDs (the file
+// would be live without them once row tracking is on).
+func (t *Transaction) observeWinner(version int64, a *Action) error {
+	if a.Add != nil && a.Add.BaseRowID == nil && t.metadata != nil &&
+		ParseTableProperties(t.metadata.Configuration).EnableRowTracking && !t.snap.Properties().EnableRowTracking {
+		return &ConflictError{Kind: ErrConcurrentAppend, Version: version, Files: []string{a.Add.Path}}
+	}
 	if a.DomainMetadata == nil || a.DomainMetadata.Domain != DomainRowTracking || !t.rt.started {
 		return nil
 	}

@@ -71,20 +71,24 @@ func (s *Snapshot) NewTransaction(opts TxnOptions) *Transaction {
 	if s.pending {
 		md, p := s.metadata, s.protocol
 		t.metadata, t.protocol = &md, &p
+		t.domains = append(t.domains, s.domains...)
 	}
 	return t
 }
 
 // NewTableSnapshot returns the state of a table that does not exist yet and will be
-// created with metadata md and protocol p: version -1, no files. Writers use it to
+// created with metadata md, protocol p and domain metadata domains (a clustered
+// table's clustering columns): version -1, no files. Writers use it to
 // prepare a table's first data (its schema, partitioning and properties are md's) and
 // commit that data in the same version-0 commit that creates the table (see
 // NewTransaction), so a failed first write leaves no table behind. If another writer
 // creates the table first, the commit fails with a *ConflictError at version 0
 // (ErrProtocolChanged or ErrMetadataChanged).
-func (l *Log) NewTableSnapshot(md Metadata, p Protocol) *Snapshot {
+func (l *Log) NewTableSnapshot(md Metadata, p Protocol, domains ...DomainMetadata) *Snapshot {
 	s := l.emptySnapshot()
 	s.metadata, s.protocol, s.pending = md, p, true
+	s.domains = append([]DomainMetadata(nil), domains...)
+	sort.Slice(s.domains, func(i, j int) bool { return s.domains[i].Domain < s.domains[j].Domain })
 	return s
 }
 
@@ -455,7 +459,7 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 	)
 	path := CommitPath(version)
 	ci, err := t.log.readCommit(ctx, path, func(a *Action) error {
-		if err := t.observeWinner(a); err != nil {
+		if err := t.observeWinner(version, a); err != nil {
 			return err
 		}
 		switch {

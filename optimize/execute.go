@@ -153,7 +153,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if per <= 0 || per > len(items) {
 		per = len(items)
 	}
-	statsCfg := p.snap.Properties().StatsConfig()
+	statsCfg := p.snap.StatsConfig()
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
 			return nil

@@ -246,7 +246,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 // resolveClusterColumns checks the clustering columns (exist, not partition columns,
 // have statistics, rankable) and records their canonical names and indices.
 func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
-	coll, err := stats.NewCollector(p.dataSch, nil, props.StatsConfig())
+	coll, err := stats.NewCollector(p.dataSch, nil, p.snap.StatsConfig())
 	if err != nil {
 		return err
 	}

@@ -139,10 +139,11 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOpt
 // committed. An overwrite (wopts.Mode) never replaces the rows of a table another
 // writer created concurrently: that is ErrTableExists too.
 func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
-	md, proto, err := newTableMetadata(schema, copts)
+	nt, err := newTableMetadata(schema, copts)
 	if err != nil {
 		return nil, nil, err
 	}
+	md := nt.md
 	t := &Table{store: store, log: log.New(store)}
 	if _, err := t.log.LatestVersion(ctx); err == nil {
 		snap, err := t.Snapshot(ctx, Latest())
@@ -165,7 +166,7 @@ func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schem
 			return nil, nil, err
 		}
 	}
-	snap, err := newSnapshot(t.store, t.log.NewTableSnapshot(md, proto))
+	snap, err := newSnapshot(t.store, t.log.NewTableSnapshot(md, nt.proto, nt.domains...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -410,7 +411,7 @@ func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts Write
 	if par == 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
-	w := &fileSetWriter{t: t, snap: snap, opts: opts, mem: mem, target: target, statsCfg: props.StatsConfig(),
+	w := &fileSetWriter{t: t, snap: snap, opts: opts, mem: mem, target: target, statsCfg: snap.log.StatsConfig(),
 		conf: newConformer(snap.logical, snap.delta, mem), sem: make(chan struct{}, par),
 		open: map[string]*fileJob{}, ratio: 0.5}
 	var dataFields []arrow.Field
