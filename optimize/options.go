@@ -183,6 +183,23 @@ type Options struct {
 	// rewrites a file of a finished cube on its own, keeping its cube tags (its rows
 	// keep their order). Set automatically when BloomColumns is non-empty.
 	BackfillBloom bool
+
+	// Liquid clustering and scheduled maintenance (skiplake maintain, auto-compaction).
+
+	// MaxBytes, when positive, bounds the bytes a run rewrites: bins are planned in
+	// partition order while they fit, and a clustering bin larger than what is left
+	// is cut to its oldest files that fit (clustering a subset of the candidates is
+	// still incremental clustering). Files left out are counted in
+	// Plan.DeferredFiles and Plan.DeferredBytes. Default 0: no bound.
+	MaxBytes int64
+	// Partitions, when non-nil, restricts the run to the partitions whose
+	// serialized values (log.Add.PartitionValues, nil meaning null) equal one of
+	// these maps: auto-compaction passes the partitions a write touched. Default nil:
+	// every partition (PartitionFilter still applies).
+	Partitions []map[string]*string
+	// MinFiles, when positive, skips a partition whose candidate files number fewer
+	// than MinFiles (auto-compaction's threshold). Default 0: any number.
+	MinFiles int
 }
 
 // Validate reports every problem with o at once (as *InvalidOptionsError).
@@ -214,6 +231,12 @@ func (o Options) Validate() error {
 	}
 	if o.Curve != CurveNone && len(o.ClusterBy) == 0 {
 		p = append(p, fmt.Sprintf("Curve %s needs ClusterBy columns", o.Curve))
+	}
+	if o.MaxBytes < 0 {
+		p = append(p, fmt.Sprintf("MaxBytes %d is negative", o.MaxBytes))
+	}
+	if o.MinFiles < 0 {
+		p = append(p, fmt.Sprintf("MinFiles %d is negative", o.MinFiles))
 	}
 	if len(o.ClusterBy) > 8 {
 		p = append(p, fmt.Sprintf("%d clustering columns (at most 8)", len(o.ClusterBy)))
