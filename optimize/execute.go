@@ -453,6 +453,7 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 		}
 	}
 	for _, r := range results {
+		p.markClustered(r)
 		txn.Add(r.adds...)
 		for _, a := range r.adds {
 			added = append(added, a.Size)
