@@ -7,8 +7,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/skiplake/skiplake/internal/health"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
@@ -184,7 +182,7 @@ func (s *Snapshot) fileRanges(c string) ([]health.FileRange, string, error) {
 	}
 	logical, phys, ok := walkColumn(s.logical, s.physical, path)
 	if !ok {
-		return nil, "", fmt.Errorf("%w: no column %q (columns: %s)", ErrInvalidArgument, c, columnList(s.logical))
+		return nil, "", fmt.Errorf("%w: no column %q (columns: %s)", ErrInvalidArgument, c, fieldNames(s.logical))
 	}
 	name := strings.Join(logical, ".")
 	files := s.log.Files()
@@ -230,12 +228,3 @@ func (s *Snapshot) fileRanges(c string) ([]health.FileRange, string, error) {
 }
 
 func isNaN(v value.Value) bool { return v.Kind() == value.KindFloat64 && math.IsNaN(v.AsFloat64()) }
-
-// columnList names the top-level columns of a schema, for messages.
-func columnList(sch *arrow.Schema) string {
-	names := make([]string, sch.NumFields())
-	for i, f := range sch.Fields() {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
-}
