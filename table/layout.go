@@ -182,7 +182,7 @@ func (s *Snapshot) fileRanges(c string) ([]health.FileRange, string, error) {
 	}
 	logical, phys, ok := walkColumn(s.logical, s.physical, path)
 	if !ok {
-		return nil, "", fmt.Errorf("%w: no column %q (columns: %s)", ErrInvalidArgument, c, fieldNames(s.logical))
+		return nil, "", fmt.Errorf("%w: %q (columns: %s)", ErrUnknownColumn, c, fieldNames(s.logical))
 	}
 	name := strings.Join(logical, ".")
 	files := s.log.Files()

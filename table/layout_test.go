@@ -165,7 +165,7 @@ func TestLayoutFromLogEqualsBruteForce(t *testing.T) {
 	require.Len(t, def.Columns, 2)
 	require.Equal(t, "id", def.Columns[0].Column)
 	_, err = tr.Layout(ctx, table.LayoutOptions{Columns: []string{"nope"}})
-	require.ErrorIs(t, err, table.ErrInvalidArgument)
+	require.ErrorIs(t, err, table.ErrUnknownColumn)
 }
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
