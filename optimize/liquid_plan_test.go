@@ -51,7 +51,7 @@ func logOnlySnapshot(t *testing.T, cluster []string, part bool, files ...planAdd
 	tx := lg.NewTableSnapshot(md, proto, domains...).NewTransaction(log.TxnOptions{})
 	for _, f := range files {
 		a := &log.Add{Path: f.path, Size: f.size, ModificationTime: f.mod, DataChange: true,
-			Stats: `{"numRecords":10,"minValues":{"id":1,"x":1},"maxValues":{"id":9,"x":9},"nullCount":{"id":0,"x":0}}`,
+			Stats:              `{"numRecords":10,"minValues":{"id":1,"x":1},"maxValues":{"id":9,"x":9},"nullCount":{"id":0,"x":0}}`,
 			ClusteringProvider: f.provider, PartitionValues: map[string]*string{}}
 		if part {
 			v := f.part
@@ -106,41 +106,79 @@ func TestCompactionLeavesClusteredFilesAlone(t *testing.T) {
 
 func TestLiquidPlan(t *testing.T) {
 	cols := `["id","x"]`
+	ctx := context.Background()
+	// Target 1000 bytes, fan-in 4: tier 0 holds cubes below 4000 bytes, tier 1 below
+	// 16000; cubes of 64000 bytes (1000·4³) are finished.
 	snap, st := logOnlySnapshot(t, []string{"id", "x"}, false,
 		planAdd{path: "new1", size: 100, mod: 1},
 		planAdd{path: "new2", size: 100, mod: 2},
-		planAdd{path: "small1", size: 100, mod: 3, provider: "liquid", cube: "s", cols: cols},
-		planAdd{path: "done1", size: 600, mod: 4, provider: "liquid", cube: "d", cols: cols},
-		planAdd{path: "done2", size: 600, mod: 5, provider: "liquid", cube: "d", cols: cols},
+		planAdd{path: "t0a", size: 300, mod: 3, provider: "liquid", cube: "a", cols: cols},
+		planAdd{path: "t0b", size: 300, mod: 3, provider: "liquid", cube: "b", cols: cols},
+		planAdd{path: "t0c", size: 300, mod: 3, provider: "liquid", cube: "c", cols: cols},
+		planAdd{path: "t1a", size: 5000, mod: 4, provider: "liquid", cube: "d", cols: cols},
+		planAdd{path: "done", size: 70000, mod: 5, provider: "liquid", cube: "e", cols: cols},
 		planAdd{path: "old", size: 100, mod: 6, provider: "liquid", cube: "o", cols: `["x"]`},
 	)
-	p, err := NewPlan(context.Background(), snap, st, Options{})
+	p, err := NewPlan(ctx, snap, st, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Liquid || p.Curve != CurveHilbert || strings.Join(p.ClusterBy, ",") != "id,x" {
-		t.Fatalf("liquid %v curve %v by %v", p.Liquid, p.Curve, p.ClusterBy)
+	if !p.Liquid || p.Curve != CurveHilbert || strings.Join(p.ClusterBy, ",") != "id,x" || p.MinCubeSize != 64000 {
+		t.Fatalf("liquid %v curve %v by %v min cube %d", p.Liquid, p.Curve, p.ClusterBy, p.MinCubeSize)
 	}
-	// New files and the small cube are clustered together; the finished cube and the
-	// file clustered by earlier columns stay.
-	if got := planPaths(p); got != "cluster:new1,new2,small1" || p.ClusteredFiles != 1 || p.FinishedCubeFiles != 2 {
+	// Three tier-0 cubes are fewer than the fan-in: only the new files are clustered;
+	// the finished cube and the file clustered by earlier columns stay.
+	if got := planPaths(p); got != "cluster:new1,new2" || p.ClusteredFiles != 1 || p.FinishedCubeFiles != 1 {
 		t.Fatalf("plan %q clustered %d finished %d", got, p.ClusteredFiles, p.FinishedCubeFiles)
 	}
-	full, err := NewPlan(context.Background(), snap, st, Options{Full: true})
+	// Files of a small cube are cut finer than the target: at least 16 files, none
+	// below target/8.
+	if b := p.Partitions[0].Bins[0]; b.FileSize != 125 {
+		t.Fatalf("cube file size %d, want 125 (target/8)", b.FileSize)
+	}
+	// A fourth tier-0 cube fills the tier: its cubes are merged with the new files.
+	snap4, st4 := logOnlySnapshot(t, []string{"id", "x"}, false,
+		planAdd{path: "new1", size: 100, mod: 1},
+		planAdd{path: "t0a", size: 300, mod: 3, provider: "liquid", cube: "a", cols: cols},
+		planAdd{path: "t0b", size: 300, mod: 3, provider: "liquid", cube: "b", cols: cols},
+		planAdd{path: "t0c", size: 300, mod: 3, provider: "liquid", cube: "c", cols: cols},
+		planAdd{path: "t0d1", size: 300, mod: 3, provider: "liquid", cube: "d", cols: cols},
+		planAdd{path: "t0d2", size: 300, mod: 3, provider: "liquid", cube: "d", cols: cols},
+		planAdd{path: "t1a", size: 5000, mod: 4, provider: "liquid", cube: "e", cols: cols},
+	)
+	p4, err := NewPlan(ctx, snap4, st4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if full.NumFiles != 6 {
+	if got := planPaths(p4); got != "cluster:new1,t0a,t0b,t0c,t0d1,t0d2" {
+		t.Fatalf("tier merge: %q", got)
+	}
+	full, err := NewPlan(ctx, snap, st, Options{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.NumFiles != 8 {
 		t.Fatalf("full re-clusters everything: %q", planPaths(full))
 	}
-	if _, err := NewPlan(context.Background(), snap, st, Options{Curve: CurveZOrder, ClusterBy: []string{"x"}}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := NewPlan(ctx, snap, st, Options{Curve: CurveZOrder, ClusterBy: []string{"x"}}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("explicit curve on a clustered table: %v", err)
 	}
 	// CLUSTER BY NONE: compaction only.
 	none, st2 := logOnlySnapshot(t, []string{}, false, planAdd{path: "a", size: 100, mod: 1}, planAdd{path: "b", size: 100, mod: 2})
-	np, err := NewPlan(context.Background(), none, st2, Options{})
+	np, err := NewPlan(ctx, none, st2, Options{})
 	if err != nil || np.Liquid || planPaths(np) != "compact:a,b" {
 		t.Fatalf("%v %v %q", err, np.Liquid, planPaths(np))
+	}
+}
+
+func TestCubeTier(t *testing.T) {
+	for _, c := range []struct {
+		size int64
+		want int
+	}{{0, 0}, {3999, 0}, {4000, 1}, {15999, 1}, {16000, 2}, {1 << 40, 15}} {
+		if got := cubeTier(c.size, 1000, 4); got != c.want {
+			t.Errorf("cubeTier(%d) = %d, want %d", c.size, got, c.want)
+		}
 	}
 }
 

@@ -105,6 +105,9 @@ type Bin struct {
 	// Rows is the total live row count from the files' stats minus deletion
 	// vectors (-1 when any is unknown).
 	Rows int64 `json:"rows"`
+	// FileSize is the size the bin's output files aim for when it differs from the
+	// plan's TargetFileSize (a liquid clustering bin cut into Options.CubeFiles files).
+	FileSize int64 `json:"fileSize,omitempty"`
 
 	adds []*log.Add
 }
@@ -170,7 +173,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	if m := props.ColumnMappingMode; m != log.ColumnMappingNone {
 		return nil, fmt.Errorf("%w: column mapping mode %q", ErrUnsupportedTable, m)
 	}
-	liquid, err := liquidClustering(snap, &o)
+	liquid, err := liquidClustering(snap, &o, opts.MinCubeSize == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +253,11 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		if o.MinFiles > 0 {
 			n := 0
 			for _, b := range bins {
-				n += len(b.Files)
+				for _, a := range b.adds {
+					if !isClustered(a) {
+						n++
+					}
+				}
 			}
 			if n < o.MinFiles {
 				p.BelowMinFiles++
@@ -534,6 +541,9 @@ func isClustered(a *log.Add) bool {
 // clusterBins returns one bin with every file of the partition that is not in a
 // finished cube of the same clustering (see Plan).
 func (p *Plan) clusterBins(files []*log.Add) []*Bin {
+	if p.Liquid && !p.opts.Full {
+		return p.liquidBins(files)
+	}
 	colsJSON := p.clusterColumnsJSON()
 	cubeSize := map[string]int64{}
 	for _, a := range files {
@@ -625,7 +635,7 @@ func (p *Plan) Snapshot() *log.Snapshot { return p.snap }
 // clustering); a table clustered by no columns (CLUSTER BY NONE) is only compacted.
 // Explicit curves are refused on clustered tables, as in Delta. It reports whether
 // the run is a liquid clustering run.
-func liquidClustering(snap *log.Snapshot, o *Options) (bool, error) {
+func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, error) {
 	c, err := snap.Clustering()
 	if err != nil || c == nil {
 		return false, err
@@ -644,6 +654,16 @@ func liquidClustering(snap *log.Snapshot, o *Options) (bool, error) {
 		}
 	}
 	o.Curve, o.ClusterBy = CurveHilbert, c.Names()
+	if o.CubeFanIn == 0 {
+		o.CubeFanIn = DefaultCubeFanIn
+	}
+	if o.CubeFiles == 0 {
+		o.CubeFiles = DefaultCubeFiles
+	}
+	if defaultCube {
+		f := int64(o.CubeFanIn)
+		o.MinCubeSize = o.TargetFileSize * f * f * f
+	}
 	return true, nil
 }
 
