@@ -441,17 +441,7 @@ func isPartitionCol(partCols []string, name string) bool {
 // partitionKey is a canonical string of a file's partition values, in partition
 // column order.
 func partitionKey(partCols []string, a *log.Add) string {
-	var sb strings.Builder
-	for _, c := range partCols {
-		v, isNull := a.PartitionValue(c)
-		if isNull {
-			sb.WriteString("\x00N")
-		} else {
-			sb.WriteString("\x00V")
-			sb.WriteString(v)
-		}
-	}
-	return sb.String()
+	return partition.Key(partCols, a.PartitionValues)
 }
 
 // mostlyDeleted reports a file whose deletion vector covers at least a tenth of
@@ -670,7 +660,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 // wantPartition reports whether the partition with key k is among Options.Partitions.
 func (p *Plan) wantPartition(k string) bool {
 	for _, vals := range p.opts.Partitions {
-		if partitionKey(p.partCols, &log.Add{PartitionValues: vals}) == k {
+		if partition.Key(p.partCols, vals) == k {
 			return true
 		}
 	}

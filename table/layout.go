@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skiplake/skiplake/internal/health"
+	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/stats"
@@ -109,13 +110,8 @@ func (s *Snapshot) Layout(ctx context.Context, opts LayoutOptions) (*LayoutRepor
 	hf := make([]health.File, len(files))
 	parts := s.log.PartitionColumns()
 	for i, a := range files {
-		var pk strings.Builder
-		for _, c := range parts {
-			v, isNull := a.PartitionValue(c)
-			fmt.Fprintf(&pk, "%v\x00%s\x00", isNull, v)
-		}
 		clustered := a.ClusteringProvider != "" || a.Tags[optimize.TagCubeID] != ""
-		hf[i] = health.File{Size: a.Size, Partition: pk.String(), Clustered: clustered,
+		hf[i] = health.File{Size: a.Size, Partition: partition.Key(parts, a.PartitionValues), Clustered: clustered,
 			ClusteredByCurrent: clustered && current != "" && sameColumnsJSON(a.Tags[optimize.TagCubeColumns], cols)}
 	}
 	rep.Summary = health.Summarize(hf, small)

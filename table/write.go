@@ -92,6 +92,10 @@ type WriteResult struct {
 	FilesRemoved int   `json:"filesRemoved"`
 	RowsWritten  int64 `json:"rowsWritten"`
 	BytesWritten int64 `json:"bytesWritten"`
+	// AutoCompact is what auto-compaction did after the commit, when the table
+	// property delta.autoOptimize.autoCompact asks for it (nil otherwise, or when
+	// nothing was due). Its failure is reported there and never fails the write.
+	AutoCompact *AutoCompaction `json:"autoCompact,omitempty"`
 }
 
 // WriteBatches writes the given batches (see Write). The caller keeps ownership of them.
@@ -254,7 +258,9 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 	}
 	if res.Skipped {
 		w.cleanup()
+		return res, nil
 	}
+	res.AutoCompact = t.autoCompactAfter(ctx, snap.log.Properties(), adds)
 	return res, nil
 }
 
