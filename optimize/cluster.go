@@ -73,7 +73,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options) (*binRes
 		memEst += fi.memEst
 		rows += fi.rows
 	}
-	nFiles := int(math.Round(float64(b.Bytes) / float64(p.opts.TargetFileSize)))
+	nFiles := int(math.Round(float64(b.Bytes) / float64(b.fileSize(p.opts.TargetFileSize))))
 	nFiles = max(nFiles, 1)
 	cols, _ := json.Marshal(p.ClusterBy)
 	w := &clusterWriter{e: e, it: it, o: o, res: res, tags: map[string]string{

@@ -119,3 +119,12 @@ func (p *Plan) cubeFileSize(bytes int64) int64 {
 	}
 	return size
 }
+
+// fileSize is the size the bin's output files aim for: FileSize when set, else the
+// plan's target.
+func (b *Bin) fileSize(target int64) int64 {
+	if b.FileSize > 0 {
+		return b.FileSize
+	}
+	return target
+}
