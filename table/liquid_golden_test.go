@@ -140,4 +140,3 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 	hwm, _ = snap2.Log().RowIDHighWaterMark()
 	require.Equal(t, int64(29), hwm)
 }
-
