@@ -289,6 +289,15 @@ func (p *TableProperties) StatsConfig() stats.Config {
 	return cfg
 }
 
+// SmallFileSize is the size below which auto-compaction counts a file as small:
+// skiplake.autoCompact.smallFileSize, else three quarters of TargetFileSize.
+func (p *TableProperties) SmallFileSize() int64 {
+	if p.AutoCompactSmallFileSize > 0 {
+		return p.AutoCompactSmallFileSize
+	}
+	return p.TargetFileSize * 3 / 4
+}
+
 // StringPrefixForReading is the string prefix length readers assume when they
 // decide whether a string maximum may be a cut prefix: the stored value, or 1 when
 // the stored value is invalid or 0 (then every maximum may be cut, which keeps
@@ -726,6 +735,11 @@ func (p *TableProperties) Settings() []Setting {
 		PropLogRetentionDuration:           FormatInterval(p.LogRetention),
 		PropTargetFileSize:                 strconv.FormatInt(p.TargetFileSize, 10),
 		PropBloomFilterFPP:                 strconv.FormatFloat(p.BloomFilterFPP, 'g', -1, 64),
+		PropAutoOptimizeAutoCompact:        b(p.AutoCompact),
+		PropAutoOptimizeOptimizeWrite:      b(p.OptimizeWrite),
+		PropAutoCompactMinNumFiles:         strconv.Itoa(p.AutoCompactMinNumFiles),
+		PropAutoCompactSmallFileSize:       strconv.FormatInt(p.SmallFileSize(), 10),
+		PropEnableRowTracking:              b(p.EnableRowTracking),
 	}
 	if p.set[PropDataSkippingStatsColumns] {
 		vals[PropDataSkippingStatsColumns] = strings.Join(p.DataSkippingStatsColumns, ",")
