@@ -153,6 +153,11 @@ func TestLiquidPlan(t *testing.T) {
 	if got := planPaths(p4); got != "cluster:new1,t0a,t0b,t0c,t0d1,t0d2" {
 		t.Fatalf("tier merge: %q", got)
 	}
+	// A replan after a conflict uses the resolved options: still a liquid plan.
+	again, err := NewPlan(ctx, snap, st, p.opts)
+	if err != nil || !again.Liquid || planPaths(again) != planPaths(p) {
+		t.Fatalf("replan: %v %q", err, planPaths(again))
+	}
 	full, err := NewPlan(ctx, snap, st, Options{Full: true})
 	if err != nil {
 		t.Fatal(err)

@@ -630,6 +630,11 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 	if err != nil || c == nil {
 		return false, err
 	}
+	names := c.Names()
+	if o.Curve == CurveHilbert && len(names) > 0 && strings.Join(o.ClusterBy, "\x00") == strings.Join(names, "\x00") {
+		// Options resolved for this very clustering (a replan after a conflict).
+		return true, nil
+	}
 	if o.Curve != CurveNone {
 		return false, &InvalidOptionsError{Problems: []string{fmt.Sprintf(
 			"the table is clustered by %v: OPTIMIZE clusters it by those columns (change them with ALTER CLUSTER BY); %s clustering by other columns is refused, as in Delta",
@@ -643,7 +648,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 			return false, fmt.Errorf("%w: clustering column %s is nested; OPTIMIZE clusters by top-level columns only", ErrUnsupportedTable, strings.Join(col, "."))
 		}
 	}
-	o.Curve, o.ClusterBy = CurveHilbert, c.Names()
+	o.Curve, o.ClusterBy = CurveHilbert, names
 	if o.CubeFanIn == 0 {
 		o.CubeFanIn = DefaultCubeFanIn
 	}
