@@ -460,3 +460,18 @@ func (s *Snapshot) StatsConfig() stats.Config {
 	}
 	return cfg
 }
+
+// RemoveDomainMetadata removes a domain in this transaction: a domainMetadata
+// tombstone (removed=true) carrying the domain's current configuration as its
+// pre-image, as PROTOCOL.md asks. A domain the snapshot does not have is an error
+// wrapping ErrInvalidTransaction; system-controlled domains are refused at commit
+// like any other change of them.
+func (t *Transaction) RemoveDomainMetadata(domain string) error {
+	d, ok := t.snap.Domain(domain)
+	if !ok {
+		return fmt.Errorf("log: remove domain %q: not in version %d: %w", domain, t.snap.version, ErrInvalidTransaction)
+	}
+	d.Removed = true
+	t.SetDomainMetadata(d)
+	return nil
+}

@@ -337,9 +337,26 @@ func TestSystemDomainsRefused(t *testing.T) {
 		t.Fatalf("domain %v %v", d, ok)
 	}
 	tx = snap.NewTransaction(TxnOptions{})
-	tx.SetDomainMetadata(DomainMetadata{Domain: "user.app", Configuration: "v1", Removed: true})
-	if _, err := tx.Commit(context.Background(), CommitInfo{}); err != nil {
+	if err := tx.RemoveDomainMetadata("nope"); !errors.Is(err, ErrInvalidTransaction) {
+		t.Fatalf("removing an absent domain: %v", err)
+	}
+	if err := tx.RemoveDomainMetadata("user.app"); err != nil {
 		t.Fatal(err)
+	}
+	v, err := tx.Commit(context.Background(), CommitInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tombstone is in the log with its pre-image.
+	acts, _ := ParseCommit("c", strings.NewReader(mustRead(t, l, v)))
+	found := false
+	for _, a := range acts {
+		if d := a.DomainMetadata; d != nil && d.Domain == "user.app" {
+			found = d.Removed && d.Configuration == "v1"
+		}
+	}
+	if !found {
+		t.Fatalf("no tombstone with pre-image in %v", acts)
 	}
 	snap, _ = l.Snapshot(context.Background(), -1)
 	if _, ok := snap.Domain("user.app"); ok {
