@@ -438,6 +438,9 @@ type Description struct {
 	// writer may have meant: a known key in a non-canonical spelling (ignored, as
 	// Delta ignores it) or a value that does not parse.
 	PropertyNotes []string `json:"propertyNotes,omitempty"`
+	// ClusteringColumns are a clustered table's clustering columns (empty after
+	// CLUSTER BY NONE; nil for a table that is not clustered).
+	ClusteringColumns []string `json:"clusteringColumns,omitempty"`
 }
 
 // Describe summarises the table at ref.
@@ -457,6 +460,9 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	}
 	for k, v := range md.Configuration {
 		d.Properties[k] = v
+	}
+	if d.ClusteringColumns, err = snap.ClusteringColumns(); err != nil {
+		return nil, err
 	}
 	props := ls.Properties()
 	d.Settings = props.Settings()

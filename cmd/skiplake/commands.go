@@ -484,6 +484,9 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "features\treader [%s], writer [%s]\n", strings.Join(d.ReaderFeatures, ", "), strings.Join(d.WriterFeatures, ", "))
 	}
 	fmt.Fprintf(tw, "partitioned by\t%s\n", strings.Join(d.PartitionColumns, ", "))
+	if d.ClusteringColumns != nil {
+		fmt.Fprintf(tw, "clustered by\t%s\n", strings.Join(d.ClusteringColumns, ", "))
+	}
 	fmt.Fprintf(tw, "files\t%d\n", d.NumFiles)
 	fmt.Fprintf(tw, "size\t%d bytes\n", d.SizeBytes)
 	fmt.Fprintf(tw, "records\t%d", d.NumRecords)

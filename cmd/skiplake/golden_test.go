@@ -77,6 +77,7 @@ func goldenTable(t *testing.T, dir string) string {
 func TestGoldenOutputs(t *testing.T) {
 	dir := t.TempDir()
 	tbl := goldenTable(t, dir)
+	ev := filepath.Join(dir, "events")
 	cases := []struct {
 		name string
 		args []string
@@ -99,6 +100,15 @@ func TestGoldenOutputs(t *testing.T) {
 		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
 		{"describe-after-alter", []string{"describe", tbl}},
 		{"maintain", []string{"maintain", tbl}},
+		{"clustered-create", []string{"create", ev, "--schema", "id bigint, country string", "--cluster-by", "id"}},
+		{"clustered-append", []string{"append", ev, filepath.Join(dir, "in0.parquet"), filepath.Join(dir, "in1.parquet")}},
+		{"clustered-append-2", []string{"append", ev, filepath.Join(dir, "in2.parquet")}},
+		{"clustered-optimize-dry-run", []string{"optimize", ev, "--dry-run"}},
+		{"clustered-optimize-zorder", []string{"optimize", ev, "--zorder-by", "country"}},
+		{"clustered-maintain", []string{"maintain", ev}},
+		{"clustered-describe", []string{"describe", ev}},
+		{"clustered-layout", []string{"describe", ev, "--layout"}},
+		{"clustered-alter", []string{"alter", ev, "--cluster-by", "country,id"}},
 		{"maintain-again", []string{"maintain", tbl, "--format", "json"}},
 		{"describe-layout-after-maintain", []string{"describe", tbl, "--layout", "--format", "json"}},
 	}
