@@ -22,9 +22,9 @@ func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*Alter
 		return nil, fmt.Errorf("%w: the table uses the clustering preview of Databricks (table feature %q, domain %s); skiplake keeps its clustering columns as they are",
 			ErrInvalidArgument, log.FeatureLiquid, log.DomainLiquid)
 	}
-	logical, physical, err := log.ResolveClusteringColumns(ls.Metadata(), cols)
+	logical, physical, err := resolveClustering(ls.Metadata(), cols)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		return nil, err
 	}
 	// Columns that were not clustering columns before need statistics in every file.
 	var added [][]string
@@ -103,4 +103,22 @@ func (s *Snapshot) ClusteringColumns() ([]string, error) {
 		names = []string{}
 	}
 	return names, nil
+}
+
+// resolveClustering checks clustering columns for a table with metadata md (see
+// log.ResolveClusteringColumns). Delta allows nested clustering columns and skiplake
+// reads them, but its OPTIMIZE clusters by top-level columns only, so it does not
+// create them.
+func resolveClustering(md log.Metadata, cols []string) (logical, physical [][]string, err error) {
+	logical, physical, err = log.ResolveClusteringColumns(md, cols)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	for _, c := range logical {
+		if len(c) > 1 {
+			return nil, nil, fmt.Errorf("%w: clustering column %s is nested in a struct; skiplake's OPTIMIZE clusters by top-level columns only",
+				ErrInvalidArgument, strings.Join(c, "."))
+		}
+	}
+	return logical, physical, nil
 }

@@ -245,3 +245,13 @@ func TestEnableRowTrackingBackfills(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, total-1, hwm)
 }
+
+func TestClusterByNestedColumnRefused(t *testing.T) {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), Nullable: true},
+	}, nil)
+	_, err := table.Create(context.Background(), storage.NewMemory(), sch, table.CreateOptions{ClusterBy: []string{"st.x"}})
+	require.ErrorIs(t, err, table.ErrInvalidArgument)
+	require.Contains(t, err.Error(), "top-level")
+}

@@ -39,8 +39,9 @@ type CreateOptions struct {
 	// mapping, v2 checkpoints) give the table the protocol that has it.
 	Properties map[string]string
 	// ClusterBy makes the table a clustered table (Delta liquid clustering): the
-	// clustering feature and a delta.clustering domain naming these columns (dotted
-	// names reach into structs; at most log.MaxClusteringColumns). Each must have
+	// clustering feature and a delta.clustering domain naming these top-level columns
+	// (at most log.MaxClusteringColumns; skiplake reads nested ones other engines
+	// wrote, but its OPTIMIZE clusters by top-level columns only). Each must have
 	// min/max statistics under the table's data-skipping properties. OPTIMIZE without
 	// flags then clusters the table by them incrementally, and writes always collect
 	// their statistics. Clustering and PartitionColumns are exclusive, as in Delta.
@@ -146,9 +147,9 @@ func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (*newTable, erro
 	}
 	nt := &newTable{md: md, proto: proto}
 	if len(opts.ClusterBy) > 0 {
-		_, phys, err := log.ResolveClusteringColumns(md, opts.ClusterBy)
+		_, phys, err := resolveClustering(md, opts.ClusterBy)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+			return nil, err
 		}
 		nt.domains = []log.DomainMetadata{log.ClusteringDomain(phys)}
 	}
