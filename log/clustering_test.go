@@ -186,3 +186,42 @@ func TestClusteringColumnsLackingStats(t *testing.T) {
 		t.Fatalf("got %v %d", got, n)
 	}
 }
+
+// FuzzParseClusteringDomain: any configuration either parses into non-empty name
+// parts that ClusteringDomain writes back and parses again identically, or fails
+// with ErrInvalidClustering; nothing panics.
+func FuzzParseClusteringDomain(f *testing.F) {
+	for _, s := range []string{
+		`{"clusteringColumns":[["a"],["b","c"]]}`, `{"clusteringColumns":["col-1"]}`,
+		`{"clusteringColumns":[{"physicalName":["id"]}],"domainName":"delta.liquid"}`,
+		`{"clusteringColumns":[]}`, ``, `{`, `{"clusteringColumns":[1]}`, `{"clusteringColumns":[[""]]}`,
+		`{"rowIdHighWaterMark":9}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, config string) {
+		cols, err := ParseClusteringDomain(config)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidClustering) {
+				t.Fatalf("error %v does not wrap ErrInvalidClustering", err)
+			}
+			return
+		}
+		for _, c := range cols {
+			if len(c) == 0 {
+				t.Fatal("empty column")
+			}
+			for _, p := range c {
+				if p == "" {
+					t.Fatal("empty name part")
+				}
+			}
+		}
+		again, err := ParseClusteringDomain(ClusteringDomain(cols).Configuration)
+		if err != nil || len(again) != len(cols) || (len(cols) > 0 && !reflect.DeepEqual(again, cols)) {
+			t.Fatalf("round trip of %v: %v %v", cols, again, err)
+		}
+		// The high-water mark parser never panics on the same input either.
+		_, _ = parseHighWaterMark(config)
+	})
+}
