@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -148,4 +149,52 @@ func TestAutoCompactionClustersClusteredTables(t *testing.T) {
 		require.Equal(t, log.ClusteringProviderLiquid, a.ClusteringProvider)
 	}
 	require.Equal(t, int64(800), countRows(t, tb))
+}
+
+// TestOptimizedWriteSortsClusteredFiles: with delta.autoOptimize.optimizeWrite on a
+// clustered table, every file a write produces is sorted by the clustering key (one
+// column: a plain sort), and the files are not marked clustered; without it the rows
+// keep their input order.
+func TestOptimizedWriteSortsClusteredFiles(t *testing.T) {
+	ctx := context.Background()
+	for _, on := range []bool{true, false} {
+		st := storage.NewMemory()
+		props := map[string]string{"delta.targetFileSize": "32kb"}
+		if on {
+			props["delta.autoOptimize.optimizeWrite"] = "true"
+		}
+		tb, err := table.Create(ctx, st, layoutSchema(), table.CreateOptions{ClusterBy: []string{"id"}, Properties: props})
+		require.NoError(t, err)
+		r := rand.New(rand.NewPCG(8, 8))
+		var recs []arrow.RecordBatch
+		for i := 0; i < 20; i++ {
+			recs = append(recs, layoutBatch(r, 500, func(int) int64 { return r.Int64N(1 << 40) }, 0))
+		}
+		res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{})
+		for _, rec := range recs {
+			rec.Release()
+		}
+		require.NoError(t, err)
+		require.Greater(t, res.FilesAdded, 2)
+		snap, err := tb.Snapshot(ctx, table.Latest())
+		require.NoError(t, err)
+		ids := proofFileIDs(t, st, snap, "id")
+		sortedFiles := 0
+		total := 0
+		for _, v := range ids {
+			total += len(v)
+			if slices.IsSorted(v) {
+				sortedFiles++
+			}
+		}
+		require.Equal(t, 10000, total)
+		if on {
+			require.Equal(t, len(ids), sortedFiles, "every file sorted by the clustering column")
+		} else {
+			require.Zero(t, sortedFiles, "without optimized writes rows keep their order")
+		}
+		for _, a := range snap.Log().Files() {
+			require.Empty(t, a.ClusteringProvider)
+		}
+	}
 }

@@ -393,6 +393,7 @@ type fileSetWriter struct {
 	filters   []bloom.Entry // one entry per (file, bloom column), for the commit's index file
 	rowsTotal int64
 	seq       int
+	sorter    *sortBuffers // optimized write on a clustered table (nil otherwise)
 }
 
 type fileJob struct {
@@ -439,6 +440,7 @@ func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts Write
 		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropBloomFilterColumns, err)
 	}
 	w.bloomCols, w.bloomFPP = cols, props.BloomFilterFPP
+	w.sorter = newSortBuffers(snap, w.fileSch, target, w.ratio)
 	return w, nil
 }
 
@@ -476,6 +478,12 @@ func (w *fileSetWriter) run(ctx context.Context, rdr array.RecordReader) ([]*log
 	}
 	if err == nil {
 		err = rdr.Err()
+	}
+	if err == nil && w.sorter != nil {
+		err = w.sorter.flushAll(ctx, w)
+	}
+	if w.sorter != nil {
+		w.sorter.release()
 	}
 	if err != nil {
 		cancel()
@@ -519,7 +527,7 @@ func (w *fileSetWriter) fail(err error) {
 func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error {
 	if len(w.partIdx) == 0 {
 		data := w.project(rec)
-		return w.send(ctx, "", nil, data)
+		return w.deliver(ctx, "", nil, data)
 	}
 	n := int(rec.NumRows())
 	keys := make([]string, n)
@@ -606,7 +614,7 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 				c.Release()
 			}
 		}
-		if err := w.send(ctx, dir, values, sub); err != nil {
+		if err := w.deliver(ctx, dir, values, sub); err != nil {
 			return err
 		}
 	}
