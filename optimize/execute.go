@@ -487,6 +487,7 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 	if len(p.BloomColumns) > 0 {
 		params["bloomFilterColumns"] = jsonString(p.BloomColumns)
 	}
+	p.liquidParameters(params)
 	info := log.CommitInfo{
 		Operation:           "OPTIMIZE",
 		OperationParameters: params,

@@ -120,6 +120,11 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 		}
 	}
 
+	h, err := tb.History(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, `["id"]`, h[0].OperationParameters["clusterBy"])
+	require.Equal(t, `[]`, h[0].OperationParameters["zOrderBy"])
+
 	// A second OPTIMIZE has nothing to do: the file is clustered.
 	res, err = tb.Optimize(ctx, table.OptimizeOptions{})
 	require.NoError(t, err)
