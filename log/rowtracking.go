@@ -265,3 +265,35 @@ func checkSystemDomains(p Protocol, domains []DomainMetadata) error {
 	}
 	return nil
 }
+
+// TagRowTrackingPreserved is the commitInfo tag that says whether a commit kept the
+// stable row IDs and row commit versions of the rows it copied (PROTOCOL.md "Writer
+// Requirements for Row Tracking").
+const TagRowTrackingPreserved = "delta.rowTracking.preserved"
+
+// rowTrackingTags sets delta.rowTracking.preserved on the commits of a table with
+// row tracking enabled. Stable row IDs are not materialized, so a commit that may
+// copy rows — it removes files it does not re-add and adds new ones (OPTIMIZE, a
+// copy-on-write rewrite) — says false; any other commit (appends, deletes of whole
+// files, new deletion vectors, metadata changes) copies no row and says true.
+func (t *Transaction) rowTrackingTags(info *CommitInfo) {
+	_, md := t.effective()
+	if !ParseTableProperties(md.Configuration).EnableRowTracking {
+		return
+	}
+	added := make(map[string]bool, len(t.adds))
+	for _, a := range t.adds {
+		added[canonicalPath(a.Path)] = true
+	}
+	copies := false
+	for _, r := range t.removes {
+		if !added[canonicalPath(r.Path)] {
+			copies = len(t.adds) > 0
+			break
+		}
+	}
+	if info.Tags == nil {
+		info.Tags = map[string]string{}
+	}
+	info.Tags[TagRowTrackingPreserved] = strconv.FormatBool(!copies)
+}

@@ -312,6 +312,7 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 		info.EngineInfo = "skiplake/" + EngineVersion
 	}
 	info.TxnID = uuid.NewString()
+	t.rowTrackingTags(&info)
 	if info.Operation == "" {
 		info.Operation = "WRITE"
 	}

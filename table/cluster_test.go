@@ -225,6 +225,11 @@ func TestEnableRowTrackingBackfills(t *testing.T) {
 	require.Contains(t, res.WriterFeatures, "rowTracking")
 	require.Contains(t, res.WriterFeatures, "domainMetadata")
 	writeLayout(t, tb, r, 50)
+	h, err := tb.Log().History(ctx, 2)
+	require.NoError(t, err)
+	for _, c := range h {
+		require.Equal(t, "true", c.CommitInfo.Tags[log.TagRowTrackingPreserved], "%s copies no row", c.Operation)
+	}
 	snap, err := tb.Snapshot(ctx, table.Latest())
 	require.NoError(t, err)
 	require.True(t, snap.Properties().EnableRowTracking)

@@ -124,6 +124,9 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `["id"]`, h[0].OperationParameters["clusterBy"])
 	require.Equal(t, `[]`, h[0].OperationParameters["zOrderBy"])
+	ci, err := tb.Log().History(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, "false", ci[0].CommitInfo.Tags[log.TagRowTrackingPreserved], "OPTIMIZE copies rows without materializing their stable IDs")
 
 	// A second OPTIMIZE has nothing to do: the file is clustered.
 	res, err = tb.Optimize(ctx, table.OptimizeOptions{})
