@@ -188,7 +188,10 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 			return nil, err
 		}
 		sc.pred, sc.table = pred, b
-		sc.report.Filter = b.String()
+		// The filter as given (numbers as the user wrote them), not as bound:
+		// binding coerces literals to the columns' types (500 to a double prints
+		// 5e+02, 2.5 against a bigint becomes >= 3), which would not echo the input.
+		sc.report.Filter = pred.String()
 	}
 	proj, err := sc.project(sc.cfg.columns, false)
 	if err != nil {
@@ -296,7 +299,7 @@ func (s *Scan) plan(ctx context.Context) error {
 		s.report.Warnings = fp.Warnings
 		s.report.Files = fp.Summary
 	} else {
-		s.report.Files = skipping.LevelStats{Level: "files"}
+		s.report.Files = skipping.LevelStats{Level: "files", Unit: skipping.UnitFiles}
 	}
 	for i, a := range files {
 		fv := skipping.FileVerdict{Verdict: skipping.MightMatch, Level: skipping.NoLevel, Reason: skipping.ReasonNoFilter}
@@ -417,7 +420,7 @@ func (s *Scan) Count(ctx context.Context) (int64, *ScanReport, error) {
 	}
 	rep := s.report.clone()
 	var n int64
-	lv := skipping.LevelStats{Level: "metadata"}
+	lv := skipping.LevelStats{Level: "metadata", Unit: skipping.UnitFiles}
 	var kept []*fileTask
 	for _, task := range s.tasks {
 		recs, ok := task.add.NumRecords()
@@ -535,11 +538,11 @@ func (s *Scan) decideFile(task *fileTask, r *datafile.Reader, rep *ScanReport) [
 			}
 		}
 	}
-	rgLv := skipping.LevelStats{Level: "rowgroup"}
-	pgLv := skipping.LevelStats{Level: "page"}
+	rgLv := skipping.LevelStats{Level: "rowgroup", Unit: skipping.UnitRowGroups}
+	pgLv := skipping.LevelStats{Level: "page", Unit: skipping.UnitRows}
 	var units []rgUnit
 	for rg, v := range verdicts {
-		rgLv.Add(v, md.RowGroup(rg).TotalByteSize())
+		rgLv.Add(v, rowGroupStoredBytes(md.RowGroup(rg)))
 		switch v {
 		case skipping.CannotMatch:
 			continue
@@ -572,6 +575,22 @@ func (s *Scan) decideFile(task *fileTask, r *datafile.Reader, rep *ScanReport) [
 	rep.addRowGroups(rgLv)
 	rep.addPages(pgLv)
 	return units
+}
+
+// rowGroupStoredBytes is a row group's size in the file: its compressed column
+// chunks (the footer's total_compressed_size when the writer set it). The footer's
+// total_byte_size is the uncompressed size, which can exceed the file's.
+func rowGroupStoredBytes(rg *metadata.RowGroupMetaData) int64 {
+	if n := rg.TotalCompressedSize(); n > 0 {
+		return n
+	}
+	var n int64
+	for c := 0; c < rg.NumColumns(); c++ {
+		if cc, err := rg.ColumnChunk(c); err == nil {
+			n += cc.TotalCompressedSize()
+		}
+	}
+	return n
 }
 
 // leafIndex maps a bound column path (logical) to the file's leaf column index.

@@ -6,7 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +20,7 @@ import (
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -121,7 +123,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	var parts listFlag
 	fs.Var(&parts, "partition-by", "partition columns when the table is created (an existing table must be partitioned the same way)")
 	props := kvFlag{}
-	fs.Var(props, "property", "table property key=value when the table is created (repeatable)")
+	fs.Var(props, "property", "table property key=value when the table is created (repeatable; for an existing table it must match, see skiplake alter)")
 	schemaText := fs.String("schema", "", "schema of a new table: SQL columns (\"id bigint, ts timestamp\"), a Delta JSON schema, or @FILE; default inferred from all CSV/JSONL input, or the first Parquet file's")
 	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema a new table takes")
 	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
@@ -172,7 +174,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		schema = snap.Schema()
-		if err := sameAsTable(snap, explicit, parts); err != nil {
+		if err := sameAsTable(snap, explicit, parts, props); err != nil {
 			return err
 		}
 	} else if schema, err = newTableSchema(e, inputs, explicit); err != nil {
@@ -238,9 +240,11 @@ func newTableSchema(e *env, inputs []input, explicit *arrow.Schema) (*arrow.Sche
 	return inferSchema(e, text)
 }
 
-// sameAsTable checks --schema/--schema-from and --partition-by, given for an existing
-// table, against it: a scheduled job may pass them every time, but they must agree.
-func sameAsTable(snap *table.Snapshot, explicit *arrow.Schema, parts []string) error {
+// sameAsTable checks --schema/--schema-from, --partition-by and --property, given for
+// an existing table, against it: a scheduled job may pass the flags that created the
+// table every time (as Spark accepts a matching partitionBy), but they must agree
+// with the table; a different value is refused, never ignored.
+func sameAsTable(snap *table.Snapshot, explicit *arrow.Schema, parts []string, props map[string]string) error {
 	if explicit != nil && !csvSchema(explicit).Equal(csvSchema(snap.Schema())) {
 		return fmt.Errorf("the table exists with schema %s; the given schema is %s", snap.Schema(), explicit)
 	}
@@ -251,10 +255,51 @@ func sameAsTable(snap *table.Snapshot, explicit *arrow.Schema, parts []string) e
 			same = strings.EqualFold(have[i], parts[i])
 		}
 		if !same {
-			return usagef("--partition-by %s: the table exists and is partitioned by %q", strings.Join(parts, ","), have)
+			is := "is not partitioned"
+			if len(have) > 0 {
+				is = "is partitioned by " + strings.Join(have, ",")
+			}
+			return usagef("--partition-by %s: the table exists and %s; a table's partitioning cannot change, so give the same columns or leave --partition-by out",
+				strings.Join(parts, ","), is)
 		}
 	}
+	if len(props) == 0 {
+		return nil
+	}
+	norm, err := log.NormalizeProperties(props)
+	if err != nil {
+		return usagef("--property: %v", err)
+	}
+	conf := snap.Configuration()
+	var differ []string
+	for _, k := range slices.Sorted(maps.Keys(norm.Set)) {
+		if have, ok := conf[k]; !ok || have != norm.Set[k] {
+			differ = append(differ, fmt.Sprintf("%s=%s (the table has %s)", k, norm.Set[k], describeValue(have, ok)))
+		}
+	}
+	proto := snap.Log().Protocol()
+	features := log.WriterFeatures(proto)
+	for _, f := range norm.Features {
+		if !slices.Contains(features, f) {
+			differ = append(differ, fmt.Sprintf("delta.feature.%s=supported (the table does not have the feature)", f))
+		}
+	}
+	if norm.MinReaderVersion > proto.MinReaderVersion || norm.MinWriterVersion > proto.MinWriterVersion {
+		differ = append(differ, fmt.Sprintf("protocol reader %d, writer %d (the table has reader %d, writer %d)",
+			norm.MinReaderVersion, norm.MinWriterVersion, proto.MinReaderVersion, proto.MinWriterVersion))
+	}
+	if len(differ) > 0 {
+		return usagef("--property applies when the table is created; the table exists and differs: %s; change an existing table with skiplake alter --set-property",
+			strings.Join(differ, "; "))
+	}
 	return nil
+}
+
+func describeValue(v string, ok bool) string {
+	if !ok {
+		return "no value"
+	}
+	return v
 }
 
 // flagSet reports whether the named flag was given on the command line.
@@ -469,12 +514,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, " (%d deleted by deletion vectors)", d.NumDeletedRows)
 	}
 	fmt.Fprintln(tw)
-	keys := make([]string, 0, len(d.Properties))
-	for k := range d.Properties {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(d.Properties)) {
 		fmt.Fprintf(tw, "property\t%s=%s\n", k, d.Properties[k])
 	}
 	for _, st := range d.Settings {
@@ -529,11 +569,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 }
 
 func kvString(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + m[k]

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
@@ -105,13 +110,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, rep)
 	}
 	fmt.Fprintf(e.stdout, "version %d, filter: %s\n", rep.Version, rep.Filter)
-	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "LEVEL\tUNITS\tSKIPPED\tKEPT\tMUST-MATCH\tBYTES\tBYTES SKIPPED\t")
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", "files (all levels)", rep.Files.Total, rep.Files.Skipped, rep.Files.Kept, rep.Files.MustMatch, rep.Files.BytesTotal, rep.Files.BytesSkipped)
-	for _, l := range rep.Levels {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", l.Level, l.Total, l.Skipped, l.Kept, l.MustMatch, l.BytesTotal, l.BytesSkipped)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeLevels(e.stdout, rep); err != nil {
 		return err
 	}
 	for _, w := range rep.Warnings {
@@ -123,4 +122,50 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "requests: GET %d, HEAD %d, LIST %d, %d bytes read\n", rc.GET, rc.HEAD, rc.LIST, rc.BytesRead)
 	}
 	return nil
+}
+
+// writeLevels prints the explain table: one row per level with the unit it counts,
+// and a legend for the byte columns.
+func writeLevels(w io.Writer, rep *table.ScanReport) error {
+	header := []string{"LEVEL", "UNIT", "TOTAL", "SKIPPED", "KEPT", "MUST-MATCH", "BYTES", "BYTES SKIPPED"}
+	rows := [][]string{header, levelRow("files (all levels)", rep.Files)}
+	for _, l := range rep.Levels {
+		rows = append(rows, levelRow(l.Level, l))
+	}
+	width := make([]int, len(header))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for _, r := range rows {
+		for i, c := range r {
+			if i > 0 {
+				bw.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", width[i]-len(c))
+			switch {
+			case i < 2 && i < len(r)-1: // names: left-aligned
+				bw.WriteString(c + pad)
+			case i < 2:
+				bw.WriteString(c)
+			default: // figures: right-aligned
+				bw.WriteString(pad + c)
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("(BYTES are stored, compressed bytes; the page level counts rows, not bytes)\n")
+	return bw.Flush()
+}
+
+// levelRow formats one level; figures a level does not measure print as "-".
+func levelRow(name string, l skipping.LevelStats) []string {
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	row := []string{name, l.Unit, n(l.Total), n(l.Skipped), n(l.Kept), n(l.MustMatch), n(l.BytesTotal), n(l.BytesSkipped)}
+	if l.Unit == skipping.UnitRows {
+		row[5], row[6], row[7] = "-", "-", "-"
+	}
+	return row
 }

@@ -89,7 +89,12 @@ func TestGoldenOutputs(t *testing.T) {
 		{"explain", []string{"explain", tbl, "--filter", "id >= 10 AND id <= 12"}},
 		{"explain-json", []string{"explain", tbl, "--filter", "country IN ('DE', 'JP') AND id > 20", "--format", "json"}},
 		{"scan-csv", []string{"scan", tbl, "--filter", "country = 'FR'", "--columns", "id,country", "--format", "csv"}},
-		// The alter cases change the table, so they come last.
+		{"count", []string{"count", tbl, "--filter", "id >= 10"}},
+		{"count-json", []string{"count", tbl, "--filter", "id > 10 AND country = 'FR'", "--format", "json"}},
+		{"scan-double-quotes", []string{"scan", tbl, "--filter", `country = "JP"`}},
+		// The cases below change the table, so they come last.
+		// The flags that created the table may be given again when they match it.
+		{"append-same-partitioning", []string{"append", tbl, filepath.Join(dir, "in0.parquet"), "--partition-by", "COUNTRY"}},
 		{"alter-set", []string{"alter", tbl, "--set-property", "DELTA.ENABLEDELETIONVECTORS=true", "--set-property", "delta.targetFileSize=64mb"}},
 		{"alter-add-column", []string{"alter", tbl, "--add-column", "note string", "--format", "json"}},
 		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
@@ -164,6 +169,7 @@ func TestGoldenErrors(t *testing.T) {
 			{"append", tbl, filepath.Join(dir, "x.txt")},
 			{"append", tbl, filepath.Join(dir, "absent.parquet")},
 			{"append", tbl, input, "--partition-by", "id"},
+			{"append", tbl, input, "--property", "delta.appendOnly=true"},
 			{"append", tbl, input, "--txn-app-id", "job"},
 			{"append", tbl, "-"},
 		},
@@ -178,6 +184,12 @@ func TestGoldenErrors(t *testing.T) {
 			{"scan", tbl, "--version", "99"},
 			{"scan", tbl, "--version", "0", "--timestamp", "2020-01-01"},
 			{"scan", tbl, "--nope"},
+		},
+		"count": {
+			{"count"},
+			{"count", tbl, "--filter", "id >"},
+			{"count", tbl, "--format", "csv"},
+			{"count", missing},
 		},
 		"describe": {
 			{"describe", missing},

@@ -404,6 +404,7 @@ func tableArgs(fs *flag.FlagSet, args []string, format *string, formats ...strin
 // writeJSONL writes one JSON document per line (the jsonl output format).
 func writeJSONL[T any](w io.Writer, items []T) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	for _, it := range items {
 		if err := enc.Encode(it); err != nil {
 			return err
@@ -415,6 +416,7 @@ func writeJSONL[T any](w io.Writer, items []T) error {
 // writeJSON writes v as one indented JSON document (the json output format).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // filters hold < and >: print them as written
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

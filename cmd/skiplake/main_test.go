@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/skipping"
+	"github.com/skiplake/skiplake/table"
 )
 
 // cli runs one invocation and returns its exit status, stdout and stderr.
@@ -172,7 +176,7 @@ func TestFilesAndExplain(t *testing.T) {
 	code, out, errs = cli(t, "explain", tbl, "--filter", "id = 11")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "filter: id = 11")
-	require.Regexp(t, `stats\s+3\s+2\s+1`, out)
+	require.Regexp(t, `stats\s+files\s+3\s+2\s+1`, out)
 	require.Contains(t, out, "rowgroup")
 
 	code, out, errs = cli(t, "explain", tbl, "--filter", "country = 'XX'", "--format", "json")
@@ -289,8 +293,39 @@ func TestExplainShowsPages(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	code, out, errs := cli(t, "explain", tbl, "--filter", "id >= 1000 AND id < 1100")
 	require.Equal(t, 0, code, errs)
-	require.Regexp(t, `page\s+200000\s+\d+`, out)
+	require.Regexp(t, `page\s+rows\s+200000\s+\d+\s+\d+\s+-\s+-\s+-\n`, out, "the page level counts rows and shows no bytes")
+	require.Regexp(t, `rowgroup\s+row groups\s+\d+`, out)
+
+	// Every figure is consistent: the row groups considered are inside the files
+	// kept, so their stored bytes cannot exceed the files' bytes.
+	code, out, errs = cli(t, "explain", tbl, "--filter", "id >= 1000 AND id < 1100", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	var rep table.ScanReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rg, pg := rep.Level("rowgroup"), rep.Level("page")
+	require.Equal(t, skipping.UnitRowGroups, rg.Unit)
+	require.Equal(t, skipping.UnitRows, pg.Unit)
+	require.Positive(t, rg.BytesTotal)
+	require.LessOrEqual(t, rg.BytesTotal, rep.Files.BytesTotal-rep.Files.BytesSkipped)
+	require.Equal(t, int64(200000), pg.Total)
+	require.Zero(t, pg.BytesTotal)
 	code, out, errs = cli(t, "scan", tbl, "--filter", "id >= 1000 AND id < 1100", "--format", "csv")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, 101, strings.Count(out, "\n"))
+}
+
+// TestExplainEchoesTheFilterAsWritten: a double column compared with 500 is echoed
+// as 500, not as the bound double (5e+02).
+func TestExplainEchoesTheFilterAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	in := filepath.Join(dir, "a.csv")
+	require.NoError(t, os.WriteFile(in, []byte("id,amount\n1,10.5\n2,600.25\n"), 0o644))
+	code, _, errs := cli(t, "append", tbl, in)
+	require.Equal(t, 0, code, errs)
+	for _, f := range []string{"amount > 500", "amount > 5e2 AND id IN (1, 2)", "amount >= -0.50"} {
+		code, out, errs := cli(t, "explain", tbl, "--filter", f)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, "filter: "+f+"\n")
+	}
 }
