@@ -31,7 +31,7 @@ func init() {
 	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--txn-app-id ID --txn-version N] [--allow-non-empty]",
 		summary: "append Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`},
 		run: runAppend})
-	register(&command{name: "scan", usage: "TABLE [--filter EXPR] [--columns a,b] [--version N | --timestamp TS] [--format table|jsonl|csv|parquet] [--output PATH] [--limit N]",
+	register(&command{name: "scan", usage: "TABLE [--filter EXPR] [--columns a,b] [--version N | --timestamp TS] [--format table|jsonl|csv|parquet] [--null STRING] [--output PATH] [--limit N]",
 		summary: "print rows of a table version", examples: []string{`skiplake scan /tmp/t --filter "amount > 100 AND country = 'JP'" --columns id,amount --format jsonl`, `skiplake scan /tmp/t --version 3 --format parquet --output /tmp/v3.parquet`},
 		run: runScan})
 	register(&command{name: "describe", usage: "TABLE [--version N | --timestamp TS] [--format table|json]",
@@ -386,6 +386,7 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	format := fs.String("format", "table", "output format: table, jsonl, csv or parquet")
 	output := fs.String("output", "", "write to this file instead of stdout")
 	limit := fs.Int64("limit", 0, "stop after N rows (N >= 1; default all rows)")
+	null := fs.String("null", "", "how csv and table write NULL (default: csv an empty unquoted field, the empty string being \"\"; table NULL)")
 	path, err := tableArgs(fs, args, format, render.Formats...)
 	if err != nil {
 		return err
@@ -399,6 +400,9 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	r, err := ref.ref()
 	if err != nil {
 		return err
+	}
+	if flagSet(fs, "null") && *format != "csv" && *format != "table" {
+		return usagef("--null applies to --format csv and table")
 	}
 	if *format == "parquet" && *output == "" {
 		return usagef("--format parquet needs --output PATH")
@@ -440,7 +444,11 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 		return err
 	}
 	defer rd.Release()
-	w, err := render.New(*format, out, sc.Schema())
+	ropts := render.Options{}
+	if flagSet(fs, "null") {
+		ropts.Null = null
+	}
+	w, err := render.NewWithOptions(*format, out, sc.Schema(), ropts)
 	if err != nil {
 		return err
 	}

@@ -329,3 +329,29 @@ func TestExplainEchoesTheFilterAsWritten(t *testing.T) {
 		require.Contains(t, out, "filter: "+f+"\n")
 	}
 }
+
+// TestScanNullEmptyAndNewlines: CSV tells NULL (empty, unquoted) from the empty
+// string (""), --null picks another NULL spelling, and the table format keeps each
+// row on one line.
+func TestScanNullEmptyAndNewlines(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	in := filepath.Join(dir, "a.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"id":1,"s":null}`+"\n"+`{"id":2,"s":""}`+"\n"+`{"id":3,"s":"two\nlines"}`+"\n"), 0o644))
+	code, _, errs := cli(t, "append", tbl, in)
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "scan", tbl, "--format", "csv")
+	require.Equal(t, 0, code, errs)
+	lines := strings.SplitAfter(out, "\n")
+	require.Equal(t, "id,s\n", lines[0])
+	require.ElementsMatch(t, []string{"1,\n", "2,\"\"\n", "3,\"two\nlines\"\n"}, []string{lines[1], lines[2], lines[3] + lines[4]})
+	code, out, errs = cli(t, "scan", tbl, "--format", "csv", "--null", `\N`, "--filter", "id = 1")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "id,s\n1,\\N\n", out)
+	code, out, errs = cli(t, "scan", tbl, "--filter", "id = 3")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "id | s\n---+-----------\n3  | two\\nlines\n(1 rows)\n", out)
+	code, _, errs = cli(t, "scan", tbl, "--format", "jsonl", "--null", "x")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--null applies to --format csv and table")
+}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -113,8 +116,8 @@ func partLabel(values map[string]*string) string {
 
 func runVacuum(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("vacuum", flag.ContinueOnError)
-	retain := fs.String("retain", "", "retention, e.g. 168h or '7 days' (default: the table's delta.deletedFileRetentionDuration or 7 days)")
-	force := fs.Bool("force", false, "allow a retention shorter than the table's")
+	retain := fs.String("retain", "", "retention: keep unreferenced files younger than this, e.g. 168h or '7 days' (default: the table's delta.deletedFileRetentionDuration, else 7 days; shorter than the table's needs --force; 0h keeps none)")
+	force := fs.Bool("force", false, "allow a --retain shorter than the table's retention period (readers of older versions and unfinished writes may lose files)")
 	dry := fs.Bool("dry-run", false, "list what would be deleted without deleting")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
@@ -123,27 +126,22 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	}
 	opts := table.VacuumOptions{Force: *force, DryRun: *dry}
 	if *retain != "" {
-		d, err := time.ParseDuration(*retain)
+		d, err := parseRetention(*retain)
 		if err != nil {
-			if d, err = table.ParseInterval(*retain); err != nil {
-				return usagef("--retain %q: want a Go duration (168h) or an interval ('7 days')", *retain)
-			}
+			return err
 		}
-		if d < 0 {
-			return usagef("--retain %q: must not be negative", *retain)
-		}
-		if d == 0 {
-			// The library reads a zero Retention as "the table's default"; an explicit
-			// zero from the command line means "keep nothing older than now".
-			d = time.Nanosecond
-		}
-		opts.Retention = d
+		opts.Retention, opts.RetentionSet = d, true
 	}
 	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
 	res, err := t.Vacuum(ctx, opts)
+	var short *optimize.RetentionTooShortError
+	if errors.As(err, &short) {
+		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions or unfinished writes still need could be deleted; add --force to vacuum anyway",
+			*retain, formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration)
+	}
 	if err != nil {
 		return err
 	}
@@ -157,7 +155,11 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	for _, f := range res.Files {
 		fmt.Fprintf(e.stdout, "%s %s\n", verb, f)
 	}
-	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, res.Retention)
+	ret := formatDuration(res.Retention)
+	if *retain != "" {
+		ret = *retain
+	}
+	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, ret)
 	if len(res.Temporaries) > 0 {
 		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
 	}
@@ -165,4 +167,39 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)
 	}
 	return nil
+}
+
+// parseRetention reads --retain: a Go duration (168h, 90m, 0h) or a Delta interval
+// ('7 days', 'interval 2 weeks').
+func parseRetention(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if d, err = table.ParseInterval(s); err != nil {
+			return 0, usagef("--retain %q: want a duration (168h, 90m, 0h) or an interval ('7 days', '2 weeks')", s)
+		}
+	}
+	if d < 0 {
+		return 0, usagef("--retain %q: must not be negative", s)
+	}
+	return d, nil
+}
+
+// formatDuration prints a retention the way people write one: whole days as
+// "7 days", else Go's form without trailing zero units ("36h", "90m", "0s").
+func formatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "1 day"
+	case d > 0 && d%day == 0:
+		return fmt.Sprintf("%d days", d/day)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
