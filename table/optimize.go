@@ -39,6 +39,9 @@ type OptimizeOptions struct {
 	DryRun bool
 	// Progress, if set, is called as work proceeds.
 	Progress func(Progress)
+	// OnPlan, if set, receives the plan once it is made, before any file is read
+	// or written (a dry run calls it too). It must not modify the plan.
+	OnPlan func(*optimize.Plan)
 }
 
 // OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
@@ -91,6 +94,9 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 		return nil, err
 	}
 	res := &OptimizeResult{Plan: plan}
+	if opts.OnPlan != nil {
+		opts.OnPlan(plan)
+	}
 	if opts.DryRun {
 		return res, nil
 	}

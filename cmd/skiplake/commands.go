@@ -320,6 +320,32 @@ func newBar(e *env, label string) *progress.Bar {
 	return nil
 }
 
+// reporter is a long command's progress on stderr.
+type reporter interface {
+	Update(done, total int64, unit, phase string)
+	Done()
+}
+
+// barReporter shows the phase and unit on a terminal's bar.
+type barReporter struct{ *progress.Bar }
+
+func (b barReporter) Update(done, total int64, unit, phase string) {
+	b.Bar.Update(done, total, phase+" "+unit)
+}
+
+// newProgress returns the progress of a long command: a bar on a terminal, plain
+// lines (every progress.DefaultLineInterval, with rate and ETA) for logs otherwise,
+// nothing when quiet.
+func newProgress(e *env, label string, quiet bool) reporter {
+	switch {
+	case quiet:
+		return (*progress.Lines)(nil)
+	case e.terminal:
+		return barReporter{progress.NewWriter(e.stderr, label)}
+	}
+	return progress.NewLines(e.stderr, label, e.progressInterval)
+}
+
 // refFlags adds --version and --timestamp and turns them into a table.Ref.
 type refFlags struct {
 	fs        *flag.FlagSet

@@ -49,6 +49,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 )
 
 // command is one subcommand: it parses its own flags and returns an error; only main exits.
@@ -66,6 +67,9 @@ type env struct {
 	stdout, stderr io.Writer
 	// terminal reports whether stderr is a terminal (progress bars only then).
 	terminal bool
+	// progressInterval is how often progress lines are printed when stderr is not
+	// a terminal (0: progress.DefaultLineInterval; tests shorten it).
+	progressInterval time.Duration
 }
 
 var commands []*command
@@ -351,6 +355,15 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting (for command lines
+// the CLI suggests).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,=:%+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // listFlag collects a comma-separated list, repeatable.

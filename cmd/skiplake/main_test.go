@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/table"
 )
@@ -354,4 +356,53 @@ func TestScanNullEmptyAndNewlines(t *testing.T) {
 	code, _, errs = cli(t, "scan", tbl, "--format", "jsonl", "--null", "x")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--null applies to --format csv and table")
+}
+
+// TestOptimizeReportsPlanProgressAndIdleRuns: the plan comes first; without a
+// terminal, progress is plain lines on stderr (--quiet: none); a re-run that has
+// nothing to do says why and what to run.
+func TestOptimizeReportsPlanProgressAndIdleRuns(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		writeParquet(t, p, []int64{int64(i), int64(i + 10)}, []string{"DE", "FR"})
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, progressInterval: time.Nanosecond}
+	code := run(context.Background(), e, []string{"optimize", tbl, "--zorder-by", "id,country"})
+	require.Equal(t, 0, code, errb.String())
+	require.Regexp(t, `^plan +version 3, zorder on id, country, target file size 128\.0 MiB, 1 bins, 4 files, \d+ bytes\n  bin 0 +\(table\) cluster: 4 files, \d+ bytes, 8 rows\ndone +committed versions \[4\]`, out.String())
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, "progress lines: %q", errb.String())
+	for _, l := range lines {
+		require.Regexp(t, `^optimize: \d+% \(.+ of .+\), .*elapsed .* \[(read|spill|write|commit)\]$`, l)
+	}
+	require.Contains(t, lines[len(lines)-1], "100%")
+
+	// The table is one finished cluster now: a new target size alone changes nothing.
+	code, stdout, errs := cli(t, "optimize", tbl, "--zorder-by", "id,country", "--target-size", "256MiB", "--quiet")
+	require.Equal(t, 0, code, errs)
+	require.Empty(t, errs, "--quiet prints no progress")
+	require.Contains(t, stdout, "nothing to do: every partition is already one cluster by zorder on id, country; to re-cluster it run: skiplake optimize "+tbl+" --zorder-by id,country --target-size 256MiB --quiet --full\n")
+	code, stdout, errs = cli(t, "optimize", tbl, "--zorder-by", "id,country", "--target-size", "256MiB", "--quiet", "--full")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, stdout, "committed versions [5]")
+
+	code, stdout, errs = cli(t, "optimize", tbl, "--format", "json", "--quiet")
+	require.Equal(t, 0, code, errs)
+	var res struct {
+		NothingToDo string `json:"nothingToDo"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.Contains(t, res.NothingToDo, "it does not split or resize larger ones")
+}
+
+func TestNothingToDoNamesTheCommand(t *testing.T) {
+	p := &optimize.Plan{Curve: optimize.CurveHilbert, ClusterBy: []string{"a", "b"}, FinishedCubeFiles: 12, MinCubeSize: 100 << 30, TargetFileSize: 1 << 30}
+	got := nothingToDo(p, true, []string{"skiplake", "optimize", "s3://b/t", "--hilbert-by", "a,b", "--where", "day = '2026-01-01'", "--target-size", "1GiB"})
+	require.Equal(t, "12 files are already clustered by hilbert on a, b in finished clusters (of at least 100.0 GiB), which OPTIMIZE leaves alone whatever --target-size says; "+
+		"to re-cluster them run: skiplake optimize s3://b/t --hilbert-by a,b --where 'day = '\\''2026-01-01'\\''' --target-size 1GiB --full", got)
 }
