@@ -59,7 +59,7 @@ func TestLinesPrintAtMostOncePerInterval(t *testing.T) {
 	l.Update(3*gib, 4*gib, "bytes", "write") // 29 s: inside the interval
 	clk.t = clk.t.Add(11 * time.Second)
 	l.Update(4*gib, 4*gib, "bytes", "write") // 40 s: done, printed (interval passed)
-	l.Done() // the last line showed the final state: nothing more
+	l.Done()                                 // the last line showed the final state: nothing more
 	l2 := NewLines(&buf, "optimize", 10*time.Second)
 	l2.now = clk.now
 	l2.Update(5, 0, "files", "")
