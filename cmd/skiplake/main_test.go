@@ -403,6 +403,6 @@ func TestOptimizeReportsPlanProgressAndIdleRuns(t *testing.T) {
 func TestNothingToDoNamesTheCommand(t *testing.T) {
 	p := &optimize.Plan{Curve: optimize.CurveHilbert, ClusterBy: []string{"a", "b"}, FinishedCubeFiles: 12, MinCubeSize: 100 << 30, TargetFileSize: 1 << 30}
 	got := nothingToDo(p, true, []string{"skiplake", "optimize", "s3://b/t", "--hilbert-by", "a,b", "--where", "day = '2026-01-01'", "--target-size", "1GiB"})
-	require.Equal(t, "12 files are already clustered by hilbert on a, b in finished clusters (of at least 100.0 GiB), which OPTIMIZE leaves alone whatever --target-size says; "+
+	require.Equal(t, "12 files are already clustered by hilbert on a, b in finished clusters (of at least 100.0 GiB), which OPTIMIZE leaves alone (a new --target-size applies only to files it rewrites); "+
 		"to re-cluster them run: skiplake optimize s3://b/t --hilbert-by a,b --where 'day = '\\''2026-01-01'\\''' --target-size 1GiB --full", got)
 }

@@ -154,7 +154,7 @@ func nothingToDo(p *optimize.Plan, targetGiven bool, cmdline []string) string {
 	if p.FinishedCubeFiles > 0 {
 		why := fmt.Sprintf("%d files are already clustered by %s in finished clusters (of at least %s), which OPTIMIZE leaves alone", p.FinishedCubeFiles, on, progress.FormatBytes(p.MinCubeSize))
 		if targetGiven {
-			why += " whatever --target-size says"
+			why += " (a new --target-size applies only to files it rewrites)"
 		}
 		return why + "; to re-cluster them run: " + withFull
 	}

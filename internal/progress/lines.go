@@ -87,7 +87,7 @@ func (l *Lines) print(now time.Time) {
 	if elapsed > 0 && l.done > 0 {
 		rate := float64(l.done) / elapsed.Seconds()
 		s += ", " + l.amount(int64(rate)) + "/s"
-		if l.total > l.done {
+		if l.total > l.done && 1000*l.done < 999*l.total { // no ETA once it would round to nothing
 			eta := time.Duration(float64(l.total-l.done) / rate * float64(time.Second))
 			s += ", ETA " + roundDuration(eta)
 		}
