@@ -85,6 +85,9 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 		return usagef("--schema-from or --schema is required")
 	}
 	_, err = table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty})
+	if errors.Is(err, table.ErrTableExists) {
+		return fmt.Errorf("%w; add data with skiplake append, change the table with skiplake alter", err)
+	}
 	if err != nil {
 		return err
 	}
