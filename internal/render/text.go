@@ -13,7 +13,7 @@ import (
 // csvWriter writes RFC 4180 CSV with a header row. NULL and the empty string are
 // told apart the way PostgreSQL's and DuckDB's CSV writers do: NULL is an empty
 // unquoted field, the empty string is "" (or NULL is Options.Null, in which case a
-// string equal to it is quoted).
+// string equal to it is quoted); the strings NULL and null are quoted too.
 type csvWriter struct {
 	w    *bufio.Writer
 	null string
@@ -55,8 +55,12 @@ func (c *csvWriter) field(i int, s string, null bool) {
 }
 
 func (c *csvWriter) needsQuotes(s string) bool {
-	if s == "" || s == c.null || s == `\.` {
-		return true // the empty string, NULL's spelling, PostgreSQL's end-of-data marker
+	switch s {
+	case "", c.null, "NULL", "null", `\.`:
+		// The empty string; NULL's spellings (Options.Null, and those many readers,
+		// skiplake append among them, take for NULL when unquoted); PostgreSQL's
+		// end-of-data marker.
+		return true
 	}
 	if s[0] == ' ' || s[0] == '\t' {
 		return true
