@@ -175,7 +175,13 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 		}
 		txn.Add(backfill...)
 	}
-	upgraded := !reflect.DeepEqual(proto, ls.Protocol())
+	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
+}
+
+// commitAlter commits an alter transaction, with proto as its protocol when it
+// differs from the table's (old), and describes the result.
+func commitAlter(ctx context.Context, txn *log.Transaction, old, proto log.Protocol, info log.CommitInfo) (*AlterResult, error) {
+	upgraded := !reflect.DeepEqual(proto, old)
 	if upgraded {
 		txn.SetProtocol(proto)
 	}

@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/skiplake/skiplake/log"
@@ -58,10 +57,6 @@ func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*Alter
 		}
 	}
 	txn := ls.NewTransaction(log.TxnOptions{})
-	upgraded := !reflect.DeepEqual(proto, ls.Protocol())
-	if upgraded {
-		txn.SetProtocol(proto)
-	}
 	txn.SetDomainMetadata(log.ClusteringDomain(physical))
 	oldNames := ""
 	if old != nil {
@@ -74,13 +69,7 @@ func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*Alter
 	info := log.CommitInfo{Operation: "CLUSTER BY", OperationParameters: map[string]string{
 		"oldClusteringColumns": jsonString(oldNames), "newClusteringColumns": jsonString(strings.Join(newNames, ",")),
 	}}
-	v, err := txn.Commit(ctx, info)
-	if err != nil {
-		return nil, err
-	}
-	return &AlterResult{Version: v, Operation: info.Operation, ProtocolUpgraded: upgraded,
-		MinReaderVersion: proto.MinReaderVersion, MinWriterVersion: proto.MinWriterVersion,
-		ReaderFeatures: proto.ReaderFeatures, WriterFeatures: proto.WriterFeatures}, nil
+	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
 }
 
 func moreSuffix(total, shown int) string {
