@@ -51,10 +51,10 @@ func badTable(t *testing.T, files int, props map[string]string, copts table.Crea
 	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{over}, table.WriteOptions{Mode: table.Overwrite})
 	over.Release()
 	require.NoError(t, err)
-	// Thousands of one-row files in one write.
+	// Thousands of one-row files in one write (one-row batches, a one-byte target).
 	var recs []arrow.RecordBatch
-	for i := 0; i < files/10; i++ {
-		recs = append(recs, layoutBatch(r, 10, func(int) int64 { return r.Int64N(1_000_000) }, 0.05))
+	for i := 0; i < files; i++ {
+		recs = append(recs, layoutBatch(r, 1, func(int) int64 { return r.Int64N(1_000_000) }, 0.05))
 	}
 	_, err = tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 1})
 	require.NoError(t, err)
