@@ -223,9 +223,11 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 		return nil, err
 	}
 	m.rep = &MaintainReport{Version: snap.Version(), FinalVersion: snap.Version(), DryRun: m.opts.DryRun}
-	plan, err := m.planRewrite(ctx, snap)
-	if err != nil {
-		return nil, err
+	// A table OPTIMIZE cannot rewrite (say, clustered by a nested column) still gets
+	// the other tasks; the rewrite tasks report the failure.
+	plan, planErr := m.planRewrite(ctx, snap)
+	if planErr != nil && ctx.Err() != nil {
+		return nil, planErr
 	}
 	vac, err := optimize.Vacuum(ctx, m.lg, optimize.VacuumOptions{DryRun: true, Now: m.now})
 	if err != nil {
@@ -240,7 +242,14 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	// 1. Checkpoint when due.
 	m.checkpoint(ctx, snap, false)
 	// 2. Compaction, clustering, Bloom backfill.
-	rewriteFailed := m.rewrite(ctx, plan)
+	rewriteFailed := true
+	if planErr != nil {
+		for _, name := range []string{TaskCompact, TaskCluster, TaskBloomBackfill} {
+			m.add(MaintainTask{Task: name, Status: StatusFailed, Reason: "OPTIMIZE cannot plan this table", Error: planErr.Error()})
+		}
+	} else {
+		rewriteFailed = m.rewrite(ctx, plan)
+	}
 	// 3. VACUUM.
 	m.vacuum(ctx, vac, rewriteFailed)
 	// 4. Checkpoint again when due now (or to drop expired tombstones).
@@ -311,15 +320,17 @@ func (m *maintenance) find(snap *log.Snapshot, plan *optimize.Plan, vac *optimiz
 	hf := make([]health.File, len(snap.Files()))
 	for i, a := range snap.Files() {
 		hf[i] = health.File{Size: a.Size}
-		if plan.Curve != optimize.CurveNone && a.ClusteringProvider == "" && a.Tags[optimize.TagCubeID] == "" {
+		if plan != nil && plan.Curve != optimize.CurveNone && a.ClusteringProvider == "" && a.Tags[optimize.TagCubeID] == "" {
 			f.UnclusteredFiles++
 			f.UnclusteredBytes += a.Size
 		}
 	}
 	sum := health.Summarize(hf, props.TargetFileSize*3/4)
 	f.Files, f.Bytes, f.SmallFiles, f.SmallBytes = sum.Files, sum.Bytes, sum.SmallFiles, sum.SmallBytes
-	f.ClusteringColumns = plan.ClusterBy
-	f.FilesLackingBloom = plan.BackfillFiles
+	if plan != nil {
+		f.ClusteringColumns = plan.ClusterBy
+		f.FilesLackingBloom = plan.BackfillFiles
+	}
 	f.CheckpointVersion = snap.CheckpointVersion()
 	f.CommitsSinceCheckpoint = snap.Version() - snap.CheckpointVersion()
 	if f.CheckpointVersion < 0 {

@@ -250,3 +250,34 @@ func TestMaintainBesideWriters(t *testing.T) {
 	require.NoError(t, err)
 	rowIDRanges(t, snap)
 }
+
+// TestMaintainReportsWhatItCannotRewrite: a table another engine clustered by a
+// nested column cannot be clustered by skiplake's OPTIMIZE; maintenance says so in
+// the rewrite tasks and still does the rest.
+func TestMaintainReportsWhatItCannotRewrite(t *testing.T) {
+	ctx := context.Background()
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), Nullable: true},
+	}, nil)
+	tb, err := table.Create(ctx, storage.NewMemory(), sch, table.CreateOptions{})
+	require.NoError(t, err)
+	snap, err := tb.Log().Snapshot(ctx, -1)
+	require.NoError(t, err)
+	p, err := log.UpgradeProtocol(snap.Protocol(), 0, 0, log.FeatureClustering)
+	require.NoError(t, err)
+	txn := snap.NewTransaction(log.TxnOptions{})
+	txn.SetProtocol(p)
+	txn.SetDomainMetadata(log.ClusteringDomain([][]string{{"st", "x"}}))
+	_, err = txn.Commit(ctx, log.CommitInfo{Operation: "CLUSTER BY"})
+	require.NoError(t, err)
+	rep, err := tb.Maintain(ctx, table.MaintainOptions{})
+	require.NoError(t, err)
+	require.True(t, rep.Failed)
+	require.Equal(t, table.StatusFailed, rep.Task(table.TaskCluster).Status)
+	require.Contains(t, rep.Task(table.TaskCluster).Error, "nested")
+	for _, name := range []string{table.TaskCheckpoint, table.TaskVacuum, table.TaskLogCleanup} {
+		require.NotNil(t, rep.Task(name), "the other tasks still run")
+		require.NotEqual(t, table.StatusFailed, rep.Task(name).Status)
+	}
+}
