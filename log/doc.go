@@ -85,8 +85,9 @@
 // every commit attempt gives new files fresh baseRowId (above the
 // delta.rowTracking high-water mark, which the commit raises) and
 // defaultRowCommitVersion (the committed version); recommitted files and removes
-// keep their file's values; a retry reassigns from the winners' mark. Stable row IDs
-// are not materialized (PROTOCOL.md only recommends it). CleanupExpiredLog deletes
+// keep their file's values; a retry reassigns from the winners' mark; commitInfo
+// says delta.rowTracking.preserved (OPTIMIZE materializes stable row IDs and
+// declares it with PreserveRowTracking). CleanupExpiredLog deletes
 // log files past delta.logRetentionDuration that a checkpoint covers.
 //
 // What this package deliberately does not do: it never reads or writes data

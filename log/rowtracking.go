@@ -27,9 +27,12 @@ import (
 // domain), so two writers never hand out the same IDs, and a concurrent commit that
 // only raised the mark is not a conflict.
 //
-// Stable row IDs are not materialized: a row copied to a new file (OPTIMIZE,
-// a copy-on-write rewrite) gets the new file's fresh ID, which is unique in the
-// version; PROTOCOL.md requires that, and only recommends keeping stable IDs.
+// Stable row IDs: package optimize materializes the stable row IDs and row commit
+// versions of the rows it copies (hidden columns named by the table's
+// delta.rowTracking.materialized* properties) and says so with
+// PreserveRowTracking. Other writers that copy rows give them the new file's fresh
+// IDs, which are unique in the version: PROTOCOL.md requires that, and only
+// recommends keeping stable IDs.
 
 // RowTrackingActive reports whether writers must assign row IDs and row commit
 // versions on a table with protocol p and configuration props: the protocol
@@ -104,6 +107,8 @@ type rowTrackingState struct {
 	hwm     int64 // the high-water mark the next attempt starts from
 	started bool
 	live    map[string]*Add // the snapshot's live files by canonical path (built once)
+	// preserves is set by PreserveRowTracking.
+	preserves bool
 
 	// Set by prepareRowTracking for the current attempt.
 	adds    []*Add
@@ -272,13 +277,21 @@ func checkSystemDomains(p Protocol, domains []DomainMetadata) error {
 const TagRowTrackingPreserved = "delta.rowTracking.preserved"
 
 // rowTrackingTags sets delta.rowTracking.preserved on the commits of a table with
-// row tracking enabled. Stable row IDs are not materialized, so a commit that may
-// copy rows — it removes files it does not re-add and adds new ones (OPTIMIZE, a
-// copy-on-write rewrite) — says false; any other commit (appends, deletes of whole
-// files, new deletion vectors, metadata changes) copies no row and says true.
+// row tracking enabled: true when the writer declared it kept the stable IDs of the
+// rows it copies (PreserveRowTracking); otherwise false for a commit that may copy
+// rows — it removes files it does not re-add and adds new ones (a copy-on-write
+// rewrite) — and true for any other (appends, deletes of whole files, new deletion
+// vectors, metadata changes), which copies no row.
 func (t *Transaction) rowTrackingTags(info *CommitInfo) {
 	_, md := t.effective()
 	if !ParseTableProperties(md.Configuration).EnableRowTracking {
+		return
+	}
+	if t.rt.preserves {
+		if info.Tags == nil {
+			info.Tags = map[string]string{}
+		}
+		info.Tags[TagRowTrackingPreserved] = "true"
 		return
 	}
 	added := make(map[string]bool, len(t.adds))
@@ -296,4 +309,13 @@ func (t *Transaction) rowTrackingTags(info *CommitInfo) {
 		info.Tags = map[string]string{}
 	}
 	info.Tags[TagRowTrackingPreserved] = strconv.FormatBool(!copies)
+}
+
+// PreserveRowTracking declares that the rows this transaction copies keep their
+// stable row IDs and row commit versions (the writer materialized them in the new
+// files): the commit then says delta.rowTracking.preserved=true.
+func (t *Transaction) PreserveRowTracking() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rt.preserves = true
 }

@@ -40,6 +40,11 @@
 // clusteringProvider "liquid" (a single-file rewrite keeps its input's). Files
 // clustered by earlier clustering columns are left alone unless Full.
 //
+// Row tracking: on a table with delta.enableRowTracking every file OPTIMIZE writes
+// carries the rows' stable row IDs and row commit versions in the hidden
+// materialized columns (rowids.go), so rows keep them through any rewrite; the
+// new files get fresh baseRowId and defaultRowCommitVersion from the commit.
+//
 // Plain compaction never undoes clustering: files with cube tags or a
 // clusteringProvider are never merged with others (only rewritten alone, rows in
 // order, to purge deleted rows or add Bloom filters). Options.MaxBytes bounds a run

@@ -153,7 +153,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if per <= 0 || per > len(items) {
 		per = len(items)
 	}
-	statsCfg := p.snap.StatsConfig()
+	statsCfg := p.statsConfig()
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
 			return nil
@@ -426,6 +426,9 @@ func copyValues(v map[string]*string) map[string]*string {
 // batch's metadata change.)
 func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics, last bool) error {
 	txn := p.snap.NewTransaction(log.TxnOptions{})
+	if p.hidden > 0 {
+		txn.PreserveRowTracking()
+	}
 	if last && len(p.NewBloomColumns) > 0 {
 		proto, md, err := p.metadataWithBloomColumns()
 		if err != nil {

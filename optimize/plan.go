@@ -83,6 +83,7 @@ type Plan struct {
 	dataSch  *arrow.Schema // logical schema without partition columns (file schema)
 	partCols []string
 	clusters []int // indices of clustering columns in dataSch
+	hidden   int   // hidden row tracking columns at the end of dataSch (rowids.go)
 	bloomIdx []int // indices of BloomColumns in dataSch
 }
 
@@ -199,6 +200,11 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			dataFields = append(dataFields, f)
 		}
 	}
+	if hidden := rowTrackingFields(snap); hidden != nil {
+		// Stable row IDs travel with the rows (rowids.go).
+		dataFields = append(dataFields, hidden...)
+		p.hidden = len(hidden)
+	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
 	if o.Curve != CurveNone {
 		if err := p.resolveClusterColumns(props, logical); err != nil {
@@ -287,7 +293,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 // resolveClusterColumns checks the clustering columns (exist, not partition columns,
 // have statistics, rankable) and records their canonical names and indices.
 func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
-	coll, err := stats.NewCollector(p.dataSch, nil, p.snap.StatsConfig())
+	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
 	if err != nil {
 		return err
 	}

@@ -62,8 +62,10 @@
 // the clustering columns; Optimize without a curve clusters a clustered table
 // incrementally by them (package optimize: new files plus full size tiers of small
 // cubes, files marked clusteringProvider "liquid"). Tables with the rowTracking
-// feature get row IDs and row commit versions on every commit (package log), which is
-// what lets OPTIMIZE and maintenance work on Spark's clustered tables.
+// feature get row IDs and row commit versions on every commit (package log), and
+// OPTIMIZE keeps the stable row IDs of the rows it rewrites when row tracking is
+// enabled, which is what lets OPTIMIZE and maintenance work on Spark's clustered
+// tables.
 //
 // delta.autoOptimize.autoCompact makes every write that commits compact (or, on a
 // clustered table, cluster) the partitions it touched in a separate commit, once they

@@ -1,13 +1,19 @@
 package table_test
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/log"
@@ -87,6 +93,8 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"id"}, cols)
 	oldIDs := rowIDRanges(t, snap0)
+	stable0 := stableRowIDs(t, dir, snap0)
+	require.Len(t, stable0, 10)
 	liquidDomain, ok := snap0.Log().Domain(log.DomainLiquid)
 	require.True(t, ok)
 
@@ -126,7 +134,8 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 	require.Equal(t, `[]`, h[0].OperationParameters["zOrderBy"])
 	ci, err := tb.Log().History(ctx, 1)
 	require.NoError(t, err)
-	require.Equal(t, "false", ci[0].CommitInfo.Tags[log.TagRowTrackingPreserved], "OPTIMIZE copies rows without materializing their stable IDs")
+	require.Equal(t, "true", ci[0].CommitInfo.Tags[log.TagRowTrackingPreserved], "OPTIMIZE keeps the stable row IDs of the rows it copies")
+	require.Equal(t, stable0, stableRowIDs(t, dir, snap1), "every row keeps its stable row ID and row commit version")
 
 	// A second OPTIMIZE has nothing to do: the file is clustered.
 	res, err = tb.Optimize(ctx, table.OptimizeOptions{})
@@ -147,4 +156,103 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 	rowIDRanges(t, snap2)
 	hwm, _ = snap2.Log().RowIDHighWaterMark()
 	require.Equal(t, int64(29), hwm)
+}
+
+// stableRowIDs reads every live file of snap directly and returns, per value of
+// column id, the row's stable row ID and row commit version (PROTOCOL.md: the
+// materialized column's value where present and not null, else baseRowId plus the
+// row's position and defaultRowCommitVersion).
+func stableRowIDs(t *testing.T, dir string, snap *table.Snapshot) map[int64][2]int64 {
+	t.Helper()
+	props := snap.Properties()
+	out := map[int64][2]int64{}
+	for _, a := range snap.Log().Files() {
+		raw, err := os.ReadFile(filepath.Join(dir, a.Path))
+		require.NoError(t, err)
+		pr, err := file.NewParquetReader(bytes.NewReader(raw))
+		require.NoError(t, err)
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+		require.NoError(t, err)
+		tbl, err := fr.ReadTable(context.Background())
+		require.NoError(t, err)
+		col := func(name string) []*int64 {
+			idx := tbl.Schema().FieldIndices(name)
+			if len(idx) == 0 {
+				return nil
+			}
+			var vals []*int64
+			for _, ch := range tbl.Column(idx[0]).Data().Chunks() {
+				arr := ch.(*array.Int64)
+				for i := 0; i < arr.Len(); i++ {
+					if arr.IsNull(i) {
+						vals = append(vals, nil)
+					} else {
+						v := arr.Value(i)
+						vals = append(vals, &v)
+					}
+				}
+			}
+			return vals
+		}
+		ids, rid, ver := col("id"), col(props.MaterializedRowIDColumn), col(props.MaterializedRowCommitVersionColumn)
+		for pos, id := range ids {
+			r, v := *a.BaseRowID+int64(pos), *a.DefaultRowCommitVersion
+			if rid != nil && rid[pos] != nil {
+				r = *rid[pos]
+			}
+			if ver != nil && ver[pos] != nil {
+				v = *ver[pos]
+			}
+			out[*id] = [2]int64{r, v}
+		}
+		tbl.Release()
+		pr.Close()
+	}
+	return out
+}
+
+// TestOptimizeKeepsStableRowIDs: on a table with row tracking enabled, rows keep
+// their stable row IDs and row commit versions through incremental and full
+// OPTIMIZE runs, new rows get new ones, and all stay unique.
+func TestOptimizeKeepsStableRowIDs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{ClusterBy: []string{"id"},
+		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.targetFileSize": "16kb"}})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(3, 3))
+	next := int64(0)
+	write := func(n int) {
+		rec := layoutBatch(r, n, func(int) int64 { next++; return next }, 0)
+		defer rec.Release()
+		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		require.NoError(t, err)
+	}
+	snapshot := func() *table.Snapshot {
+		s, err := tb.Snapshot(ctx, table.Latest())
+		require.NoError(t, err)
+		return s
+	}
+	for i := 0; i < 3; i++ {
+		write(700)
+	}
+	before := stableRowIDs(t, dir, snapshot())
+	_, err = tb.Optimize(ctx, table.OptimizeOptions{})
+	require.NoError(t, err)
+	mid := stableRowIDs(t, dir, snapshot())
+	require.Equal(t, before, mid)
+	write(500)
+	_, err = tb.Optimize(ctx, table.OptimizeOptions{Full: true})
+	require.NoError(t, err)
+	after := stableRowIDs(t, dir, snapshot())
+	require.Len(t, after, int(next))
+	seen := map[int64]bool{}
+	for id, v := range after {
+		if old, ok := before[id]; ok {
+			require.Equal(t, old, v, "row %d", id)
+		}
+		require.False(t, seen[v[0]], "stable row ID %d twice", v[0])
+		seen[v[0]] = true
+	}
+	rowIDRanges(t, snapshot())
 }
