@@ -1,0 +1,394 @@
+package datafile
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// serialEncoder writes through pqarrow's FileWriter, one column after the other. It
+// handles every schema (nested columns need pqarrow's level builder, which arrow-go
+// does not export) and is used when a column is not flat.
+type serialEncoder struct {
+	fw    *pqarrow.FileWriter
+	sink  *countingWriter
+	rgArr float64 // Arrow bytes appended to the open row group
+	ratio float64 // compressed bytes per Arrow byte, from the last closed row group
+}
+
+func newSerialEncoder(sink *countingWriter, schema *arrow.Schema, props *parquet.WriterProperties, arrProps pqarrow.ArrowWriterProperties, kv map[string]string) (*serialEncoder, error) {
+	fw, err := pqarrow.NewFileWriter(schema, sink, props, arrProps)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range kv {
+		if err := fw.AppendKeyValueMetadata(k, v); err != nil {
+			return nil, fmt.Errorf("key-value metadata %q: %w", k, err)
+		}
+	}
+	return &serialEncoder{fw: fw, sink: sink, ratio: 1}, nil
+}
+
+func (e *serialEncoder) write(rec arrow.RecordBatch, arrowBytes float64) error {
+	if err := e.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	e.rgArr += arrowBytes
+	return nil
+}
+
+// openBytes: pqarrow reports only the pages already flushed, so the Arrow bytes
+// appended are scaled by the previous row group's compression ratio (1.0 before the
+// first one closes, which errs towards smaller row groups), and the larger of the two
+// is taken.
+func (e *serialEncoder) openBytes() int64 {
+	flushed := max(e.fw.RowGroupTotalCompressedBytes(), e.fw.RowGroupTotalBytesWritten())
+	return int64(max(float64(flushed), e.rgArr*e.ratio))
+}
+
+func (e *serialEncoder) endRowGroup() error {
+	before := e.sink.n
+	if err := e.fw.NewBufferedRowGroupChecked(); err != nil {
+		return err
+	}
+	if e.rgArr > 0 && e.sink.n > before {
+		e.ratio = min(max(float64(e.sink.n-before)/e.rgArr, 0.01), 4)
+	}
+	e.rgArr = 0
+	return nil
+}
+
+func (e *serialEncoder) close() (*metadata.FileMetaData, error) {
+	if err := e.fw.Close(); err != nil {
+		return nil, err
+	}
+	return e.fw.FileMetadata()
+}
+
+func (e *serialEncoder) abort() {}
+
+// isFlat reports whether every column of schema is a leaf type the column-parallel
+// encoder writes exactly as pqarrow does (no struct, list, map, dictionary or
+// extension type).
+func isFlat(schema *arrow.Schema) bool {
+	for _, f := range schema.Fields() {
+		switch f.Type.ID() {
+		case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+			arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+			arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
+			arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP,
+			arrow.DECIMAL128, arrow.DECIMAL256,
+			arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// parallelEncoder encodes the columns of a flat schema concurrently: one goroutine per
+// column consumes that column's arrays in order (so each column chunk is exactly what
+// pqarrow would write), at most Parallelism of them encoding at a time, all into one
+// buffered row group of arrow-go's file writer, whose column writers are independent
+// of each other. Write returns once the arrays are queued, so the caller (computing
+// statistics, reading the next batch) overlaps with the encoding; a row group is
+// flushed only after every column has caught up.
+//
+// The definition levels are those pqarrow's level builder produces for a top-level
+// leaf: none for a required column; for a nullable one, 1 per value when it has no
+// nulls (leaf not nullable), 0 per value when all are null, else from the validity
+// bitmap.
+type parallelEncoder struct {
+	fw      *file.Writer
+	sink    *countingWriter
+	rgw     file.BufferedRowGroupWriter // nil when no row group is open
+	cols    []*columnEncoder
+	sem     chan struct{}
+	pending sync.WaitGroup // arrays queued and not yet encoded
+	rows    int64          // rows queued to the open row group
+	mu      sync.Mutex
+	err     error
+	stopped bool
+}
+
+// columnEncoder is one column's goroutine and its size accounting. Fields written by
+// the goroutine are atomics; the others are touched only by the writer's goroutine.
+type columnEncoder struct {
+	e        *parallelEncoder
+	name     string
+	nullable bool
+	in       chan arrow.Array
+	done     chan struct{}
+	actx     context.Context
+	cw       file.ColumnChunkWriter // the open row group's writer; set while the goroutine is idle
+	def      []int16
+	rowsDone atomic.Int64 // rows encoded into the open row group
+	bytes    atomic.Int64 // estimated bytes of the open column chunk (see encode)
+	// arrow is the Arrow bytes queued to the open row group; ratio (compressed bytes
+	// per Arrow byte) and calib (real chunk size over the final estimate) are learned
+	// from the last closed row group.
+	arrow, ratio, calib float64
+}
+
+// errAborted stops the column goroutines of an aborted writer.
+var errAborted = errors.New("datafile: writer aborted")
+
+func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parquet.WriterProperties, arrProps pqarrow.ArrowWriterProperties, kv map[string]string, par int) (*parallelEncoder, error) {
+	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
+	if err != nil {
+		return nil, err
+	}
+	// The footer key-value metadata pqarrow writes: the schema's own, then the
+	// serialized Arrow schema (flat schemas need no list-name normalisation).
+	meta := make(metadata.KeyValueMetadata, 0)
+	md := schema.Metadata()
+	for i := 0; i < md.Len(); i++ {
+		meta.Append(md.Keys()[i], md.Values()[i])
+	}
+	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, props.Allocator())))
+	fw, err := file.NewParquetWriterWithError(sink, pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range kv {
+		if err := fw.AppendKeyValueMetadata(k, v); err != nil {
+			return nil, fmt.Errorf("key-value metadata %q: %w", k, err)
+		}
+	}
+	e := &parallelEncoder{fw: fw, sink: sink, sem: make(chan struct{}, max(par, 1))}
+	for _, f := range schema.Fields() {
+		c := &columnEncoder{e: e, name: f.Name, nullable: f.Nullable, in: make(chan arrow.Array, 4), done: make(chan struct{}),
+			actx: pqarrow.NewArrowWriteContext(context.Background(), &arrProps), ratio: 1, calib: 1}
+		e.cols = append(e.cols, c)
+		go c.run()
+	}
+	return e, nil
+}
+
+func (e *parallelEncoder) failed() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+func (e *parallelEncoder) fail(err error) {
+	e.mu.Lock()
+	if e.err == nil {
+		e.err = err
+	}
+	e.mu.Unlock()
+}
+
+func (c *columnEncoder) run() {
+	defer close(c.done)
+	for arr := range c.in {
+		if c.e.failed() == nil {
+			c.e.sem <- struct{}{}
+			err := c.encode(arr)
+			<-c.e.sem
+			if err != nil {
+				c.e.fail(fmt.Errorf("column %q: %w", c.name, err))
+			}
+		}
+		arr.Release()
+		c.e.pending.Done()
+	}
+}
+
+// sizer and dictSizer are methods arrow-go's column writers and dictionary encoders
+// have beyond the interfaces they are returned as.
+type sizer interface{ EstimatedBufferedValueBytes() int64 }
+type dictSizer interface{ DictEncodedSize() int }
+
+func (c *columnEncoder) encode(arr arrow.Array) error {
+	var def []int16
+	leafNullable := false
+	if c.nullable {
+		n := arr.Len()
+		if cap(c.def) < n {
+			c.def = make([]int16, n)
+		}
+		def = c.def[:n]
+		switch nulls := arr.NullN(); {
+		case nulls == 0:
+			for i := range def {
+				def[i] = 1
+			}
+		case nulls == n:
+			clear(def)
+			leafNullable = true
+		default:
+			bits, off := arr.NullBitmapBytes(), arr.Data().Offset()
+			for i := range def {
+				if bitutil.BitIsSet(bits, off+i) {
+					def[i] = 1
+				} else {
+					def[i] = 0
+				}
+			}
+			leafNullable = true
+		}
+	}
+	if err := pqarrow.WriteArrowToColumn(c.actx, c.cw, arr, def, nil, leafNullable); err != nil {
+		return err
+	}
+	c.rowsDone.Add(int64(arr.Len()))
+	est := c.cw.TotalBytesWritten()
+	if s, ok := c.cw.(sizer); ok {
+		est += s.EstimatedBufferedValueBytes()
+	}
+	if d, ok := c.cw.CurrentEncoder().(dictSizer); ok {
+		est += int64(d.DictEncodedSize())
+	}
+	c.bytes.Store(est)
+	return nil
+}
+
+func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
+	if err := e.failed(); err != nil {
+		return err
+	}
+	if e.rgw == nil {
+		rgw, err := e.fw.AppendBufferedRowGroupChecked()
+		if err != nil {
+			return err
+		}
+		e.rgw = rgw
+		for i, c := range e.cols {
+			if c.cw, err = rgw.Column(i); err != nil {
+				return err
+			}
+			c.rowsDone.Store(0)
+			c.bytes.Store(0)
+			c.arrow = 0
+		}
+	}
+	for i, c := range e.cols {
+		arr := rec.Column(i)
+		c.arrow += float64(leafBytes(arr))
+		arr.Retain()
+		e.pending.Add(1)
+		c.in <- arr
+	}
+	e.rows += rec.NumRows()
+	return nil
+}
+
+// leafBytes is the Arrow size of a flat array's values (a slice counts only its own
+// values, unlike dataBytes, which counts the shared buffers whole).
+func leafBytes(arr arrow.Array) int64 {
+	n := int64(arr.Len())
+	if n == 0 {
+		return 0
+	}
+	switch a := arr.(type) {
+	case *array.String:
+		o := a.ValueOffsets()
+		return n*4 + int64(o[n]-o[0])
+	case *array.Binary:
+		o := a.ValueOffsets()
+		return n*4 + int64(o[n]-o[0])
+	case *array.LargeString:
+		o := a.ValueOffsets()
+		return n*8 + o[n] - o[0]
+	case *array.LargeBinary:
+		o := a.ValueOffsets()
+		return n*8 + o[n] - o[0]
+	}
+	if fw, ok := arr.DataType().(arrow.FixedWidthDataType); ok {
+		return (n*int64(fw.BitWidth()) + 7) / 8
+	}
+	return n * 8
+}
+
+// openBytes sums the columns' estimates. A column that has encoded rows of the open
+// row group extrapolates its published size (flushed pages, plus the current page and
+// dictionary uncompressed) to the rows queued and scales it by how far that estimate
+// was off when the last row group closed; one that has not yet scales its queued
+// Arrow bytes by the compression ratio of the last row group (1.0 before the first).
+func (e *parallelEncoder) openBytes() int64 {
+	if e.rgw == nil {
+		return 0
+	}
+	var est float64
+	for _, c := range e.cols {
+		if r := c.rowsDone.Load(); r > 0 {
+			est += float64(c.bytes.Load()) * float64(e.rows) / float64(r) * c.calib
+		} else {
+			est += c.arrow * c.ratio
+		}
+	}
+	return int64(est)
+}
+
+func (e *parallelEncoder) endRowGroup() error {
+	if e.rgw == nil {
+		return nil
+	}
+	e.pending.Wait()
+	if err := e.failed(); err != nil {
+		return err
+	}
+	err := e.rgw.Close()
+	e.rgw = nil
+	e.rows = 0
+	if err != nil {
+		e.fail(err)
+		return err
+	}
+	for _, c := range e.cols {
+		real := float64(max(c.cw.TotalCompressedBytes(), c.cw.TotalBytesWritten()))
+		if est := float64(c.bytes.Load()); est > 0 && real > 0 {
+			c.calib = min(max(real/est, 0.05), 4)
+		}
+		if c.arrow > 0 && real > 0 {
+			c.ratio = min(max(real/c.arrow, 0.01), 4)
+		}
+		c.cw = nil
+	}
+	return nil
+}
+
+// stop ends the column goroutines (after the queued arrays are encoded, or dropped
+// once the encoder has failed).
+func (e *parallelEncoder) stop() {
+	if e.stopped {
+		return
+	}
+	e.stopped = true
+	for _, c := range e.cols {
+		close(c.in)
+	}
+	for _, c := range e.cols {
+		<-c.done
+	}
+}
+
+func (e *parallelEncoder) close() (*metadata.FileMetaData, error) {
+	err := e.endRowGroup()
+	e.stop()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.fw.Close(); err != nil {
+		return nil, err
+	}
+	return e.fw.FileMetadata()
+}
+
+func (e *parallelEncoder) abort() {
+	e.fail(errAborted)
+	e.stop()
+}
