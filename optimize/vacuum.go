@@ -11,6 +11,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // bloomTagKey is the add.tags key under which package bloom names a data file's
@@ -97,7 +98,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}}
 
 	keep := map[string]bool{}
-	root := storeRoot(lg.Storage())
+	root := storage.RootOf(lg.Storage())
 	var absDVs []string // 'p' deletion vectors not resolvable against root
 	addRef := func(p string, dv *log.DeletionVectorDescriptor, tags map[string]string) error {
 		if d, err := decodeRef(p); err == nil {

@@ -428,7 +428,7 @@ func (s *Scan) readFile(ctx context.Context, task *fileTask) (out []arrow.Record
 	store := s.t.store
 	var deleted func(uint64) bool
 	if d := task.add.DeletionVector; d != nil {
-		bm, err := dv.Load(ctx, store.Get, storeRoot(store), dvDescriptor(d))
+		bm, err := dv.Load(ctx, store.Get, storage.RootOf(store), dvDescriptor(d))
 		if err != nil {
 			return nil, fmt.Errorf("table: deletion vector of %s: %w", task.path, err)
 		}
@@ -685,15 +685,6 @@ func (t *Table) ReadAll(ctx context.Context, opts ...ScanOption) (arrow.Table, e
 		return nil, err
 	}
 	return array.NewTableFromRecords(sc.Schema(), recs), nil
-}
-
-// storeRoot returns the absolute location of a store's root when it has one (local
-// directories), for deletion vectors stored by absolute path.
-func storeRoot(st storage.Storage) string {
-	if r, ok := st.(interface{ Root() string }); ok {
-		return r.Root()
-	}
-	return ""
 }
 
 // rowGroupVerdicts decides the file's row groups from its footer statistics, records

@@ -79,6 +79,8 @@ func (e *serialEncoder) close() (*metadata.FileMetaData, error) {
 
 func (e *serialEncoder) abort() {}
 
+func (e *serialEncoder) settle() {}
+
 // isFlat reports whether every column of schema is a leaf type the column-parallel
 // encoder writes exactly as pqarrow does (no struct, list, map, dictionary or
 // extension type).
@@ -387,6 +389,8 @@ func (e *parallelEncoder) close() (*metadata.FileMetaData, error) {
 	}
 	return e.fw.FileMetadata()
 }
+
+func (e *parallelEncoder) settle() { e.pending.Wait() }
 
 func (e *parallelEncoder) abort() {
 	e.fail(errAborted)

@@ -269,6 +269,9 @@ type encoder interface {
 	close() (*metadata.FileMetaData, error)
 	// abort stops the encoder without writing anything more.
 	abort()
+	// settle waits until everything queued is encoded (openBytes is then exact but
+	// for the current pages and dictionaries).
+	settle()
 }
 
 // Writer writes one Parquet data file. It is not safe for concurrent use.
@@ -451,6 +454,13 @@ func (w *Writer) EstimatedSize() int64 {
 	}
 	// The footer: a few hundred bytes, plus column and offset indexes.
 	return n + 1024 + int64(w.schema.NumFields())*256
+}
+
+// settle waits for the encoder to catch up with what was written.
+func (w *Writer) settle() {
+	if w.enc != nil && !w.closed {
+		w.enc.settle()
+	}
 }
 
 // NumRows returns the rows written so far.
