@@ -48,14 +48,15 @@ var supportedReader = []string{
 	FeatureTypeWideningPreview, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
 }
 
-// Writer features this package writes correctly. columnMapping is refused
-// for writes (the conservative choice: physical names in data files are the
-// table layer's job and not implemented yet), as are changeDataFeed,
-// generated/identity columns, rowTracking, clustering and v2Checkpoint.
-// invariants and checkConstraints are accepted only when unused (see CheckWritable).
+// Writer features this package writes correctly. columnMapping is written by
+// the data-file layer (physical names, field ids). invariants, checkConstraints,
+// changeDataFeed, generatedColumns and identityColumns are accepted only when
+// unused (see CheckWritable): legacy writer versions 4-6 imply them for every table,
+// used or not. rowTracking, clustering and v2Checkpoint are refused.
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
+	FeatureColumnMapping, FeatureChangeDataFeed, FeatureGeneratedColumns, FeatureIdentityColumns,
 }
 
 // SupportedReaderFeatures returns the reader features this package's readers accept.
@@ -130,9 +131,12 @@ func WriterFeatures(p Protocol) []string {
 // CheckWritable returns an *UnsupportedFeatureError (Reader false) when this
 // package cannot write a table with protocol p and metadata md (L4): the
 // table must be readable, the writer version at most 7, every writer feature
-// supported, invariants only when no column carries delta.invariants, check
-// constraints only when no delta.constraints.* property is set, and column
-// mapping mode none.
+// supported, and the features supported only when unused: invariants
+// when no column carries delta.invariants, check constraints when no
+// delta.constraints.* property is set, change data feed when
+// delta.enableChangeDataFeed is not true, generated columns when no column has
+// delta.generationExpression, identity columns when no column has delta.identity.*
+// metadata. Column mapping (none, name or id) is writable.
 func CheckWritable(p Protocol, md Metadata) error {
 	if err := CheckReadable(p); err != nil {
 		ue := err.(*UnsupportedFeatureError)
@@ -148,9 +152,6 @@ func CheckWritable(p Protocol, md Metadata) error {
 		}
 	}
 	// Properties that need features we do not write, whatever the protocol says.
-	if ColumnMappingMode(md.Configuration) != ColumnMappingNone && !contains(bad, FeatureColumnMapping) {
-		bad = append(bad, FeatureColumnMapping)
-	}
 	if strings.EqualFold(md.Configuration["delta.enableChangeDataFeed"], "true") && !contains(bad, FeatureChangeDataFeed) {
 		bad = append(bad, FeatureChangeDataFeed)
 	}
@@ -169,10 +170,16 @@ func CheckWritable(p Protocol, md Metadata) error {
 	}
 	if md.SchemaString != "" {
 		if s, err := ParseSchema(md.SchemaString); err == nil {
-			var cols []string
-			collectInvariants(s, "", &cols)
-			if len(cols) > 0 {
-				bad = append(bad, FeatureInvariants+" ("+strings.Join(cols, ", ")+")")
+			for _, u := range []struct{ feature, key string }{
+				{FeatureInvariants, "delta.invariants"},
+				{FeatureGeneratedColumns, "delta.generationExpression"},
+				{FeatureIdentityColumns, "delta.identity."},
+			} {
+				var cols []string
+				collectMetadata(s, "", u.key, &cols)
+				if len(cols) > 0 {
+					bad = append(bad, u.feature+" ("+strings.Join(cols, ", ")+")")
+				}
 			}
 		}
 	}
@@ -182,14 +189,19 @@ func CheckWritable(p Protocol, md Metadata) error {
 	return nil
 }
 
-func collectInvariants(s *StructType, path string, out *[]string) {
+// collectMetadata appends the paths of the columns (nested struct fields included)
+// whose metadata has key, or, for a key ending in '.', a key with that prefix.
+func collectMetadata(s *StructType, path, key string, out *[]string) {
 	for _, f := range s.Fields {
 		fp := joinPath(path, f.Name)
-		if _, ok := f.Metadata["delta.invariants"]; ok {
-			*out = append(*out, fp)
+		for k := range f.Metadata {
+			if k == key || (strings.HasSuffix(key, ".") && strings.HasPrefix(k, key)) {
+				*out = append(*out, fp)
+				break
+			}
 		}
 		if sub, ok := f.Type.(*StructType); ok {
-			collectInvariants(sub, fp, out)
+			collectMetadata(sub, fp, key, out)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -59,7 +60,7 @@ func openInput(ctx context.Context, path string, schema *arrow.Schema) (*inputFi
 	mem := memory.DefaultAllocator
 	switch format {
 	case "parquet":
-		pr, err := file.NewParquetReader(f)
+		pr, err := file.NewParquetReader(f, file.WithReadProps(parquetInputProps(mem)))
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -103,6 +104,19 @@ func openInput(ctx context.Context, path string, schema *arrow.Schema) (*inputFi
 		r := array.NewJSONReader(br, schema, array.WithChunk(64<<10), array.WithAllocator(mem))
 		return &inputFile{rdr: r, closer: f}, nil
 	}
+}
+
+// parquetInputProps reads an input file as a stream: pages are fetched through a
+// small buffer instead of each column chunk being loaded whole (a file of one large
+// row group otherwise sits in memory compressed and decoded), and large plain pages
+// are decoded incrementally. So the memory of an append does not grow with the
+// input's row-group size.
+func parquetInputProps(mem memory.Allocator) *parquet.ReaderProperties {
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	props.PageStreamingEnabled = true
+	return props
 }
 
 // csvSchema drops metadata the CSV reader does not understand.

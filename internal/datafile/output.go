@@ -226,20 +226,102 @@ func fieldIndex(s *arrow.Schema, name string) int {
 	return -1
 }
 
+// Summary collects what the log and the Bloom index say about one file's rows:
+// Delta statistics and one Bloom filter per Bloom column. File keeps one; the
+// skipping benchmark, which lays out files without always encoding them, uses it
+// alone. Not safe for concurrent use.
+type Summary struct {
+	o        *Output
+	coll     *stats.Collector
+	builders []*bloom.Builder
+}
+
+// NewSummary returns an empty Summary for files of this Output.
+func (o *Output) NewSummary() (*Summary, error) {
+	coll, err := stats.NewCollector(o.file, nil, o.spec.Stats)
+	if err != nil {
+		return nil, err
+	}
+	sm := &Summary{o: o, coll: coll}
+	for _, b := range o.bloom {
+		bb, err := bloom.NewBuilder(b.phys, 0, o.spec.BloomFPP)
+		if err != nil {
+			return nil, fmt.Errorf("datafile: %w", err)
+		}
+		sm.builders = append(sm.builders, bb)
+	}
+	return sm, nil
+}
+
+// Update adds rec, a batch of Spec.Schema (logical names); it is not retained.
+func (sm *Summary) Update(rec arrow.RecordBatch) error {
+	phys, err := sm.o.physical(rec)
+	if err != nil {
+		return err
+	}
+	defer phys.Release()
+	return sm.update(phys)
+}
+
+// update adds a batch of the file schema.
+func (sm *Summary) update(phys arrow.RecordBatch) error {
+	if err := sm.coll.Update(phys); err != nil {
+		return err
+	}
+	for i, b := range sm.builders {
+		if err := b.AddArray(phys.Column(sm.o.bloom[i].idx)); err != nil {
+			return fmt.Errorf("datafile: Bloom filter on %q: %w", sm.o.bloom[i].phys, err)
+		}
+	}
+	return nil
+}
+
+// Stats returns the statistics of the rows added so far (keyed by physical names).
+func (sm *Summary) Stats() *stats.File { return sm.coll.Result() }
+
+// Filters builds the Bloom filters of the rows added so far, one per Bloom column in
+// Spec.BloomColumns order, as index entries for dataPath. The Summary takes no more
+// rows afterwards.
+func (sm *Summary) Filters(dataPath string) ([]bloom.Entry, error) {
+	out := make([]bloom.Entry, 0, len(sm.builders))
+	for _, b := range sm.builders {
+		flt, err := b.Finish()
+		if err != nil {
+			return nil, fmt.Errorf("datafile: Bloom filter of %s: %w", dataPath, err)
+		}
+		out = append(out, bloom.Entry{DataPath: dataPath, Filter: flt})
+	}
+	sm.builders = nil
+	return out, nil
+}
+
+// physical relabels a batch of Spec.Schema with the file schema (a new reference to
+// rec when they are the same).
+func (o *Output) physical(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if !rec.Schema().Equal(o.spec.Schema) {
+		return nil, fmt.Errorf("%w: batch schema %s differs from the data schema %s", ErrInvalidArgument, rec.Schema(), o.spec.Schema)
+	}
+	if o.file == o.spec.Schema {
+		rec.Retain()
+		return rec, nil
+	}
+	return retypeRecord(rec, o.file)
+}
+
 // File is one data file being written: Parquet into a hidden storage object,
 // statistics and Bloom filters alongside. Write any number of batches, then Close
 // (or Abort). Not safe for concurrent use.
 type File struct {
-	o        *Output
-	place    FileOptions
-	rel      string // storage path (decoded)
-	logPath  string // add.path (encoded)
-	obj      storage.ObjectWriter
-	w        *Writer
-	coll     *stats.Collector
-	builders []*bloom.Builder
-	rows     int64
-	done     bool
+	o       *Output
+	place   FileOptions
+	rel     string // storage path (decoded)
+	logPath string // add.path (encoded)
+	obj     storage.ObjectWriter
+	w       *Writer
+	sum     *Summary
+	filters []bloom.Entry // after Close
+	rows    int64
+	done    bool
 }
 
 // Create starts a new file at place. The name is unique (part-NNNNN-<uuid>), so the
@@ -262,17 +344,9 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	} else {
 		f.logPath = partition.EncodeLogPath(name)
 	}
-	coll, err := stats.NewCollector(o.file, nil, o.spec.Stats)
-	if err != nil {
+	var err error
+	if f.sum, err = o.NewSummary(); err != nil {
 		return nil, err
-	}
-	f.coll = coll
-	for _, b := range o.bloom {
-		bb, err := bloom.NewBuilder(b.phys, 0, o.spec.BloomFPP)
-		if err != nil {
-			return nil, fmt.Errorf("datafile: %w", err)
-		}
-		f.builders = append(f.builders, bb)
 	}
 	// The file streams into storage (a hidden temporary object on stores that support
 	// it) and becomes visible, complete, only at Commit (L2); Abort discards it.
@@ -300,29 +374,18 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
-	if !rec.Schema().Equal(f.o.spec.Schema) {
-		return fmt.Errorf("%w: batch schema %s differs from the data schema %s", ErrInvalidArgument, rec.Schema(), f.o.spec.Schema)
+	phys, err := f.o.physical(rec)
+	if err != nil {
+		return err
 	}
-	phys := rec
-	if f.o.file != f.o.spec.Schema {
-		var err error
-		if phys, err = retypeRecord(rec, f.o.file); err != nil {
-			return err
-		}
-		defer phys.Release()
-	}
+	defer phys.Release()
 	// The Parquet writer queues the columns to its encoders and returns; statistics
 	// and Bloom filters are computed here meanwhile.
 	if err := f.w.Write(phys); err != nil {
 		return err
 	}
-	if err := f.coll.Update(phys); err != nil {
+	if err := f.sum.update(phys); err != nil {
 		return err
-	}
-	for i, b := range f.builders {
-		if err := b.AddArray(phys.Column(f.o.bloom[i].idx)); err != nil {
-			return fmt.Errorf("datafile: Bloom filter on %q: %w", f.o.bloom[i].phys, err)
-		}
 	}
 	if f.rows == 0 {
 		f.o.mu.Lock()
@@ -337,6 +400,17 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 
 // Rows returns the rows written so far.
 func (f *File) Rows() int64 { return f.rows }
+
+// Summary returns the file's statistics and Bloom filter builders (valid until
+// Close; its Stats stay valid after).
+func (f *File) Summary() *Summary { return f.sum }
+
+// Filters returns the file's Bloom index entries once Close has succeeded.
+func (f *File) Filters() []bloom.Entry { return f.filters }
+
+// FlushRowGroup ends the current row group now (the writer otherwise ends row
+// groups by size).
+func (f *File) FlushRowGroup() error { return f.w.FlushRowGroup() }
 
 // EstimatedSize estimates the file's size if it were closed now (see
 // Writer.EstimatedSize). It does not wait for columns still being encoded.
@@ -363,20 +437,17 @@ func (f *File) Close(ctx context.Context) (*log.Add, error) {
 	if f.rows == 0 {
 		return nil, f.obj.Abort()
 	}
-	statsJSON, err := f.coll.ToJSON()
+	statsJSON, err := f.sum.coll.ToJSON()
 	if err != nil {
 		_ = f.obj.Abort()
 		return nil, err
 	}
-	filters := make([]bloom.Entry, 0, len(f.builders))
-	for _, b := range f.builders {
-		flt, err := b.Finish()
-		if err != nil {
-			_ = f.obj.Abort()
-			return nil, fmt.Errorf("datafile: Bloom filter of %s: %w", f.rel, err)
-		}
-		filters = append(filters, bloom.Entry{DataPath: f.logPath, Filter: flt})
+	filters, err := f.sum.Filters(f.logPath)
+	if err != nil {
+		_ = f.obj.Abort()
+		return nil, err
 	}
+	f.filters = filters
 	if err := ctx.Err(); err != nil {
 		_ = f.obj.Abort()
 		return nil, err

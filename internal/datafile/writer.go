@@ -426,6 +426,22 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// FlushRowGroup ends the open row group now, if it has rows (row groups otherwise
+// end by size).
+func (w *Writer) FlushRowGroup() error {
+	if w.closed {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.endRowGroup(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
 // endRowGroup flushes the open row group.
 func (w *Writer) endRowGroup() error {
 	if w.rgRows == 0 {
