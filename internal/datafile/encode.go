@@ -120,6 +120,7 @@ type parallelEncoder struct {
 	sem     chan struct{}
 	pending sync.WaitGroup // arrays queued and not yet encoded
 	rows    int64          // rows queued to the open row group
+	model   *sizeModel
 	mu      sync.Mutex
 	err     error
 	stopped bool
@@ -137,17 +138,41 @@ type columnEncoder struct {
 	cw       file.ColumnChunkWriter // the open row group's writer; set while the goroutine is idle
 	def      []int16
 	rowsDone atomic.Int64 // rows encoded into the open row group
-	bytes    atomic.Int64 // estimated bytes of the open column chunk (see encode)
-	// arrow is the Arrow bytes queued to the open row group; ratio (compressed bytes
-	// per Arrow byte) and calib (real chunk size over the final estimate) are learned
+	// written is the bytes of the open column chunk's pages already encoded and
+	// compressed; unwritten the bytes encoded but not yet compressed (the current
+	// page, the dictionary). Both are published after each array (see encode).
+	written, unwritten atomic.Int64
+	// arrow is the Arrow bytes queued to the open row group. ratio (compressed bytes
+	// per Arrow byte) and pending (compressed bytes per unwritten byte) are learned
 	// from the last closed row group.
-	arrow, ratio, calib float64
+	arrow, ratio, pending float64
+}
+
+// sizeModel carries what the encoders learn about each column's sizes (see
+// columnEncoder.ratio and pending) from one file to the next of the same data, so
+// that a new file's first row group is estimated as well as the last one of the
+// previous file. Safe for concurrent use.
+type sizeModel struct {
+	mu             sync.Mutex
+	ratio, pending []float64
+}
+
+// defaultPendingRatio is the assumed size, after compression, of a byte of a page or
+// dictionary not yet written, before a row group has shown the real one.
+const defaultPendingRatio = 0.5
+
+func newSizeModel(cols int) *sizeModel {
+	m := &sizeModel{ratio: make([]float64, cols), pending: make([]float64, cols)}
+	for i := range m.ratio {
+		m.ratio[i], m.pending[i] = 1, defaultPendingRatio
+	}
+	return m
 }
 
 // errAborted stops the column goroutines of an aborted writer.
 var errAborted = errors.New("datafile: writer aborted")
 
-func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parquet.WriterProperties, arrProps pqarrow.ArrowWriterProperties, kv map[string]string, par int) (*parallelEncoder, error) {
+func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parquet.WriterProperties, arrProps pqarrow.ArrowWriterProperties, kv map[string]string, par int, model *sizeModel) (*parallelEncoder, error) {
 	pqSchema, err := pqarrow.ToParquet(schema, props, arrProps)
 	if err != nil {
 		return nil, err
@@ -169,10 +194,15 @@ func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parqu
 			return nil, fmt.Errorf("key-value metadata %q: %w", k, err)
 		}
 	}
-	e := &parallelEncoder{fw: fw, sink: sink, sem: make(chan struct{}, max(par, 1))}
-	for _, f := range schema.Fields() {
+	if model == nil || len(model.ratio) != schema.NumFields() {
+		model = newSizeModel(schema.NumFields())
+	}
+	e := &parallelEncoder{fw: fw, sink: sink, sem: make(chan struct{}, max(par, 1)), model: model}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	for i, f := range schema.Fields() {
 		c := &columnEncoder{e: e, name: f.Name, nullable: f.Nullable, in: make(chan arrow.Array, 4), done: make(chan struct{}),
-			actx: pqarrow.NewArrowWriteContext(context.Background(), &arrProps), ratio: 1, calib: 1}
+			actx: pqarrow.NewArrowWriteContext(context.Background(), &arrProps), ratio: model.ratio[i], pending: model.pending[i]}
 		e.cols = append(e.cols, c)
 		go c.run()
 	}
@@ -246,15 +276,16 @@ func (c *columnEncoder) encode(arr arrow.Array) error {
 	if err := pqarrow.WriteArrowToColumn(c.actx, c.cw, arr, def, nil, leafNullable); err != nil {
 		return err
 	}
-	c.rowsDone.Add(int64(arr.Len()))
-	est := c.cw.TotalBytesWritten()
+	var unwritten int64
 	if s, ok := c.cw.(sizer); ok {
-		est += s.EstimatedBufferedValueBytes()
+		unwritten += s.EstimatedBufferedValueBytes()
 	}
 	if d, ok := c.cw.CurrentEncoder().(dictSizer); ok {
-		est += int64(d.DictEncodedSize())
+		unwritten += int64(d.DictEncodedSize())
 	}
-	c.bytes.Store(est)
+	c.written.Store(c.cw.TotalBytesWritten())
+	c.unwritten.Store(unwritten)
+	c.rowsDone.Add(int64(arr.Len()))
 	return nil
 }
 
@@ -273,7 +304,8 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 				return err
 			}
 			c.rowsDone.Store(0)
-			c.bytes.Store(0)
+			c.written.Store(0)
+			c.unwritten.Store(0)
 			c.arrow = 0
 		}
 	}
@@ -315,11 +347,12 @@ func leafBytes(arr arrow.Array) int64 {
 	return n * 8
 }
 
-// openBytes sums the columns' estimates. A column that has encoded rows of the open
-// row group extrapolates its published size (flushed pages, plus the current page and
-// dictionary uncompressed) to the rows queued and scales it by how far that estimate
-// was off when the last row group closed; one that has not yet scales its queued
-// Arrow bytes by the compression ratio of the last row group (1.0 before the first).
+// openBytes sums the columns' estimates of the open row group. A column that has
+// encoded rows counts its compressed pages as they are and its unwritten bytes (the
+// current page, the dictionary) at the compression the last row group showed for
+// them, and extrapolates the sum to the rows queued; one that has not encoded
+// anything yet scales its queued Arrow bytes by the compression ratio of the last
+// row group (1.0 before the first, which errs towards smaller row groups).
 func (e *parallelEncoder) openBytes() int64 {
 	if e.rgw == nil {
 		return 0
@@ -327,7 +360,8 @@ func (e *parallelEncoder) openBytes() int64 {
 	var est float64
 	for _, c := range e.cols {
 		if r := c.rowsDone.Load(); r > 0 {
-			est += float64(c.bytes.Load()) * float64(e.rows) / float64(r) * c.calib
+			b := float64(c.written.Load()) + float64(c.unwritten.Load())*c.pending
+			est += b * float64(e.rows) / float64(r)
 		} else {
 			est += c.arrow * c.ratio
 		}
@@ -350,14 +384,18 @@ func (e *parallelEncoder) endRowGroup() error {
 		e.fail(err)
 		return err
 	}
-	for _, c := range e.cols {
-		real := float64(max(c.cw.TotalCompressedBytes(), c.cw.TotalBytesWritten()))
-		if est := float64(c.bytes.Load()); est > 0 && real > 0 {
-			c.calib = min(max(real/est, 0.05), 4)
+	e.model.mu.Lock()
+	defer e.model.mu.Unlock()
+	for i, c := range e.cols {
+		// After Close, a column writer's TotalBytesWritten is its chunk's size.
+		real := float64(c.cw.TotalBytesWritten())
+		if u := float64(c.unwritten.Load()); u > 0 {
+			c.pending = min(max((real-float64(c.written.Load()))/u, 0.02), 1.5)
 		}
 		if c.arrow > 0 && real > 0 {
 			c.ratio = min(max(real/c.arrow, 0.01), 4)
 		}
+		e.model.ratio[i], e.model.pending[i] = c.ratio, c.pending
 		c.cw = nil
 	}
 	return nil
@@ -392,7 +430,13 @@ func (e *parallelEncoder) close() (*metadata.FileMetaData, error) {
 
 func (e *parallelEncoder) settle() { e.pending.Wait() }
 
+// abort drops what is queued and closes the open row group into the sink (which the
+// caller discards): arrow-go's column writers release their buffers only on Close.
 func (e *parallelEncoder) abort() {
 	e.fail(errAborted)
 	e.stop()
+	if e.rgw != nil {
+		_ = e.rgw.Close()
+		e.rgw = nil
+	}
 }

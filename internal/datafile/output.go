@@ -180,7 +180,7 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 		o.pcols = append(o.pcols, f.Name)
 	}
 	o.opts = WriterOptions{Codec: spec.Codec, CompressionLevel: spec.CompressionLevel, TargetRowGroupBytes: spec.RowGroupBytes,
-		BloomFPP: spec.BloomFPP, Parallelism: spec.Parallelism, Allocator: spec.Allocator}
+		BloomFPP: spec.BloomFPP, Parallelism: spec.Parallelism, Allocator: spec.Allocator, sizes: newSizeModel(o.file.NumFields())}
 	for _, c := range spec.BloomColumns {
 		idx := fieldIndex(spec.Schema, c)
 		if idx < 0 {

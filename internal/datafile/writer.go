@@ -119,6 +119,8 @@ type WriterOptions struct {
 
 	// serial forces pqarrow's encoder (tests compare the two encoders).
 	serial bool
+	// sizes, when set, is shared by the files of one Output (see sizeModel).
+	sizes *sizeModel
 }
 
 // Validate reports every problem with the options at once.
@@ -338,7 +340,7 @@ func (w *Writer) start(first arrow.RecordBatch) error {
 	arrProps := w.opts.arrowProperties()
 	var err error
 	if isFlat(w.schema) && !w.opts.serial {
-		w.enc, err = newParallelEncoder(w.sink, w.schema, props, arrProps, w.opts.KeyValueMetadata, w.opts.Parallelism)
+		w.enc, err = newParallelEncoder(w.sink, w.schema, props, arrProps, w.opts.KeyValueMetadata, w.opts.Parallelism, w.opts.sizes)
 	} else {
 		w.enc, err = newSerialEncoder(w.sink, w.schema, props, arrProps, w.opts.KeyValueMetadata)
 	}
