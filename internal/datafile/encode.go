@@ -121,6 +121,9 @@ type parallelEncoder struct {
 	pending sync.WaitGroup // arrays queued and not yet encoded
 	rows    int64          // rows queued to the open row group
 	model   *sizeModel
+	// blooms are the row groups' Parquet Bloom filters, released once the file is
+	// written (arrow-go otherwise leaves them to GC cleanups).
+	blooms  []metadata.BloomFilterBuilder
 	mu      sync.Mutex
 	err     error
 	stopped bool
@@ -387,6 +390,9 @@ func (e *parallelEncoder) endRowGroup() error {
 	e.model.mu.Lock()
 	defer e.model.mu.Unlock()
 	for i, c := range e.cols {
+		if b := c.cw.GetBloomFilter(); b != nil {
+			e.blooms = append(e.blooms, b)
+		}
 		// After Close, a column writer's TotalBytesWritten is its chunk's size.
 		real := float64(c.cw.TotalBytesWritten())
 		if u := float64(c.unwritten.Load()); u > 0 {
@@ -422,10 +428,19 @@ func (e *parallelEncoder) close() (*metadata.FileMetaData, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.fw.Close(); err != nil {
+	err = e.fw.Close()
+	e.releaseBlooms()
+	if err != nil {
 		return nil, err
 	}
 	return e.fw.FileMetadata()
+}
+
+func (e *parallelEncoder) releaseBlooms() {
+	for _, b := range e.blooms {
+		b.Release()
+	}
+	e.blooms = nil
 }
 
 func (e *parallelEncoder) settle() { e.pending.Wait() }
@@ -438,5 +453,11 @@ func (e *parallelEncoder) abort() {
 	if e.rgw != nil {
 		_ = e.rgw.Close()
 		e.rgw = nil
+		for _, c := range e.cols {
+			if b := c.cw.GetBloomFilter(); b != nil {
+				e.blooms = append(e.blooms, b)
+			}
+		}
 	}
+	e.releaseBlooms()
 }
