@@ -13,12 +13,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/log"
 )
 
@@ -236,7 +236,6 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 // appears in two files, and the roller closes the file after it.
 func (w *clusterWriter) writeSorted(ctx context.Context, src arrow.RecordBatch, pairs []keyed, cols []int, after, progress int64) error {
 	mem := w.o.Allocator
-	tctx := compute.WithAllocator(ctx, mem)
 	if cols == nil {
 		cols = make([]int, src.NumCols())
 		for i := range cols {
@@ -268,19 +267,14 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src arrow.RecordBatch, 
 		for _, pr := range pairs[lo:hi] {
 			idx = append(idx, pr.pos)
 		}
-		ib := array.NewUint32Builder(mem)
-		ib.AppendValues(idx, nil)
-		ia := ib.NewArray()
-		ib.Release()
 		arrs := make([]arrow.Array, len(cols))
 		var err error
 		for i, c := range cols {
-			arrs[i], err = compute.TakeArray(tctx, src.Column(c), ia)
+			arrs[i], err = gather.Take(ctx, src.Column(c), idx, mem)
 			if err != nil {
 				break
 			}
 		}
-		ia.Release()
 		if err == nil {
 			rec := array.NewRecordBatch(sch, arrs, int64(hi-lo))
 			err = w.roller.Append(ctx, rec)

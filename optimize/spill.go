@@ -11,8 +11,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/skiplake/skiplake/internal/gather"
 )
 
 // Spill sizing.
@@ -161,20 +162,14 @@ func routeRows(ctx context.Context, rec arrow.RecordBatch, keys []uint64, splits
 		r := sort.Search(len(splits), func(j int) bool { return splits[j] > key })
 		byRun[r] = append(byRun[r], uint32(i))
 	}
-	tctx := compute.WithAllocator(ctx, o.Allocator)
 	for r, rows := range byRun {
-		ib := array.NewUint32Builder(o.Allocator)
-		ib.AppendValues(rows, nil)
-		ia := ib.NewArray()
-		ib.Release()
 		cols := make([]arrow.Array, rec.NumCols()+1)
 		var err error
 		for c := 0; c < int(rec.NumCols()); c++ {
-			if cols[c], err = compute.TakeArray(tctx, rec.Column(c), ia); err != nil {
+			if cols[c], err = gather.Take(ctx, rec.Column(c), rows, o.Allocator); err != nil {
 				break
 			}
 		}
-		ia.Release()
 		if err == nil {
 			kb := array.NewInt64Builder(o.Allocator)
 			kb.Reserve(len(rows))

@@ -10,11 +10,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
@@ -359,13 +359,13 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		}
 		keys[r] = sb.String()
 	}
-	groups := map[string][]int64{}
+	groups := map[string][]uint32{}
 	var order []string
 	for r, k := range keys {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		groups[k] = append(groups[k], int64(r))
+		groups[k] = append(groups[k], uint32(r))
 	}
 	for _, k := range order {
 		rows := groups[k]
@@ -397,32 +397,12 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		if len(rows) == n {
 			sub = w.project(rec)
 		} else {
-			idx := array.NewInt64Builder(w.mem)
-			idx.AppendValues(rows, nil)
-			ia := idx.NewArray()
-			idx.Release()
 			data := w.project(rec)
-			cols := make([]arrow.Array, data.NumCols())
 			var err error
-			for c := range cols {
-				cols[c], err = compute.TakeArray(compute.WithAllocator(ctx, w.mem), data.Column(c), ia)
-				if err != nil {
-					break
-				}
-			}
+			sub, err = gather.Record(ctx, data, rows, w.mem)
 			data.Release()
-			ia.Release()
 			if err != nil {
-				for _, c := range cols {
-					if c != nil {
-						c.Release()
-					}
-				}
 				return fmt.Errorf("table: splitting partitions: %w", err)
-			}
-			sub = array.NewRecordBatch(w.fileSch, cols, int64(len(rows)))
-			for _, c := range cols {
-				c.Release()
 			}
 		}
 		err = w.send(ctx, dir, values, sub)
