@@ -2,7 +2,6 @@ package datafile
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,7 +35,6 @@ func chooseDictionary(rec arrow.RecordBatch, rgBytes, limit int64, skip map[stri
 	perRow := float64(RecordBytes(rec)) / float64(rec.NumRows())
 	rgRows := float64(rgBytes) / math.Max(perRow/2, 1)
 	out := map[string]bool{}
-	seed := maphash.MakeSeed()
 	for i, f := range rec.Schema().Fields() {
 		if _, ok := skip[f.Name]; ok {
 			continue
@@ -53,7 +51,7 @@ func chooseDictionary(rec arrow.RecordBatch, rgBytes, limit int64, skip map[stri
 			if arr.IsNull(r) {
 				continue
 			}
-			h, size := sampleHash(arr, r, seed)
+			h, size := sampleHash(arr, r)
 			counts[h]++
 			nonNull++
 			bytes += int64(size)
@@ -112,30 +110,31 @@ func sampleWidth(arr arrow.Array) (int, bool) {
 	return 0, false
 }
 
-// sampleHash returns a 64-bit hash of the value at row r and its size in bytes.
-func sampleHash(arr arrow.Array, r int, seed maphash.Seed) (uint64, int) {
+// sampleHash returns a 64-bit hash of the value at row r and its size in bytes. The
+// hash is fixed (FNV-1a), so the choice, and the files, are the same in every run.
+func sampleHash(arr arrow.Array, r int) (uint64, int) {
 	var buf [16]byte
 	switch a := arr.(type) {
 	case *array.String:
 		s := a.Value(r)
-		return maphash.String(seed, s), len(s)
+		return fnv1a(s), len(s)
 	case *array.LargeString:
 		s := a.Value(r)
-		return maphash.String(seed, s), len(s)
+		return fnv1a(s), len(s)
 	case *array.Binary:
 		b := a.Value(r)
-		return maphash.Bytes(seed, b), len(b)
+		return fnv1a(b), len(b)
 	case *array.LargeBinary:
 		b := a.Value(r)
-		return maphash.Bytes(seed, b), len(b)
+		return fnv1a(b), len(b)
 	case *array.FixedSizeBinary:
 		b := a.Value(r)
-		return maphash.Bytes(seed, b), len(b)
+		return fnv1a(b), len(b)
 	case *array.Decimal128:
 		v := a.Value(r)
 		binary.LittleEndian.PutUint64(buf[:8], v.LowBits())
 		binary.LittleEndian.PutUint64(buf[8:], uint64(v.HighBits()))
-		return maphash.Bytes(seed, buf[:]), 16
+		return fnv1a(buf[:]), 16
 	}
 	// Fixed-width primitives: the raw bytes of the value.
 	d := arr.Data()
@@ -143,6 +142,15 @@ func sampleHash(arr arrow.Array, r int, seed maphash.Seed) (uint64, int) {
 	raw := d.Buffers()[1].Bytes()[(d.Offset()+r)*w : (d.Offset()+r+1)*w]
 	copy(buf[:], raw)
 	return binary.LittleEndian.Uint64(buf[:8]), w
+}
+
+func fnv1a[T string | []byte](b T) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(b); i++ {
+		h ^= uint64(b[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // bloomFilterBytes is the size arrow-go gives a split-block Bloom filter for ndv

@@ -108,6 +108,12 @@ func isFlat(schema *arrow.Schema) bool {
 // statistics, reading the next batch) overlaps with the encoding; a row group is
 // flushed only after every column has caught up.
 //
+// One slice is in flight at a time: write waits until every column has encoded the
+// previous slice before queuing the next. That keeps the size estimate — and so
+// every row-group and file cut made from it — deterministic: it is the exact state
+// after the previous slice plus the new slice's Arrow bytes at the learned ratio,
+// never a snapshot of how far each goroutine happened to get.
+//
 // The definition levels are those pqarrow's level builder produces for a top-level
 // leaf: none for a required column; for a nullable one, 1 per value when it has no
 // nulls (leaf not nullable), 0 per value when all are null, else from the validity
@@ -118,8 +124,7 @@ type parallelEncoder struct {
 	rgw     file.BufferedRowGroupWriter // nil when no row group is open
 	cols    []*columnEncoder
 	sem     chan struct{}
-	pending sync.WaitGroup // arrays queued and not yet encoded
-	rows    int64          // rows queued to the open row group
+	last    *sync.WaitGroup // the slice in flight (nil: every column has caught up)
 	model   *sizeModel
 	// blooms are the row groups' Parquet Bloom filters, released once the file is
 	// written (arrow-go otherwise leaves them to GC cleanups).
@@ -135,20 +140,28 @@ type columnEncoder struct {
 	e        *parallelEncoder
 	name     string
 	nullable bool
-	in       chan arrow.Array
+	in       chan slice
 	done     chan struct{}
 	actx     context.Context
 	cw       file.ColumnChunkWriter // the open row group's writer; set while the goroutine is idle
 	def      []int16
-	rowsDone atomic.Int64 // rows encoded into the open row group
 	// written is the bytes of the open column chunk's pages already encoded and
 	// compressed; unwritten the bytes encoded but not yet compressed (the current
 	// page, the dictionary). Both are published after each array (see encode).
 	written, unwritten atomic.Int64
+	// settled is the estimated chunk size when the previous slice was encoded (see
+	// openBytes), inflight the Arrow bytes of the slice in flight.
+	settled, inflight float64
 	// arrow is the Arrow bytes queued to the open row group. ratio (compressed bytes
 	// per Arrow byte) and pending (compressed bytes per unwritten byte) are learned
 	// from the last closed row group.
 	arrow, ratio, pending float64
+}
+
+// slice is one column's part of a queued slice of rows.
+type slice struct {
+	arr  arrow.Array
+	done *sync.WaitGroup
 }
 
 // sizeModel carries what the encoders learn about each column's sizes (see
@@ -204,7 +217,7 @@ func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parqu
 	model.mu.Lock()
 	defer model.mu.Unlock()
 	for i, f := range schema.Fields() {
-		c := &columnEncoder{e: e, name: f.Name, nullable: f.Nullable, in: make(chan arrow.Array, 4), done: make(chan struct{}),
+		c := &columnEncoder{e: e, name: f.Name, nullable: f.Nullable, in: make(chan slice, 2), done: make(chan struct{}),
 			actx: pqarrow.NewArrowWriteContext(context.Background(), &arrProps), ratio: model.ratio[i], pending: model.pending[i]}
 		e.cols = append(e.cols, c)
 		go c.run()
@@ -228,17 +241,17 @@ func (e *parallelEncoder) fail(err error) {
 
 func (c *columnEncoder) run() {
 	defer close(c.done)
-	for arr := range c.in {
+	for sl := range c.in {
 		if c.e.failed() == nil {
 			c.e.sem <- struct{}{}
-			err := c.encode(arr)
+			err := c.encode(sl.arr)
 			<-c.e.sem
 			if err != nil {
 				c.e.fail(fmt.Errorf("column %q: %w", c.name, err))
 			}
 		}
-		arr.Release()
-		c.e.pending.Done()
+		sl.arr.Release()
+		sl.done.Done()
 	}
 }
 
@@ -288,11 +301,11 @@ func (c *columnEncoder) encode(arr arrow.Array) error {
 	}
 	c.written.Store(c.cw.TotalBytesWritten())
 	c.unwritten.Store(unwritten)
-	c.rowsDone.Add(int64(arr.Len()))
 	return nil
 }
 
 func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
+	e.settle()
 	if err := e.failed(); err != nil {
 		return err
 	}
@@ -306,20 +319,21 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 			if c.cw, err = rgw.Column(i); err != nil {
 				return err
 			}
-			c.rowsDone.Store(0)
 			c.written.Store(0)
 			c.unwritten.Store(0)
-			c.arrow = 0
+			c.arrow, c.settled, c.inflight = 0, 0, 0
 		}
 	}
+	wg := &sync.WaitGroup{}
+	wg.Add(len(e.cols))
 	for i, c := range e.cols {
 		arr := rec.Column(i)
-		c.arrow += float64(leafBytes(arr))
+		c.inflight = float64(leafBytes(arr))
+		c.arrow += c.inflight
 		arr.Retain()
-		e.pending.Add(1)
-		c.in <- arr
+		c.in <- slice{arr, wg}
 	}
-	e.rows += rec.NumRows()
+	e.last = wg
 	return nil
 }
 
@@ -350,24 +364,19 @@ func leafBytes(arr arrow.Array) int64 {
 	return n * 8
 }
 
-// openBytes sums the columns' estimates of the open row group. A column that has
-// encoded rows counts its compressed pages as they are and its unwritten bytes (the
-// current page, the dictionary) at the compression the last row group showed for
-// them, and extrapolates the sum to the rows queued; one that has not encoded
-// anything yet scales its queued Arrow bytes by the compression ratio of the last
-// row group (1.0 before the first, which errs towards smaller row groups).
+// openBytes sums the columns' estimates of the open row group: each column's state
+// when the previous slice was encoded — compressed pages as they are, unwritten bytes
+// (the current page, the dictionary) at the compression the last row group showed
+// for them — plus the slice in flight's Arrow bytes at the column's compression ratio
+// of the last row group (1.0 before the first, which errs towards smaller row
+// groups). It does not depend on how far the encoders have got (see parallelEncoder).
 func (e *parallelEncoder) openBytes() int64 {
 	if e.rgw == nil {
 		return 0
 	}
 	var est float64
 	for _, c := range e.cols {
-		if r := c.rowsDone.Load(); r > 0 {
-			b := float64(c.written.Load()) + float64(c.unwritten.Load())*c.pending
-			est += b * float64(e.rows) / float64(r)
-		} else {
-			est += c.arrow * c.ratio
-		}
+		est += c.settled + c.inflight*c.ratio
 	}
 	return int64(est)
 }
@@ -376,13 +385,12 @@ func (e *parallelEncoder) endRowGroup() error {
 	if e.rgw == nil {
 		return nil
 	}
-	e.pending.Wait()
+	e.settle()
 	if err := e.failed(); err != nil {
 		return err
 	}
 	err := e.rgw.Close()
 	e.rgw = nil
-	e.rows = 0
 	if err != nil {
 		e.fail(err)
 		return err
@@ -443,21 +451,39 @@ func (e *parallelEncoder) releaseBlooms() {
 	e.blooms = nil
 }
 
-func (e *parallelEncoder) settle() { e.pending.Wait() }
+// settle waits for the slice in flight and takes the columns' sizes after it.
+func (e *parallelEncoder) settle() {
+	if e.last == nil {
+		return
+	}
+	e.last.Wait()
+	e.last = nil
+	for _, c := range e.cols {
+		c.settled = float64(c.written.Load()) + float64(c.unwritten.Load())*c.pending
+		c.inflight = 0
+	}
+}
 
-// abort drops what is queued and closes the open row group into the sink (which the
-// caller discards): arrow-go's column writers release their buffers only on Close.
+// abort lets the slice in flight finish (so that every column writer is consistent),
+// stops the goroutines and closes each column writer of the open row group into the
+// sink, which the caller discards: arrow-go's column writers release their buffers
+// only on Close. (The row group writer's own Close refuses columns of unequal row
+// counts, as a column that failed leaves them, and would then release nothing.)
 func (e *parallelEncoder) abort() {
+	e.settle()
 	e.fail(errAborted)
 	e.stop()
 	if e.rgw != nil {
-		_ = e.rgw.Close()
-		e.rgw = nil
 		for _, c := range e.cols {
+			if c.cw == nil {
+				continue
+			}
+			_ = c.cw.Close()
 			if b := c.cw.GetBloomFilter(); b != nil {
 				e.blooms = append(e.blooms, b)
 			}
 		}
+		e.rgw = nil
 	}
 	e.releaseBlooms()
 }

@@ -423,3 +423,33 @@ func TestFileRefusesOtherSchemas(t *testing.T) {
 	err = f.Write(rec)
 	require.True(t, errors.Is(err, ErrInvalidArgument), "%v", err)
 }
+
+// The files a roll produces depend on the data only: the same rows give files of
+// the same rows and bytes whatever the parallelism, batch sizes being equal (the size
+// estimate never looks at how far the column encoders have got).
+func TestRollerIsDeterministic(t *testing.T) {
+	mem := checkedMem(t)
+	recs := lineBatches(mem, 120_000, 7000, 6)
+	defer releaseBatches(recs)
+	shape := func(par int) []string {
+		out, err := NewOutput(storage.NewMemory(), Spec{Schema: lineSchema, TargetFileSize: 256 << 10, Parallelism: par, Allocator: mem})
+		require.NoError(t, err)
+		r := out.NewRoller(FileOptions{})
+		for _, rec := range recs {
+			require.NoError(t, r.Write(bg, rec))
+		}
+		require.NoError(t, r.Close(bg))
+		var s []string
+		for _, a := range r.Adds() {
+			n, _ := a.NumRecords()
+			s = append(s, fmt.Sprintf("%d rows, %d bytes", n, a.Size))
+		}
+		return s
+	}
+	want := shape(1)
+	require.Greater(t, len(want), 3)
+	for range 3 {
+		require.Equal(t, want, shape(2))
+		require.Equal(t, want, shape(8))
+	}
+}
