@@ -328,6 +328,10 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 	wg.Add(len(e.cols))
 	for i, c := range e.cols {
 		arr := rec.Column(i)
+		// Arrow counts the nulls of a slice lazily and caches the count: count them
+		// here, before the array is shared with the column's goroutine and the
+		// caller's statistics.
+		arr.NullN()
 		c.inflight = float64(leafBytes(arr))
 		c.arrow += c.inflight
 		arr.Retain()
