@@ -223,6 +223,15 @@ func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterPropertie
 	return parquet.NewWriterProperties(props...)
 }
 
+// Properties returns the arrow-go properties of a file written with these options
+// and the given dictionary choices (see Writer.DictionaryChoices): what a plain
+// pqarrow writer needs to encode exactly as this package does, for benchmarks that
+// compare like with like.
+func (o WriterOptions) Properties(dict map[string]bool) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
+	o = o.withDefaults()
+	return o.properties(dict), o.arrowProperties()
+}
+
 func (o WriterOptions) arrowProperties() pqarrow.ArrowWriterProperties {
 	return pqarrow.NewArrowWriterProperties(
 		pqarrow.WithStoreSchema(),
