@@ -230,6 +230,14 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 	share := o
 	share.MemoryBudget = max(o.MemoryBudget/int64(o.Parallelism), 1)
 	share.Parallelism = 1
+	// Compaction bins run side by side; their files share the cores.
+	compacting := 0
+	for _, it := range items {
+		if it.bin.Kind != KindCluster {
+			compacting++
+		}
+	}
+	compactPar := max(1, o.Parallelism/max(1, min(compacting, o.Parallelism)))
 	for i, it := range items {
 		if it.bin.Kind == KindCluster && !smallBin(it.bin, share.MemoryBudget) {
 			continue // below, after the concurrent ones
@@ -249,7 +257,7 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 			if it.bin.Kind == KindCluster {
 				results[i], errs[i] = e.cluster(ctx, it, share, out)
 			} else {
-				results[i], errs[i] = e.compact(ctx, it, out)
+				results[i], errs[i] = e.compact(ctx, it, out, compactPar)
 			}
 			if errs[i] != nil {
 				cancel()
@@ -291,9 +299,9 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 // times that).
 func smallBin(b *Bin, budget int64) bool { return b.Bytes*16 <= budget }
 
-// compact concatenates a bin's files into one new file (rows in input order). Bins
-// run side by side, so the file is encoded one column at a time.
-func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Output) (*binResult, error) {
+// compact concatenates a bin's files into one new file (rows in input order),
+// encoding up to par of its columns at once (bins run side by side).
+func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Output, par int) (*binResult, error) {
 	p := e.plan
 	first := it.bin.adds[0]
 	dec, err := first.DecodedPath()
@@ -301,7 +309,7 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 		return nil, err
 	}
 	f, err := out.Create(ctx, datafile.FileOptions{Dir: dirOf(dec), LogDir: dirOf(first.Path),
-		PartitionValues: it.part.Values, Tags: cubeTags(it.bin.adds), Parallelism: 1})
+		PartitionValues: it.part.Values, Tags: cubeTags(it.bin.adds), Parallelism: par})
 	if err != nil {
 		return nil, err
 	}
