@@ -305,7 +305,6 @@ func (p *prepared) buildLayout(ctx context.Context, name string, progress Progre
 			}
 			lf.rgStats = append(lf.rgStats, rc.Result())
 		}
-		fileStats := sum.Stats()
 		var filters []bloom.Entry
 		if pf != nil {
 			add, err := pf.Close(ctx)
@@ -320,7 +319,7 @@ func (p *prepared) buildLayout(ctx context.Context, name string, progress Progre
 		} else if filters, err = sum.Filters(""); err != nil {
 			return nil, errorf(ErrInternal, "layout %s file %d: bloom: %v", name, f, err)
 		}
-		lf.fileStats = append(lf.fileStats, fileStats)
+		lf.fileStats = append(lf.fileStats, sum.Stats())
 		lf.fileBytes = append(lf.fileBytes, size)
 		if p.needBloom {
 			lf.filters = append(lf.filters, filters[0].Filter)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -196,21 +195,23 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 		return err
 	}
 	pairs := make([]keyed, n)
-	keys := make([]uint64, 0)
-	var scratch [][]uint32
-	var off int64
-	for _, r := range recs {
-		m := int(r.NumRows())
-		keys = slices.Grow(keys[:0], m)[:m]
-		if scratch, err = k.keys(p.clusterColumns(r), off, keys, scratch); err != nil {
+	offs := make([]int64, len(recs)+1)
+	for i, r := range recs {
+		offs[i+1] = offs[i] + r.NumRows()
+	}
+	// Keys batch by batch on every worker (the keyer is immutable).
+	err = parallel(ctx, o.Parallelism, len(recs), func(ctx context.Context, b int) error {
+		off, m := offs[b], int(recs[b].NumRows())
+		keys := make([]uint64, m)
+		if _, err := k.keys(p.clusterColumns(recs[b]), off, keys, nil); err != nil {
 			return err
 		}
 		for i, key := range keys {
 			pairs[off+int64(i)] = keyed{key, uint32(off) + uint32(i)}
 		}
-		off += int64(m)
-	}
-	if err := ctx.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	all, err := concatRecords(p.dataSch, recs, o.Allocator)
@@ -224,7 +225,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 		}
 		perFile[i] = nil
 	}
-	sortKeyed(pairs, tieBreak{p.clusterColumns(all)})
+	sortKeyed(ctx, pairs, tieBreak{p.clusterColumns(all)}, o.Parallelism)
 	return w.writeSorted(ctx, all, pairs, nil, 0, w.it.bin.Bytes/2)
 }
 
@@ -267,14 +268,14 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src arrow.RecordBatch, 
 		for _, pr := range pairs[lo:hi] {
 			idx = append(idx, pr.pos)
 		}
+		// Gather the columns on every worker: the take of strings is random access
+		// into the whole bin and would otherwise be the serial part of the write.
 		arrs := make([]arrow.Array, len(cols))
-		var err error
-		for i, c := range cols {
-			arrs[i], err = gather.Take(ctx, src.Column(c), idx, mem)
-			if err != nil {
-				break
-			}
-		}
+		err := parallel(ctx, w.o.Parallelism, len(cols), func(ctx context.Context, i int) error {
+			var err error
+			arrs[i], err = gather.Take(ctx, src.Column(cols[i]), idx, mem)
+			return err
+		})
 		if err == nil {
 			rec := array.NewRecordBatch(sch, arrs, int64(hi-lo))
 			err = w.roller.Append(ctx, rec)

@@ -299,6 +299,6 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	for _, c := range clusters {
 		tb.cols = append(tb.cols, all.Column(c))
 	}
-	sortKeyed(pairs, tb)
+	sortKeyed(ctx, pairs, tb, o.Parallelism)
 	return w.writeSorted(ctx, all, pairs, dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
@@ -106,6 +107,27 @@ func TestClusteredFilesFollowTheTargetSize(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// The parallel sort (parts sorted concurrently, then merged) orders pairs exactly as
+// the sequential one: the order is total (ties broken by position).
+func TestParallelSortKeyedMatchesSequential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 1, 1000, 1 << 16, 200_003} {
+		pairs := make([]keyed, n)
+		for i := range pairs {
+			pairs[i] = keyed{key: rng.Uint64N(uint64(max(n/10, 1))), pos: uint32(i)}
+		}
+		want := slices.Clone(pairs)
+		sortKeyed(context.Background(), want, tieBreak{}, 1)
+		for _, par := range []int{2, 3, 8} {
+			got := slices.Clone(pairs)
+			sortKeyed(context.Background(), got, tieBreak{}, par)
+			if !slices.Equal(want, got) {
+				t.Fatalf("n=%d par=%d: parallel sort differs", n, par)
+			}
 		}
 	}
 }

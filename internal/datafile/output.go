@@ -319,6 +319,10 @@ type File struct {
 	obj     storage.ObjectWriter
 	w       *Writer
 	sum     *Summary
+	// sumIn feeds the goroutine that updates sum (started by the first Write);
+	// sumErr receives its result when sumIn is closed.
+	sumIn   chan arrow.RecordBatch
+	sumErr  chan error
 	filters []bloom.Entry // after Close
 	rows    int64
 	done    bool
@@ -380,13 +384,26 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 	}
 	defer phys.Release()
 	// The Parquet writer queues the columns to its encoders and returns; statistics
-	// and Bloom filters are computed here meanwhile.
+	// and Bloom filters are computed by a goroutine of their own meanwhile (in
+	// order: the collectors see the batches as the file holds them).
 	if err := f.w.Write(phys); err != nil {
 		return err
 	}
-	if err := f.sum.update(phys); err != nil {
-		return err
+	if f.sumIn == nil {
+		f.sumIn, f.sumErr = make(chan arrow.RecordBatch, 2), make(chan error, 1)
+		go func(in <-chan arrow.RecordBatch, out chan<- error) {
+			var err error
+			for rec := range in {
+				if err == nil {
+					err = f.sum.update(rec)
+				}
+				rec.Release()
+			}
+			out <- err
+		}(f.sumIn, f.sumErr)
 	}
+	phys.Retain()
+	f.sumIn <- phys
 	if f.rows == 0 {
 		f.o.mu.Lock()
 		if f.o.dict == nil {
@@ -401,9 +418,20 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 // Rows returns the rows written so far.
 func (f *File) Rows() int64 { return f.rows }
 
-// Summary returns the file's statistics and Bloom filter builders (valid until
-// Close; its Stats stay valid after).
+// Summary returns the file's statistics and Bloom filters. Read it only after Close
+// (its statistics are computed concurrently with the writes until then).
 func (f *File) Summary() *Summary { return f.sum }
+
+// summaryDone waits until every batch written has been added to the summary.
+func (f *File) summaryDone() error {
+	if f.sumIn == nil {
+		return nil
+	}
+	close(f.sumIn)
+	err := <-f.sumErr
+	f.sumIn = nil
+	return err
+}
 
 // Filters returns the file's Bloom index entries once Close has succeeded.
 func (f *File) Filters() []bloom.Entry { return f.filters }
@@ -429,7 +457,11 @@ func (f *File) Close(ctx context.Context) (*log.Add, error) {
 		return nil, ErrClosed
 	}
 	f.done = true
+	sumErr := f.summaryDone()
 	res, err := f.w.Close()
+	if err == nil {
+		err = sumErr
+	}
 	if err != nil {
 		_ = f.obj.Abort()
 		return nil, err
@@ -485,6 +517,7 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	_ = f.summaryDone()
 	f.w.Abort()
 	_ = f.obj.Abort()
 }
