@@ -1,9 +1,9 @@
 package optimize
 
 import (
-	"context"
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
