@@ -214,7 +214,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	if err != nil {
 		return err
 	}
-	all, err := concatRecords(p.dataSch, recs, o.Allocator)
+	all, err := concatRecords(ctx, p.dataSch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
 		return err
 	}
@@ -297,29 +297,33 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src arrow.RecordBatch, 
 }
 
 // concatRecords concatenates batches of one schema into one batch.
-func concatRecords(sch *arrow.Schema, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+func concatRecords(ctx context.Context, sch *arrow.Schema, recs []arrow.RecordBatch, par int, mem memory.Allocator) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, sch.NumFields())
 	var n int64
 	for _, r := range recs {
 		n += r.NumRows()
 	}
-	for c := range cols {
+	// Column by column on every worker.
+	err := parallel(ctx, par, len(cols), func(_ context.Context, c int) error {
+		if len(recs) == 0 {
+			cols[c] = array.MakeArrayOfNull(mem, sch.Field(c).Type, 0)
+			return nil
+		}
 		parts := make([]arrow.Array, len(recs))
 		for i, r := range recs {
 			parts[i] = r.Column(c)
 		}
 		var err error
-		if len(parts) == 0 {
-			cols[c] = array.MakeArrayOfNull(mem, sch.Field(c).Type, 0)
-		} else {
-			cols[c], err = array.Concatenate(parts, mem)
-		}
-		if err != nil {
-			for _, a := range cols[:c] {
+		cols[c], err = array.Concatenate(parts, mem)
+		return err
+	})
+	if err != nil {
+		for _, a := range cols {
+			if a != nil {
 				a.Release()
 			}
-			return nil, fmt.Errorf("optimize: concatenating batches: %w", err)
 		}
+		return nil, fmt.Errorf("optimize: concatenating batches: %w", err)
 	}
 	rec := array.NewRecordBatch(sch, cols, n)
 	for _, a := range cols {

@@ -281,7 +281,7 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	if err != nil {
 		return fmt.Errorf("optimize: reading spill file: %w", err)
 	}
-	all, err := concatRecords(sch, recs, o.Allocator)
+	all, err := concatRecords(ctx, sch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
 		return err
 	}

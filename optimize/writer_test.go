@@ -9,6 +9,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/log"
@@ -111,23 +113,39 @@ func TestClusteredFilesFollowTheTargetSize(t *testing.T) {
 	}
 }
 
-// The parallel sort (parts sorted concurrently, then merged) orders pairs exactly as
-// the sequential one: the order is total (ties broken by position).
-func TestParallelSortKeyedMatchesSequential(t *testing.T) {
+// sortKeyed (radix sort on the key, equal-key runs ordered by the clustering values)
+// orders pairs exactly as a comparison sort by (key, clustering values, position).
+func TestSortKeyedMatchesComparisonSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	for _, n := range []int{0, 1, 1000, 1 << 16, 200_003} {
-		pairs := make([]keyed, n)
-		for i := range pairs {
-			pairs[i] = keyed{key: rng.Uint64N(uint64(max(n/10, 1))), pos: uint32(i)}
-		}
-		want := slices.Clone(pairs)
-		sortKeyed(context.Background(), want, tieBreak{}, 1)
-		for _, par := range []int{2, 3, 8} {
-			got := slices.Clone(pairs)
-			sortKeyed(context.Background(), got, tieBreak{}, par)
-			if !slices.Equal(want, got) {
-				t.Fatalf("n=%d par=%d: parallel sort differs", n, par)
+	for _, n := range []int{0, 1, 255, 1000, 1 << 16, 200_003} {
+		for _, keyBits := range []uint{3, 20, 64} {
+			b := array.NewInt64Builder(memory.DefaultAllocator)
+			pairs := make([]keyed, n)
+			for i := range pairs {
+				pairs[i] = keyed{key: rng.Uint64() >> (64 - keyBits), pos: uint32(i)}
+				if rng.IntN(10) == 0 {
+					b.AppendNull()
+				} else {
+					b.Append(rng.Int64N(5))
+				}
 			}
+			col := b.NewArray()
+			b.Release()
+			tb := tieBreak{cols: []arrow.Array{col}}
+			want := slices.Clone(pairs)
+			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tb) })
+			got := slices.Clone(pairs)
+			sortKeyed(context.Background(), got, tb, 2)
+			if !slices.Equal(want, got) {
+				t.Fatalf("n=%d keyBits=%d: radix sort differs from the comparison sort", n, keyBits)
+			}
+			got = slices.Clone(pairs)
+			sortKeyed(context.Background(), got, tieBreak{}, 2)
+			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tieBreak{}) })
+			if !slices.Equal(want, got) {
+				t.Fatalf("n=%d keyBits=%d: without clustering values", n, keyBits)
+			}
+			col.Release()
 		}
 	}
 }

@@ -108,11 +108,14 @@ func isFlat(schema *arrow.Schema) bool {
 // statistics, reading the next batch) overlaps with the encoding; a row group is
 // flushed only after every column has caught up.
 //
-// One slice is in flight at a time: write waits until every column has encoded the
-// previous slice before queuing the next. That keeps the size estimate — and so
-// every row-group and file cut made from it — deterministic: it is the exact state
-// after the previous slice plus the new slice's Arrow bytes at the learned ratio,
-// never a snapshot of how far each goroutine happened to get.
+// Up to maxInFlight slices are in flight: before queuing one more, write waits until
+// every column has encoded the oldest. Each column records its chunk's size after
+// each slice in that slice's own state, so the size estimate — and every row-group
+// and file cut made from it — is deterministic: the recorded state after the oldest
+// completed slice plus the Arrow bytes of the slices after it at the learned ratio,
+// never a snapshot of how far each goroutine happened to get. (With one slice in
+// flight, the slowest column set the pace of every slice; several let the columns
+// overlap.)
 //
 // The definition levels are those pqarrow's level builder produces for a top-level
 // leaf: none for a required column; for a nullable one, 1 per value when it has no
@@ -124,7 +127,8 @@ type parallelEncoder struct {
 	rgw   file.BufferedRowGroupWriter // nil when no row group is open
 	cols  []*columnEncoder
 	sem   chan struct{}
-	last  *sync.WaitGroup // the slice in flight (nil: every column has caught up)
+	// inflight are the slices queued and not known to be encoded, oldest first.
+	inflight []*sliceState
 	model *sizeModel
 	// blooms are the row groups' Parquet Bloom filters, released once the file is
 	// written (arrow-go otherwise leaves them to GC cleanups).
@@ -138,6 +142,7 @@ type parallelEncoder struct {
 // the goroutine are atomics; the others are touched only by the writer's goroutine.
 type columnEncoder struct {
 	e        *parallelEncoder
+	idx      int
 	name     string
 	nullable bool
 	in       chan slice
@@ -149,19 +154,31 @@ type columnEncoder struct {
 	// compressed; unwritten the bytes encoded but not yet compressed (the current
 	// page, the dictionary). Both are published after each array (see encode).
 	written, unwritten atomic.Int64
-	// settled is the estimated chunk size when the previous slice was encoded (see
-	// openBytes), inflight the Arrow bytes of the slice in flight.
-	settled, inflight float64
+	// settled is the estimated chunk size after the newest slice known to be
+	// encoded (see openBytes).
+	settled float64
 	// arrow is the Arrow bytes queued to the open row group. ratio (compressed bytes
 	// per Arrow byte) and pending (compressed bytes per unwritten byte) are learned
 	// from the last closed row group.
 	arrow, ratio, pending float64
 }
 
+// maxInFlight bounds the slices queued to the column goroutines at once.
+const maxInFlight = 3
+
+// sliceState is one queued slice of rows: done when every column has encoded its
+// part, the Arrow bytes of each column's part, and each column's estimated chunk
+// size after it (written by that column's goroutine before done).
+type sliceState struct {
+	done  sync.WaitGroup
+	arrow []float64
+	after []float64
+}
+
 // slice is one column's part of a queued slice of rows.
 type slice struct {
-	arr  arrow.Array
-	done *sync.WaitGroup
+	arr   arrow.Array
+	state *sliceState
 }
 
 // sizeModel carries what the encoders learn about each column's sizes (see
@@ -217,7 +234,7 @@ func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parqu
 	model.mu.Lock()
 	defer model.mu.Unlock()
 	for i, f := range schema.Fields() {
-		c := &columnEncoder{e: e, name: f.Name, nullable: f.Nullable, in: make(chan slice, 2), done: make(chan struct{}),
+		c := &columnEncoder{e: e, idx: i, name: f.Name, nullable: f.Nullable, in: make(chan slice, maxInFlight), done: make(chan struct{}),
 			actx: pqarrow.NewArrowWriteContext(context.Background(), &arrProps), ratio: model.ratio[i], pending: model.pending[i]}
 		e.cols = append(e.cols, c)
 		go c.run()
@@ -250,8 +267,9 @@ func (c *columnEncoder) run() {
 				c.e.fail(fmt.Errorf("column %q: %w", c.name, err))
 			}
 		}
+		sl.state.after[c.idx] = float64(c.written.Load()) + float64(c.unwritten.Load())*c.pending
 		sl.arr.Release()
-		sl.done.Done()
+		sl.state.done.Done()
 	}
 }
 
@@ -305,7 +323,9 @@ func (c *columnEncoder) encode(arr arrow.Array) error {
 }
 
 func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
-	e.settle()
+	if len(e.inflight) >= maxInFlight {
+		e.complete(1)
+	}
 	if err := e.failed(); err != nil {
 		return err
 	}
@@ -321,23 +341,23 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 			}
 			c.written.Store(0)
 			c.unwritten.Store(0)
-			c.arrow, c.settled, c.inflight = 0, 0, 0
+			c.arrow, c.settled = 0, 0
 		}
 	}
-	wg := &sync.WaitGroup{}
-	wg.Add(len(e.cols))
+	st := &sliceState{arrow: make([]float64, len(e.cols)), after: make([]float64, len(e.cols))}
+	st.done.Add(len(e.cols))
 	for i, c := range e.cols {
 		arr := rec.Column(i)
 		// Arrow counts the nulls of a slice lazily and caches the count: count them
 		// here, before the array is shared with the column's goroutine and the
 		// caller's statistics.
 		arr.NullN()
-		c.inflight = float64(leafBytes(arr))
-		c.arrow += c.inflight
+		st.arrow[i] = float64(leafBytes(arr))
+		c.arrow += st.arrow[i]
 		arr.Retain()
-		c.in <- slice{arr, wg}
+		c.in <- slice{arr, st}
 	}
-	e.last = wg
+	e.inflight = append(e.inflight, st)
 	return nil
 }
 
@@ -379,8 +399,11 @@ func (e *parallelEncoder) openBytes() int64 {
 		return 0
 	}
 	var est float64
-	for _, c := range e.cols {
-		est += c.settled + c.inflight*c.ratio
+	for i, c := range e.cols {
+		est += c.settled
+		for _, st := range e.inflight {
+			est += st.arrow[i] * c.ratio
+		}
 	}
 	return int64(est)
 }
@@ -455,17 +478,23 @@ func (e *parallelEncoder) releaseBlooms() {
 	e.blooms = nil
 }
 
-// settle waits for the slice in flight and takes the columns' sizes after it.
-func (e *parallelEncoder) settle() {
-	if e.last == nil {
+// settle waits until every slice in flight is encoded.
+func (e *parallelEncoder) settle() { e.complete(len(e.inflight)) }
+
+// complete waits for the n oldest slices in flight and takes the columns' sizes
+// after the last of them.
+func (e *parallelEncoder) complete(n int) {
+	if n == 0 {
 		return
 	}
-	e.last.Wait()
-	e.last = nil
-	for _, c := range e.cols {
-		c.settled = float64(c.written.Load()) + float64(c.unwritten.Load())*c.pending
-		c.inflight = 0
+	for _, st := range e.inflight[:n] {
+		st.done.Wait()
 	}
+	last := e.inflight[n-1]
+	for i, c := range e.cols {
+		c.settled = last.after[i]
+	}
+	e.inflight = append(e.inflight[:0], e.inflight[n:]...)
 }
 
 // abort lets the slice in flight finish (so that every column writer is consistent),
