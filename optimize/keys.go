@@ -291,4 +291,3 @@ func radixSortKeyed(pairs []keyed) {
 		copy(pairs, src)
 	}
 }
-

@@ -122,14 +122,14 @@ func isFlat(schema *arrow.Schema) bool {
 // nulls (leaf not nullable), 0 per value when all are null, else from the validity
 // bitmap.
 type parallelEncoder struct {
-	fw    *file.Writer
-	sink  *countingWriter
-	rgw   file.BufferedRowGroupWriter // nil when no row group is open
-	cols  []*columnEncoder
-	sem   chan struct{}
+	fw   *file.Writer
+	sink *countingWriter
+	rgw  file.BufferedRowGroupWriter // nil when no row group is open
+	cols []*columnEncoder
+	sem  chan struct{}
 	// inflight are the slices queued and not known to be encoded, oldest first.
 	inflight []*sliceState
-	model *sizeModel
+	model    *sizeModel
 	// blooms are the row groups' Parquet Bloom filters, released once the file is
 	// written (arrow-go otherwise leaves them to GC cleanups).
 	blooms  []metadata.BloomFilterBuilder
