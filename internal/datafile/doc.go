@@ -5,28 +5,30 @@
 //
 // Writing, from the top:
 //
-//		Output (one commit) ─► Roller (one partition: files cut at the target size)
-//		                  └──► File (one data file: Parquet + statistics + Bloom filters → log.Add)
-//		                            └─► Writer (Parquet encoding: row groups by size, page index)
+//	Output (one commit) ─► Roller (one partition: files cut at the target size)
+//	                  └──► File (one data file: Parquet + statistics + Bloom filters → log.Add)
+//	                            └─► Writer (Parquet encoding: row groups by size, page index)
 //
-//	  - [Output] takes a [Spec] built by the caller (schema, column mapping, target file
-//	    and row-group sizes, statistics configuration, Bloom columns, codec) and
-//	    writes the files of one commit through storage's streaming Creator: each file
-//	    is a hidden object until its Close publishes it with put-if-absent, complete
-//	    (L2). It collects the add actions and Bloom filters, writes the commit's Bloom
-//	    index file ([Output.WriteBloomIndex]) and removes everything it stored when the
-//	    commit does not happen ([Output.Discard]).
-//	  - [Roller] cuts a stream of batches into files of the target size by their
-//	    encoded size, slicing a batch where a file should end.
-//	  - [File] writes one file: Parquet through a [Writer], Delta statistics (package
-//	    stats) and Bloom filters (package bloom) computed from the Arrow data on a
-//	    goroutine of their own, and returns the file's log.Add.
-//	  - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
-//	    compressed size so that a file has several, small data pages, a page index,
-//	    optional split-block Bloom filters, dictionary encoding chosen per column from
-//	    a sample of the first batch. Columns of flat schemas are encoded concurrently
-//	    (the bytes are the same as pqarrow's writer would write, which a test checks);
-//	    schemas with nested columns go through pqarrow's writer.
+// The pieces:
+//
+//   - [Output] takes a [Spec] built by the caller (schema, column mapping, target file
+//     and row-group sizes, statistics configuration, Bloom columns, codec) and
+//     writes the files of one commit through storage's streaming Creator: each file
+//     is a hidden object until its Close publishes it with put-if-absent, complete
+//     (L2). It collects the add actions and Bloom filters, writes the commit's Bloom
+//     index file ([Output.WriteBloomIndex]) and removes everything it stored when the
+//     commit does not happen ([Output.Discard]).
+//   - [Roller] cuts a stream of batches into files of the target size by their
+//     encoded size, slicing a batch where a file should end.
+//   - [File] writes one file: Parquet through a [Writer], Delta statistics (package
+//     stats) and Bloom filters (package bloom) computed from the Arrow data on a
+//     goroutine of their own, and returns the file's log.Add.
+//   - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
+//     compressed size so that a file has several, small data pages, a page index,
+//     optional split-block Bloom filters, dictionary encoding chosen per column from
+//     a sample of the first batch. Columns of flat schemas are encoded concurrently
+//     (the bytes are the same as pqarrow's writer would write, which a test checks);
+//     schemas with nested columns go through pqarrow's writer.
 //
 // Column mapping: under mode name or id, files carry the physical names of the Delta
 // schema at every nesting level (and, in id mode, its ids as Parquet field ids);
