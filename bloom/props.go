@@ -2,14 +2,14 @@ package bloom
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// Table properties that configure the Bloom filter index. Writers (append,
-// OPTIMIZE) read them with ColumnsFromProperties.
+// Table properties that configure the Bloom filter index. Their values are
+// parsed and validated by package log (log.TableProperties.BloomFilterColumns and
+// BloomFilterFPP); writers resolve the columns with ResolveColumns.
 const (
 	// PropColumns lists the columns (comma-separated top-level data columns, matched
 	// case-insensitively) that get a Bloom filter per data file, both in skiplake's
@@ -20,41 +20,29 @@ const (
 	PropFPP = "skiplake.bloomFilter.fpp"
 )
 
-// ColumnsFromProperties returns the Bloom-indexed columns named by a table's
-// PropColumns property, resolved against data (the data columns of the table, i.e.
-// without partition columns) with ResolveColumn, in property order without
-// duplicates, and the false-positive probability of PropFPP (DefaultFPP when
-// absent). Property keys are matched exactly first, then case-insensitively.
-// An unknown column fails with ErrInvalidArgument, a column of a type the index
-// cannot encode with ErrUnsupportedType, a malformed or out-of-range rate with
-// ErrInvalidArgument; every error names the property.
-func ColumnsFromProperties(props map[string]string, data *arrow.Schema) ([]string, float64, error) {
-	fpp := DefaultFPP
-	if s, ok := lookupProp(props, PropFPP); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || !(f >= MinFPP && f <= MaxFPP) {
-			return nil, 0, fmt.Errorf("%w: table property %s=%q: want a rate in [%g, %g]", ErrInvalidArgument, PropFPP, s, MinFPP, MaxFPP)
-		}
-		fpp = f
-	}
-	raw, _ := lookupProp(props, PropColumns)
+// ResolveColumns resolves each name with ResolveColumn against data (the data
+// columns of a table, without partition columns) and returns the columns in the
+// schema's spelling, in the given order without duplicates. The first failure is
+// returned (ErrInvalidArgument for an unknown column, ErrUnsupportedType for a
+// column that cannot be indexed).
+func ResolveColumns(data *arrow.Schema, names []string) ([]string, error) {
 	var cols []string
 	seen := map[string]bool{}
-	for _, c := range strings.Split(raw, ",") {
+	for _, c := range names {
 		c = strings.TrimSpace(c)
 		if c == "" {
 			continue
 		}
 		name, err := ResolveColumn(data, c)
 		if err != nil {
-			return nil, 0, fmt.Errorf("table property %s: %w", PropColumns, err)
+			return nil, err
 		}
 		if !seen[name] {
 			seen[name] = true
 			cols = append(cols, name)
 		}
 	}
-	return cols, fpp, nil
+	return cols, nil
 }
 
 // ResolveColumn matches name to a top-level field of data (exactly, else
@@ -89,16 +77,4 @@ func ResolveColumn(data *arrow.Schema, name string) (string, error) {
 		return "", fmt.Errorf("%w: column %q has type %s; Bloom filters need a primitive column", ErrUnsupportedType, f.Name, f.Type)
 	}
 	return f.Name, nil
-}
-
-func lookupProp(props map[string]string, key string) (string, bool) {
-	if v, ok := props[key]; ok {
-		return v, true
-	}
-	for k, v := range props {
-		if strings.EqualFold(k, key) {
-			return v, true
-		}
-	}
-	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,32 +20,26 @@ var propsSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "big", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
-func TestColumnsFromProperties(t *testing.T) {
+func TestResolveColumns(t *testing.T) {
 	cases := []struct {
 		name    string
-		props   map[string]string
+		names   []string
 		cols    []string
-		fpp     float64
 		wantErr error
 	}{
-		{"no properties means no columns and the default rate", nil, nil, bloom.DefaultFPP, nil},
-		{"columns are trimmed and keep property order", map[string]string{bloom.PropColumns: " Email , id "}, []string{"Email", "id"}, bloom.DefaultFPP, nil},
-		{"names match case-insensitively and return the schema spelling", map[string]string{bloom.PropColumns: "EMAIL,ID"}, []string{"Email", "id"}, bloom.DefaultFPP, nil},
-		{"duplicates are dropped", map[string]string{bloom.PropColumns: "id,ID,id"}, []string{"id"}, bloom.DefaultFPP, nil},
-		{"empty items are ignored", map[string]string{bloom.PropColumns: ",id,,"}, []string{"id"}, bloom.DefaultFPP, nil},
-		{"decimal columns are accepted", map[string]string{bloom.PropColumns: "amount"}, []string{"amount"}, bloom.DefaultFPP, nil},
-		{"rate is parsed", map[string]string{bloom.PropColumns: "id", bloom.PropFPP: "0.001"}, []string{"id"}, 0.001, nil},
-		{"property keys match case-insensitively", map[string]string{"SKIPLAKE.BLOOMFILTER.COLUMNS": "id", "skiplake.bloomfilter.fpp": "0.05"}, []string{"id"}, 0.05, nil},
-		{"unknown column is rejected", map[string]string{bloom.PropColumns: "id,nope"}, nil, 0, bloom.ErrInvalidArgument},
-		{"nested column is rejected", map[string]string{bloom.PropColumns: "tags"}, nil, 0, bloom.ErrUnsupportedType},
-		{"uint64 column is rejected", map[string]string{bloom.PropColumns: "big"}, nil, 0, bloom.ErrUnsupportedType},
-		{"rate above the maximum is rejected", map[string]string{bloom.PropFPP: "0.9"}, nil, 0, bloom.ErrInvalidArgument},
-		{"rate of zero is rejected", map[string]string{bloom.PropFPP: "0"}, nil, 0, bloom.ErrInvalidArgument},
-		{"malformed rate is rejected", map[string]string{bloom.PropFPP: "1%"}, nil, 0, bloom.ErrInvalidArgument},
+		{"no names means no columns", nil, nil, nil},
+		{"names are trimmed and keep their order", []string{" Email ", "id"}, []string{"Email", "id"}, nil},
+		{"names match case-insensitively and return the schema spelling", []string{"EMAIL", "ID"}, []string{"Email", "id"}, nil},
+		{"duplicates are dropped", []string{"id", "ID", "id"}, []string{"id"}, nil},
+		{"empty names are ignored", []string{"", "id", " "}, []string{"id"}, nil},
+		{"decimal columns are accepted", []string{"amount"}, []string{"amount"}, nil},
+		{"unknown column is rejected", []string{"id", "nope"}, nil, bloom.ErrInvalidArgument},
+		{"nested column is rejected", []string{"tags"}, nil, bloom.ErrUnsupportedType},
+		{"uint64 column is rejected", []string{"big"}, nil, bloom.ErrUnsupportedType},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cols, fpp, err := bloom.ColumnsFromProperties(c.props, propsSchema)
+			cols, err := bloom.ResolveColumns(propsSchema, c.names)
 			if c.wantErr != nil {
 				if !errors.Is(err, c.wantErr) {
 					t.Fatalf("err = %v, want %v", err, c.wantErr)
@@ -54,8 +49,8 @@ func TestColumnsFromProperties(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(cols, c.cols) || fpp != c.fpp {
-				t.Fatalf("got %q %v, want %q %v", cols, fpp, c.cols, c.fpp)
+			if !slices.Equal(cols, c.cols) {
+				t.Fatalf("got %q, want %q", cols, c.cols)
 			}
 		})
 	}
@@ -74,38 +69,30 @@ func TestResolveColumnErrorsNameTheColumn(t *testing.T) {
 	}
 }
 
-// Read the Bloom filter configuration of a table from its properties.
-func ExampleColumnsFromProperties() {
+// Resolve the Bloom-indexed columns a table property names against the data schema.
+func ExampleResolveColumns() {
 	data := arrow.NewSchema([]arrow.Field{
 		{Name: "user_id", Type: arrow.BinaryTypes.String},
 		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us},
 	}, nil)
-	props := map[string]string{bloom.PropColumns: "USER_ID", bloom.PropFPP: "0.001"}
-	cols, fpp, err := bloom.ColumnsFromProperties(props, data)
-	fmt.Println(cols, fpp, err)
-	// Output: [user_id] 0.001 <nil>
+	cols, err := bloom.ResolveColumns(data, []string{"USER_ID", "user_id"})
+	fmt.Println(cols, err)
+	// Output: [user_id] <nil>
 }
 
-// FuzzColumnsFromProperties checks that any property text either fails with a
-// classified error or yields distinct columns of the schema and a valid rate.
-func FuzzColumnsFromProperties(f *testing.F) {
-	for _, s := range [][2]string{{"id,Email", "0.01"}, {" id , ,ID", ""}, {"tags", "0.5"}, {"nope", "1e-9"}, {"", "NaN"}, {"big,amount", "-1"}} {
-		f.Add(s[0], s[1])
+// FuzzResolveColumns checks that any list of names either fails with a classified
+// error or yields distinct columns of the schema.
+func FuzzResolveColumns(f *testing.F) {
+	for _, s := range []string{"id,Email", " id , ,ID", "tags", "nope", "", "big,amount"} {
+		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, cols, fpp string) {
-		props := map[string]string{bloom.PropColumns: cols}
-		if fpp != "" {
-			props[bloom.PropFPP] = fpp
-		}
-		got, rate, err := bloom.ColumnsFromProperties(props, propsSchema)
+	f.Fuzz(func(t *testing.T, names string) {
+		got, err := bloom.ResolveColumns(propsSchema, strings.Split(names, ","))
 		if err != nil {
 			if !errors.Is(err, bloom.ErrInvalidArgument) && !errors.Is(err, bloom.ErrUnsupportedType) {
 				t.Fatalf("unclassified error %v", err)
 			}
 			return
-		}
-		if !(rate >= bloom.MinFPP && rate <= bloom.MaxFPP) {
-			t.Fatalf("rate %v", rate)
 		}
 		seen := map[string]bool{}
 		for _, c := range got {

@@ -7,12 +7,15 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// Expr is an unbound predicate or operand. The set of implementations is closed
-// (sealed by an unexported method): *ColumnRef, *Literal, *Comparison, *BetweenExpr,
-// *InExpr, *IsNullExpr, *LikeExpr, *AndExpr, *OrExpr, *NotExpr and Constant.
+// Expr is an unbound predicate, operand or scalar expression. The set of
+// implementations is closed (sealed by an unexported method): *ColumnRef, *Literal,
+// *Comparison, *BetweenExpr, *InExpr, *IsNullExpr, *LikeExpr, *AndExpr, *OrExpr,
+// *NotExpr and Constant (predicates), and *ArithExpr, *NegExpr, *CastExpr, *CaseExpr
+// and *ConcatExpr (scalar expressions, see scalar.go).
 //
-// String renders the expression in the grammar Parse accepts, so that
-// Parse(e.String()) yields an expression Equal to e (invariant E1).
+// String renders the expression in the grammar Parse (predicates) or ParseScalar
+// (scalar expressions) accepts, so that parsing e.String() yields an expression Equal
+// to e (invariant E1).
 type Expr interface {
 	String() string
 	isExpr()
@@ -311,8 +314,15 @@ var keywords = map[string]bool{
 	"TIMESTAMP_NTZ": true, "DOUBLE": true,
 }
 
+// scalarWords are the words of the scalar grammar. They are not reserved in predicates
+// (a column may be called `end`), but QuoteName quotes them so that a rendered column
+// can never be read as one of them.
+var scalarWords = map[string]bool{
+	"CASE": true, "WHEN": true, "THEN": true, "ELSE": true, "END": true, "CAST": true, "AS": true, "CONCAT": true,
+}
+
 func isPlainIdent(s string) bool {
-	if s == "" || keywords[strings.ToUpper(s)] {
+	if s == "" || keywords[strings.ToUpper(s)] || scalarWords[strings.ToUpper(s)] {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -499,7 +509,7 @@ func Equal(a, b Expr) bool {
 		b, ok := b.(Constant)
 		return ok && a == b
 	}
-	return false
+	return equalScalar(a, b)
 }
 
 func equalList(a, b []Expr) bool {

@@ -1,7 +1,8 @@
-// Package expr is skiplake's predicate language: an AST for SQL-style filters, a
+// Package expr is skiplake's expression language: an AST for SQL-style filters, a
 // parser (`a >= 10 AND s LIKE 'ab%'`), binding to an Arrow schema with exact
 // literal coercion, and exact vectorised evaluation over Arrow record batches (the
-// recheck a scan applies where skipping only said "might match").
+// recheck a scan applies where skipping only said "might match"); and typed scalar
+// expressions for UPDATE assignments (`qty = qty + 1, total = price * qty`).
 //
 // Pipeline: Parse (or the builder API: Col, Lit, Eq, In, And, ...) produces an
 // Expr; Bind resolves it against a schema and produces a *Bound whose tree (Pred)
@@ -29,10 +30,31 @@
 //     other value, -0.0 equal to 0.0; strings and binary compare byte-wise
 //     (code-point order for UTF-8); LIKE's `_` matches one code point.
 //
-// What it deliberately does not do: arithmetic, casts and function calls over
-// columns (they are not skippable and the scan's filter is a conjunction of
-// column-literal predicates); collations; LIKE ESCAPE clauses (the escape character
-// is always `\`); session time zones (timestamps without a zone mean UTC).
-// Column-to-column comparisons are evaluated row by row (exact but not vectorised)
-// and are never used for skipping.
+// Scalar expressions (the values of UPDATE ... SET): ParseScalar and ParseAssignments
+// read arithmetic (+ - * / %), unary minus, string concatenation (|| and concat),
+// CAST(x AS type) and CASE WHEN predicate THEN value ... END over columns and literals;
+// BindScalar types them with Spark SQL's rules in ANSI mode (errors, not NULLs, on
+// overflow, division by zero and invalid casts; see BindScalar); BoundScalar.Evaluate
+// computes them column at a time over Arrow batches for the rows a selection names;
+// BindAssignments and BoundAssignments.Apply turn a SET list into new column values.
+//
+//   - E6 (oracle) BoundScalar.Evaluate returns, for every selected row, exactly what the
+//     row-at-a-time BoundScalar.EvaluateRow returns, and fails exactly when it fails for
+//     a selected row (property-tested on random expressions and batches).
+//   - E7 (selected rows only) values are computed and checked only for the selected
+//     rows: an UPDATE never fails because of a row its WHERE does not select, and
+//     CASE branches and right operands of NULL left operands are not evaluated, as in
+//     Spark.
+//   - E8 (assignments never change a value silently) a value reaches its column
+//     exactly, through an explicit CAST, or, for decimal columns, rounded HALF_UP to the
+//     column's scale; any other implicit conversion that would round, truncate or
+//     overflow fails naming the row and column.
+//
+// What it deliberately does not do: arithmetic, casts and function calls inside
+// predicates (they are not skippable and the scan's filter is a conjunction of
+// column-literal predicates); predicates as values; date arithmetic and intervals;
+// function calls other than concat; assignments to nested fields; collations; LIKE
+// ESCAPE clauses (the escape character is always `\`); session time zones (timestamps
+// without a zone mean UTC). Column-to-column comparisons are evaluated row by row
+// (exact but not vectorised) and are never used for skipping.
 package expr

@@ -103,19 +103,28 @@ func (b *Bound) Evaluate(rec arrow.RecordBatch) (*Selection, error) {
 		return nil, fmt.Errorf("%w: nil predicate or record", ErrInvalidExpr)
 	}
 	n := int(rec.NumRows())
-	ctx := &evalCtx{n: n, arrs: make([]arrow.Array, len(b.cols)), valid: make([][]uint64, len(b.cols))}
-	for _, c := range b.cols {
-		arr, valid, err := leafArray(rec, c)
-		if err != nil {
-			return nil, err
-		}
-		ctx.arrs[c.Ordinal], ctx.valid[c.Ordinal] = arr, valid
+	ctx, err := newEvalCtx(rec, b.cols)
+	if err != nil {
+		return nil, err
 	}
 	sel := &Selection{words: make([]uint64, (n+63)/64), n: n}
 	if err := ctx.eval(b.root, sel.words); err != nil {
 		return nil, err
 	}
 	return sel, nil
+}
+
+// newEvalCtx resolves the leaf array and validity of every bound column in rec.
+func newEvalCtx(rec arrow.RecordBatch, cols []*BoundColumn) (*evalCtx, error) {
+	ctx := &evalCtx{n: int(rec.NumRows()), arrs: make([]arrow.Array, len(cols)), valid: make([][]uint64, len(cols))}
+	for _, c := range cols {
+		arr, valid, err := leafArray(rec, c)
+		if err != nil {
+			return nil, err
+		}
+		ctx.arrs[c.Ordinal], ctx.valid[c.Ordinal] = arr, valid
+	}
+	return ctx, nil
 }
 
 func leafArray(rec arrow.RecordBatch, c *BoundColumn) (arrow.Array, []uint64, error) {
@@ -643,12 +652,23 @@ func arrayValue(arr arrow.Array, i int, c *BoundColumn) value.Value {
 // NULL), in the form Bound.EvaluateRow expects. It is meant for tests and
 // diagnostics; it allocates.
 func (b *Bound) RowValues(rec arrow.RecordBatch, i int) ([]value.Value, error) {
-	row := make([]value.Value, len(b.cols))
+	return rowValues(b.cols, rec, i)
+}
+
+// RowValues reads row i of rec as one value per bound column (value.Null() for
+// NULL), in the form BoundScalar.EvaluateRow expects. It is meant for tests and
+// diagnostics; it allocates.
+func (s *BoundScalar) RowValues(rec arrow.RecordBatch, i int) ([]value.Value, error) {
+	return rowValues(s.cols, rec, i)
+}
+
+func rowValues(cols []*BoundColumn, rec arrow.RecordBatch, i int) ([]value.Value, error) {
+	row := make([]value.Value, len(cols))
 	n := int(rec.NumRows())
 	if i < 0 || i >= n {
 		return nil, fmt.Errorf("%w: row %d out of range [0,%d)", ErrSchemaMismatch, i, n)
 	}
-	for _, c := range b.cols {
+	for _, c := range cols {
 		arr, valid, err := leafArray(rec, c)
 		if err != nil {
 			return nil, err

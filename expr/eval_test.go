@@ -505,6 +505,20 @@ func randomPredicate(r *rand.Rand, cols []leafCol, depth int) Expr {
 	return Compare(Op(1+r.IntN(7)), col, lit())
 }
 
+// propertyRounds is the number of random cases of a property test: def, or short
+// with -short, or $SKIPLAKE_PROPERTY_N.
+func propertyRounds(def, short int) int {
+	if s := os.Getenv("SKIPLAKE_PROPERTY_N"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	if testing.Short() {
+		return short
+	}
+	return def
+}
+
 func TestEvaluateMatchesThreeValuedOracle(t *testing.T) {
 	sc := evalSchema()
 	cols := leafColumns(sc)
@@ -517,13 +531,7 @@ func TestEvaluateMatchesThreeValuedOracle(t *testing.T) {
 	sliced := rec.NewSlice(7, 250)
 	defer sliced.Release()
 	o := oracle{sc: sc}
-	n := 1500
-	if testing.Short() {
-		n = 300
-	}
-	if s := os.Getenv("SKIPLAKE_PROPERTY_N"); s != "" {
-		n, _ = strconv.Atoi(s)
-	}
+	n := propertyRounds(1500, 300)
 	for k := 0; k < n; k++ {
 		e := randomPredicate(r, cols, 2)
 		b, err := Bind(e, sc)

@@ -25,6 +25,7 @@ const (
 	tComma
 	tDot
 	tHexString // X'...'
+	tArith     // + - * / % ||
 )
 
 type token struct {
@@ -92,8 +93,9 @@ func lex(src string) ([]token, error) {
 			}
 			i = n
 			toks = append(toks, token{kind: tString, text: s, pos: start + 1, raw: src[start:i]})
-		case (c >= '0' && c <= '9') || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9' ||
-			(c == '-' || c == '+') && i+1 < len(src) && (src[i+1] >= '0' && src[i+1] <= '9' || src[i+1] == '.'):
+		case (c >= '0' && c <= '9') || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			// Numbers are unsigned: a sign is an operator token that the parser folds
+			// into the literal (`-5`) or applies (`a - 5`, `-a`).
 			i++
 			for i < len(src) && (src[i] >= '0' && src[i] <= '9' || src[i] == '.') {
 				i++
@@ -123,6 +125,15 @@ func lex(src string) ([]token, error) {
 		case c == '.':
 			i++
 			toks = append(toks, token{kind: tDot, text: ".", pos: start + 1, raw: "."})
+		case c == '+' || c == '-' || c == '*' || c == '/' || c == '%':
+			i++
+			toks = append(toks, token{kind: tArith, text: string(c), pos: start + 1, raw: string(c)})
+		case c == '|':
+			if i+1 >= len(src) || src[i+1] != '|' {
+				return nil, &ParseError{Pos: start + 1, Msg: "found '|'", Expected: []string{"'||'"}}
+			}
+			i += 2
+			toks = append(toks, token{kind: tArith, text: "||", pos: start + 1, raw: "||"})
 		case c == '=' || c == '<' || c == '>' || c == '!':
 			op := ""
 			for _, cand := range []string{"<=>", "<>", "<=", ">=", "!=", "==", "=", "<", ">"} {
@@ -430,6 +441,16 @@ var operandExpected = []string{"column", "literal"}
 func (p *parser) parseOperand() (Expr, error) {
 	t := p.next()
 	switch t.kind {
+	case tArith:
+		// A signed number: the sign is folded into the literal.
+		if (t.text == "-" || t.text == "+") && p.peek().kind == tNumber {
+			n := p.next()
+			v, ok := parseNumber(t.text + n.text)
+			if !ok {
+				return nil, &ParseError{Pos: t.pos, Msg: "invalid number '" + t.text + n.raw + "'"}
+			}
+			return Lit(v), nil
+		}
 	case tNumber:
 		v, ok := parseNumber(t.text)
 		if !ok {

@@ -199,19 +199,23 @@ func BenchmarkRewrite(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			rd, err := sc.Read(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
 			w, err := render.New("parquet", f, sc.Schema())
 			if err != nil {
 				b.Fatal(err)
 			}
-			for sc.Next() {
-				if err := w.Write(sc.RecordBatch()); err != nil {
+			for rd.Next() {
+				if err := w.Write(rd.RecordBatch()); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if err := sc.Err(); err != nil {
+			if err := rd.Err(); err != nil {
 				b.Fatal(err)
 			}
-			sc.Release()
+			rd.Release()
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}

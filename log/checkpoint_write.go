@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"time"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,10 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/google/uuid"
 )
-
-// defaultTombstoneRetention is delta.deletedFileRetentionDuration's default.
-const defaultTombstoneRetention = 7 * 24 * time.Hour
 
 func strMapType() *arrow.MapType {
 	return arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
@@ -255,12 +252,15 @@ func (l *Log) checkpointVersion(ctx context.Context, version int64) error {
 	return l.Checkpoint(ctx, snap)
 }
 
-// Checkpoint writes the classic single-file checkpoint of snap
-// (%020d.checkpoint.parquet, one action per row, Put: a checkpoint may be
-// rewritten identically) and then _last_checkpoint. snap must come from this
-// log, so its commit exists. Tombstones older than
-// delta.deletedFileRetentionDuration (default 1 week) are dropped. Tables
-// with the v2Checkpoint feature are refused (only classic checkpoints are written).
+// Checkpoint writes a checkpoint of snap and then _last_checkpoint. snap must
+// come from this log, so its commit exists. Tables without the v2Checkpoint
+// feature get the classic single-file checkpoint (%020d.checkpoint.parquet, one
+// action per row, Put: a checkpoint may be rewritten identically); tables with it
+// get a UUID-named v2 checkpoint in JSON with every action inline
+// (%020d.checkpoint.<uuid>.json, no sidecars), whatever delta.checkpointPolicy
+// says (a v2 checkpoint is valid whenever the feature is supported). Tombstones
+// older than delta.deletedFileRetentionDuration (default 1 week) are dropped; when
+// that property holds an invalid value, none are.
 func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) error {
 	if snap == nil || snap.version < 0 {
 		return fmt.Errorf("log: checkpoint of an empty snapshot: %w", ErrInvalidTransaction)
@@ -268,14 +268,22 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) error {
 	if snap.log != l {
 		return fmt.Errorf("log: checkpoint of a snapshot from another log: %w", ErrInvalidTransaction)
 	}
-	if contains(WriterFeatures(snap.protocol), FeatureV2Checkpoint) {
-		return &UnsupportedFeatureError{Features: []string{FeatureV2Checkpoint}}
+	var (
+		data []byte
+		rows int64
+		path string
+		err  error
+	)
+	if snap.protocol.Supports(FeatureV2Checkpoint) {
+		data, rows, err = l.encodeV2Checkpoint(snap)
+		path = fmt.Sprintf("%s%020d.checkpoint.%s.json", logDir, snap.version, uuid.NewString())
+	} else {
+		data, rows, err = l.encodeCheckpoint(snap)
+		path = CheckpointPath(snap.version)
 	}
-	data, rows, err := l.encodeCheckpoint(snap)
 	if err != nil {
 		return err
 	}
-	path := CheckpointPath(snap.version)
 	if err := l.store.Put(ctx, path, data); err != nil {
 		return fmt.Errorf("log: writing %s: %w", path, err)
 	}
@@ -289,6 +297,49 @@ func (l *Log) Checkpoint(ctx context.Context, snap *Snapshot) error {
 		return fmt.Errorf("log: writing %s: %w", lastCheckpointKey, err)
 	}
 	return nil
+}
+
+// tombstoneCutoff returns the deletion time (ms) before which a tombstone has
+// expired: now minus delta.deletedFileRetentionDuration, or the minimum int64
+// (nothing expires) when the stored retention is invalid.
+func (l *Log) tombstoneCutoff(snap *Snapshot) int64 {
+	props := snap.Properties()
+	if props.Err(PropDeletedFileRetentionDuration) != nil {
+		return math.MinInt64
+	}
+	return l.now().Add(-props.DeletedFileRetention).UnixMilli()
+}
+
+// encodeV2Checkpoint renders snap as a v2-spec JSON checkpoint: checkpointMetadata,
+// protocol, metaData, txn and domainMetadata actions, then the unexpired removes
+// (without stats and tags, as in classic checkpoints) and the adds.
+func (l *Log) encodeV2Checkpoint(snap *Snapshot) ([]byte, int64, error) {
+	p, md := snap.protocol, snap.metadata
+	actions := []Action{{CheckpointMetadata: &CheckpointMetadata{Version: snap.version}}, {Protocol: &p}, {Metadata: &md}}
+	for _, id := range sortedKeys(snap.txns) {
+		t := snap.txns[id]
+		actions = append(actions, Action{Txn: &t})
+	}
+	for i := range snap.domains {
+		actions = append(actions, Action{DomainMetadata: &snap.domains[i]})
+	}
+	cutoff := l.tombstoneCutoff(snap)
+	for _, r := range snap.tombstones {
+		if r.DeletionTimestamp != nil && *r.DeletionTimestamp < cutoff {
+			continue
+		}
+		tomb := *r
+		tomb.Stats, tomb.Tags = "", nil
+		actions = append(actions, Action{Remove: &tomb})
+	}
+	for _, a := range snap.files {
+		actions = append(actions, Action{Add: a})
+	}
+	data, err := MarshalActions(actions)
+	if err != nil {
+		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+	}
+	return data, int64(len(actions)), nil
 }
 
 func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
@@ -305,13 +356,7 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 	for _, d := range snap.domains {
 		w.domain(d)
 	}
-	retention := defaultTombstoneRetention
-	if v, ok := snap.Property("delta.deletedFileRetentionDuration"); ok {
-		if d, err := parseInterval(v); err == nil {
-			retention = d
-		}
-	}
-	cutoff := l.now().Add(-retention).UnixMilli()
+	cutoff := l.tombstoneCutoff(snap)
 	for _, r := range snap.tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp < cutoff {
 			continue
@@ -337,33 +382,6 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
 	}
 	return buf.Bytes(), w.rows, nil
-}
-
-// parseInterval parses Delta interval properties ("interval 1 weeks",
-// "7 days", "168 hours") and Go durations.
-func parseInterval(s string) (time.Duration, error) {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
-	if len(f) > 0 && f[0] == "interval" {
-		f = f[1:]
-	}
-	if len(f) == 2 {
-		n, ok := parseInt64(f[0])
-		if ok && n >= 0 {
-			unit := strings.TrimSuffix(f[1], "s")
-			mult := map[string]time.Duration{
-				"nanosecond": time.Nanosecond, "microsecond": time.Microsecond, "millisecond": time.Millisecond,
-				"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour,
-				"week": 7 * 24 * time.Hour,
-			}[unit]
-			if mult > 0 {
-				return time.Duration(n) * mult, nil
-			}
-		}
-	}
-	if len(f) == 1 {
-		return time.ParseDuration(f[0])
-	}
-	return 0, fmt.Errorf("log: invalid interval %q", s)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -36,12 +36,24 @@
 // PartitionValue reports either as null.
 //
 // Transactions: commitInfo.readVersion is the version of the snapshot the
-// transaction started from, also after retries (as in Spark). Commit
+// transaction started from, also after retries (as in Spark). Every commit carries a
+// fresh commitInfo.txnId; when writing the commit file fails in a way that may have
+// left it in place (a directory fsync after the link, a lost PUT response), or a
+// retried put reports "exists", the version is read back and its txnId tells whether
+// the commit is this transaction's (success) or another writer's (a lost race, checked
+// for conflicts); when it cannot be read back, Commit returns ErrCommitUnknown and the
+// caller must keep the commit's files. An empty commit file is ErrCorruptLog. Commit
 // timestamps are monotonic: when the previous commit's timestamp is not
 // below the wall clock, previous+1 ms is used. After a commit whose version
-// is a multiple of delta.checkpointInterval (default 10) a classic
-// checkpoint is written; its failure never fails the commit and is
-// reported by Transaction.CheckpointErr.
+// is a multiple of delta.checkpointInterval (default 10) a checkpoint is
+// written (classic; v2 in JSON for tables with the v2Checkpoint feature); its
+// failure never fails the commit and is reported by Transaction.CheckpointErr.
+//
+// DML file actions: Add.RemoveAction builds the remove that cancels exactly one live
+// (path, deletion vector) key, and ReplaceDeletionVector the remove/add pair that gives
+// a live file a grown deletion vector, with stats marked "tightBounds":false
+// (invariant D1: a vector only grows; numRecords is required). Log.Now exposes the
+// injectable clock for their deletionTimestamp.
 //
 // Commit files are parsed line by line (one action decoded at a time, errors
 // name the file and line); checkpoints are read with arrow-go's pqarrow,
@@ -50,11 +62,27 @@
 // partitionValues_parsed), it is rendered back to the JSON stats string (or
 // serialized partition values), so consumers see one form.
 //
+// Table properties (P1): Snapshot.Properties parses metaData.configuration once
+// into a *TableProperties (typed values, defaults applied, invalid stored values
+// listed); every reader of a property — this package's checkpoint interval,
+// tombstone retention and append-only check, and the table, optimize and vacuum
+// layers — reads that value, by canonical key only. Setting properties
+// (NormalizeProperties, PrepareCreate, ApplyPropertyChange) follows Spark's
+// DeltaConfigs: known delta.* keys in any letter case are validated and stored
+// under their canonical spelling, unknown delta.* and skiplake.* keys are
+// refused, delta.constraints.* passes through, delta.feature.<name> adds a
+// feature; existing configuration is never re-validated. A property that needs a
+// table feature upgrades the protocol (UpgradeProtocol: legacy versions become
+// table features listing every feature they implied). ParseSize and
+// ParseInterval are the project's only size and interval parsers.
+//
 // What this package deliberately does not do: it never reads or writes data
 // files or deletion-vector files (package table does), it does not write
-// change-data files, v2 or multi-part checkpoints, log compaction files or
-// .crc files (it ignores the last two when reading), and it does not support
-// absolute file URIs. Writes to tables with column mapping, row tracking,
-// change data feed, generated or identity columns, clustering or v2
-// checkpoints are refused (see CheckWritable).
+// change-data files, multi-part checkpoints, v2 checkpoints with sidecars, log
+// compaction files or .crc files (it ignores the last two when reading), and it
+// does not support absolute file URIs. Tables with the v2Checkpoint feature get
+// v2 checkpoints in JSON with every action inline. Writes to tables with row
+// tracking, change data feed, generated or identity columns or clustering are
+// refused (see CheckWritable); column mapping is accepted here (commits keep ids
+// and physical names) and refused by the data-file writers that cannot honour it.
 package log

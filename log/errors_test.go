@@ -53,23 +53,3 @@ func TestNonFiniteStatsRenderAsStrings(t *testing.T) {
 		}
 	}
 }
-
-func TestParseInterval(t *testing.T) {
-	cases := []struct {
-		in   string
-		want float64 // hours
-		ok   bool
-	}{
-		{"interval 1 weeks", 168, true},
-		{"interval 2 days", 48, true},
-		{"36 hours", 36, true},
-		{"90m", 1.5, true},
-		{"interval forever", 0, false},
-	}
-	for _, c := range cases {
-		d, err := parseInterval(c.in)
-		if (err == nil) != c.ok || (c.ok && d.Hours() != c.want) {
-			t.Errorf("%q: %v %v", c.in, d, err)
-		}
-	}
-}

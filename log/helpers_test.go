@@ -33,13 +33,13 @@ func testMetadata() Metadata {
 		PartitionColumns: []string{}, Configuration: map[string]string{}, CreatedTime: ptr(int64(1))}
 }
 
-func stats(n int) string {
+func statsJSON(n int) string {
 	b, _ := json.Marshal(map[string]any{"numRecords": n})
 	return string(b)
 }
 
 func newAdd(path string, rows int) *Add {
-	return &Add{Path: path, PartitionValues: map[string]*string{}, Size: 100, ModificationTime: 1, DataChange: true, Stats: stats(rows)}
+	return &Add{Path: path, PartitionValues: map[string]*string{}, Size: 100, ModificationTime: 1, DataChange: true, Stats: statsJSON(rows)}
 }
 
 // createTable creates a table with one file per name at version 0.

@@ -182,15 +182,10 @@ const (
 )
 
 // ColumnMappingMode returns the mode selected by delta.columnMapping.mode
-// (absent or unknown values mean none).
+// (absent or unknown values mean none). It parses the whole configuration; with a
+// snapshot at hand use Snapshot.Properties().ColumnMappingMode.
 func ColumnMappingMode(cfg map[string]string) ColumnMapping {
-	switch strings.ToLower(cfg[ColumnMappingModeKey]) {
-	case "name":
-		return ColumnMappingName
-	case "id":
-		return ColumnMappingID
-	}
-	return ColumnMappingNone
+	return ParseTableProperties(cfg).ColumnMappingMode
 }
 
 // ParseSchema parses a schemaString (Spark's JSON schema of a struct).

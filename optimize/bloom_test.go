@@ -439,11 +439,21 @@ func sameBoxes(a, b []fileBox) bool {
 }
 
 // TestBloomPropertyUpdate checks the metaData update: the union keeps the existing
-// columns first, other properties are kept, a differently cased key is replaced,
-// and a run with nothing to rewrite still persists the columns.
+// columns first, other properties are kept, a differently cased key is not read
+// (reads use the canonical key only) and is replaced, and a run with nothing to
+// rewrite still persists the columns.
 func TestBloomPropertyUpdate(t *testing.T) {
-	t.Run("merged into the existing property", func(t *testing.T) {
+	t.Run("a differently cased key is not read and is replaced", func(t *testing.T) {
 		tt := newTestTable(t, "", map[string]string{"SKIPLAKE.BLOOMFILTER.COLUMNS": "s", "delta.appendOnly": "false"})
+		tt.appendFiles(t, []arrow.RecordBatch{genRecord(300, 0, 1)}, nil)
+		runOptimize(t, tt, Options{BloomColumns: []string{"id"}})
+		conf := tt.snapshot(t).Metadata().Configuration
+		if len(conf) != 2 || conf[bloom.PropColumns] != "id" || conf["delta.appendOnly"] != "false" {
+			t.Fatalf("configuration %v, want only the canonical key with id, and delta.appendOnly", conf)
+		}
+	})
+	t.Run("merged into the existing property", func(t *testing.T) {
+		tt := newTestTable(t, "", map[string]string{bloom.PropColumns: "s", "delta.appendOnly": "false"})
 		tt.appendFiles(t, []arrow.RecordBatch{genRecord(300, 0, 1), genRecord(300, 300, 2)}, nil)
 		_, m := runOptimize(t, tt, Options{BloomColumns: []string{"id", "s"}})
 		conf := tt.snapshot(t).Metadata().Configuration
@@ -538,7 +548,7 @@ func TestBloomColumnValidation(t *testing.T) {
 		{"empty column name", dataSchema, nil, Options{BloomColumns: []string{" "}}, ErrInvalidOptions, "empty Bloom filter column"},
 		{"rate out of range", dataSchema, nil, Options{BloomFPP: 0.7}, ErrInvalidOptions, "BloomFPP 0.7"},
 		{"property names an unknown column", dataSchema, map[string]string{bloom.PropColumns: "zz"}, Options{}, ErrInvalidOptions, `"zz"`},
-		{"property rate malformed", dataSchema, map[string]string{bloom.PropFPP: "often"}, Options{}, bloom.ErrInvalidArgument, bloom.PropFPP},
+		{"property rate malformed", dataSchema, map[string]string{bloom.PropFPP: "often"}, Options{}, log.ErrInvalidProperty, bloom.PropFPP},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

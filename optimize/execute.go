@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,10 +14,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 )
 
 // Metrics describes what Execute did (or, for a dry run, would do).
@@ -153,10 +152,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if per <= 0 || per > len(items) {
 		per = len(items)
 	}
-	statsCfg, err := stats.ConfigFromProperties(p.snap.Metadata().Configuration)
-	if err != nil {
-		return err
-	}
+	statsCfg := p.snap.Properties().StatsConfig()
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
 			return nil
@@ -169,7 +165,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 		hi := min(lo+per, len(items))
 		batch := items[lo:hi]
 		// One Output per commit: it stores the batch's data files and Bloom index
-		// and, if the commit does not happen, deletes them all (best effort).
+		// and, if the commit surely did not happen, deletes them all (best effort).
 		out, err := p.newOutput(statsCfg)
 		if err != nil {
 			return err
@@ -185,7 +181,11 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 			err = p.commit(ctx, batch, results, m, hi == len(items))
 		}
 		if err != nil {
-			out.Discard()
+			if !errors.Is(err, log.ErrCommitUnknown) {
+				// Never delete the files of a commit that may have landed (its
+				// outcome is unknown): if it did not, they are orphans for VACUUM.
+				out.Discard()
+			}
 			return err
 		}
 		if index != "" {
@@ -384,7 +384,14 @@ func checkRows(a *log.Add, rows int64) error {
 func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics, last bool) error {
 	txn := p.snap.NewTransaction(log.TxnOptions{})
 	if last && len(p.NewBloomColumns) > 0 {
-		txn.SetMetadata(p.metadataWithBloomColumns())
+		proto, md, err := p.metadataWithBloomColumns()
+		if err != nil {
+			return err
+		}
+		txn.SetMetadata(md)
+		if !reflect.DeepEqual(proto, p.snap.Protocol()) {
+			txn.SetProtocol(proto)
+		}
 	}
 	now := time.Now().UnixMilli()
 	var added, removed []int64
@@ -481,18 +488,16 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 
 // metadataWithBloomColumns returns the snapshot's metadata with the table property
 // skiplake.bloomFilter.columns set to BloomColumns (the property's columns followed
-// by the new ones); a differently cased spelling of the key is replaced.
-func (p *Plan) metadataWithBloomColumns() log.Metadata {
-	md := p.snap.Metadata()
-	conf := make(map[string]string, len(md.Configuration)+1)
-	for k, v := range md.Configuration {
-		if !strings.EqualFold(k, bloom.PropColumns) {
-			conf[k] = v
-		}
+// by the new ones), set as any property change is (log.ApplyPropertyChange): only
+// this key is validated and it is stored under its canonical spelling, replacing a
+// differently cased one; the rest of the configuration is kept as it is.
+func (p *Plan) metadataWithBloomColumns() (log.Protocol, log.Metadata, error) {
+	proto, md, err := log.ApplyPropertyChange(p.snap.Protocol(), p.snap.Metadata(),
+		log.PropertyChange{Set: map[string]string{log.PropBloomFilterColumns: strings.Join(p.BloomColumns, ",")}})
+	if err != nil {
+		return proto, md, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	conf[bloom.PropColumns] = strings.Join(p.BloomColumns, ",")
-	md.Configuration = conf
-	return md
+	return proto, md, nil
 }
 
 func nonNil(s []string) []string {

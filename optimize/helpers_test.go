@@ -75,11 +75,7 @@ func newTestTableSchema(t testing.TB, store storage.Storage, sch *arrow.Schema, 
 	if _, err := lg.Create(context.Background(), md, log.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, log.CommitInfo{Operation: "CREATE TABLE"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := stats.ConfigFromProperties(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testTable{store: store, lg: lg, dataSch: sch, partCol: partCol, statsCfg: cfg}
+	return &testTable{store: store, lg: lg, dataSch: sch, partCol: partCol, statsCfg: log.ParseTableProperties(props).StatsConfig()}
 }
 
 // genRecord makes n rows: id from start, x and y uniform in [0, 1e6), f with 10%

@@ -5,11 +5,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/bloom"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
 
@@ -17,7 +17,7 @@ import (
 const (
 	// DefaultTargetFileSize is the output file size when neither Options.TargetFileSize
 	// nor the table property delta.targetFileSize is set: 128 MiB.
-	DefaultTargetFileSize = 128 << 20
+	DefaultTargetFileSize = log.DefaultTargetFileSize
 	// DefaultMemoryBudget bounds the Arrow memory of a clustering run: 1 GiB.
 	DefaultMemoryBudget = 1 << 30
 	// DefaultMaxRetries is how often Execute replans after a concurrent removal of one
@@ -25,15 +25,7 @@ const (
 	DefaultMaxRetries = 3
 	// DefaultRetention is the VACUUM retention when the table has no
 	// delta.deletedFileRetentionDuration: 7 days.
-	DefaultRetention = 7 * 24 * time.Hour
-)
-
-// Table properties read by NewPlan and Vacuum.
-const (
-	// PropTargetFileSize is the table's target file size (bytes or "128mb").
-	PropTargetFileSize = "delta.targetFileSize"
-	// PropDeletedFileRetain is the VACUUM retention ("interval 7 days").
-	PropDeletedFileRetain = "delta.deletedFileRetentionDuration"
+	DefaultRetention = log.DefaultDeletedFileRetention
 )
 
 // Tags written on files produced by a clustering run (the names Spark's Delta uses).
@@ -255,19 +247,17 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) resolve(props map[string]string) (Options, error) {
+// resolve applies the defaults, reading the table's properties (props) for the
+// target file size; an invalid stored delta.targetFileSize is an error then.
+func (o Options) resolve(props *log.TableProperties) (Options, error) {
 	if err := o.Validate(); err != nil {
 		return o, err
 	}
 	if o.TargetFileSize == 0 {
-		o.TargetFileSize = DefaultTargetFileSize
-		if s, ok := lookupProp(props, PropTargetFileSize); ok {
-			n, err := ParseSize(s)
-			if err != nil {
-				return o, &InvalidOptionsError{Problems: []string{fmt.Sprintf("table property %s=%q: %v", PropTargetFileSize, s, err)}}
-			}
-			o.TargetFileSize = n
+		if err := props.Err(log.PropTargetFileSize); err != nil {
+			return o, &InvalidOptionsError{Problems: []string{err.Error()}}
 		}
+		o.TargetFileSize = props.TargetFileSize
 	}
 	if o.MinFileSize == 0 {
 		o.MinFileSize = o.TargetFileSize * 3 / 4
@@ -291,38 +281,4 @@ func (o Options) resolve(props map[string]string) (Options, error) {
 		o.BackfillBloom = true
 	}
 	return o, nil
-}
-
-func lookupProp(props map[string]string, key string) (string, bool) {
-	if v, ok := props[key]; ok {
-		return v, true
-	}
-	for k, v := range props {
-		if strings.EqualFold(k, key) {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// ParseSize parses a byte size: plain bytes or a number with a unit (b, k/kb/kib,
-// m/mb/mib, g/gb/gib; units are binary). It must be positive.
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
-		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("optimize: invalid size %q", s)
-	}
-	return n * mult, nil
 }

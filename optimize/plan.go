@@ -140,14 +140,18 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		return nil, &InvalidOptionsError{Problems: []string{"nil snapshot or store"}}
 	}
 	md := snap.Metadata()
-	o, err := opts.resolve(md.Configuration)
+	props := snap.Properties()
+	o, err := opts.resolve(props)
 	if err != nil {
 		return nil, err
 	}
 	if err := log.CheckWritable(snap.Protocol(), md); err != nil {
 		return nil, err
 	}
-	if m := log.ColumnMappingMode(md.Configuration); m != log.ColumnMappingNone {
+	if err := props.Err(log.DataFileKeys...); err != nil {
+		return nil, fmt.Errorf("%w: version %d: %w", ErrInvalidOptions, snap.Version(), err)
+	}
+	if m := props.ColumnMappingMode; m != log.ColumnMappingNone {
 		return nil, fmt.Errorf("%w: column mapping mode %q", ErrUnsupportedTable, m)
 	}
 	schema, err := snap.Schema()
@@ -174,11 +178,11 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
 	if o.Curve != CurveNone {
-		if err := p.resolveClusterColumns(md.Configuration, logical); err != nil {
+		if err := p.resolveClusterColumns(props, logical); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.resolveBloomColumns(md.Configuration, logical); err != nil {
+	if err := p.resolveBloomColumns(props, logical); err != nil {
 		return nil, err
 	}
 
@@ -241,12 +245,8 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 
 // resolveClusterColumns checks the clustering columns (exist, not partition columns,
 // have statistics, rankable) and records their canonical names and indices.
-func (p *Plan) resolveClusterColumns(props map[string]string, logical *arrow.Schema) error {
-	cfg, err := stats.ConfigFromProperties(props)
-	if err != nil {
-		return err
-	}
-	coll, err := stats.NewCollector(p.dataSch, nil, cfg)
+func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
+	coll, err := stats.NewCollector(p.dataSch, nil, props.StatsConfig())
 	if err != nil {
 		return err
 	}
@@ -288,13 +288,15 @@ func (p *Plan) resolveClusterColumns(props map[string]string, logical *arrow.Sch
 }
 
 // resolveBloomColumns resolves the Bloom filter columns: the table property's
-// (bloom.ColumnsFromProperties) and Options.BloomColumns (each must be a
-// top-level, non-partition data column of an indexable type).
-func (p *Plan) resolveBloomColumns(props map[string]string, logical *arrow.Schema) error {
-	cols, fpp, err := bloom.ColumnsFromProperties(props, p.dataSch)
+// (log.TableProperties.BloomFilterColumns, resolved with bloom.ResolveColumns) and
+// Options.BloomColumns (each must be a top-level, non-partition data column of an
+// indexable type).
+func (p *Plan) resolveBloomColumns(props *log.TableProperties, logical *arrow.Schema) error {
+	cols, err := bloom.ResolveColumns(p.dataSch, props.BloomFilterColumns)
 	if err != nil {
-		return fmt.Errorf("%w: version %d: %w", ErrInvalidOptions, p.Version, err)
+		return fmt.Errorf("%w: version %d: table property %s: %w", ErrInvalidOptions, p.Version, log.PropBloomFilterColumns, err)
 	}
+	fpp := props.BloomFilterFPP
 	have := map[string]bool{}
 	for _, c := range cols {
 		have[c] = true

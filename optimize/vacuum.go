@@ -3,13 +3,14 @@ package optimize
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -18,10 +19,6 @@ import (
 // Bloom index file (bloom.TagKey; repeated here so that VACUUM does not depend on
 // the index format beyond the "path" field of the tag).
 const bloomTagKey = "skiplake.bloom"
-
-// indexDir is the one hidden directory VACUUM looks into: Bloom index files live
-// there and are garbage once nothing references them.
-const indexDir = "_delta_index/"
 
 // VacuumOptions configures Vacuum. The zero value deletes unreferenced files older
 // than the table's retention period.
@@ -53,17 +50,41 @@ type VacuumResult struct {
 	Files []string `json:"files"`
 	// Bytes is their total size.
 	Bytes int64 `json:"bytes"`
+	// KeptOlderThanTable counts unreferenced files that were kept because they are
+	// older than the table itself (see Vacuum): files that were in the location before
+	// the table was created there.
+	KeptOlderThanTable int `json:"keptOlderThanTable"`
+	// Temporaries are abandoned temporary files of interrupted writes that were
+	// deleted (or would be), in path order; TemporaryBytes is their total size.
+	Temporaries    []string `json:"temporaries"`
+	TemporaryBytes int64    `json:"temporaryBytes"`
 }
 
 // Vacuum deletes files under the table root that no version inside the retention
 // window references (V1): a file is kept when the latest snapshot references it
 // (as a data file, a deletion vector file — by UUID, or by absolute path under the
-// table root — or, through the skiplake.bloom tag, an index file), when a tombstone younger than the retention references it, or when it
-// was modified less than Retention ago (it may belong to a commit in progress).
+// table root — or, through the skiplake.bloom tag, an index file), when a tombstone
+// younger than the retention references it, or when it was modified less than
+// Retention ago (it may belong to a commit in progress).
+//
+// A file older than the table is never deleted either: one modified before the
+// commit time of version 0 (log.Creation) was in the location before the table was
+// created there, unless the log names it (version 0 added it, or a tombstone removed
+// it) or it has the name of a file skiplake writes (an orphan of an earlier failed
+// attempt to create the table; see internal/layout). Such files are counted in
+// KeptOlderThanTable.
+//
 // Nothing under _delta_log/ is touched, nor any hidden path (a directory or file
 // whose name starts with '_' or '.', except partition directories "k=v" and
-// _delta_index/). Files are only ever listed and deleted through store paths
-// relative to the root, so nothing outside the table can be affected.
+// _delta_index/), except abandoned temporary files of interrupted writes: on stores
+// with the storage.TempCleaner capability, temporaries older than the retention are
+// deleted too, wherever they are (including _delta_log/). Files are only ever listed
+// and deleted through store paths relative to the root, so nothing outside the table
+// can be affected.
+//
+// Vacuum refuses (with an error wrapping log.ErrUnsupportedFeature) tables whose
+// protocol has a reader or writer feature it does not support (log.CheckVacuumable),
+// as Delta Spark does, whether or not the table has vacuumProtocolCheck.
 func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult, error) {
 	if lg == nil {
 		return nil, &InvalidOptionsError{Problems: []string{"nil log"}}
@@ -75,27 +96,31 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	if err != nil {
 		return nil, err
 	}
-	tableRet := DefaultRetention
-	if s, ok := lookupProp(snap.Metadata().Configuration, PropDeletedFileRetain); ok {
-		d, err := ParseInterval(s)
-		if err != nil {
-			return nil, &InvalidOptionsError{Problems: []string{fmt.Sprintf("table property %s=%q: %v", PropDeletedFileRetain, s, err)}}
-		}
-		tableRet = d
+	if err := log.CheckVacuumable(snap.Protocol()); err != nil {
+		return nil, fmt.Errorf("optimize: vacuum refused: %w", err)
 	}
+	created, err := lg.Creation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("optimize: vacuum: reading the table's first commit: %w", err)
+	}
+	props := snap.Properties()
+	if err := props.Err(log.PropDeletedFileRetentionDuration); err != nil {
+		return nil, &InvalidOptionsError{Problems: []string{err.Error()}}
+	}
+	tableRet := props.DeletedFileRetention
 	ret := opts.Retention
 	if ret == 0 {
 		ret = tableRet
 	}
 	if ret < tableRet && !opts.Force {
-		return nil, fmt.Errorf("%w: %s < %s (%s); set Force to override", ErrRetentionTooShort, ret, tableRet, PropDeletedFileRetain)
+		return nil, fmt.Errorf("%w: %s < %s (%s); set Force to override", ErrRetentionTooShort, ret, tableRet, log.PropDeletedFileRetentionDuration)
 	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
 	cutoff := now().Add(-ret)
-	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}}
+	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}, Temporaries: []string{}}
 
 	keep := map[string]bool{}
 	root := storage.RootOf(lg.Storage())
@@ -144,58 +169,108 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 			return nil, fmt.Errorf("optimize: vacuum: version %d: tombstone %s: %w", snap.Version(), r.Path, err)
 		}
 	}
+	// Files the log names although they may be older than version 0's commit: the
+	// files version 0 added (written before it) and every file a tombstone removed.
+	known := map[string]bool{}
+	if created.Version == 0 {
+		for _, a := range created.Adds {
+			if d, err := decodeRef(a.Path); err == nil {
+				known[d] = true
+			}
+		}
+	}
+	for _, r := range snap.Tombstones() {
+		if d, err := decodeRef(r.Path); err == nil {
+			known[d] = true
+		}
+	}
 	store := lg.Storage()
 	objs, err := store.List(ctx, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("optimize: vacuum: listing the table: %w", err)
 	}
+	var doomed []storage.ObjectInfo
 	for _, ob := range objs {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		p := ob.Path
-		if !vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
+		if !layout.Vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
 			continue
 		}
-		if !opts.DryRun {
-			if err := store.Delete(ctx, p); err != nil {
-				return res, fmt.Errorf("optimize: vacuum: deleting %s: %w", p, err)
-			}
+		if ob.ModTime.Before(created.Time) && !known[path.Clean(p)] && !layout.WrittenBySkiplake(p) {
+			res.KeptOlderThanTable++
+			continue
 		}
-		res.Files = append(res.Files, p)
-		res.Bytes += ob.Size
+		doomed = append(doomed, ob)
+	}
+	if err := deleteFiles(ctx, store, doomed, opts.DryRun, res); err != nil {
+		return res, err
+	}
+	if !opts.DryRun {
+		// Incomplete multipart uploads of killed writers (S3) older than the retention:
+		// best effort, a store may not grant the permission to list them.
+		storage.AbortUploadsBefore(ctx, store, cutoff)
+	}
+	if err := vacuumTemporaries(ctx, store, cutoff, opts.DryRun, res); err != nil {
+		return res, err
 	}
 	return res, nil
 }
 
-// vacuumable reports whether a listed path may be deleted at all: not in the log,
-// not hidden (except _delta_index/ and partition directories).
-func vacuumable(p string) bool {
-	if strings.HasPrefix(p, "_delta_log/") || p == "_delta_log" {
-		return false
-	}
-	if strings.HasPrefix(p, indexDir) {
-		rest := strings.TrimPrefix(p, indexDir)
-		return rest != "" && !hiddenComponent(rest)
-	}
-	return !hiddenComponent(p)
-}
-
-func hiddenComponent(p string) bool {
-	parts := strings.Split(p, "/")
-	for i, c := range parts {
-		if c == "" || c == ".." {
-			return true
+// deleteFiles deletes the files (unless dryRun) in batches and in parallel where the
+// store can (storage.DeleteMany: S3 DeleteObjects, 1,000 keys a request) and records
+// the ones gone in res. A file already missing counts as deleted.
+func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool, res *VacuumResult) error {
+	var errs []error
+	if !dryRun && len(files) > 0 {
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.Path
 		}
-		if c[0] != '_' && c[0] != '.' {
+		errs = storage.DeleteMany(ctx, store, paths)
+	}
+	var first error
+	for i, f := range files {
+		if errs != nil && errs[i] != nil && !errors.Is(errs[i], storage.ErrNotExist) {
+			if first == nil {
+				first = fmt.Errorf("optimize: vacuum: deleting %s: %w", f.Path, errs[i])
+			}
 			continue
 		}
-		if i < len(parts)-1 && strings.Contains(c, "=") {
-			continue // partition directory such as _col=1
-		}
-		return true
+		res.Files = append(res.Files, f.Path)
+		res.Bytes += f.Size
 	}
-	return false
+	return first
+}
+
+// vacuumTemporaries deletes the temporary files of interrupted writes that are older
+// than cutoff (no write in flight can own them), when the store can list them.
+func vacuumTemporaries(ctx context.Context, store storage.Storage, cutoff time.Time, dryRun bool, res *VacuumResult) error {
+	tc, ok := store.(storage.TempCleaner)
+	if !ok {
+		return nil
+	}
+	temps, err := tc.ListTemp(ctx, "")
+	if err != nil {
+		return fmt.Errorf("optimize: vacuum: listing temporary files: %w", err)
+	}
+	for _, ob := range temps {
+		if !ob.ModTime.Before(cutoff) {
+			continue
+		}
+		if !dryRun {
+			if err := tc.DeleteTemp(ctx, ob.Path); err != nil {
+				if errors.Is(err, storage.ErrNotExist) {
+					continue // its write finished or was aborted meanwhile
+				}
+				return fmt.Errorf("optimize: vacuum: deleting temporary file %s: %w", ob.Path, err)
+			}
+		}
+		res.Temporaries = append(res.Temporaries, ob.Path)
+		res.TemporaryBytes += ob.Size
+	}
+	return nil
 }
 
 // decodeRef turns a log path into a clean storage path relative to the root.
@@ -238,38 +313,4 @@ func namedByAbsolute(p string, abs []string) bool {
 		}
 	}
 	return false
-}
-
-// ParseInterval parses a Delta interval property such as "interval 7 days",
-// "interval 1 week" or "interval 168 hours" (a bare duration like "168h" is also
-// accepted).
-func ParseInterval(s string) (time.Duration, error) {
-	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
-	if len(f) > 0 && f[0] == "interval" {
-		f = f[1:]
-	}
-	if len(f) == 1 {
-		if d, err := time.ParseDuration(f[0]); err == nil && d >= 0 {
-			return d, nil
-		}
-	}
-	if len(f) != 2 {
-		return 0, fmt.Errorf("optimize: invalid interval %q", s)
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("optimize: invalid interval %q", s)
-	}
-	units := map[string]time.Duration{
-		"millisecond": time.Millisecond, "second": time.Second, "minute": time.Minute,
-		"hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
-	}
-	u, ok := units[strings.TrimSuffix(f[1], "s")]
-	if !ok {
-		return 0, fmt.Errorf("optimize: invalid interval unit in %q", s)
-	}
-	if n > int64(1<<62)/int64(u) {
-		return 0, fmt.Errorf("optimize: interval %q overflows", s)
-	}
-	return time.Duration(n) * u, nil
 }

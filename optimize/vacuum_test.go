@@ -93,7 +93,7 @@ func TestVacuum(t *testing.T) {
 		}
 	})
 	t.Run("table retention property applies", func(t *testing.T) {
-		tt := newTestTable(t, "", map[string]string{PropDeletedFileRetain: "interval 30 days"})
+		tt := newTestTable(t, "", map[string]string{log.PropDeletedFileRetentionDuration: "interval 30 days"})
 		if err := tt.store.Put(ctx, "orphan.parquet", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -141,52 +141,6 @@ func TestDVPath(t *testing.T) {
 	}
 	if _, err := dvPath(&log.DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "short"}); err == nil {
 		t.Fatal("short path accepted")
-	}
-}
-
-func TestVacuumable(t *testing.T) {
-	cases := []struct {
-		path string
-		want bool
-	}{
-		{"part-0.parquet", true},
-		{"p=a/part-0.parquet", true},
-		{"_p=a/part-0.parquet", true},
-		{"_delta_log/00000000000000000000.json", false},
-		{"_delta_log/_last_checkpoint", false},
-		{"_SUCCESS", false},
-		{"p=a/.part-0.parquet.crc", false},
-		{"_tmp/part-0.parquet", false},
-		{"_delta_index/bloom/x.bin", true},
-		{"_delta_index/_hidden", false},
-	}
-	for _, tc := range cases {
-		if got := vacuumable(tc.path); got != tc.want {
-			t.Errorf("vacuumable(%q) = %v, want %v", tc.path, got, tc.want)
-		}
-	}
-}
-
-func TestParseInterval(t *testing.T) {
-	cases := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"interval 7 days", 7 * 24 * time.Hour, true},
-		{"interval 1 week", 7 * 24 * time.Hour, true},
-		{"INTERVAL 168 HOURS", 168 * time.Hour, true},
-		{"interval 30 seconds", 30 * time.Second, true},
-		{"168h", 168 * time.Hour, true},
-		{"interval days", 0, false},
-		{"interval 3 fortnights", 0, false},
-		{"interval -1 days", 0, false},
-	}
-	for _, tc := range cases {
-		got, err := ParseInterval(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseInterval(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
 	}
 }
 

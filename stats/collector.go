@@ -649,6 +649,9 @@ func (c *Collector) Result() *File {
 			col.Min = value.Decimal(l.dmin, l.decPrec, l.decScale)
 			col.Max = value.Decimal(l.dmax, l.decPrec, l.decScale)
 		case lkString:
+			if c.prefix == 0 {
+				break // NoStringBounds: no string minimum or maximum, as Spark with prefix 0
+			}
 			col.Min = value.String(truncateMin(l.smin, c.prefix))
 			if mx, ok := truncateMax(l.smax, c.prefix); ok {
 				col.Max = value.String(mx)

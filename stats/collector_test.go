@@ -104,6 +104,13 @@ func TestCollectorJSON(t *testing.T) {
 			want:   `{"numRecords":1,"minValues":{"s":"` + strings.Repeat("\U0010FFFF", 2) + `"},"nullCount":{"s":0}}`,
 		},
 		{
+			name:   "NoStringBounds (property 0) writes no string min or max, as Spark",
+			fields: []arrow.Field{f("s", arrow.BinaryTypes.String), f("x", arrow.PrimitiveTypes.Int64)},
+			rows:   `[{"s":"abc","x":1},{"s":null,"x":2}]`,
+			cfg:    Config{StringPrefixLength: NoStringBounds},
+			want:   `{"numRecords":2,"minValues":{"x":1},"maxValues":{"x":2},"nullCount":{"s":1,"x":0}}`,
+		},
+		{
 			name:   "string escapes are JSON-escaped",
 			fields: []arrow.Field{f("s", arrow.BinaryTypes.String)},
 			rows:   `[{"s":"a\"b\\c\n\u0001"}]`,
@@ -344,7 +351,7 @@ func TestCollectorErrors(t *testing.T) {
 		{"unknown stats column", Config{StatsColumns: []string{"nope"}}, ErrUnknownColumn},
 		{"stats column inside a list", Config{StatsColumns: []string{"l.element"}}, ErrUnknownColumn},
 		{"bad NumIndexedCols", Config{NumIndexedCols: -3}, ErrInvalidConfig},
-		{"negative prefix", Config{StringPrefixLength: -1}, ErrInvalidConfig},
+		{"prefix below NoStringBounds", Config{StringPrefixLength: -2}, ErrInvalidConfig},
 		{"unterminated quote", Config{StatsColumns: []string{"`a"}}, ErrInvalidConfig},
 	}
 	for _, tc := range cases {
@@ -422,7 +429,7 @@ func TestMarshalJSONWithoutSchema(t *testing.T) {
 }
 
 func TestConfigValidateReportsAllProblems(t *testing.T) {
-	err := Config{NumIndexedCols: -9, StringPrefixLength: -1, StatsColumns: []string{"a.", "`b"}}.Validate()
+	err := Config{NumIndexedCols: -9, StringPrefixLength: -5, StatsColumns: []string{"a.", "`b"}}.Validate()
 	if !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("err = %v", err)
 	}

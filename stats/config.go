@@ -2,19 +2,7 @@ package stats
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
-)
-
-// Table property names read by ConfigFromProperties.
-const (
-	// PropNumIndexedCols is how many leaf columns get statistics (-1 all, default 32).
-	PropNumIndexedCols = "delta.dataSkippingNumIndexedCols"
-	// PropStatsColumns lists exactly the columns that get statistics.
-	PropStatsColumns = "delta.dataSkippingStatsColumns"
-	// PropStringPrefixLength is how many code points of string bounds are kept.
-	PropStringPrefixLength = "delta.dataSkippingStringPrefixLength"
 )
 
 // Defaults and special values of Config.NumIndexedCols / StringPrefixLength.
@@ -32,6 +20,10 @@ const (
 	// numRecords (the property value 0). It exists because the zero value of the field
 	// means "default".
 	IndexNoColumns = -2
+	// NoStringBounds as Config.StringPrefixLength writes no minimum or maximum for
+	// string columns (the property delta.dataSkippingStringPrefixLength=0, which
+	// makes Spark write none); null counts are still written.
+	NoStringBounds = -1
 )
 
 // Config selects which columns get statistics and how strings are cut. The zero
@@ -52,7 +44,8 @@ type Config struct {
 	// caller translates logical names).
 	StatsColumns []string
 	// StringPrefixLength is how many code points of a string bound are kept: > 0
-	// that many; 0 the default (DefaultStringPrefixLength = 32).
+	// that many; 0 the default (DefaultStringPrefixLength = 32); NoStringBounds (-1)
+	// none at all.
 	StringPrefixLength int
 }
 
@@ -62,8 +55,8 @@ func (c Config) Validate() error {
 	if c.NumIndexedCols < IndexNoColumns {
 		probs = append(probs, fmt.Sprintf("NumIndexedCols %d is below %d", c.NumIndexedCols, IndexNoColumns))
 	}
-	if c.StringPrefixLength < 0 {
-		probs = append(probs, fmt.Sprintf("StringPrefixLength %d is negative", c.StringPrefixLength))
+	if c.StringPrefixLength < NoStringBounds {
+		probs = append(probs, fmt.Sprintf("StringPrefixLength %d is below %d", c.StringPrefixLength, NoStringBounds))
 	}
 	for i, s := range c.StatsColumns {
 		if _, err := ParseColumnPath(s); err != nil {
@@ -76,7 +69,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// prefixLen returns the prefix length in code points (0: no string bounds).
 func (c Config) prefixLen() int {
+	if c.StringPrefixLength == NoStringBounds {
+		return 0
+	}
 	if c.StringPrefixLength <= 0 {
 		return DefaultStringPrefixLength
 	}
@@ -94,58 +91,6 @@ func (c Config) numIndexed() int {
 		return -1
 	}
 	return c.NumIndexedCols
-}
-
-// ConfigFromProperties reads the data-skipping table properties (keys matched
-// case-insensitively, as Delta does): delta.dataSkippingNumIndexedCols (integer
-// ≥ -1; -1 all, 0 none, default 32), delta.dataSkippingStatsColumns (comma list,
-// takes precedence; empty means unset) and delta.dataSkippingStringPrefixLength
-// (integer ≥ 1, default 32). Absent properties give the defaults. All problems are
-// reported at once, wrapped in ErrInvalidConfig.
-func ConfigFromProperties(props map[string]string) (Config, error) {
-	var cfg Config
-	var probs []string
-	for k, v := range props {
-		switch {
-		case strings.EqualFold(k, PropNumIndexedCols):
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			switch {
-			case err != nil:
-				probs = append(probs, fmt.Sprintf("%s=%q is not an integer", PropNumIndexedCols, v))
-			case n < -1:
-				probs = append(probs, fmt.Sprintf("%s=%d must be -1 or more", PropNumIndexedCols, n))
-			case n == -1:
-				cfg.NumIndexedCols = IndexAllColumns
-			case n == 0:
-				cfg.NumIndexedCols = IndexNoColumns
-			default:
-				cfg.NumIndexedCols = n
-			}
-		case strings.EqualFold(k, PropStringPrefixLength):
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			switch {
-			case err != nil:
-				probs = append(probs, fmt.Sprintf("%s=%q is not an integer", PropStringPrefixLength, v))
-			case n < 1:
-				probs = append(probs, fmt.Sprintf("%s=%d must be 1 or more", PropStringPrefixLength, n))
-			default:
-				cfg.StringPrefixLength = n
-			}
-		case strings.EqualFold(k, PropStatsColumns):
-			cols, err := SplitColumnList(v)
-			if err != nil {
-				probs = append(probs, fmt.Sprintf("%s=%q: %v", PropStatsColumns, v, err))
-			} else {
-				cfg.StatsColumns = cols
-			}
-		}
-	}
-	if len(probs) > 0 {
-		// Map iteration order is random; keep messages stable.
-		slices.Sort(probs)
-		return Config{}, fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(probs, "; "))
-	}
-	return cfg, nil
 }
 
 // SplitColumnList splits a delta.dataSkippingStatsColumns value into its column

@@ -1,37 +1,28 @@
 package stats
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 )
 
-func TestConfigFromProperties(t *testing.T) {
+func TestSplitColumnList(t *testing.T) {
 	cases := []struct {
-		name  string
-		props map[string]string
-		want  Config
-		err   bool
+		name string
+		in   string
+		want []string
+		err  bool
 	}{
-		{"absent properties give the zero (default) config", nil, Config{}, false},
-		{"-1 means all columns", map[string]string{PropNumIndexedCols: "-1"}, Config{NumIndexedCols: IndexAllColumns}, false},
-		{"0 means no columns", map[string]string{PropNumIndexedCols: "0"}, Config{NumIndexedCols: IndexNoColumns}, false},
-		{"keys match case-insensitively", map[string]string{"DELTA.DATASKIPPINGNUMINDEXEDCOLS": " 5 "}, Config{NumIndexedCols: 5}, false},
-		{"below -1 is rejected", map[string]string{PropNumIndexedCols: "-2"}, Config{}, true},
-		{"non-integer is rejected", map[string]string{PropNumIndexedCols: "many"}, Config{}, true},
-		{"prefix length read", map[string]string{PropStringPrefixLength: "8"}, Config{StringPrefixLength: 8}, false},
-		{"prefix length 0 rejected", map[string]string{PropStringPrefixLength: "0"}, Config{}, true},
-		{"stats columns split on commas outside backticks", map[string]string{PropStatsColumns: " a , `b,c`.d ,e.f"},
-			Config{StatsColumns: []string{"a", "`b,c`.d", "e.f"}}, false},
-		{"blank stats columns means unset", map[string]string{PropStatsColumns: "  "}, Config{}, false},
-		{"empty entry rejected", map[string]string{PropStatsColumns: "a,,b"}, Config{}, true},
+		{"entries split on commas outside backticks", " a , `b,c`.d ,e.f", []string{"a", "`b,c`.d", "e.f"}, false},
+		{"blank value means no entries", "  ", nil, false},
+		{"empty entry rejected", "a,,b", nil, true},
+		{"unterminated quote rejected", "`a,b", nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ConfigFromProperties(tc.props)
+			got, err := SplitColumnList(tc.in)
 			if tc.err {
-				if !errors.Is(err, ErrInvalidConfig) {
-					t.Fatalf("err = %v, want ErrInvalidConfig", err)
+				if err == nil {
+					t.Fatalf("SplitColumnList(%q) = %q, want an error", tc.in, got)
 				}
 				return
 			}
@@ -39,7 +30,7 @@ func TestConfigFromProperties(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -3,8 +3,9 @@
 // tightBounds, nested like the table schema and keyed by physical column names.
 //
 // Write side: a Collector is fed the Arrow record batches of one data file and
-// produces the statistics with Spark's rules (Config, ConfigFromProperties):
-// which leaf columns are indexed (delta.dataSkippingNumIndexedCols /
+// produces the statistics with Spark's rules (Config, which
+// log.TableProperties.StatsConfig derives from the table properties): which
+// leaf columns are indexed (delta.dataSkippingNumIndexedCols /
 // delta.dataSkippingStatsColumns, partition columns excluded), min/max only for
 // numbers, decimals, dates, timestamps and strings, strings cut to a prefix with a
 // tie-breaker on the max, timestamps cut to milliseconds. ToJSON renders the result

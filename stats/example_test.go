@@ -27,11 +27,7 @@ func ExampleNewCollector() {
 	}
 	defer rec.Release()
 
-	cfg, err := stats.ConfigFromProperties(map[string]string{"delta.dataSkippingStringPrefixLength": "3"})
-	if err != nil {
-		panic(err)
-	}
-	c, err := stats.NewCollector(schema, nil, cfg)
+	c, err := stats.NewCollector(schema, nil, stats.Config{StringPrefixLength: 3})
 	if err != nil {
 		panic(err)
 	}

@@ -2,18 +2,28 @@
 // and opens tables (any storage.Storage; local directories via CreatePath/OpenPath),
 // writes Arrow record batches as Parquet files plus one log commit (append, overwrite,
 // idempotent by application id), scans a version with a projection and a filter, and
-// runs the maintenance operations (Checkpoint, Optimize, Vacuum, History, Describe).
+// runs the maintenance operations (Checkpoint, Optimize, Vacuum, History, Describe)
+// and table changes (Alter: set or unset properties, add columns).
 //
 // # Reading: plan, then read
 //
-// A Scan first plans: the snapshot (latest, a version, or a timestamp), the columns
-// to read (the projection plus the filter's columns), and the files, decided level by
-// level — partition values, per-file statistics (package skipping over a columnar
-// index built once per Snapshot), the Bloom filter index — then reads the surviving
-// files a few at a time, skipping row groups whose footer statistics cannot match,
-// applying deletion vectors, and rechecking the filter exactly only where a level said
-// "might match". The schema is known before the first batch. Every level's counts are
-// in the ScanReport.
+// The version is chosen once: Table.Snapshot(ctx, ref) loads it (latest, a version, or
+// a timestamp) and Snapshot.Scan plans on it (Table.Scan is Snapshot.Scan of the latest
+// version). Planning resolves the columns (the projection plus the filter's columns),
+// binds the filter and decides every live file with package skipping's Planner —
+// partition values, per-file statistics (a columnar index built once per Snapshot), the
+// Bloom filter index — giving each file a verdict, the level that decided it and the
+// reason (Scan.Files). The plan reads no data; Scan.Explain adds the row-group and page
+// decisions from the files' footers.
+//
+// Scan.Read makes a Reader that streams the rows: files in plan order, row groups
+// decoded in parallel (WithParallelism, default GOMAXPROCS), deletion vectors applied,
+// the filter rechecked exactly only where a level said "might match", and decoded
+// batches held ahead of the caller only up to a byte budget (WithReadAhead, default
+// DefaultReadAheadBytes) — so memory follows the budget, not the file sizes. A limit
+// stops the background reads early. Scan.Count answers files proven to match entirely
+// from the log. The schema is known before the first batch. Every level's counts are in
+// the ScanReport.
 //
 // # Writing
 //
@@ -26,12 +36,30 @@
 // stats), Bloom filters are built for the columns the table property
 // skiplake.bloomFilter.columns names, and one transaction commits all add actions.
 //
+// A new table is best created with its first rows: CreateWrite commits the metaData,
+// protocol and add actions as version 0 together, so a failed first write leaves no
+// table; a writer that loses the race to create the table appends its files to the
+// winner's table when schema and partitioning match. Create and CreateWrite refuse a
+// location holding files that are not part of a table (ErrLocationNotEmpty) unless
+// CreateOptions.AllowNonEmpty.
+//
+// # Table properties
+//
+// Properties are set at Create and by Alter, validated and canonicalised as Delta
+// Spark does (package log: a known delta.* key in any letter case is stored under its
+// canonical spelling, unknown delta.* and skiplake.* keys are refused, a property
+// that needs a table feature upgrades the protocol); existing configuration is never
+// re-validated. Every operation reads them from the snapshot's typed
+// log.TableProperties, by canonical key only, and refuses to run when a property it
+// depends on holds a value that does not parse.
+//
 // # Invariants
 //
 //   - L2 Data files and Bloom index files are uniquely named, written with
 //     put-if-absent and complete before the commit that references them; a failed or
 //     cancelled write commits nothing and deletes what it wrote (best effort; leftovers
-//     are unreferenced and VACUUM removes them).
+//     are unreferenced and VACUUM removes them). A commit whose outcome is unknown
+//     (log.ErrCommitUnknown) keeps its files: it may be visible.
 //   - L4 Reading a table with reader features skiplake does not implement, or writing
 //     one with unimplemented writer features, fails with an error naming them.
 //   - S1 A scan never drops a row that satisfies its filter: every level only skips
@@ -41,6 +69,8 @@
 //   - B1 A file is probed in the Bloom index only when its add action's tag says the
 //     index covers it; an unreadable index means the file is read (with a warning).
 //   - O1 Optimize never changes the multiset of live rows (package optimize).
+//   - P1 Table properties are validated and normalised when set, parsed once per
+//     snapshot into a typed value, and read from that value everywhere.
 //
 // # Not here
 //

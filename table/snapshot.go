@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Ref names a version of a table: the latest, a version number, or the version that
@@ -56,7 +57,8 @@ type Snapshot struct {
 	logical  *arrow.Schema // logical names, no metadata (what scans return)
 	physical *arrow.Schema // physical names (what stats are keyed by)
 	mapping  log.ColumnMapping
-	fm       fileMeta // typed stats, partition values and skipping index, built on first use
+	store    storage.Storage // where the data files are
+	fm       fileMeta        // typed stats, partition values and skipping index, built on first use
 }
 
 // Snapshot loads the table at ref. Reading fails (with an error naming the features)
@@ -80,10 +82,10 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(ls)
+	return newSnapshot(t.store, ls)
 }
 
-func newSnapshot(ls *log.Snapshot) (*Snapshot, error) {
+func newSnapshot(store storage.Storage, ls *log.Snapshot) (*Snapshot, error) {
 	if err := log.CheckReadable(ls.Protocol()); err != nil {
 		return nil, err
 	}
@@ -91,8 +93,7 @@ func newSnapshot(ls *log.Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	md := ls.Metadata()
-	mode := log.ColumnMappingMode(md.Configuration)
+	mode := ls.Properties().ColumnMappingMode
 	schema, err := log.ToArrow(ds, log.ArrowOptions{FieldIDs: mode == log.ColumnMappingID, MappingMetadata: mode != log.ColumnMappingNone})
 	if err != nil {
 		return nil, fmt.Errorf("table: version %d: %w", ls.Version(), err)
@@ -105,7 +106,7 @@ func newSnapshot(ls *log.Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{log: ls, delta: ds, schema: schema, logical: logical, physical: physical, mapping: mode}, nil
+	return &Snapshot{log: ls, delta: ds, schema: schema, logical: logical, physical: physical, mapping: mode, store: store}, nil
 }
 
 // Version is the snapshot's table version.
@@ -123,13 +124,13 @@ func (s *Snapshot) DeltaSchema() *log.StructType { return s.delta }
 // PartitionColumns are the partition columns, in order.
 func (s *Snapshot) PartitionColumns() []string { return s.log.PartitionColumns() }
 
-// Properties returns a copy of the table properties.
-func (s *Snapshot) Properties() map[string]string {
-	out := map[string]string{}
-	for k, v := range s.log.Metadata().Configuration {
-		out[k] = v
-	}
-	return out
+// Properties returns the table properties parsed into typed values (shared; do not
+// modify). Every property skiplake interprets is read from it (P1).
+func (s *Snapshot) Properties() *log.TableProperties { return s.log.Properties() }
+
+// Configuration returns a copy of the raw table properties (metaData.configuration).
+func (s *Snapshot) Configuration() map[string]string {
+	return s.log.Properties().Configuration()
 }
 
 // Log returns the underlying log snapshot (live add actions, protocol, metadata).

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
 
+	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -31,9 +32,21 @@ type CreateOptions struct {
 	PartitionColumns []string
 	// Properties are table properties (metaData.configuration), e.g.
 	// "delta.checkpointInterval", "delta.targetFileSize", "delta.dataSkippingNumIndexedCols".
+	// They follow Delta Spark's rules (log.NormalizeProperties): a known delta.* key
+	// in any letter case is validated and stored under its canonical spelling, an
+	// unknown delta.* or skiplake.* key is refused, delta.feature.<name>=supported
+	// adds a table feature; properties that need a feature (deletion vectors, column
+	// mapping, v2 checkpoints) give the table the protocol that has it.
 	Properties map[string]string
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
+	// AllowNonEmpty creates the table even when the location already holds files
+	// that are not part of a Delta table (default false: such a location is refused
+	// with ErrLocationNotEmpty). Hidden files (names starting with '_' or '.'),
+	// anything under _delta_log/ and leftovers with skiplake's own data-file names
+	// never count. The files that were there are never deleted by VACUUM, which
+	// keeps every file older than the table (see optimize.Vacuum).
+	AllowNonEmpty bool
 }
 
 // Open opens the table stored in store (rooted at the table root). It fails with
@@ -49,51 +62,44 @@ func Open(ctx context.Context, store storage.Storage) (*Table, error) {
 	return &Table{store: store, log: l}, nil
 }
 
-// OpenPath opens the table in a local directory.
+// OpenPath opens the table in a local directory. It is OpenURL: a location with a
+// scheme ("s3://...") is a URL, never a directory named "s3:".
 func OpenPath(ctx context.Context, dir string) (*Table, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotATable, dir, err)
-	}
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, st)
+	return OpenURL(ctx, dir)
 }
 
 // Create creates a new table with the given Arrow schema in store. It fails with
 // ErrTableExists if a log is already there (the version-0 commit is created with
-// put-if-absent, so two concurrent creators cannot both succeed).
+// put-if-absent, so two concurrent creators cannot both succeed), and with
+// ErrLocationNotEmpty when the location holds other files (unless
+// opts.AllowNonEmpty). The schema, partition columns and properties are validated
+// before anything is written (see CreateOptions.Properties); an invalid one leaves
+// the store untouched. To create a table together with its first rows, in one
+// commit, use CreateWrite.
 func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	md, proto, err := newTableMetadata(schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	return create(ctx, store, md, proto, opts.AllowNonEmpty)
+}
+
+// newTableMetadata validates a new table's schema, partition columns and
+// properties and returns its version-0 metadata and protocol. Nothing is written.
+func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (log.Metadata, log.Protocol, error) {
 	if schema == nil || schema.NumFields() == 0 {
-		return nil, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
+		return log.Metadata{}, log.Protocol{}, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
 	}
 	ds, err := log.FromArrow(schema)
 	if err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	if err := checkColumnNames(schema); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	parts, err := resolvePartitionColumns(schema, opts.PartitionColumns)
 	if err != nil {
-		return nil, err
-	}
-	props := map[string]string{}
-	for k, v := range opts.Properties {
-		props[k] = v
-	}
-	if err := validateProperties(props); err != nil {
-		return nil, err
-	}
-	var dataFields []arrow.Field
-	for _, f := range schema.Fields() {
-		if !containsFold(parts, f.Name) {
-			dataFields = append(dataFields, f)
-		}
-	}
-	if _, _, err := BloomColumns(props, arrow.NewSchema(dataFields, nil)); err != nil {
-		return nil, err
+		return log.Metadata{}, log.Protocol{}, err
 	}
 	now := time.Now().UnixMilli()
 	md := log.Metadata{
@@ -103,73 +109,133 @@ func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, op
 		Format:           log.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString:     ds.JSON(),
 		PartitionColumns: parts,
-		Configuration:    props,
 		CreatedTime:      &now,
 	}
-	proto := protocolFor(schema)
+	proto, md, err := log.PrepareCreate(md, opts.Properties)
+	if err != nil {
+		return log.Metadata{}, log.Protocol{}, propertyErr(err)
+	}
+	return md, proto, nil
+}
+
+// propertyErr marks a property error from package log as a bad argument of this
+// package too (errors.Is matches both ErrInvalidArgument and log's sentinel).
+func propertyErr(err error) error {
+	return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+}
+
+func create(ctx context.Context, store storage.Storage, md log.Metadata, proto log.Protocol, allowNonEmpty bool) (*Table, error) {
+	if !allowNonEmpty {
+		if err := checkEmpty(ctx, store); err != nil {
+			return nil, err
+		}
+	}
 	l := log.New(store)
 	info := log.CommitInfo{
 		Operation: "CREATE TABLE",
 		OperationParameters: map[string]string{
-			"partitionBy": jsonString(parts),
-			"description": jsonString(opts.Description),
+			"partitionBy": jsonString(md.PartitionColumns),
+			"description": jsonString(md.Description),
 			"isManaged":   "false",
-			"properties":  jsonString(props),
+			"properties":  jsonString(md.Configuration),
 		},
 	}
 	if _, err := l.Create(ctx, md, proto, nil, info); err != nil {
 		if errors.Is(err, storage.ErrExist) {
 			return nil, fmt.Errorf("%w: %v", ErrTableExists, err)
 		}
+		var ce *log.ConflictError
+		if errors.As(err, &ce) && ce.Version == 0 {
+			return nil, fmt.Errorf("%w: created concurrently: %v", ErrTableExists, err)
+		}
 		return nil, err
 	}
 	return &Table{store: store, log: l}, nil
 }
 
-// CreatePath creates a new table in a local directory (created if missing).
-func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("table: create %s: %w", dir, err)
+// checkEmpty refuses a location that holds files VACUUM could one day consider
+// (anything but hidden paths and the log) other than skiplake's own leftovers: data
+// and index files of an earlier attempt to create the table, or of a concurrent
+// creator that is about to win the race (item 11 of issue #10: its loser appends).
+func checkEmpty(ctx context.Context, store storage.Storage) error {
+	objs, err := store.List(ctx, "", "")
+	if err != nil {
+		return fmt.Errorf("table: checking that the location is empty: %w", err)
 	}
-	st, err := storage.NewLocal(dir)
+	var foreign []string
+	for _, o := range objs {
+		if layout.Vacuumable(o.Path) && !layout.WrittenBySkiplake(o.Path) {
+			foreign = append(foreign, o.Path)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	more := ""
+	if len(foreign) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
+	}
+	return fmt.Errorf("%w: it holds %d file(s) that are not part of a table (%s%s); choose an empty location, "+
+		"or allow it explicitly (CreateOptions.AllowNonEmpty, CLI --allow-non-empty): VACUUM never deletes files older than the table",
+		ErrLocationNotEmpty, len(foreign), strings.Join(shown, ", "), more)
+}
+
+// CreatePath creates a new table in a local directory (created if missing; removed
+// again if it was created and the table could not be). The table is validated first:
+// invalid input creates no directory. It is CreateURL: a location with a scheme
+// ("s3://...") is a URL, never a directory named "s3:".
+func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+	md, proto, err := newTableMetadata(schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	return Create(ctx, st, schema, opts)
+	var t *Table
+	err = inNewDir(dir, func(st storage.Storage) error {
+		var err error
+		t, err = create(ctx, st, md, proto, opts.AllowNonEmpty)
+		return err
+	})
+	return t, err
 }
 
-// protocolFor returns the protocol a new table needs: reader 1 / writer 2, unless a
-// timestamp_ntz column requires the timestampNtz feature (reader 3 / writer 7).
-func protocolFor(schema *arrow.Schema) log.Protocol {
-	if hasNTZ(schema.Fields()) {
-		return log.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-			ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
+// inNewDir runs fn on the store of a new table's location: for a local directory
+// (a path or file:// URL) on a Local store rooted there, creating the directory first
+// when it is missing and removing it again (when still empty) if fn fails; for an
+// object-store URL on that store (object stores have no directories to create).
+func inNewDir(dir string, fn func(storage.Storage) error) error {
+	loc, err := storage.ParseLocation(dir)
+	if err != nil {
+		return err
 	}
-	return log.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
-}
-
-func hasNTZ(fields []arrow.Field) bool {
-	for _, f := range fields {
-		switch t := f.Type.(type) {
-		case *arrow.TimestampType:
-			if t.TimeZone == "" {
-				return true
-			}
-		case *arrow.StructType:
-			if hasNTZ(t.Fields()) {
-				return true
-			}
-		case *arrow.MapType:
-			if hasNTZ([]arrow.Field{{Type: t.KeyType()}, {Type: t.ItemType()}}) {
-				return true
-			}
-		case arrow.ListLikeType:
-			if hasNTZ([]arrow.Field{{Type: t.Elem()}}) {
-				return true
-			}
+	if !loc.IsLocal() {
+		st, err := storage.OpenLocation(context.Background(), loc, true) // no I/O: builds the client
+		if err != nil {
+			return err
 		}
+		if err := fn(st); err != nil {
+			closeStore(st)
+			return err
+		}
+		return nil
 	}
-	return false
+	dir = loc.Dir
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, os.ErrNotExist)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("table: create %s: %w", dir, err)
+	}
+	st, err := storage.NewLocal(dir)
+	if err == nil {
+		err = fn(st)
+	}
+	if err != nil && created {
+		_ = os.Remove(dir) // only succeeds when nothing was left in it
+	}
+	return err
 }
 
 // checkColumnNames rejects duplicate top-level names (Delta names are case-insensitive).
@@ -312,6 +378,14 @@ type Description struct {
 	FilesWithoutStats int   `json:"filesWithoutStats"`
 	// NumDeletedRows is the number of rows hidden by deletion vectors.
 	NumDeletedRows int64 `json:"numDeletedRows"`
+	// Settings are the effective values of the properties skiplake interprets
+	// (typed and canonical: sizes in bytes, durations as intervals, defaults marked),
+	// next to Properties, the configuration as stored.
+	Settings []log.Setting `json:"settings"`
+	// PropertyNotes point out stored properties that are not interpreted as their
+	// writer may have meant: a known key in a non-canonical spelling (ignored, as
+	// Delta ignores it) or a value that does not parse.
+	PropertyNotes []string `json:"propertyNotes,omitempty"`
 }
 
 // Describe summarises the table at ref.
@@ -331,6 +405,16 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	}
 	for k, v := range md.Configuration {
 		d.Properties[k] = v
+	}
+	props := ls.Properties()
+	d.Settings = props.Settings()
+	for _, k := range sortedKeys(props.Unknown) {
+		if c, known := log.CanonicalPropertyKey(k); known && c != k {
+			d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s is ignored: the canonical spelling is %s (set it with alter --set-property)", k, c))
+		}
+	}
+	for _, e := range props.Invalid {
+		d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s=%q is invalid (%s); the default is used where it is read, and writes that depend on it are refused", e.Key, e.Value, e.Reason))
 	}
 	for _, a := range ls.Files() {
 		d.SizeBytes += a.Size

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -17,12 +18,12 @@ import (
 	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // DefaultTargetFileSize is the file size Write aims for when the table has no
 // delta.targetFileSize property: 128 MiB.
-const DefaultTargetFileSize = datafile.DefaultTargetFileSize
+const DefaultTargetFileSize = log.DefaultTargetFileSize
 
 // WriteMode says what a write does with the rows already in the table.
 type WriteMode uint8
@@ -105,29 +106,125 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, opts
 // transaction (append or overwrite). Data files are uniquely named and written in full
 // before the commit that references them (L2); if anything fails, or ctx is cancelled,
 // nothing is committed and the files written so far are deleted (best effort: any left
-// behind are unreferenced and removed by VACUUM).
+// behind are unreferenced and removed by VACUUM). The one exception is a commit whose
+// outcome is unknown (an error wrapping log.ErrCommitUnknown): its files are kept,
+// since the commit may be visible.
 //
 // Batches must carry every table column (matched by name, case-insensitively) and no
 // other; a mismatch is an error naming the column and both types.
 func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
-	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
-		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
-	}
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
 		return nil, err
 	}
-	ls := snap.log
-	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
-		return nil, err
+	return t.writeOn(ctx, snap, rdr, opts)
+}
+
+// CreateWrite creates a table in store whose version 0 holds the rows of rdr: one
+// commit carries the table's metaData and protocol and the files written, so a write
+// that fails, or is cancelled, leaves no table behind (and no files: they are deleted
+// best effort, as by Write). The schema, partitioning and properties are checked as
+// by Create, and so is the location (ErrLocationNotEmpty unless copts.AllowNonEmpty).
+//
+// When a table already exists in store, or another writer creates one while the rows
+// are being written (a race to create the same table), and its schema and partition
+// columns equal schema and copts.PartitionColumns, the rows are appended to it
+// instead, in one commit; an idempotent write (wopts.AppID) is skipped as by Write.
+// A table that does not match is an error wrapping ErrTableExists, and nothing is
+// committed. An overwrite (wopts.Mode) never replaces the rows of a table another
+// writer created concurrently: that is ErrTableExists too.
+func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
+	md, proto, err := newTableMetadata(schema, copts)
+	if err != nil {
+		return nil, nil, err
 	}
-	if opts.AppID != "" {
-		if v, ok := ls.TxnVersion(opts.AppID); ok && v >= opts.AppVersion {
-			return &WriteResult{Version: -1, Skipped: true}, nil
+	t := &Table{store: store, log: log.New(store)}
+	if _, err := t.log.LatestVersion(ctx); err == nil {
+		snap, err := t.Snapshot(ctx, Latest())
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := sameTable(snap, md); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrTableExists, err)
+		}
+		res, err := t.writeOn(ctx, snap, rdr, wopts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t, res, nil
+	} else if !errors.Is(err, log.ErrTableNotFound) {
+		return nil, nil, err
+	}
+	if !copts.AllowNonEmpty {
+		if err := checkEmpty(ctx, store); err != nil {
+			return nil, nil, err
 		}
 	}
-	if opts.Mode == Overwrite && ls.Metadata().Configuration["delta.appendOnly"] == "true" {
-		return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
+	snap, err := newSnapshot(t.store, t.log.NewTableSnapshot(md, proto))
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := t.writeOn(ctx, snap, rdr, wopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, res, nil
+}
+
+// CreateWritePath is CreateWrite on a local directory (created if missing; removed
+// again if it was created and nothing was committed).
+func CreateWritePath(ctx context.Context, dir string, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
+	var (
+		t   *Table
+		res *WriteResult
+	)
+	err := inNewDir(dir, func(st storage.Storage) error {
+		var err error
+		t, res, err = CreateWrite(ctx, st, schema, copts, rdr, wopts)
+		return err
+	})
+	return t, res, err
+}
+
+// sameTable reports (as an error saying how) whether the table of snap differs from a
+// new table with metadata md in what its data files depend on: the schema and the
+// partition columns.
+func sameTable(snap *Snapshot, md log.Metadata) error {
+	ds, err := log.ParseSchema(md.SchemaString)
+	if err != nil {
+		return err
+	}
+	want, err := log.ToArrow(ds, log.ArrowOptions{})
+	if err != nil {
+		return err
+	}
+	if !snap.logical.Equal(want) {
+		return fmt.Errorf("the table has schema %s, the data %s", snap.logical, want)
+	}
+	have := snap.PartitionColumns()
+	same := len(have) == len(md.PartitionColumns)
+	for i := 0; same && i < len(have); i++ {
+		same = strings.EqualFold(have[i], md.PartitionColumns[i])
+	}
+	if !same {
+		return fmt.Errorf("the table is partitioned by %v, the data by %v", have, md.PartitionColumns)
+	}
+	return nil
+}
+
+// writeOn writes rdr's rows as files for the table state snap and commits them. snap
+// may be a table that does not exist yet (log.NewTableSnapshot): the commit then
+// creates it, and when another writer created the table meanwhile the files are
+// committed to that table if it matches (see CreateWrite).
+func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
+	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
+		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
+	}
+	if skip, err := checkWrite(snap, opts); err != nil || skip {
+		if skip {
+			return &WriteResult{Version: -1, Skipped: true}, nil
+		}
+		return nil, err
 	}
 	w, err := t.newFileSetWriter(snap, opts)
 	if err != nil {
@@ -139,11 +236,66 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOpt
 		return nil, err
 	}
 	res, err := t.commitWrite(ctx, snap, adds, rows, opts)
+	var ce *log.ConflictError
+	if err != nil && snap.Version() < 0 && errors.As(err, &ce) && ce.Version == 0 {
+		res, err = t.commitToWinner(ctx, snap, adds, rows, opts)
+	}
 	if err != nil {
-		w.cleanup()
+		if !errors.Is(err, log.ErrCommitUnknown) {
+			w.cleanup()
+		}
 		return nil, err
 	}
+	if res.Skipped {
+		w.cleanup()
+	}
 	return res, nil
+}
+
+// checkWrite checks that snap's table can take the write, and reports whether an
+// idempotent write (opts.AppID) is already committed and must be skipped.
+func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
+	ls := snap.log
+	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+		return false, err
+	}
+	if opts.AppID != "" {
+		if v, ok := ls.TxnVersion(opts.AppID); ok && v >= opts.AppVersion {
+			return true, nil
+		}
+	}
+	props := ls.Properties()
+	if err := props.Err(log.DataFileKeys...); err != nil {
+		return false, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
+	}
+	if opts.Mode == Overwrite && props.AppendOnly {
+		return false, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
+	}
+	return false, nil
+}
+
+// commitToWinner commits the files a table's first write produced (for the new table
+// mine) to the table another writer created meanwhile, when it matches: the loser of a
+// race to create a table simply appends.
+func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+	win, err := t.Snapshot(ctx, Latest())
+	if err != nil {
+		return nil, err
+	}
+	if err := sameTable(win, mine.log.Metadata()); err != nil {
+		return nil, fmt.Errorf("%w: another writer created it meanwhile, and %v", ErrTableExists, err)
+	}
+	if opts.Mode == Overwrite {
+		return nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
+	}
+	skip, err := checkWrite(win, opts)
+	if err != nil {
+		return nil, err
+	}
+	if skip {
+		return &WriteResult{Version: -1, Skipped: true}, nil
+	}
+	return t.commitWrite(ctx, win, adds, rows, opts)
 }
 
 func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
@@ -222,20 +374,10 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	props := snap.log.Properties()
 	target := opts.TargetFileSize
 	if target == 0 {
-		target = DefaultTargetFileSize
-		if s, ok := snap.log.Metadata().Configuration["delta.targetFileSize"]; ok {
-			n, err := parseSize(s)
-			if err != nil {
-				return nil, fmt.Errorf("%w: table property delta.targetFileSize=%q: %v", ErrInvalidArgument, s, err)
-			}
-			target = n
-		}
-	}
-	cfg, err := stats.ConfigFromProperties(snap.log.Metadata().Configuration)
-	if err != nil {
-		return nil, err
+		target = props.TargetFileSize
 	}
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem,
 		conf: newConformer(snap.logical, snap.delta, mem), rollers: map[string]*datafile.Roller{}}
@@ -253,18 +395,18 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 		return partPos(snap, snap.logical.Field(w.partIdx[a]).Name) < partPos(snap, snap.logical.Field(w.partIdx[b]).Name)
 	})
 	w.fileSch = arrow.NewSchema(dataFields, nil)
-	cols, fpp, err := BloomColumns(snap.log.Metadata().Configuration, w.fileSch)
+	cols, err := bloom.ResolveColumns(w.fileSch, props.BloomFilterColumns)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropBloomFilterColumns, err)
 	}
 	w.out, err = datafile.NewOutput(t.store, datafile.Spec{
 		Schema:         w.fileSch,
 		Mapping:        snap.mapping,
 		Delta:          snap.delta,
 		TargetFileSize: target,
-		Stats:          cfg,
+		Stats:          props.StatsConfig(),
 		BloomColumns:   cols,
-		BloomFPP:       fpp,
+		BloomFPP:       props.BloomFilterFPP,
 		DataChange:     true,
 		Parallelism:    opts.Parallelism,
 		Allocator:      mem,
@@ -433,45 +575,22 @@ func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]
 	return r.Write(ctx, data)
 }
 
-// parseSize parses a byte size: plain bytes or with a unit (b, k/kb/kib, m/mb/mib, g/gb/gib).
-func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suf string
-		m   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid size %q", s)
-	}
-	return n * mult, nil
-}
+// ParseSize parses a byte size such as "128MiB", "64m" or "1048576" (see
+// log.ParseSize, the one size parser: binary units b, k, m, g, t, p with optional
+// b/ib, positive, overflow refused).
+func ParseSize(s string) (int64, error) { return log.ParseSize(s) }
 
-// ParseSize parses a byte size such as "128MiB", "64m" or "1048576".
-func ParseSize(s string) (int64, error) { return parseSize(s) }
+// ParseInterval parses a duration given as a Delta interval ("interval 7 days",
+// "2 weeks", "36 hours") or a Go duration ("168h"); see log.ParseInterval, the one
+// interval parser.
+func ParseInterval(s string) (time.Duration, error) { return log.ParseInterval(s) }
 
 // Table properties that configure the Bloom filter index (see package bloom).
 const (
 	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that
 	// get a Bloom filter per data file, both in skiplake's index and natively in the
 	// Parquet files.
-	PropBloomColumns = bloom.PropColumns
+	PropBloomColumns = log.PropBloomFilterColumns
 	// PropBloomFPP is the filters' false-positive rate (default 0.01).
-	PropBloomFPP = bloom.PropFPP
+	PropBloomFPP = log.PropBloomFilterFPP
 )
-
-// BloomColumns returns the Bloom-indexed columns a table's properties name (matched to
-// the data schema case-insensitively, without duplicates) and the false-positive rate.
-func BloomColumns(props map[string]string, data *arrow.Schema) ([]string, float64, error) {
-	cols, fpp, err := bloom.ColumnsFromProperties(props, data)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
-	}
-	return cols, fpp, nil
-}

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -46,6 +45,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if n > 1 {
 		return usagef("--zorder-by, --hilbert-by and --sort-by are mutually exclusive")
 	}
+	if err := checkFilter("where", *where); err != nil {
+		return err
+	}
 	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols}
 	if *target != "" {
 		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
@@ -57,7 +59,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 			return usagef("--memory: %v", err)
 		}
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -121,9 +123,12 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	if *retain != "" {
 		d, err := time.ParseDuration(*retain)
 		if err != nil {
-			if d, err = optimize.ParseInterval(*retain); err != nil {
+			if d, err = table.ParseInterval(*retain); err != nil {
 				return usagef("--retain %q: want a Go duration (168h) or an interval ('7 days')", *retain)
 			}
+		}
+		if d < 0 {
+			return usagef("--retain %q: must not be negative", *retain)
 		}
 		if d == 0 {
 			// The library reads a zero Retention as "the table's default"; an explicit
@@ -132,7 +137,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Retention = d
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -151,5 +156,11 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %s\n", verb, f)
 	}
 	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, res.Retention)
+	if len(res.Temporaries) > 0 {
+		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
+	}
+	if res.KeptOlderThanTable > 0 {
+		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)
+	}
 	return nil
 }

@@ -49,8 +49,10 @@
 //     timestamp_ntz; decimal to larger precision/scale; any timestamp unit to micros;
 //     INT96 to micros). Anything else is an error naming the column, never a silent cast.
 //   - D3 (row positions) The firstRow passed with each emitted batch is the 0-based
-//     position of its first row within the file, counted across all row groups, so a
-//     deletion vector can be applied to the batch ([ApplyDeletionVector]).
+//     position within the file (counted across all row groups) of the first row read
+//     for it, so a deletion vector can be applied to the batch ([ApplyDeletionVector]).
+//     With [ReadOptions.Deleted] the deleted rows are already gone (D6) and firstRow
+//     still names the first row read, deleted or not.
 //   - D4 (ownership) Batches passed to an emit callback are released when the callback
 //     returns; a callback that keeps one calls Retain. The writer never closes the
 //     io.Writer it was given, and never retains a batch after Write returns (what the
@@ -61,13 +63,21 @@
 //     the offset index and streams the column chunk, so pages outside the ranges are
 //     neither fetched nor decoded; with a list or map column it decodes the whole row group
 //     and slices (correct, no I/O saved).
-//   - D6 (determinism) The row groups and files a write produces depend on the data and
-//     the options only — never on how far the column encoders have got: the size
-//     estimate is taken from the state after the previous slice, plus the new slice's
-//     Arrow size at a ratio learned from earlier row groups.
-//   - D7 (nothing half-written) A file is visible in storage only after Close succeeded;
-//     Abort, a failed Write or a cancelled Close leaves nothing, and Output.Discard
-//     removes what a commit that did not happen would have referenced.
+//   - D6 (deletion vectors) With [ReadOptions.Deleted] (loaded by [LoadDeletionVector],
+//     the one place a log deletion-vector descriptor becomes a bitmap), Read and
+//     ReadRanges emit exactly the rows whose file position the vector does not hold,
+//     and never an empty batch.
+//   - D7 (streaming, concurrency) Read and ReadRanges stream column chunks through a
+//     bounded buffer (ReadOptions.StreamBufferBytes; 64 KiB when seeking), so their
+//     memory does not grow with row group size, and may run concurrently on one Reader
+//     (each call has its own decoders over the shared footer).
+//   - D8 (write determinism) The row groups and files a write produces depend on the
+//     data and the options only — never on how far the column encoders have got: the
+//     size estimate is the state recorded after the oldest slice in flight, plus the
+//     Arrow size of the slices after it at a ratio learned from earlier row groups.
+//   - D9 (nothing half-written) A file is visible in storage only after Close
+//     succeeded; Abort, a failed Write or a cancelled Close leaves nothing, and
+//     Output.Discard removes what a commit that did not happen would have referenced.
 //
 // Callers choose row groups (after skipping with footer statistics or Bloom filters via
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96

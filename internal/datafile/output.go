@@ -23,7 +23,7 @@ import (
 
 // DefaultTargetFileSize is the size a data file aims for when the table has no
 // delta.targetFileSize property: 128 MiB.
-const DefaultTargetFileSize = 128 << 20
+const DefaultTargetFileSize = log.DefaultTargetFileSize
 
 // RowGroupTarget sizes the row groups of a file of fileTarget bytes so that a full
 // file has about eight of them (in-file skipping needs several), within

@@ -1,5 +1,5 @@
-// Package dv reads (and, for tests and future DELETE support, writes) Delta deletion
-// vectors: the sets of row positions of a data file that are deleted.
+// Package dv reads and writes Delta deletion vectors: the sets of row positions of a
+// data file that are deleted.
 //
 // A deletion vector is named by a [Descriptor] (the log's deletionVector object): stored
 // inline in the log (storage type 'i'), in a file named by a UUID relative to the table
@@ -13,16 +13,35 @@
 //	        | dataSize int32 BE | magic 1681511377 int32 LE | portable roaring64 ... | CRC-32 BE of magic+bitmap |
 //	        |<------ 4 ------>|<----------------- dataSize = sizeInBytes -------->|<----- 4 ------>|
 //
+// Reading: [Load] (whole DV file through a GetFunc) and [LoadRange] (only the vector's
+// range, through an OpenFunc; use it when DV files hold many vectors). Writing:
+// [FileWriter] appends vectors to one file and returns their descriptors; [Write] stores
+// the vectors of one commit through a storage.Storage (streamed, packed into files of
+// about [DefaultTargetFileSize], optionally inline) and returns log descriptors; [Union]
+// merges a file's existing vector with new deletions; [Descriptor.ToLog] and [FromLog]
+// convert to and from the log's descriptor; [UUIDDescriptor] and [Descriptor.Absolute]
+// build 'u' and 'p' descriptors.
+//
 // Invariants:
 //
-//   - V1 (verified) [Load] returns a bitmap only after checking the version byte, the size
-//     against the descriptor, the magic number, the checksum, that the bitmap bytes are
-//     consumed exactly, that no row position has its top bit set, and that the
-//     cardinality equals the descriptor's. Any failure is an error naming the file and
-//     offset; a deletion vector is never half-applied.
+//   - V1 (verified) [Load] and [LoadRange] return a bitmap only after checking the
+//     version byte, the size against the descriptor, the magic number, the checksum, that
+//     the bitmap bytes are consumed exactly, that no row position has its top bit set,
+//     and that the cardinality equals the descriptor's. Any failure is an error naming
+//     the file and offset; a deletion vector is never half-applied.
 //   - V2 (contained) Only paths inside the table root are read: 'p' descriptors pointing
 //     elsewhere are refused.
+//   - V3 (byte-compatible) A vector is serialized exactly as Spark serializes it: every
+//     Spark-written vector of the golden tables re-encodes to the same bytes, file by
+//     file. The one documented difference (Spark also writes empty 32-bit buckets below
+//     the highest one) only arises for row positions of 2^32 and above; see
+//     [SerializeBitmap].
+//   - V4 (durable before referenced) [Write] returns descriptors only once every DV file
+//     they name is published; on failure it removes what it published.
+//   - D1 (DESIGN.md: a deletion vector only grows) [Union] returns a superset of the old
+//     vector; the log's ReplaceDeletionVector refuses a smaller cardinality.
 //
-// What it deliberately does not do: it does not cache vectors across calls (the table layer
-// does), does not write the log, and does not rewrite or merge existing DV files.
+// What it deliberately does not do: it does not cache vectors across calls (the table
+// layer does), does not write the log (package log builds the add/remove pair), and
+// never rewrites an existing DV file: a grown vector goes to a new file.
 package dv

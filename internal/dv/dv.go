@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Magic is the number in front of every serialized bitmap (stored little-endian).
@@ -114,17 +117,33 @@ func relativeUnder(root, abs string) (string, error) {
 	return ap[len(rp)+1:], nil
 }
 
-// ParseBitmap decodes magic number + portable 64-bit RoaringBitmap bytes (an inline DV, or
-// the bitmapData of a DV in a file). All bytes must be consumed.
+// MagicNative is the magic number of Delta's older "native" RoaringBitmapArray layout
+// (stored little-endian), which Delta's own reader still accepts and skiplake therefore
+// reads too; nothing writes it (Spark writes the portable format, see Magic).
+const MagicNative = 1681511376
+
+// ParseBitmap decodes magic number + 64-bit RoaringBitmap bytes (an inline DV, or the
+// bitmapData of a DV in a file). The portable format (magic 1681511377, PROTOCOL.md
+// "Deletion Vector Format") is what every writer produces; Delta's older native layout
+// (magic 1681511376) is accepted as Delta's reader accepts it. All bytes must be
+// consumed, and no row position may have its top bit set.
 func ParseBitmap(data []byte) (*roaring64.Bitmap, error) {
 	if len(data) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, too short for the magic number", ErrCorrupt, len(data))
 	}
-	if m := binary.LittleEndian.Uint32(data); m != Magic {
+	portable := data[4:]
+	switch m := binary.LittleEndian.Uint32(data); m {
+	case Magic:
+	case MagicNative:
+		var err error
+		if portable, err = nativeToPortable(data[4:]); err != nil {
+			return nil, err
+		}
+	default:
 		return nil, fmt.Errorf("%w: magic number %d, want %d", ErrCorrupt, m, Magic)
 	}
 	bm := roaring64.New()
-	rd := bytes.NewReader(data[4:])
+	rd := bytes.NewReader(portable)
 	if _, err := bm.ReadPortableFrom(rd); err != nil {
 		return nil, fmt.Errorf("%w: bitmap: %w", ErrCorrupt, err)
 	}
@@ -138,6 +157,51 @@ func ParseBitmap(data []byte) (*roaring64.Bitmap, error) {
 		return nil, fmt.Errorf("%w: row position %d has the top bit set", ErrCorrupt, bm.Maximum())
 	}
 	return bm, nil
+}
+
+// nativeToPortable rewrites the native layout's headers into the portable one. Native:
+// | count int32 LE | per bucket i = 0..count-1: | size int32 LE | 32-bit RoaringBitmap (size bytes) | |,
+// where bucket i holds the rows whose high 32 bits are i. Portable: | count uint64 LE |
+// per non-empty bucket: | key uint32 LE | 32-bit RoaringBitmap | |. The 32-bit bitmaps
+// are the same standard format in both, so they are copied, after checking that each
+// parses and is exactly size bytes long.
+func nativeToPortable(data []byte) ([]byte, error) {
+	if len(data) < 4 {
+		return nil, fmt.Errorf("%w: native bitmap: %d bytes, too short for the bucket count", ErrCorrupt, len(data))
+	}
+	count := int64(int32(binary.LittleEndian.Uint32(data)))
+	data = data[4:]
+	if count < 0 || count > int64(len(data))/4 {
+		return nil, fmt.Errorf("%w: native bitmap: bucket count %d for %d bytes", ErrCorrupt, count, len(data))
+	}
+	out := make([]byte, 8, 8+len(data))
+	var kept uint64
+	for key := range count {
+		if len(data) < 4 {
+			return nil, fmt.Errorf("%w: native bitmap: bucket %d: truncated size", ErrCorrupt, key)
+		}
+		size := int64(int32(binary.LittleEndian.Uint32(data)))
+		data = data[4:]
+		if size < 0 || size > int64(len(data)) {
+			return nil, fmt.Errorf("%w: native bitmap: bucket %d: size %d, %d bytes left", ErrCorrupt, key, size, len(data))
+		}
+		b32 := roaring.New()
+		n, err := b32.ReadFrom(bytes.NewReader(data[:size]))
+		if err != nil || n != size {
+			return nil, fmt.Errorf("%w: native bitmap: bucket %d: read %d of %d bytes: %v", ErrCorrupt, key, n, size, err)
+		}
+		if !b32.IsEmpty() {
+			out = binary.LittleEndian.AppendUint32(out, uint32(key))
+			out = append(out, data[:size]...)
+			kept++
+		}
+		data = data[size:]
+	}
+	if len(data) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes after the native bitmap", ErrCorrupt, len(data))
+	}
+	binary.LittleEndian.PutUint64(out, kept)
+	return out, nil
 }
 
 // Deleted is a loaded deletion vector. A nil *Deleted deletes nothing. It is safe for
@@ -169,9 +233,21 @@ func (d *Deleted) Bitmap() *roaring64.Bitmap {
 // storage.Storage's Get method has this signature.
 type GetFunc func(ctx context.Context, path string) ([]byte, error)
 
-// Load reads and verifies the deletion vector d names (invariant V1). get reads DV files;
-// tableRoot is needed only for 'p' descriptors (invariant V2).
+// Load reads and verifies the deletion vector d names (invariant V1). get reads whole DV
+// files; tableRoot is needed only for 'p' descriptors (invariant V2).
 func Load(ctx context.Context, get GetFunc, tableRoot string, d Descriptor) (*Deleted, error) {
+	return load(tableRoot, d, func(rel string) (*roaring64.Bitmap, error) {
+		data, err := get(ctx, rel)
+		if err != nil {
+			return nil, err
+		}
+		return parseFileDV(data, d)
+	})
+}
+
+// load resolves d and reads a file vector with fetch (given the relative path), or
+// decodes an inline one; errors are *LoadError values naming the file and offset.
+func load(tableRoot string, d Descriptor, fetch func(rel string) (*roaring64.Bitmap, error)) (*Deleted, error) {
 	if d.StorageType == StorageInline {
 		bm, err := loadInline(d)
 		if err != nil {
@@ -183,11 +259,7 @@ func Load(ctx context.Context, get GetFunc, tableRoot string, d Descriptor) (*De
 	if err != nil {
 		return nil, &LoadError{Path: d.PathOrInlineDv, Offset: d.Offset, Err: err}
 	}
-	data, err := get(ctx, rel)
-	if err != nil {
-		return nil, &LoadError{Path: rel, Offset: d.Offset, Err: err}
-	}
-	bm, err := parseFileDV(data, d)
+	bm, err := fetch(rel)
 	if err != nil {
 		return nil, &LoadError{Path: rel, Offset: d.Offset, Err: err}
 	}
@@ -217,23 +289,35 @@ func checkCardinality(bm *roaring64.Bitmap, d Descriptor) error {
 }
 
 func parseFileDV(data []byte, d Descriptor) (*roaring64.Bitmap, error) {
-	if len(data) < 1 || data[0] != FormatVersion {
-		return nil, fmt.Errorf("%w: file does not start with version byte %d", ErrCorrupt, FormatVersion)
+	if len(data) < 1 {
+		return nil, fmt.Errorf("%w: empty file", ErrCorrupt)
 	}
 	off := int64(d.Offset)
 	if off < 1 || off+4 > int64(len(data)) {
 		return nil, fmt.Errorf("%w: offset %d outside the %d-byte file", ErrCorrupt, off, len(data))
 	}
-	size := int64(int32(binary.BigEndian.Uint32(data[off:])))
+	return parseFileRange(data[0], data[off:], int64(len(data))-off, d)
+}
+
+// parseFileRange verifies and decodes the DV at a descriptor's offset: version is the
+// file's first byte, rng the bytes from the offset on (at least the DV's 4+size+4 bytes,
+// possibly more), remaining the file length from the offset on (for messages).
+func parseFileRange(version byte, rng []byte, remaining int64, d Descriptor) (*roaring64.Bitmap, error) {
+	if version != FormatVersion {
+		return nil, fmt.Errorf("%w: file starts with version byte %d, want %d", ErrCorrupt, version, FormatVersion)
+	}
+	if len(rng) < 4 {
+		return nil, fmt.Errorf("%w: offset %d leaves %d bytes, too few for the size field", ErrCorrupt, d.Offset, remaining)
+	}
+	size := int64(int32(binary.BigEndian.Uint32(rng)))
 	if size != int64(d.SizeInBytes) {
 		return nil, fmt.Errorf("%w: stored size %d, descriptor says %d", ErrCorrupt, size, d.SizeInBytes)
 	}
-	end := off + 4 + size
-	if size < 0 || end+4 > int64(len(data)) {
-		return nil, fmt.Errorf("%w: size %d runs past the end of the %d-byte file", ErrCorrupt, size, len(data))
+	if size < 0 || 4+size+4 > int64(len(rng)) {
+		return nil, fmt.Errorf("%w: size %d runs past the end of the file (%d bytes from the offset)", ErrCorrupt, size, remaining)
 	}
-	body := data[off+4 : end]
-	if want, got := binary.BigEndian.Uint32(data[end:]), crc32.ChecksumIEEE(body); want != got {
+	body := rng[4 : 4+size]
+	if want, got := binary.BigEndian.Uint32(rng[4+size:]), crc32.ChecksumIEEE(body); want != got {
 		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, want)
 	}
 	bm, err := ParseBitmap(body)
@@ -243,59 +327,53 @@ func parseFileDV(data []byte, d Descriptor) (*roaring64.Bitmap, error) {
 	return bm, checkCardinality(bm, d)
 }
 
-// SerializeBitmap returns the magic number followed by bm in the portable format (the
-// bitmapData of a DV). bm is run-optimized in place.
-func SerializeBitmap(bm *roaring64.Bitmap) ([]byte, error) {
-	if !bm.IsEmpty() && bm.Maximum()>>63 != 0 {
-		return nil, fmt.Errorf("%w: row position %d has the top bit set", ErrInvalidDescriptor, bm.Maximum())
-	}
-	bm.RunOptimize()
-	var buf bytes.Buffer
-	var magic [4]byte
-	binary.LittleEndian.PutUint32(magic[:], Magic)
-	buf.Write(magic[:])
-	if _, err := bm.WritePortableTo(&buf); err != nil {
-		return nil, fmt.Errorf("dv: serialize bitmap: %w", err)
-	}
-	return buf.Bytes(), nil
+// OpenFunc opens an object (path relative to the table root) for random access. A
+// storage.Storage's Open method has this signature.
+type OpenFunc func(ctx context.Context, path string) (storage.File, error)
+
+// LoadRange is Load for stores with random access: it reads only the version byte and
+// the descriptor's range of the DV file (4+sizeInBytes+4 bytes at the offset), not the
+// whole file, which matters when one file holds the vectors of many data files (Spark
+// packs up to 2 MiB of vectors per file). It verifies exactly what Load verifies
+// (invariant V1) and returns the same errors.
+func LoadRange(ctx context.Context, open OpenFunc, tableRoot string, d Descriptor) (*Deleted, error) {
+	return load(tableRoot, d, func(rel string) (*roaring64.Bitmap, error) {
+		f, err := open(ctx, rel)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readRange(f, d)
+	})
 }
 
-// EncodeFile writes bm as the only DV of a new DV file named by id under prefix (a
-// relative directory, "" for the table root). It returns the file bytes and the 'u'
-// descriptor naming it; the file goes to d.RelativePath("").
-func EncodeFile(bm *roaring64.Bitmap, id uuid.UUID, prefix string) (file []byte, d Descriptor, err error) {
-	body, err := SerializeBitmap(bm)
-	if err != nil {
-		return nil, Descriptor{}, err
+func readRange(f storage.File, d Descriptor) (*roaring64.Bitmap, error) {
+	fsize, off := f.Size(), int64(d.Offset)
+	if fsize < 1 {
+		return nil, fmt.Errorf("%w: empty file", ErrCorrupt)
 	}
-	out := make([]byte, 0, 1+4+len(body)+4)
-	out = append(out, FormatVersion)
-	out = binary.BigEndian.AppendUint32(out, uint32(len(body)))
-	out = append(out, body...)
-	out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(body))
-	d = Descriptor{
-		StorageType:    StorageUUID,
-		PathOrInlineDv: prefix + EncodeZ85(id[:]),
-		Offset:         1,
-		SizeInBytes:    int32(len(body)),
-		Cardinality:    int64(bm.GetCardinality()),
+	if off < 1 || off+4 > fsize {
+		return nil, fmt.Errorf("%w: offset %d outside the %d-byte file", ErrCorrupt, off, fsize)
 	}
-	if _, err := d.RelativePath(""); err != nil {
-		return nil, Descriptor{}, err
+	if d.SizeInBytes < 0 || off+4+int64(d.SizeInBytes)+4 > fsize {
+		return nil, fmt.Errorf("%w: descriptor size %d runs past the end of the %d-byte file", ErrCorrupt, d.SizeInBytes, fsize)
 	}
-	return out, d, nil
-}
-
-// EncodeInline returns an inline ('i') descriptor holding bm.
-func EncodeInline(bm *roaring64.Bitmap) (Descriptor, error) {
-	body, err := SerializeBitmap(bm)
-	if err != nil {
-		return Descriptor{}, err
+	// One read from the version byte when the vector is the file's first, else two.
+	start := off
+	if off == 1 {
+		start = 0
 	}
-	return Descriptor{
-		StorageType:    StorageInline,
-		PathOrInlineDv: EncodeZ85(body),
-		SizeInBytes:    int32(len(body)),
-		Cardinality:    int64(bm.GetCardinality()),
-	}, nil
+	buf := make([]byte, off+4+int64(d.SizeInBytes)+4-start)
+	if _, err := f.ReadAt(buf, start); err != nil {
+		return nil, fmt.Errorf("dv: read %d bytes at %d: %w", len(buf), start, err)
+	}
+	version := buf[0]
+	if start != 0 {
+		var v [1]byte
+		if _, err := f.ReadAt(v[:], 0); err != nil {
+			return nil, fmt.Errorf("dv: read version byte: %w", err)
+		}
+		version = v[0]
+	}
+	return parseFileRange(version, buf[off-start:], fsize-off, d)
 }

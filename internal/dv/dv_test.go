@@ -17,6 +17,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/storage"
 )
 
 // goldenDir locates the golden tables or skips (see internal/goldentest).
@@ -238,6 +240,12 @@ func TestLoadRejectsCorruption(t *testing.T) {
 			var le *LoadError
 			require.True(t, errors.As(err, &le))
 			require.Contains(t, err.Error(), fmt.Sprintf("offset %d", tc.d.Offset))
+
+			mem := storage.NewMemory()
+			require.NoError(t, mem.Put(t.Context(), rel, tc.data))
+			_, err = LoadRange(t.Context(), mem.Open, "", tc.d)
+			require.ErrorIs(t, err, tc.want, "LoadRange")
+			require.True(t, errors.As(err, &le))
 		})
 	}
 }
@@ -252,7 +260,7 @@ func TestParseBitmapRejectsTopBitAndTrailingBytes(t *testing.T) {
 	_, err = ParseBitmap(append(body, 0))
 	require.ErrorIs(t, err, ErrCorrupt)
 	_, err = SerializeBitmap(roaring64.BitmapOf(1 << 63))
-	require.ErrorIs(t, err, ErrInvalidDescriptor)
+	require.ErrorIs(t, err, ErrInvalidRows)
 }
 
 func TestUniqueID(t *testing.T) {

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/skiplake/skiplake/table"
+)
+
+func init() {
+	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... [--format table|json]`,
+		summary: "change table properties or add columns (one metaData commit)", run: runAlter})
+}
+
+// repeatFlag collects every value of a repeatable flag as given (no comma split:
+// types such as decimal(10,2) hold commas).
+type repeatFlag []string
+
+func (r *repeatFlag) String() string { return strings.Join(*r, "; ") }
+func (r *repeatFlag) Set(s string) error {
+	*r = append(*r, s)
+	return nil
+}
+
+func runAlter(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("alter", flag.ContinueOnError)
+	set := kvFlag{}
+	fs.Var(set, "set-property", "table property key=value to set (repeatable)")
+	var unset, add repeatFlag
+	fs.Var(&unset, "unset-property", "table property key to remove (repeatable)")
+	ifExists := fs.Bool("if-exists", false, "with --unset-property: ignore keys the table does not have")
+	fs.Var(&add, "add-column", `column to append, "name type" (e.g. "amount decimal(10,2)", "address.zip int"; repeatable)`)
+	format := fs.String("format", "table", "table or json")
+	path, err := tableArgs(fs, args, format, "table", "json")
+	if err != nil {
+		return err
+	}
+	kinds := 0
+	for _, n := range []int{len(set), len(unset), len(add)} {
+		if n > 0 {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return usagef("give one kind of change: --set-property, --unset-property or --add-column (each is one operation in the table history)")
+	}
+	if *ifExists && len(unset) == 0 {
+		return usagef("--if-exists applies to --unset-property only")
+	}
+	opts := table.AlterOptions{SetProperties: set, UnsetProperties: unset, IfExists: *ifExists}
+	for _, def := range add {
+		c, err := table.ParseColumn(def)
+		if err != nil {
+			return usagef("--add-column %q: %v", def, err)
+		}
+		opts.AddColumns = append(opts.AddColumns, c)
+	}
+	t, err := table.OpenURL(ctx, path)
+	if err != nil {
+		return err
+	}
+	res, err := t.Alter(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return writeJSON(e.stdout, res)
+	}
+	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", path, res.Version, res.Operation)
+	if res.ProtocolUpgraded {
+		fmt.Fprintf(e.stdout, "protocol upgraded to reader %d, writer %d", res.MinReaderVersion, res.MinWriterVersion)
+		if len(res.ReaderFeatures)+len(res.WriterFeatures) > 0 {
+			fmt.Fprintf(e.stdout, "; features reader [%s], writer [%s]", strings.Join(res.ReaderFeatures, ", "), strings.Join(res.WriterFeatures, ", "))
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	return nil
+}

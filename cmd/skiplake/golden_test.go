@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+)
+
+// The CLI's output contract is kept as golden transcripts under testdata/cli at the
+// repository root. A deliberate change of an output is made by re-running with
+// -update and reviewing the diff (`go test ./cmd/skiplake -run TestGoldenOutputs -update`):
+// scripts depend on these outputs, so the README's changelog says when one changes.
+var updateGolden = flag.Bool("update", false, "rewrite the CLI golden transcripts under testdata/cli")
+
+// cliGoldenDir is testdata/cli at the repository root.
+var cliGoldenDir = filepath.Join("..", "..", "testdata", "cli")
+
+var (
+	uuidRE      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	isoTimeRE   = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	epochMSKeys = regexp.MustCompile(`"(modificationTime|deletionTimestamp|timestamp|createdTime)":\s*\d{10,}`)
+)
+
+// normalize replaces what differs from run to run (the temp directory, UUIDs, wall-clock
+// times) with fixed placeholders, keeping everything else — sizes, counts, spacing —
+// as the CLI printed it.
+func normalize(s, dir string) string {
+	s = strings.ReplaceAll(s, dir, "$DIR")
+	s = uuidRE.ReplaceAllString(s, "<uuid>")
+	s = isoTimeRE.ReplaceAllString(s, "<time>")
+	return epochMSKeys.ReplaceAllString(s, `"$1":<epoch-ms>`)
+}
+
+// goldenTable builds the fixture every transcript runs against: a partitioned table of
+// three commits whose data is fixed, so sizes and statistics are the same on every run.
+func goldenTable(t *testing.T, dir string) string {
+	t.Helper()
+	tbl := filepath.Join(dir, "orders")
+	inputs := []struct {
+		ids       []int64
+		countries []string
+	}{
+		{[]int64{1, 2, 3, 4}, []string{"DE", "FR", "DE", "JP"}},
+		{[]int64{10, 11, 12}, []string{"DE", "FR", "JP"}},
+		{[]int64{20, 21, 22, 23}, []string{"FR", "FR", "JP", "DE"}},
+	}
+	for i, in := range inputs {
+		p := filepath.Join(dir, fmt.Sprintf("in%d.parquet", i))
+		writeParquet(t, p, in.ids, in.countries)
+		args := []string{"append", tbl, p}
+		if i == 0 {
+			args = append(args, "--partition-by", "country")
+		}
+		code, _, errs := cli(t, args...)
+		require.Equal(t, 0, code, errs)
+	}
+	return tbl
+}
+
+// TestGoldenOutputs compares each command's exit status, stdout and stderr with its
+// transcript in testdata/cli.
+func TestGoldenOutputs(t *testing.T) {
+	dir := t.TempDir()
+	tbl := goldenTable(t, dir)
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"describe", []string{"describe", tbl}},
+		{"describe-json", []string{"describe", tbl, "--format", "json"}},
+		{"describe-version-1", []string{"describe", tbl, "--version", "1"}},
+		{"history", []string{"history", tbl}},
+		{"history-jsonl", []string{"history", tbl, "--format", "jsonl"}},
+		{"files", []string{"files", tbl, "--filter", "id >= 10"}},
+		{"files-jsonl", []string{"files", tbl, "--filter", "id >= 10 AND country = 'FR'", "--format", "jsonl"}},
+		{"explain", []string{"explain", tbl, "--filter", "id >= 10 AND id <= 12"}},
+		{"explain-json", []string{"explain", tbl, "--filter", "country IN ('DE', 'JP') AND id > 20", "--format", "json"}},
+		{"scan-csv", []string{"scan", tbl, "--filter", "country = 'FR'", "--columns", "id,country", "--format", "csv"}},
+		// The alter cases change the table, so they come last.
+		{"alter-set", []string{"alter", tbl, "--set-property", "DELTA.ENABLEDELETIONVECTORS=true", "--set-property", "delta.targetFileSize=64mb"}},
+		{"alter-add-column", []string{"alter", tbl, "--add-column", "note string", "--format", "json"}},
+		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
+		{"describe-after-alter", []string{"describe", tbl}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := cli(t, c.args...)
+			got := normalize(fmt.Sprintf("$ skiplake %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s",
+				strings.Join(c.args, " "), code, sortedScan(c.args, out), errs), dir)
+			path := filepath.Join(cliGoldenDir, c.name+".txt")
+			if *updateGolden {
+				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+				return
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "missing golden transcript (run with -update to create it)")
+			require.Equal(t, string(want), got, "output of %q changed; if deliberate, re-run with -update and review the diff", c.name)
+		})
+	}
+}
+
+// sortedScan sorts the data lines of a scan's CSV output: a scan's row order across
+// files is not part of the contract, the rows are.
+func sortedScan(args []string, out string) string {
+	if args[0] != "scan" {
+		return out
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) > 1 {
+		sort.Strings(lines[1:])
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestGoldenParquetExport checks `scan --format parquet` by content: the file holds the
+// table's Arrow schema and exactly the rows the same scan prints as CSV.
+func TestGoldenParquetExport(t *testing.T) {
+	dir := t.TempDir()
+	tbl := goldenTable(t, dir)
+	out := filepath.Join(dir, "export.parquet")
+	code, _, errs := cli(t, "scan", tbl, "--filter", "id > 2", "--format", "parquet", "--output", out)
+	require.Equal(t, 0, code, errs)
+	code, csvOut, errs := cli(t, "scan", tbl, "--filter", "id > 2", "--format", "csv")
+	require.Equal(t, 0, code, errs)
+
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	rdr, err := file.NewParquetReader(f)
+	require.NoError(t, err)
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	tab, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	defer tab.Release()
+
+	sch := tab.Schema()
+	require.Equal(t, []string{"id", "country"}, []string{sch.Field(0).Name, sch.Field(1).Name})
+	require.Equal(t, arrow.PrimitiveTypes.Int64, sch.Field(0).Type)
+	require.Equal(t, arrow.BinaryTypes.String, sch.Field(1).Type)
+
+	var rows []string
+	tr := array.NewTableReader(tab, 0)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		ids := rec.Column(0).(*array.Int64)
+		cs := rec.Column(1).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			rows = append(rows, fmt.Sprintf("%d,%s", ids.Value(i), cs.Value(i)))
+		}
+	}
+	want := strings.Split(strings.TrimSpace(csvOut), "\n")[1:]
+	require.ElementsMatch(t, want, rows)
+	require.Len(t, rows, 9)
+}

@@ -1,0 +1,158 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/skiplake/skiplake/log"
+)
+
+// NewColumn is a column Alter adds (AlterOptions.AddColumns): a path (one name for
+// a top-level column, more to add a field to a struct column) and a Delta type.
+// ParseColumn builds one from "name type" text.
+type NewColumn = log.NewColumn
+
+// ParseColumn parses a column definition "name type" as ALTER TABLE ADD COLUMNS
+// takes it: "amount decimal(10,2)", "address.zip int", "`my col` string". Types
+// are Spark SQL's (bigint, int, string, timestamp, array<...>, map<...>,
+// struct<...>, ...; see log.ParseDDLType).
+func ParseColumn(def string) (NewColumn, error) {
+	c, err := log.ParseColumnDefinition(def)
+	if err != nil {
+		return NewColumn{}, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return c, nil
+}
+
+// AlterOptions describes one change of a table (ALTER TABLE). Exactly one kind of
+// change must be given, as each is one Delta operation in the table history:
+// SetProperties (SET TBLPROPERTIES), UnsetProperties (UNSET TBLPROPERTIES) or
+// AddColumns (ADD COLUMNS).
+type AlterOptions struct {
+	// SetProperties sets table properties. They are validated and canonicalised as
+	// at creation (see CreateOptions.Properties): a known delta.* key in any letter
+	// case is stored under its canonical spelling, unknown delta.* and skiplake.*
+	// keys are refused, delta.feature.<name>=supported adds a table feature, and a
+	// property that needs a feature the protocol lacks upgrades the protocol (a
+	// legacy reader 1 / writer 2 table moves to reader 3 / writer 7, listing the
+	// features the legacy versions implied). delta.columnMapping.mode may only go
+	// from none to name. Properties skiplake cannot honour as a writer
+	// (delta.enableChangeDataFeed, delta.enableRowTracking, CHECK constraints, ...)
+	// are refused with an error naming them. Only the keys set are validated: the
+	// rest of the configuration is kept as it is.
+	SetProperties map[string]string
+	// UnsetProperties removes table properties (a known key in any letter case).
+	// Removing a key the table does not have is an error unless IfExists is set.
+	// Internal keys, table features and column mapping cannot be removed.
+	UnsetProperties []string
+	// IfExists makes UnsetProperties ignore keys the table does not have.
+	IfExists bool
+	// AddColumns appends nullable columns, in order, at the end of the table (or of
+	// the struct column a path names). With column mapping each new column gets
+	// the next id and a fresh physical name. Data files already written lack the
+	// columns, which read as null.
+	AddColumns []NewColumn
+}
+
+// AlterResult describes a committed Alter.
+type AlterResult struct {
+	// Version is the committed table version.
+	Version int64 `json:"version"`
+	// Operation is the commitInfo operation: "SET TBLPROPERTIES",
+	// "UNSET TBLPROPERTIES" or "ADD COLUMNS".
+	Operation string `json:"operation"`
+	// ProtocolUpgraded is true when the commit also raised the protocol.
+	ProtocolUpgraded bool `json:"protocolUpgraded"`
+	// MinReaderVersion, MinWriterVersion, ReaderFeatures and WriterFeatures are the
+	// protocol after the commit.
+	MinReaderVersion int      `json:"minReaderVersion"`
+	MinWriterVersion int      `json:"minWriterVersion"`
+	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
+	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+}
+
+// Alter commits one metaData change of the latest version (see AlterOptions), and
+// a protocol change with it when a property needs a table feature. Everything is
+// validated before anything is written; an invalid change leaves the table
+// untouched. Like every metaData change it conflicts with a concurrent commit
+// that changes metaData or protocol (the loser fails with a *log.ConflictError
+// matching log.ErrMetadataChanged or log.ErrProtocolChanged and commits nothing);
+// concurrent appends do not make it fail.
+func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, error) {
+	kinds := 0
+	for _, set := range []bool{len(opts.SetProperties) > 0, len(opts.UnsetProperties) > 0, len(opts.AddColumns) > 0} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties or AddColumns), got %d", ErrInvalidArgument, kinds)
+	}
+	snap, err := t.Snapshot(ctx, Latest())
+	if err != nil {
+		return nil, err
+	}
+	ls := snap.log
+	var (
+		proto log.Protocol
+		md    log.Metadata
+		info  log.CommitInfo
+	)
+	switch {
+	case len(opts.SetProperties) > 0:
+		proto, md, err = log.ApplyPropertyChange(ls.Protocol(), ls.Metadata(), log.PropertyChange{Set: opts.SetProperties})
+		if err != nil {
+			return nil, propertyErr(err)
+		}
+		// Record what was stored: canonical keys and values (features and
+		// protocol versions are not stored, but are part of the request).
+		stored := map[string]string{}
+		for k, v := range opts.SetProperties {
+			c, _ := log.CanonicalPropertyKey(k)
+			if v2, ok := md.Configuration[c]; ok {
+				stored[c] = v2
+			} else {
+				stored[k] = v
+			}
+		}
+		info = log.CommitInfo{Operation: "SET TBLPROPERTIES", OperationParameters: map[string]string{"properties": jsonString(stored)}}
+	case len(opts.UnsetProperties) > 0:
+		proto, md, err = log.ApplyPropertyChange(ls.Protocol(), ls.Metadata(), log.PropertyChange{Unset: opts.UnsetProperties, IfExists: opts.IfExists})
+		if err != nil {
+			return nil, propertyErr(err)
+		}
+		keys := make([]string, len(opts.UnsetProperties))
+		for i, k := range opts.UnsetProperties {
+			keys[i], _ = log.CanonicalPropertyKey(k)
+		}
+		sort.Strings(keys)
+		info = log.CommitInfo{Operation: "UNSET TBLPROPERTIES", OperationParameters: map[string]string{
+			"properties": jsonString(keys), "ifExists": fmt.Sprint(opts.IfExists)}}
+	default:
+		proto, md, err = log.AddColumns(ls.Protocol(), ls.Metadata(), opts.AddColumns)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		}
+		cols := make([]string, len(opts.AddColumns))
+		for i, c := range opts.AddColumns {
+			cols[i] = log.NewColumnJSON(c)
+		}
+		info = log.CommitInfo{Operation: "ADD COLUMNS", OperationParameters: map[string]string{"columns": "[" + strings.Join(cols, ",") + "]"}}
+	}
+	txn := ls.NewTransaction(log.TxnOptions{})
+	txn.SetMetadata(md)
+	upgraded := !reflect.DeepEqual(proto, ls.Protocol())
+	if upgraded {
+		txn.SetProtocol(proto)
+	}
+	v, err := txn.Commit(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	return &AlterResult{Version: v, Operation: info.Operation, ProtocolUpgraded: upgraded,
+		MinReaderVersion: proto.MinReaderVersion, MinWriterVersion: proto.MinWriterVersion,
+		ReaderFeatures: proto.ReaderFeatures, WriterFeatures: proto.WriterFeatures}, nil
+}
