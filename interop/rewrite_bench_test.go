@@ -3,7 +3,6 @@ package interop
 import (
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/benchdata"
 	"github.com/skiplake/skiplake/internal/render"
 	"github.com/skiplake/skiplake/table"
 )
@@ -36,15 +35,6 @@ func rewriteRows(b *testing.B) int {
 	return 1_000_000
 }
 
-var rewriteSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
-	{Name: "price", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "flag", Type: arrow.BinaryTypes.String},
-	{Name: "comment", Type: arrow.BinaryTypes.String},
-	{Name: "day", Type: arrow.FixedWidthTypes.Date32},
-}, nil)
-
 // rewriteTable returns a table of rows seeded rows × 6 columns in 100 files (100
 // appends in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the
 // table is built once under that directory and reused by later runs, so that a
@@ -59,24 +49,11 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 		dir = filepath.Join(b.TempDir(), "t")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {
-		tbl, err := table.CreatePath(bg, dir, rewriteSchema, table.CreateOptions{})
+		tbl, err := table.CreatePath(bg, dir, benchdata.Schema, table.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		rng := rand.New(rand.NewPCG(11, 12))
-		per := rows / benchFiles
-		for f := range benchFiles {
-			bld := array.NewRecordBuilder(memory.DefaultAllocator, rewriteSchema)
-			for i := range per {
-				bld.Field(0).(*array.Int64Builder).Append(int64(f*per + i))
-				bld.Field(1).(*array.Int32Builder).Append(int32(rng.IntN(50) + 1))
-				bld.Field(2).(*array.Float64Builder).Append(float64(rng.IntN(10_000_000)) / 100)
-				bld.Field(3).(*array.StringBuilder).Append([]string{"A", "N", "R"}[rng.IntN(3)])
-				bld.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("comment %d about item %d", rng.IntN(1000), rng.IntN(100000)))
-				bld.Field(5).(*array.Date32Builder).Append(arrow.Date32(8000 + rng.IntN(2500)))
-			}
-			rec := bld.NewRecordBatch()
-			bld.Release()
+		for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, rows/benchFiles) {
 			_, err := tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{})
 			rec.Release()
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -14,12 +13,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skiplake/skiplake/internal/benchdata"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
@@ -35,34 +34,10 @@ func benchRows() int {
 	return 1_000_000
 }
 
-var benchSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
-	{Name: "price", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "flag", Type: arrow.BinaryTypes.String},
-	{Name: "comment", Type: arrow.BinaryTypes.String},
-	{Name: "day", Type: arrow.FixedWidthTypes.Date32},
-}, nil)
+var benchSchema = benchdata.Schema
 
 func benchBatches(n int) []arrow.RecordBatch {
-	rng := rand.New(rand.NewPCG(11, 12))
-	var out []arrow.RecordBatch
-	const batch = 64 << 10
-	for start := 0; start < n; start += batch {
-		m := min(batch, n-start)
-		b := array.NewRecordBuilder(memory.DefaultAllocator, benchSchema)
-		for i := 0; i < m; i++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(start + i))
-			b.Field(1).(*array.Int32Builder).Append(int32(rng.IntN(50) + 1))
-			b.Field(2).(*array.Float64Builder).Append(float64(rng.IntN(10_000_000)) / 100)
-			b.Field(3).(*array.StringBuilder).Append([]string{"A", "N", "R"}[rng.IntN(3)])
-			b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("comment %d about item %d", rng.IntN(1000), rng.IntN(100000)))
-			b.Field(5).(*array.Date32Builder).Append(arrow.Date32(8000 + rng.IntN(2500)))
-		}
-		out = append(out, b.NewRecordBatch())
-		b.Release()
-	}
-	return out
+	return benchdata.Batches(memory.DefaultAllocator, n, 64<<10)
 }
 
 // plainWrite is the baseline of BenchmarkWrite: a plain pqarrow loop writing recs

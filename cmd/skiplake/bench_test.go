@@ -4,19 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skiplake/skiplake/internal/benchdata"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/table"
 )
@@ -30,40 +28,16 @@ func exportRows() int {
 	return 1_000_000
 }
 
-var exportSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
-	{Name: "price", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "flag", Type: arrow.BinaryTypes.String},
-	{Name: "comment", Type: arrow.BinaryTypes.String},
-	{Name: "day", Type: arrow.FixedWidthTypes.Date32},
-}, nil)
-
 // exportTable writes n seeded rows (6 columns) to a local table in files of 8 MiB
 // and returns its directory and data files.
 func exportTable(b *testing.B, n int) (string, []string) {
 	dir := filepath.Join(b.TempDir(), "t")
 	ctx := context.Background()
-	tb, err := table.CreatePath(ctx, dir, exportSchema, table.CreateOptions{})
+	tb, err := table.CreatePath(ctx, dir, benchdata.Schema, table.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(11, 12))
-	var recs []arrow.RecordBatch
-	for start := 0; start < n; start += 64 << 10 {
-		m := min(64<<10, n-start)
-		bld := array.NewRecordBuilder(memory.DefaultAllocator, exportSchema)
-		for i := 0; i < m; i++ {
-			bld.Field(0).(*array.Int64Builder).Append(int64(start + i))
-			bld.Field(1).(*array.Int32Builder).Append(int32(rng.IntN(50) + 1))
-			bld.Field(2).(*array.Float64Builder).Append(float64(rng.IntN(10_000_000)) / 100)
-			bld.Field(3).(*array.StringBuilder).Append([]string{"A", "N", "R"}[rng.IntN(3)])
-			bld.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("comment %d about item %d", rng.IntN(1000), rng.IntN(100000)))
-			bld.Field(5).(*array.Date32Builder).Append(arrow.Date32(8000 + rng.IntN(2500)))
-		}
-		recs = append(recs, bld.NewRecordBatch())
-		bld.Release()
-	}
+	recs := benchdata.Batches(memory.DefaultAllocator, n, 64<<10)
 	_, err = tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 8 << 20})
 	for _, r := range recs {
 		r.Release()
