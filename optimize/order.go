@@ -63,7 +63,7 @@ func SortByClustering(ctx context.Context, recs []arrow.RecordBatch, cols []int,
 		}
 		off += r.NumRows()
 	}
-	all, err := concatRecords(sch, recs, mem)
+	all, err := concatRecords(ctx, sch, recs, 1, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func SortByClustering(ctx context.Context, recs []arrow.RecordBatch, cols []int,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sortKeyed(pairs, tieBreak{pick(all)})
+	sortKeyed(ctx, pairs, tieBreak{pick(all)}, 1)
 	ib := array.NewUint32Builder(mem)
 	defer ib.Release()
 	ib.Reserve(len(pairs))

@@ -44,7 +44,7 @@ type sortBuffer struct {
 
 // newSortBuffers returns the buffers of an optimized write on a clustered table
 // with clustering columns, or nil when the write is not one.
-func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64, ratio float64) *sortBuffers {
+func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64) *sortBuffers {
 	if !snap.log.Properties().OptimizeWrite {
 		return nil
 	}
@@ -54,7 +54,7 @@ func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64, ratio f
 	}
 	// Several files' worth at a time (a flush ends in one short file), within a
 	// memory bound.
-	perFile := int64(float64(target) / max(ratio, 0.05))
+	perFile := 2 * target // Arrow bytes of about one file (Parquet compresses about 2:1)
 	s := &sortBuffers{bufs: map[string]*sortBuffer{}, limit: max(perFile, min(8*perFile, maxSortBuffer))}
 	for _, col := range c.Columns {
 		if len(col) != 1 {
@@ -74,14 +74,15 @@ func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64, ratio f
 	return s
 }
 
-// add takes ownership of data and sorts and writes the partition's rows once they
-// fill about a file.
+// add holds data (the caller keeps its reference) and sorts and writes the
+// partition's rows once they fill several files.
 func (s *sortBuffers) add(ctx context.Context, w *fileSetWriter, dir string, values map[string]*string, data arrow.RecordBatch) error {
 	b := s.bufs[dir]
 	if b == nil {
 		b = &sortBuffer{values: values}
 		s.bufs[dir] = b
 	}
+	data.Retain()
 	b.recs = append(b.recs, data)
 	b.bytes += datafile.RecordBytes(data)
 	if b.bytes < s.limit {
@@ -104,11 +105,12 @@ func (s *sortBuffers) flush(ctx context.Context, w *fileSetWriter, dir string) e
 	if err != nil {
 		return err
 	}
-	if err := w.send(ctx, dir, b.values, sorted); err != nil {
+	err = w.send(ctx, dir, b.values, sorted)
+	sorted.Release()
+	if err != nil {
 		return err
 	}
-	w.endFile(dir)
-	return nil
+	return w.endFile(ctx, dir)
 }
 
 // flushAll writes every partition's remaining rows.
@@ -132,7 +134,7 @@ func (s *sortBuffers) release() {
 }
 
 // deliver passes a partition's rows to its file, through the sort buffers of an
-// optimized write on a clustered table. It takes ownership of data.
+// optimized write on a clustered table. The caller keeps ownership of data.
 func (w *fileSetWriter) deliver(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
 	if w.sorter != nil {
 		return w.sorter.add(ctx, w, dir, values, data)
@@ -141,9 +143,11 @@ func (w *fileSetWriter) deliver(ctx context.Context, dir string, values map[stri
 }
 
 // endFile closes the partition's open file, if any: the next rows start a new one.
-func (w *fileSetWriter) endFile(dir string) {
-	if j := w.open[dir]; j != nil {
-		close(j.ch)
-		delete(w.open, dir)
+func (w *fileSetWriter) endFile(ctx context.Context, dir string) error {
+	r := w.rollers[dir]
+	if r == nil {
+		return nil
 	}
+	delete(w.rollers, dir)
+	return r.Close(ctx)
 }
