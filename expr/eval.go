@@ -285,10 +285,10 @@ func (c *evalCtx) eval(p Pred, out []uint64) error {
 		loop(out, c.n, func(i int) bool {
 			row[p.Left.Ordinal], row[p.Right.Ordinal] = value.Null(), value.Null()
 			if lv == nil || lv[i>>6]&(1<<(uint(i)&63)) != 0 {
-				row[p.Left.Ordinal] = arrayValue(la, i, p.Left)
+				row[p.Left.Ordinal] = arrayValue(la, i)
 			}
 			if rv == nil || rv[i>>6]&(1<<(uint(i)&63)) != 0 {
-				row[p.Right.Ordinal] = arrayValue(ra, i, p.Right)
+				row[p.Right.Ordinal] = arrayValue(ra, i)
 			}
 			return p.EvalRow(row)
 		})
@@ -609,43 +609,12 @@ func inArray(arr arrow.Array, set []value.Value, neg bool, out []uint64) error {
 	return nil
 }
 
-// arrayValue reads row i of a leaf array as a value of the column's kind (the row
-// must be valid).
-func arrayValue(arr arrow.Array, i int, c *BoundColumn) value.Value {
-	switch a := arr.(type) {
-	case *array.Int8:
-		return value.Int64(int64(a.Value(i)))
-	case *array.Int16:
-		return value.Int64(int64(a.Value(i)))
-	case *array.Int32:
-		return value.Int64(int64(a.Value(i)))
-	case *array.Int64:
-		return value.Int64(a.Value(i))
-	case *array.Float32:
-		return value.Float64(float64(a.Value(i)))
-	case *array.Float64:
-		return value.Float64(a.Value(i))
-	case *array.Decimal128:
-		return value.Decimal(a.Value(i), c.Precision, c.Scale)
-	case *array.String:
-		return value.String(a.Value(i))
-	case *array.LargeString:
-		return value.String(a.Value(i))
-	case *array.Binary:
-		return value.Binary(a.Value(i))
-	case *array.LargeBinary:
-		return value.Binary(a.Value(i))
-	case *array.Boolean:
-		return value.Bool(a.Value(i))
-	case *array.Date32:
-		return value.Date(int64(a.Value(i)))
-	case *array.Timestamp:
-		if c.Kind == value.KindTimestampNTZ {
-			return value.TimestampNTZ(int64(a.Value(i)))
-		}
-		return value.Timestamp(int64(a.Value(i)))
-	}
-	return value.Null()
+// arrayValue reads row i of a leaf array (the row must be valid). Binding checked
+// that the array's type is the column's (describeType), and every bound type has a
+// value representation, so value.FromArrow cannot fail here.
+func arrayValue(arr arrow.Array, i int) value.Value {
+	v, _ := value.FromArrow(arr, i)
+	return v
 }
 
 // RowValues reads row i of rec as one value per bound column (value.Null() for
@@ -674,7 +643,7 @@ func rowValues(cols []*BoundColumn, rec arrow.RecordBatch, i int) ([]value.Value
 			return nil, err
 		}
 		if valid == nil || valid[i>>6]&(1<<(uint(i)&63)) != 0 {
-			row[c.Ordinal] = arrayValue(arr, i, c)
+			row[c.Ordinal] = arrayValue(arr, i)
 		}
 	}
 	return row, nil

@@ -82,7 +82,7 @@ func resultValue(arr arrow.Array, i int, t arrow.DataType) value.Value {
 	if err := describeType(c); err != nil {
 		panic(err)
 	}
-	return arrayValue(arr, i, c)
+	return arrayValue(arr, i)
 }
 
 // TestScalarSemantics pins down values that follow Spark SQL (ANSI mode) exactly.

@@ -1,0 +1,84 @@
+package value_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/value"
+)
+
+func TestFromArrow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	build := func(dt arrow.DataType, fill func(array.Builder)) arrow.Array {
+		b := array.NewBuilder(mem, dt)
+		defer b.Release()
+		fill(b)
+		b.AppendNull()
+		return b.NewArray()
+	}
+	tsType := func(u arrow.TimeUnit, tz string) arrow.DataType { return &arrow.TimestampType{Unit: u, TimeZone: tz} }
+	dec := &arrow.Decimal128Type{Precision: 9, Scale: 2}
+	cases := []struct {
+		name string
+		dt   arrow.DataType
+		fill func(array.Builder)
+		want value.Value
+	}{
+		{"bool", arrow.FixedWidthTypes.Boolean, func(b array.Builder) { b.(*array.BooleanBuilder).Append(true) }, value.Bool(true)},
+		{"int8 widened", arrow.PrimitiveTypes.Int8, func(b array.Builder) { b.(*array.Int8Builder).Append(-7) }, value.Int64(-7)},
+		{"int16 widened", arrow.PrimitiveTypes.Int16, func(b array.Builder) { b.(*array.Int16Builder).Append(300) }, value.Int64(300)},
+		{"int32 widened", arrow.PrimitiveTypes.Int32, func(b array.Builder) { b.(*array.Int32Builder).Append(-70000) }, value.Int64(-70000)},
+		{"int64", arrow.PrimitiveTypes.Int64, func(b array.Builder) { b.(*array.Int64Builder).Append(1 << 40) }, value.Int64(1 << 40)},
+		{"float32 widened", arrow.PrimitiveTypes.Float32, func(b array.Builder) { b.(*array.Float32Builder).Append(1.5) }, value.Float64(1.5)},
+		{"float64", arrow.PrimitiveTypes.Float64, func(b array.Builder) { b.(*array.Float64Builder).Append(-2.25) }, value.Float64(-2.25)},
+		{"decimal keeps precision and scale", dec, func(b array.Builder) { b.(*array.Decimal128Builder).Append(decimal128.FromI64(12345)) }, value.Decimal(decimal128.FromI64(12345), 9, 2)},
+		{"string", arrow.BinaryTypes.String, func(b array.Builder) { b.(*array.StringBuilder).Append("héllo") }, value.String("héllo")},
+		{"large string", arrow.BinaryTypes.LargeString, func(b array.Builder) { b.(*array.LargeStringBuilder).Append("x") }, value.String("x")},
+		{"binary", arrow.BinaryTypes.Binary, func(b array.Builder) { b.(*array.BinaryBuilder).Append([]byte{0, 1}) }, value.Binary([]byte{0, 1})},
+		{"large binary", arrow.BinaryTypes.LargeBinary, func(b array.Builder) { b.(*array.BinaryBuilder).Append([]byte{2}) }, value.Binary([]byte{2})},
+		{"date", arrow.FixedWidthTypes.Date32, func(b array.Builder) { b.(*array.Date32Builder).Append(19000) }, value.Date(19000)},
+		{"timestamp seconds with zone", tsType(arrow.Second, "UTC"), func(b array.Builder) { b.(*array.TimestampBuilder).Append(3) }, value.Timestamp(3_000_000)},
+		{"timestamp millis with zone", tsType(arrow.Millisecond, "Europe/Paris"), func(b array.Builder) { b.(*array.TimestampBuilder).Append(5) }, value.Timestamp(5000)},
+		{"timestamp micros without zone", tsType(arrow.Microsecond, ""), func(b array.Builder) { b.(*array.TimestampBuilder).Append(42) }, value.TimestampNTZ(42)},
+		{"timestamp nanos truncated", tsType(arrow.Nanosecond, ""), func(b array.Builder) { b.(*array.TimestampBuilder).Append(-1999) }, value.TimestampNTZ(-1)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			arr := build(c.dt, c.fill)
+			defer arr.Release()
+			got, err := value.FromArrow(arr, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind() != c.want.Kind() || got.String() != c.want.String() {
+				t.Fatalf("got %s %s, want %s %s", got.Kind(), got, c.want.Kind(), c.want)
+			}
+			if cmp, ok := value.Compare(got, c.want); !ok || cmp != 0 {
+				t.Fatalf("got %s, not equal to %s", got, c.want)
+			}
+			null, err := value.FromArrow(arr, 1)
+			if err != nil || !null.IsNull() {
+				t.Fatalf("null cell: got %s, %v", null, err)
+			}
+		})
+	}
+}
+
+func TestFromArrowRefusesUnsupportedTypes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewUint64Builder(mem)
+	defer b.Release()
+	b.Append(1)
+	arr := b.NewArray()
+	defer arr.Release()
+	if _, err := value.FromArrow(arr, 0); !errors.Is(err, value.ErrUnsupportedArrowType) {
+		t.Fatalf("uint64: got %v, want ErrUnsupportedArrowType", err)
+	}
+}
