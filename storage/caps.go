@@ -107,3 +107,19 @@ func AbortUploadsBefore(ctx context.Context, s Storage, cutoff time.Time) (int, 
 	}
 	return 0, nil
 }
+
+// Closer is an optional capability of stores that hold resources beyond their
+// objects (a local root's directory handle, an SDK client and its connections). A
+// store that is not a Closer holds none. Use Close to release any store.
+type Closer interface {
+	// Close releases the store's resources; the store is not used afterwards.
+	Close() error
+}
+
+// Close releases s's resources when s is a Closer, and does nothing otherwise.
+func Close(s Storage) error {
+	if c, ok := s.(Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -47,9 +47,6 @@ func CreateURL(ctx context.Context, location string, schema *arrow.Schema, opts 
 }
 
 // closeStore releases a store that will not be used (a directory handle, an SDK
-// client) when it has a Close method.
-func closeStore(st storage.Storage) {
-	if c, ok := st.(interface{ Close() error }); ok {
-		c.Close()
-	}
-}
+// client) when it is a storage.Closer; the store was not used, so there is nothing to
+// report from closing it.
+func closeStore(st storage.Storage) { _ = storage.Close(st) }

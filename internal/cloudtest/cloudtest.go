@@ -186,10 +186,6 @@ func (b Backend) Open(t *testing.T) storage.Storage {
 	if err != nil {
 		t.Fatalf("OpenURL(%s): %v", loc, err)
 	}
-	t.Cleanup(func() {
-		if c, ok := st.(interface{ Close() error }); ok {
-			c.Close()
-		}
-	})
+	t.Cleanup(func() { storage.Close(st) })
 	return st
 }

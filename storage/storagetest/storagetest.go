@@ -21,14 +21,12 @@ import (
 	"github.com/skiplake/skiplake/storage"
 )
 
-// Rooted is implemented by stores that live in a local directory (storage.Local). Run
-// uses it to check that rejected paths create nothing next to the root: give each store a
-// root whose parent directory belongs to the test alone (for example
-// filepath.Join(t.TempDir(), "root")), since Run compares the parent's contents before and
-// after.
-type Rooted interface {
-	Root() string
-}
+// Rooted is storage.Rooted, re-exported for the suite's callers. Run uses it on stores
+// that live in a local directory (storage.Local) to check that rejected paths create
+// nothing next to the root: give each store a root whose parent directory belongs to the
+// test alone (for example filepath.Join(t.TempDir(), "root")), since Run compares the
+// parent's contents before and after.
+type Rooted = storage.Rooted
 
 // Run runs the conformance suite against stores made by newStore. newStore is called
 // once per subtest and must return an empty store, cleaned up by the test (t.Cleanup).
