@@ -19,6 +19,7 @@ import (
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/vacuum"
 	"github.com/skiplake/skiplake/value"
 )
 
@@ -677,14 +678,14 @@ func TestVacuumRemovesReplacedIndex(t *testing.T) {
 	if oldPath == livePath {
 		t.Fatal("second OPTIMIZE reused the index file")
 	}
-	young, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	young, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(young.Files) != 0 {
 		t.Fatalf("vacuum inside the retention deleted %v", young.Files)
 	}
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
-// Package optimize plans and executes OPTIMIZE (compaction and clustering) and
-// VACUUM on Delta tables.
+// Package optimize plans and executes OPTIMIZE (compaction and clustering) on Delta
+// tables. The files it replaces are deleted later by VACUUM (package vacuum), which
+// is garbage collection and lives apart.
 //
 // OPTIMIZE is two calls: NewPlan reads only the log and decides which files to
 // rewrite (bins per partition; JSON-serialisable for dry runs), and Execute rewrites
@@ -55,8 +56,6 @@
 // order, to purge deleted rows or add Bloom filters). Options.MaxBytes bounds a run
 // (scheduled maintenance), Options.Partitions and MinFiles serve auto-compaction.
 //
-// Vacuum deletes files that no version inside the retention window references.
-//
 // # Invariants
 //
 //   - O1 OPTIMIZE never changes the multiset of live rows. Every commit removes
@@ -75,17 +74,6 @@
 //     Every filter contains every non-null value of its file (B2).
 //   - L2 (package log) Data files are written in full with put-if-absent under
 //     unique names before the commit that references them.
-//   - V1 Vacuum deletes only files no version inside the retention window
-//     references, never files younger than the retention period, never anything
-//     under _delta_log/ or in hidden directories other than _delta_index/ (except
-//     abandoned .skiplake-tmp temporaries older than the retention), and never
-//     anything outside the table root.
-//   - V2 Vacuum never deletes a file older than the table (modified before version
-//     0's commit) unless the log names it or it has skiplake's own file name: files
-//     that were in the location before the table was created there are not the
-//     table's garbage.
-//   - V3 Vacuum refuses tables with reader or writer features it does not support
-//     (log.CheckVacuumable), with or without vacuumProtocolCheck.
 //   - Cleanup of a failed batch never deletes the files of a commit whose outcome is
 //     unknown (log.ErrCommitUnknown).
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // TestDeletionVectorsAreApplied deletes rows of one file with a deletion vector
@@ -83,7 +84,7 @@ func TestDeletionVectorsAreApplied(t *testing.T) {
 				}
 			}
 			// VACUUM keeps the DV file while the tombstone is young, drops it after.
-			res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(time.Hour) }, Retention: time.Minute, Force: true})
+			res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(time.Hour) }, Retention: time.Minute, Force: true})
 			if err != nil {
 				t.Fatal(err)
 			}

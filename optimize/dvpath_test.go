@@ -14,6 +14,7 @@ import (
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // withAbsoluteDV stores a deletion vector file for the table's first file, deleting
@@ -72,7 +73,7 @@ func TestAbsoluteDeletionVectors(t *testing.T) {
 		t.Fatalf("%d live rows before OPTIMIZE, want %d", len(before), 1200-3)
 	}
 	later := func() time.Time { return time.Now().Add(time.Hour) }
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Minute, Force: true, Now: later})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Retention: time.Minute, Force: true, Now: later})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestAbsoluteDeletionVectors(t *testing.T) {
 	if after := tt.rows(t); !slices.Equal(before, after) {
 		t.Fatalf("rows differ: %d before, %d after", len(before), len(after))
 	}
-	res, err = Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Minute, Force: true, Now: later})
+	res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{Retention: time.Minute, Force: true, Now: later})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestAbsoluteDeletionVectorWithoutRoot(t *testing.T) {
 	ctx := context.Background()
 	tt := smallTable(t, "", nil, 2, 300)
 	rel := withAbsoluteDV(t, tt, []uint64{1}, func(rel string) string { return "s3://bucket/tables/t/" + rel })
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Minute, Force: true, Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Retention: time.Minute, Force: true, Now: func() time.Time { return time.Now().Add(time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/skiplake/skiplake/log"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of these (or an error of
 // package log or storage) with %w; test with errors.Is.
 var (
-	// ErrInvalidOptions reports an Options or VacuumOptions value that cannot be used
+	// ErrInvalidOptions reports an Options value that cannot be used
 	// (see InvalidOptionsError for the list of problems).
 	ErrInvalidOptions = errors.New("optimize: invalid options")
 	// ErrClusterColumn reports a clustering column that does not exist, is a partition
@@ -27,30 +24,10 @@ var (
 	// ErrConflict reports that concurrent commits removed files OPTIMIZE was rewriting
 	// and the retries were used up. Nothing was committed by the failing attempt.
 	ErrConflict = errors.New("optimize: conflicting concurrent commit")
-	// ErrRetentionTooShort reports a VACUUM retention shorter than the table's
-	// delta.deletedFileRetentionDuration without VacuumOptions.Force.
-	ErrRetentionTooShort = errors.New("optimize: vacuum retention shorter than the table's retention period")
 	// ErrCorruptData reports an input data file that could not be read or that
 	// disagrees with the log (row count, schema).
 	ErrCorruptData = errors.New("optimize: unreadable data file")
 )
-
-// RetentionTooShortError is VACUUM's refusal of a retention shorter than the
-// table's retention period (delta.deletedFileRetentionDuration) without Force: files
-// an older version still references, or a writer still committing, could be
-// deleted. It wraps ErrRetentionTooShort.
-type RetentionTooShortError struct {
-	// Retention is the retention asked for; TableRetention the table's.
-	Retention, TableRetention time.Duration
-}
-
-func (e *RetentionTooShortError) Error() string {
-	return fmt.Sprintf("optimize: vacuum retention %s is shorter than the table's retention period %s (%s); set VacuumOptions.Force to vacuum anyway",
-		e.Retention, e.TableRetention, log.PropDeletedFileRetentionDuration)
-}
-
-// Unwrap returns ErrRetentionTooShort.
-func (e *RetentionTooShortError) Unwrap() error { return ErrRetentionTooShort }
 
 // InvalidOptionsError lists every problem found in an options value at once.
 // It matches ErrInvalidOptions with errors.Is.

@@ -3,7 +3,6 @@ package optimize_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
@@ -51,28 +50,6 @@ func ExampleExecute() {
 		snap.Files()[0].Tags[optimize.TagCubeCurve])
 	// Output:
 	// rows 8000, files 8 → 3, curve tag hilbert
-}
-
-// Vacuum after the retention period has passed: the compacted inputs go.
-func ExampleVacuum() {
-	ctx := context.Background()
-	store := optimize.NewExampleTable(4)
-	plan, _ := optimize.PlanLatest(ctx, store, optimize.Options{})
-	if _, err := optimize.Execute(ctx, plan); err != nil {
-		fmt.Println(err)
-		return
-	}
-	res, err := optimize.Vacuum(ctx, log.New(store), optimize.VacuumOptions{
-		DryRun: true,
-		Now:    func() time.Time { return time.Now().Add(8 * 24 * time.Hour) },
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("would delete %d files (retention %s)\n", len(res.Files), res.Retention)
-	// Output:
-	// would delete 4 files (retention 168h0m0s)
 }
 
 // Compact a table and Bloom-index its id column (the CLI's --bloom id): the output

@@ -13,7 +13,7 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// Defaults applied to zero Options and VacuumOptions fields.
+// Defaults applied to zero Options fields.
 const (
 	// DefaultTargetFileSize is the output file size when neither Options.TargetFileSize
 	// nor the table property delta.targetFileSize is set: 128 MiB.
@@ -23,9 +23,6 @@ const (
 	// DefaultMaxRetries is how often Execute replans after a concurrent removal of one
 	// of its input files.
 	DefaultMaxRetries = 3
-	// DefaultRetention is the VACUUM retention when the table has no
-	// delta.deletedFileRetentionDuration: 7 days.
-	DefaultRetention = log.DefaultDeletedFileRetention
 )
 
 // Tags written on files produced by a clustering run (the names Spark's Delta uses).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // localTestTable creates a table in a fresh directory after placing files (with old
@@ -56,7 +57,7 @@ func TestVacuumNeverDeletesFilesOlderThanTheTable(t *testing.T) {
 		".git/HEAD":            20 * 24 * time.Hour,
 	})
 	tt.appendFiles(t, tt.recs(2, 50), nil)
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(60 * 24 * time.Hour) }})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(60 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestVacuumDeletesRemovedFilesOfVersionZero(t *testing.T) {
 				t.Fatalf("tombstone survived the checkpoint: %v", again.Tombstones())
 			}
 		}
-		res, err := Vacuum(ctx, lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
+		res, err := vacuum.Run(ctx, lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +165,7 @@ func TestVacuumRefusesUnsupportedWriterFeatures(t *testing.T) {
 		if err := tt.store.Put(ctx, "orphan.parquet", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }})
+		_, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }})
 		if !errors.Is(err, log.ErrUnsupportedFeature) || !strings.Contains(err.Error(), "futureThing") {
 			t.Errorf("%s: got %v; want a refusal naming futureThing", name, err)
 		}
@@ -195,15 +196,15 @@ func TestVacuumRemovesAbandonedTemporaries(t *testing.T) {
 	if err != nil || len(temps) != 3 {
 		t.Fatalf("temporaries %v %v", temps, err)
 	}
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{})
 	if err != nil || len(res.Temporaries) != 0 {
 		t.Fatalf("young temporaries must stay: %+v %v", res, err)
 	}
-	res, err = Vacuum(ctx, tt.lg, VacuumOptions{DryRun: true, Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
+	res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{DryRun: true, Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
 	if err != nil || len(res.Temporaries) != 3 {
 		t.Fatalf("dry run: %+v %v", res, err)
 	}
-	res, err = Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
+	res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }})
 	if err != nil || len(res.Temporaries) != 3 || res.TemporaryBytes < 3<<20 {
 		t.Fatalf("old temporaries: %+v %v", res, err)
 	}

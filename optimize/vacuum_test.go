@@ -11,8 +11,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 func TestVacuum(t *testing.T) {
@@ -38,7 +40,7 @@ func TestVacuum(t *testing.T) {
 
 	t.Run("within retention nothing goes", func(t *testing.T) {
 		tt, _ := setup(t)
-		res, err := Vacuum(ctx, tt.lg, VacuumOptions{})
+		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +51,7 @@ func TestVacuum(t *testing.T) {
 	t.Run("after retention tombstoned and orphan files go, hidden ones stay", func(t *testing.T) {
 		tt, inputs := setup(t)
 		live := tt.rows(t)
-		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: later(8 * 24 * time.Hour)})
+		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: later(8 * 24 * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +75,7 @@ func TestVacuum(t *testing.T) {
 	t.Run("dry run lists without deleting", func(t *testing.T) {
 		tt, _ := setup(t)
 		n := len(tt.objects(t))
-		res, err := Vacuum(ctx, tt.lg, VacuumOptions{DryRun: true, Now: later(8 * 24 * time.Hour)})
+		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{DryRun: true, Now: later(8 * 24 * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,15 +85,15 @@ func TestVacuum(t *testing.T) {
 	})
 	t.Run("short retention refused without force", func(t *testing.T) {
 		tt, _ := setup(t)
-		_, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Hour})
-		if !errors.Is(err, ErrRetentionTooShort) {
-			t.Fatalf("got %v, want ErrRetentionTooShort", err)
+		_, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Retention: time.Hour})
+		if !errors.Is(err, vacuum.ErrRetentionTooShort) {
+			t.Fatalf("got %v, want vacuum.ErrRetentionTooShort", err)
 		}
-		var rerr *RetentionTooShortError
-		if !errors.As(err, &rerr) || rerr.Retention != time.Hour || rerr.TableRetention != DefaultRetention {
-			t.Fatalf("got %#v, want a RetentionTooShortError naming 1h and the table's 168h", err)
+		var rerr *vacuum.RetentionTooShortError
+		if !errors.As(err, &rerr) || rerr.Retention != time.Hour || rerr.TableRetention != vacuum.DefaultRetention {
+			t.Fatalf("got %#v, want a vacuum.RetentionTooShortError naming 1h and the table's 168h", err)
 		}
-		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Hour, Force: true, Now: later(2 * time.Hour)})
+		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Retention: time.Hour, Force: true, Now: later(2 * time.Hour)})
 		if err != nil || len(res.Files) == 0 {
 			t.Fatalf("forced: %v, %v", res, err)
 		}
@@ -100,15 +102,15 @@ func TestVacuum(t *testing.T) {
 		tt, _ := setup(t)
 		// A zero Retention without RetentionSet is the table's period: nothing that
 		// was removed a minute ago goes.
-		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Force: true, DryRun: true, Now: later(time.Minute)})
-		if err != nil || len(res.Files) != 0 || res.Retention != DefaultRetention {
+		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Force: true, DryRun: true, Now: later(time.Minute)})
+		if err != nil || len(res.Files) != 0 || res.Retention != vacuum.DefaultRetention {
 			t.Fatalf("default retention: %+v, %v", res, err)
 		}
-		_, err = Vacuum(ctx, tt.lg, VacuumOptions{RetentionSet: true, Now: later(time.Minute)})
-		if !errors.Is(err, ErrRetentionTooShort) {
-			t.Fatalf("zero retention without Force: %v, want ErrRetentionTooShort", err)
+		_, err = vacuum.Run(ctx, tt.lg, vacuum.Options{RetentionSet: true, Now: later(time.Minute)})
+		if !errors.Is(err, vacuum.ErrRetentionTooShort) {
+			t.Fatalf("zero retention without Force: %v, want vacuum.ErrRetentionTooShort", err)
 		}
-		res, err = Vacuum(ctx, tt.lg, VacuumOptions{RetentionSet: true, Force: true, Now: later(time.Minute)})
+		res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{RetentionSet: true, Force: true, Now: later(time.Minute)})
 		if err != nil || len(res.Files) == 0 || res.Retention != 0 {
 			t.Fatalf("zero retention: %+v, %v", res, err)
 		}
@@ -118,7 +120,7 @@ func TestVacuum(t *testing.T) {
 		if err := tt.store.Put(ctx, "orphan.parquet", []byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: later(8 * 24 * time.Hour)})
+		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: later(8 * 24 * time.Hour)})
 		if err != nil || len(res.Files) != 0 || res.Retention != 30*24*time.Hour {
 			t.Fatalf("30-day table vacuumed after 8 days: %+v %v", res, err)
 		}
@@ -131,7 +133,7 @@ func TestVacuumKeepsReferencedIndexAndDVFiles(t *testing.T) {
 	snap := tt.snapshot(t)
 	a := *snap.Files()[0]
 	// Reference an index file through the bloom tag.
-	a.Tags = map[string]string{bloomTagKey: `{"v":1,"path":"_delta_index/bloom/live.bin","cols":["id"]}`}
+	a.Tags = map[string]string{bloom.TagKey: `{"v":1,"path":"_delta_index/bloom/live.bin","cols":["id"]}`}
 	txn := snap.NewTransaction(logTxn())
 	txn.Add(&a)
 	if _, err := txn.Commit(ctx, commitWrite()); err != nil {
@@ -142,26 +144,12 @@ func TestVacuumKeepsReferencedIndexAndDVFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(res.Files, []string{"_delta_index/bloom/dead.bin"}) {
 		t.Fatalf("deleted %v, want only the unreferenced index file", res.Files)
-	}
-}
-
-func TestDVPath(t *testing.T) {
-	// The example of the Delta protocol (Deletion Vector Descriptor).
-	got, err := dvPath(&log.DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*k^"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin"; got != want {
-		t.Fatalf("got %s, want %s", got, want)
-	}
-	if _, err := dvPath(&log.DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "short"}); err == nil {
-		t.Fatal("short path accepted")
 	}
 }
 
@@ -187,7 +175,7 @@ func TestVacuumNeverLeavesTheRoot(t *testing.T) {
 	r := genRecord(10, 0, 1)
 	defer r.Release()
 	tt.appendFiles(t, []arrow.RecordBatch{r}, nil)
-	res, err := Vacuum(ctx, tt.lg, VacuumOptions{Now: func() time.Time { return time.Now().Add(365 * 24 * time.Hour) }})
+	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(365 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
 	}

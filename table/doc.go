@@ -77,6 +77,22 @@
 // file sizes, small files, clustered share, per column the overlap depth and the
 // expected share of files a point or 1% range query reads, write amplification.
 //
+// # Which types are table's own
+//
+// Options types are table's own (CreateOptions, WriteOptions, OptimizeOptions,
+// VacuumOptions, ...): they take the user's terms and leave out what only an engine
+// package needs. Results are table's own where table computes them (WriteResult,
+// ScanReport, AlterResult, MaintainResult, Layout, ...). The results of the engine
+// packages are re-exported deliberately as type aliases (reexport.go), the same types
+// under table's name: OptimizePlan and OptimizeMetrics (package optimize),
+// VacuumResult, RetentionTooShortError and ErrRetentionTooShort (package vacuum).
+// Table.Log, Snapshot.Log, Snapshot.DeltaSchema and Snapshot.Properties hand out
+// package log's types on purpose: they are the way down to the transaction log for
+// callers that need more than the facade offers.
+//
+// VACUUM is garbage collection, not optimisation: Table.Vacuum and Maintain call
+// package vacuum; Optimize and Maintain call package optimize.
+//
 // # Invariants
 //
 //   - L2 Data files and Bloom index files are uniquely named, written with

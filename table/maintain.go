@@ -10,6 +10,7 @@ import (
 	"github.com/skiplake/skiplake/internal/health"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // Maintenance task names (MaintainTask.Task), in the order Maintain runs them.
@@ -229,7 +230,7 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	if planErr != nil && ctx.Err() != nil {
 		return nil, planErr
 	}
-	vac, err := optimize.Vacuum(ctx, m.lg, optimize.VacuumOptions{DryRun: true, Now: m.now})
+	vac, err := vacuum.Run(ctx, m.lg, vacuum.Options{DryRun: true, Now: m.now})
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +315,7 @@ func lastClustering(files []*log.Add) ([]string, optimize.Curve) {
 }
 
 // find fills the report's findings.
-func (m *maintenance) find(snap *log.Snapshot, plan *optimize.Plan, vac *optimize.VacuumResult, cleanup *log.LogCleanup) {
+func (m *maintenance) find(snap *log.Snapshot, plan *optimize.Plan, vac *vacuum.Result, cleanup *log.LogCleanup) {
 	props := snap.Properties()
 	f := &m.rep.Found
 	hf := make([]health.File, len(snap.Files()))
@@ -490,7 +491,7 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 }
 
 // vacuum deletes what VACUUM found (vac is its dry run).
-func (m *maintenance) vacuum(ctx context.Context, vac *optimize.VacuumResult, rewriteFailed bool) {
+func (m *maintenance) vacuum(ctx context.Context, vac *vacuum.Result, rewriteFailed bool) {
 	n := len(vac.Files) + len(vac.Temporaries)
 	bytes := vac.Bytes + vac.TemporaryBytes
 	if n == 0 {
@@ -505,7 +506,7 @@ func (m *maintenance) vacuum(ctx context.Context, vac *optimize.VacuumResult, re
 		m.add(MaintainTask{Task: TaskVacuum, Status: st, Reason: why, Files: n, Bytes: bytes})
 		return
 	}
-	res, err := optimize.Vacuum(ctx, m.lg, optimize.VacuumOptions{Now: m.now})
+	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Now: m.now})
 	if err != nil {
 		m.add(MaintainTask{Task: TaskVacuum, Status: StatusFailed, Error: err.Error()})
 		return

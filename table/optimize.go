@@ -8,6 +8,7 @@ import (
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
+	"github.com/skiplake/skiplake/vacuum"
 	"github.com/skiplake/skiplake/value"
 )
 
@@ -41,13 +42,13 @@ type OptimizeOptions struct {
 	Progress func(Progress)
 	// OnPlan, if set, receives the plan once it is made, before any file is read
 	// or written (a dry run calls it too). It must not modify the plan.
-	OnPlan func(*optimize.Plan)
+	OnPlan func(*OptimizePlan)
 }
 
 // OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
 type OptimizeResult struct {
-	Plan    *optimize.Plan    `json:"plan"`
-	Metrics *optimize.Metrics `json:"metrics,omitempty"`
+	Plan    *OptimizePlan    `json:"plan"`
+	Metrics *OptimizeMetrics `json:"metrics,omitempty"`
 }
 
 // Optimize compacts and optionally clusters the table (O1: the multiset of live rows
@@ -146,7 +147,8 @@ type VacuumOptions struct {
 	// RetentionSet makes Retention apply even when it is zero (keep no unreferenced
 	// file; needs Force unless the table's retention is zero too).
 	RetentionSet bool
-	// Force allows a retention shorter than the table's.
+	// Force allows a retention shorter than the table's (without it such a retention
+	// fails with a RetentionTooShortError).
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
 	DryRun bool
@@ -155,6 +157,9 @@ type VacuumOptions struct {
 // Vacuum deletes files under the table root that no version inside the retention
 // window references and that are older than the retention period (V1), including
 // Bloom index and deletion-vector files that only removed files used.
-func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*optimize.VacuumResult, error) {
-	return optimize.Vacuum(ctx, t.log, optimize.VacuumOptions{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun})
+//
+// VACUUM is garbage collection, not optimisation: it is package vacuum's Run (with
+// its invariants V1-V3), given the table's log.
+func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
+	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun})
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/cloudtest"
-	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/storage"
 	_ "github.com/skiplake/skiplake/storage/s3"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // uploadDir copies every file under dir into st, keeping relative paths.
@@ -221,7 +221,7 @@ func TestS3TableLifecycle(t *testing.T) {
 		t.Fatalf("after optimize (%+v): %d ids", res, len(got))
 	}
 	// A clock a minute ahead ages every removed file past a (forced) 1 ns retention.
-	vac, err := optimize.Vacuum(ctx, tb.Log(), optimize.VacuumOptions{Retention: time.Nanosecond, Force: true,
+	vac, err := vacuum.Run(ctx, tb.Log(), vacuum.Options{Retention: time.Nanosecond, Force: true,
 		Now: func() time.Time { return time.Now().Add(time.Minute) }})
 	if err != nil {
 		t.Fatalf("vacuum: %v", err)

@@ -54,7 +54,7 @@ type CreateOptions struct {
 	// with ErrLocationNotEmpty). Hidden files (names starting with '_' or '.'),
 	// anything under _delta_log/ and leftovers with skiplake's own data-file names
 	// never count. The files that were there are never deleted by VACUUM, which
-	// keeps every file older than the table (see optimize.Vacuum).
+	// keeps every file older than the table (see vacuum.Run).
 	AllowNonEmpty bool
 }
 

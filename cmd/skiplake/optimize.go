@@ -199,7 +199,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res, err := t.Vacuum(ctx, opts)
-	var short *optimize.RetentionTooShortError
+	var short *table.RetentionTooShortError
 	if errors.As(err, &short) {
 		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions or unfinished writes still need could be deleted; add --force to vacuum anyway",
 			*retain, formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration)

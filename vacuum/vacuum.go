@@ -1,4 +1,4 @@
-package optimize
+package vacuum
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 // the index format beyond the "path" field of the tag).
 const bloomTagKey = "skiplake.bloom"
 
-// VacuumOptions configures Vacuum. The zero value deletes unreferenced files older
-// than the table's retention period.
-type VacuumOptions struct {
+// Options configures Run. The zero value deletes unreferenced files older than the
+// table's retention period.
+type Options struct {
 	// Retention is how long removed files are kept; default (zero, unless
 	// RetentionSet) the table property delta.deletedFileRetentionDuration, else
 	// DefaultRetention (7 days). A shorter retention than the table's is refused
@@ -41,8 +41,8 @@ type VacuumOptions struct {
 	Now func() time.Time
 }
 
-// VacuumResult lists the files Vacuum deleted (or would delete on a dry run).
-type VacuumResult struct {
+// Result lists the files Run deleted (or would delete on a dry run).
+type Result struct {
 	// DryRun is true when nothing was deleted.
 	DryRun bool `json:"dryRun"`
 	// Version is the snapshot version whose references were kept.
@@ -56,7 +56,7 @@ type VacuumResult struct {
 	// Bytes is their total size.
 	Bytes int64 `json:"bytes"`
 	// KeptOlderThanTable counts unreferenced files that were kept because they are
-	// older than the table itself (see Vacuum): files that were in the location before
+	// older than the table itself (see Run): files that were in the location before
 	// the table was created there.
 	KeptOlderThanTable int `json:"keptOlderThanTable"`
 	// Temporaries are abandoned temporary files of interrupted writes that were
@@ -65,7 +65,7 @@ type VacuumResult struct {
 	TemporaryBytes int64    `json:"temporaryBytes"`
 }
 
-// Vacuum deletes files under the table root that no version inside the retention
+// Run deletes files under the table root that no version inside the retention
 // window references (V1): a file is kept when the latest snapshot references it
 // (as a data file, a deletion vector file — by UUID, or by absolute path under the
 // table root — or, through the skiplake.bloom tag, an index file), when a tombstone
@@ -87,30 +87,30 @@ type VacuumResult struct {
 // and deleted through store paths relative to the root, so nothing outside the table
 // can be affected.
 //
-// Vacuum refuses (with an error wrapping log.ErrUnsupportedFeature) tables whose
+// Run refuses (with an error wrapping log.ErrUnsupportedFeature) tables whose
 // protocol has a reader or writer feature it does not support (log.CheckVacuumable),
 // as Delta Spark does, whether or not the table has vacuumProtocolCheck.
-func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult, error) {
+func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 	if lg == nil {
-		return nil, &InvalidOptionsError{Problems: []string{"nil log"}}
+		return nil, fmt.Errorf("%w: nil log", ErrInvalidOptions)
 	}
 	if opts.Retention < 0 {
-		return nil, &InvalidOptionsError{Problems: []string{fmt.Sprintf("negative Retention %s", opts.Retention)}}
+		return nil, fmt.Errorf("%w: negative Retention %s", ErrInvalidOptions, opts.Retention)
 	}
 	snap, err := lg.Snapshot(ctx, -1)
 	if err != nil {
 		return nil, err
 	}
 	if err := log.CheckVacuumable(snap.Protocol()); err != nil {
-		return nil, fmt.Errorf("optimize: vacuum refused: %w", err)
+		return nil, fmt.Errorf("vacuum: refused: %w", err)
 	}
 	created, err := lg.Creation(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("optimize: vacuum: reading the table's first commit: %w", err)
+		return nil, fmt.Errorf("vacuum: reading the table's first commit: %w", err)
 	}
 	props := snap.Properties()
 	if err := props.Err(log.PropDeletedFileRetentionDuration); err != nil {
-		return nil, &InvalidOptionsError{Problems: []string{err.Error()}}
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	tableRet := props.DeletedFileRetention
 	ret := opts.Retention
@@ -125,7 +125,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 		now = opts.Now
 	}
 	cutoff := now().Add(-ret)
-	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}, Temporaries: []string{}}
+	res := &Result{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}, Temporaries: []string{}}
 
 	keep := map[string]bool{}
 	root := storage.RootOf(lg.Storage())
@@ -162,7 +162,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	}
 	for _, a := range snap.Files() {
 		if err := addRef(a.Path, a.DeletionVector, a.Tags); err != nil {
-			return nil, fmt.Errorf("optimize: vacuum: version %d: file %s: %w", snap.Version(), a.Path, err)
+			return nil, fmt.Errorf("vacuum: version %d: file %s: %w", snap.Version(), a.Path, err)
 		}
 	}
 	cutMS := cutoff.UnixMilli()
@@ -171,7 +171,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 			continue // expired tombstone: the file is garbage
 		}
 		if err := addRef(r.Path, r.DeletionVector, r.Tags); err != nil {
-			return nil, fmt.Errorf("optimize: vacuum: version %d: tombstone %s: %w", snap.Version(), r.Path, err)
+			return nil, fmt.Errorf("vacuum: version %d: tombstone %s: %w", snap.Version(), r.Path, err)
 		}
 	}
 	// Files the log names although they may be older than version 0's commit: the
@@ -192,7 +192,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	store := lg.Storage()
 	objs, err := store.List(ctx, "", "")
 	if err != nil {
-		return nil, fmt.Errorf("optimize: vacuum: listing the table: %w", err)
+		return nil, fmt.Errorf("vacuum: listing the table: %w", err)
 	}
 	var doomed []storage.ObjectInfo
 	for _, ob := range objs {
@@ -226,7 +226,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 // deleteFiles deletes the files (unless dryRun) in batches and in parallel where the
 // store can (storage.DeleteMany: S3 DeleteObjects, 1,000 keys a request) and records
 // the ones gone in res. A file already missing counts as deleted.
-func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool, res *VacuumResult) error {
+func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool, res *Result) error {
 	var errs []error
 	if !dryRun && len(files) > 0 {
 		paths := make([]string, len(files))
@@ -239,7 +239,7 @@ func deleteFiles(ctx context.Context, store storage.Storage, files []storage.Obj
 	for i, f := range files {
 		if errs != nil && errs[i] != nil && !errors.Is(errs[i], storage.ErrNotExist) {
 			if first == nil {
-				first = fmt.Errorf("optimize: vacuum: deleting %s: %w", f.Path, errs[i])
+				first = fmt.Errorf("vacuum: deleting %s: %w", f.Path, errs[i])
 			}
 			continue
 		}
@@ -251,14 +251,14 @@ func deleteFiles(ctx context.Context, store storage.Storage, files []storage.Obj
 
 // vacuumTemporaries deletes the temporary files of interrupted writes that are older
 // than cutoff (no write in flight can own them), when the store can list them.
-func vacuumTemporaries(ctx context.Context, store storage.Storage, cutoff time.Time, dryRun bool, res *VacuumResult) error {
+func vacuumTemporaries(ctx context.Context, store storage.Storage, cutoff time.Time, dryRun bool, res *Result) error {
 	tc, ok := store.(storage.TempCleaner)
 	if !ok {
 		return nil
 	}
 	temps, err := tc.ListTemp(ctx, "")
 	if err != nil {
-		return fmt.Errorf("optimize: vacuum: listing temporary files: %w", err)
+		return fmt.Errorf("vacuum: listing temporary files: %w", err)
 	}
 	for _, ob := range temps {
 		if !ob.ModTime.Before(cutoff) {
@@ -269,7 +269,7 @@ func vacuumTemporaries(ctx context.Context, store storage.Storage, cutoff time.T
 				if errors.Is(err, storage.ErrNotExist) {
 					continue // its write finished or was aborted meanwhile
 				}
-				return fmt.Errorf("optimize: vacuum: deleting temporary file %s: %w", ob.Path, err)
+				return fmt.Errorf("vacuum: deleting temporary file %s: %w", ob.Path, err)
 			}
 		}
 		res.Temporaries = append(res.Temporaries, ob.Path)
@@ -293,7 +293,7 @@ func decodeRef(p string) (string, error) {
 func dvPath(d *log.DeletionVectorDescriptor) (string, error) {
 	p, err := dv.Descriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv}.RelativePath("")
 	if err != nil {
-		return "", fmt.Errorf("optimize: deletion vector %q: %w", d.PathOrInlineDv, err)
+		return "", fmt.Errorf("vacuum: deletion vector %q: %w", d.PathOrInlineDv, err)
 	}
 	return path.Clean(p), nil
 }
