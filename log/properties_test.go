@@ -180,6 +180,9 @@ func TestNormalizePropertiesRefuses(t *testing.T) {
 	}
 	// Every problem is reported at once.
 	_, err := NormalizeProperties(map[string]string{"delta.appendOnly": "maybe", "delta.nope": "1", PropTargetFileSize: "-1"})
+	if !errors.Is(err, ErrInvalidProperty) {
+		t.Errorf("got %v, want ErrInvalidProperty", err)
+	}
 	for _, k := range []string{"delta.appendOnly", "delta.nope", PropTargetFileSize} {
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("error %v does not name %s", err, k)

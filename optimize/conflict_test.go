@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/log"
 )
@@ -177,8 +178,9 @@ func TestCancelLeavesTableUnchanged(t *testing.T) {
 	objs := len(tt.objects(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	plan, err := NewPlan(ctx, tt.snapshot(t), tt.store, Options{TargetFileSize: 1 << 30, Curve: CurveHilbert, ClusterBy: []string{"x", "y"},
-		Progress: func(p Progress) { cancel() }})
+		Progress: func(p Progress) { cancel() }, Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +188,7 @@ func TestCancelLeavesTableUnchanged(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
+	mem.AssertSize(t, 0) // a cancelled run releases every Arrow buffer it allocated
 	if tt.snapshot(t).Version() != v {
 		t.Fatal("cancelled OPTIMIZE committed")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
@@ -82,7 +83,9 @@ func TestOptimizeKeepsRows(t *testing.T) {
 				orig[a.Path] = true
 			}
 			target := avgFileSize(t, tt) * 4
-			plan, m := runOptimize(t, tt, Options{TargetFileSize: target, Curve: tc.curve, ClusterBy: tc.cluster, MemoryBudget: tc.budget, Parallelism: 2})
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			plan, m := runOptimize(t, tt, Options{TargetFileSize: target, Curve: tc.curve, ClusterBy: tc.cluster, MemoryBudget: tc.budget, Parallelism: 2, Allocator: mem})
+			mem.AssertSize(t, 0) // every Arrow buffer OPTIMIZE allocated is released
 			after := tt.rows(t)
 			if !slices.Equal(before, after) {
 				t.Fatalf("O1 violated: %d rows before, %d after", len(before), len(after))

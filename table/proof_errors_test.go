@@ -304,7 +304,8 @@ func TestProofCancelledWriteLeavesNothing(t *testing.T) {
 			gate := make(chan struct{})
 			var once sync.Once
 			rdr := &proofCancelReader{recs: recs, cancel: cancel, gate: gate}
-			res, err := tb.Write(ctx, rdr, table.WriteOptions{TargetFileSize: 1, Parallelism: par, Progress: func(p table.Progress) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			res, err := tb.Write(ctx, rdr, table.WriteOptions{TargetFileSize: 1, Parallelism: par, Allocator: mem, Progress: func(p table.Progress) {
 				if p.Phase == "write" {
 					once.Do(func() { close(gate) })
 				}
@@ -318,6 +319,7 @@ func TestProofCancelledWriteLeavesNothing(t *testing.T) {
 			if rdr.i >= len(recs) {
 				t.Errorf("the writer consumed all %d batches after cancellation", len(recs))
 			}
+			mem.AssertSize(t, 0) // a cancelled write releases every Arrow buffer it allocated
 			proofRequireUntouched(t, tb, st, 0)
 		})
 	}

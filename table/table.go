@@ -358,6 +358,14 @@ func fieldNames(schema *arrow.Schema) string {
 // Log returns the table's transaction log (for advanced use: history, checkpoints).
 func (t *Table) Log() *log.Log { return t.log }
 
+// WithClock returns a Table of the same table whose clock is now (log.Log.WithClock):
+// the commit timestamps of its writes, Alter and Optimize, and the expiry decisions
+// of its log. Tests and simulations use it to place commits at chosen times; nil
+// means time.Now. The receiver is not changed.
+func (t *Table) WithClock(now func() time.Time) *Table {
+	return &Table{store: t.store, log: t.log.WithClock(now)}
+}
+
 // Storage returns the storage the table lives in.
 func (t *Table) Storage() storage.Storage { return t.store }
 

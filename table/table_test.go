@@ -358,10 +358,12 @@ func TestLargeWriteMakesSeveralFilesAndRowGroups(t *testing.T) {
 			r.Release()
 		}
 	}()
-	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 2 << 20})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0) // every Arrow buffer the write and the scan allocated is released
+	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 2 << 20, Allocator: mem})
 	require.NoError(t, err)
 	require.Greater(t, res.FilesAdded, 2, "a 2 MiB target splits the write")
-	got, err := tb.ReadAll(ctx)
+	got, err := tb.ReadAll(ctx, table.WithAllocator(mem), table.WithFilter("id >= 0"))
 	require.NoError(t, err)
 	defer got.Release()
 	require.Equal(t, int64(100000), got.NumRows())
@@ -372,12 +374,15 @@ func TestTimeTravelByTimestamp(t *testing.T) {
 	st := storage.NewMemory()
 	tb, err := table.Create(ctx, st, simpleSchema(), table.CreateOptions{})
 	require.NoError(t, err)
+	// Each write commits a minute after the previous one (the table's clock), so the
+	// commit timestamps are ordered without waiting.
+	start := time.Now().Add(time.Hour)
 	for i := 0; i < 3; i++ {
+		at := start.Add(time.Duration(i) * time.Minute)
 		rec := simpleBatch(simpleSchema(), []int64{int64(i)}, []string{"x"})
-		_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		_, err = tb.WithClock(func() time.Time { return at }).WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
 		rec.Release()
 		require.NoError(t, err)
-		time.Sleep(5 * time.Millisecond)
 	}
 	h, err := tb.History(ctx, 0)
 	require.NoError(t, err)
