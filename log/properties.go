@@ -262,12 +262,13 @@ func (p *TableProperties) Err(keys ...string) error {
 }
 
 // DataFileKeys are the keys that shape the data files writers produce (size,
-// statistics, Bloom filters) or guard writes (append-only, column mapping). Writers
+// statistics, Bloom filters, compression codec) or guard writes (append-only, column
+// mapping). Writers
 // refuse to run while one of them holds an invalid value: p.Err(DataFileKeys...).
 var DataFileKeys = []string{
 	PropTargetFileSize, PropDataSkippingNumIndexedCols, PropDataSkippingStatsColumns,
 	PropDataSkippingStringPrefixLength, PropBloomFilterColumns, PropBloomFilterFPP,
-	PropAppendOnly, PropColumnMappingMode,
+	PropAppendOnly, PropColumnMappingMode, PropParquetCompressionCodec,
 }
 
 // StatsConfig returns the statistics configuration for writers (stats.Config)

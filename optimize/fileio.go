@@ -96,10 +96,15 @@ func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arro
 }
 
 // newOutput returns the data-file output of one commit batch: files of the data
-// schema, statistics as the table's properties say, the plan's Bloom columns,
-// dataChange=false.
+// schema, statistics and compression codec as the table's properties say, the plan's
+// Bloom columns, dataChange=false.
 func (p *Plan) newOutput(statsCfg stats.Config) (*datafile.Output, error) {
+	codec, err := datafile.ParseCodec(p.snap.Properties().ParquetCompressionCodec)
+	if err != nil {
+		return nil, fmt.Errorf("optimize: %w", err)
+	}
 	out, err := datafile.NewOutput(p.store, datafile.Spec{
+		Codec:          codec,
 		Schema:         p.dataSch,
 		TargetFileSize: p.opts.TargetFileSize,
 		Stats:          statsCfg,

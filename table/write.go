@@ -408,7 +408,12 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	if err != nil {
 		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropBloomFilterColumns, err)
 	}
+	codec, err := datafile.ParseCodec(props.ParquetCompressionCodec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropParquetCompressionCodec, err)
+	}
 	w.out, err = datafile.NewOutput(t.store, datafile.Spec{
+		Codec:          codec,
 		Schema:         w.fileSch,
 		Mapping:        snap.mapping,
 		Delta:          snap.delta,

@@ -680,3 +680,14 @@ func TestNestedProjectionReadsOnlyRequestedLeaves(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCodecNamesEveryPropertyValue(t *testing.T) {
+	for name, want := range map[string]Codec{"": CodecDefault, "zstd": CodecZstd, "snappy": CodecSnappy, "gzip": CodecGzip,
+		"lz4": CodecLZ4, "lz4_raw": CodecLZ4, "uncompressed": CodecUncompressed, "none": CodecUncompressed, "brotli": CodecBrotli} {
+		got, err := ParseCodec(name)
+		require.NoError(t, err, name)
+		require.Equal(t, want, got, name)
+	}
+	_, err := ParseCodec("lzo")
+	require.ErrorIs(t, err, ErrInvalidArgument)
+}

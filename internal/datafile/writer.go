@@ -23,9 +23,35 @@ const (
 	CodecZstd
 	CodecSnappy
 	CodecGzip
-	CodecLZ4
+	CodecLZ4 // written as LZ4_RAW
 	CodecUncompressed
+	CodecBrotli
 )
+
+// ParseCodec maps a delta.parquet.compression.codec value (log.TableProperties.
+// ParquetCompressionCodec: lower case, already validated) to a Codec. "" (the
+// property is unset) is CodecDefault. "none" is uncompressed; "lz4" and "lz4_raw" are
+// both written as LZ4_RAW, the LZ4 framing Parquet specifies (the older Hadoop-framed
+// LZ4 is deprecated by the format).
+func ParseCodec(name string) (Codec, error) {
+	switch name {
+	case "":
+		return CodecDefault, nil
+	case "zstd":
+		return CodecZstd, nil
+	case "snappy":
+		return CodecSnappy, nil
+	case "gzip":
+		return CodecGzip, nil
+	case "lz4", "lz4_raw":
+		return CodecLZ4, nil
+	case "uncompressed", "none":
+		return CodecUncompressed, nil
+	case "brotli":
+		return CodecBrotli, nil
+	}
+	return CodecDefault, fmt.Errorf("%w: unknown Parquet compression codec %q", ErrInvalidArgument, name)
+}
 
 // String names the codec as file names and messages spell it.
 func (c Codec) String() string {
@@ -38,6 +64,8 @@ func (c Codec) String() string {
 		return "lz4"
 	case CodecUncompressed:
 		return "uncompressed"
+	case CodecBrotli:
+		return "brotli"
 	}
 	return "zstd"
 }
@@ -126,7 +154,7 @@ type WriterOptions struct {
 // Validate reports every problem with the options at once.
 func (o WriterOptions) Validate() error {
 	var errs []error
-	if o.Codec > CodecUncompressed {
+	if o.Codec > CodecBrotli {
 		errs = append(errs, fmt.Errorf("%w: unknown codec %d", ErrInvalidArgument, o.Codec))
 	}
 	if o.TargetRowGroupBytes < 0 {
@@ -182,6 +210,8 @@ func (c Codec) parquet() compress.Compression {
 		return compress.Codecs.Lz4Raw
 	case CodecUncompressed:
 		return compress.Codecs.Uncompressed
+	case CodecBrotli:
+		return compress.Codecs.Brotli
 	}
 	return compress.Codecs.Zstd
 }
