@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -37,13 +38,19 @@ func dvStruct() arrow.DataType {
 }
 
 // checkpointSchema is the classic checkpoint schema (PROTOCOL.md "Checkpoint Schema").
-func checkpointSchema() *arrow.Schema {
+// With statsParsed non-nil, add gets a stats_parsed column of that type after its
+// other fields (delta.checkpoint.writeStatsAsStruct).
+func checkpointSchema(statsParsed *arrow.StructType) *arrow.Schema {
+	addFields := []arrow.Field{nf("path", str), nf("partitionValues", strMapType()), nf("size", i64),
+		nf("modificationTime", i64), nf("dataChange", bln), nf("stats", str), nf("tags", strMapType()),
+		nf("deletionVector", dvStruct()), nf("baseRowId", i64), nf("defaultRowCommitVersion", i64),
+		nf("clusteringProvider", str)}
+	if statsParsed != nil {
+		addFields = append(addFields, nf("stats_parsed", statsParsed))
+	}
 	return arrow.NewSchema([]arrow.Field{
 		nf("txn", arrow.StructOf(nf("appId", str), nf("version", i64), nf("lastUpdated", i64))),
-		nf("add", arrow.StructOf(nf("path", str), nf("partitionValues", strMapType()), nf("size", i64),
-			nf("modificationTime", i64), nf("dataChange", bln), nf("stats", str), nf("tags", strMapType()),
-			nf("deletionVector", dvStruct()), nf("baseRowId", i64), nf("defaultRowCommitVersion", i64),
-			nf("clusteringProvider", str))),
+		nf("add", arrow.StructOf(addFields...)),
 		nf("remove", arrow.StructOf(nf("path", str), nf("deletionTimestamp", i64), nf("dataChange", bln),
 			nf("extendedFileMetadata", bln), nf("partitionValues", strMapType()), nf("size", i64),
 			nf("tags", strMapType()), nf("deletionVector", dvStruct()), nf("baseRowId", i64),
@@ -154,6 +161,13 @@ func appendDV(b array.Builder, d *DeletionVectorDescriptor) {
 type checkpointWriter struct {
 	rb   *array.RecordBuilder
 	rows int64
+	// statsJSON writes add.stats (delta.checkpoint.writeStatsAsJson); statsParsed,
+	// when set, builds add.stats_parsed (delta.checkpoint.writeStatsAsStruct), each
+	// file's stats JSON first decoded into scratch so that stats the struct cannot
+	// hold leave that file's stats_parsed null instead of a half-appended row.
+	statsJSON   bool
+	statsParsed *arrow.StructType
+	scratch     *array.StructBuilder
 }
 
 func (w *checkpointWriter) struct_(col int) *array.StructBuilder {
@@ -173,19 +187,114 @@ func (w *checkpointWriter) row(col int) *array.StructBuilder {
 	return sb
 }
 
-func (w *checkpointWriter) add(a *Add) {
+func (w *checkpointWriter) add(a *Add) error {
 	sb := w.row(colAdd)
 	appendStr(sb.FieldBuilder(0), a.Path, true)
 	appendPtrMap(sb.FieldBuilder(1), a.PartitionValues, true)
 	sb.FieldBuilder(2).(*array.Int64Builder).Append(a.Size)
 	sb.FieldBuilder(3).(*array.Int64Builder).Append(a.ModificationTime)
 	sb.FieldBuilder(4).(*array.BooleanBuilder).Append(a.DataChange)
-	appendStr(sb.FieldBuilder(5), a.Stats, a.Stats != "")
+	appendStr(sb.FieldBuilder(5), a.Stats, w.statsJSON && a.Stats != "")
 	appendMap(sb.FieldBuilder(6), a.Tags, a.Tags != nil)
 	appendDV(sb.FieldBuilder(7), a.DeletionVector)
 	appendI64(sb.FieldBuilder(8), a.BaseRowID)
 	appendI64(sb.FieldBuilder(9), a.DefaultRowCommitVersion)
 	appendStr(sb.FieldBuilder(10), a.ClusteringProvider, a.ClusteringProvider != "")
+	if w.statsParsed != nil {
+		return w.appendStatsParsed(sb.FieldBuilder(11).(*array.StructBuilder), a.Stats)
+	}
+	return nil
+}
+
+// appendStatsParsed appends the typed form of one file's stats JSON, or NULL when the
+// file has none or they do not fit the struct (a value of another type, a timestamp
+// with a zone on a zone-less column, ...): readers then treat the file as having no
+// statistics in the struct, which only costs skipping, never correctness.
+func (w *checkpointWriter) appendStatsParsed(b *array.StructBuilder, statsJSON string) error {
+	if statsJSON == "" {
+		b.AppendNull()
+		return nil
+	}
+	row := []byte("[" + statsJSON + "]") // the builders decode a JSON array of rows
+	err := w.scratch.UnmarshalJSON(row)
+	n := w.scratch.Len()
+	w.scratch.NewArray().Release() // reset the scratch builder
+	if err != nil || n != 1 {
+		b.AppendNull()
+		return nil
+	}
+	if err := b.UnmarshalJSON(row); err != nil { // not expected: the same row decoded above
+		return fmt.Errorf("stats_parsed: %w", err)
+	}
+	return nil
+}
+
+// statsParsedType is the type of add.stats_parsed for snap's table: numRecords,
+// minValues and maxValues over the data columns (physical names, partition columns
+// left out; nested structs kept) whose type has bounds, nullCount over every data
+// leaf, and tightBounds. Columns a file has no statistics for are NULL in it.
+func statsParsedType(snap *Snapshot) (*arrow.StructType, error) {
+	schema, err := snap.Schema()
+	if err != nil {
+		return nil, err
+	}
+	physical, err := ToArrow(schema, ArrowOptions{PhysicalNames: true})
+	if err != nil {
+		return nil, err
+	}
+	isPart := map[string]bool{}
+	for _, c := range snap.PartitionColumns() {
+		isPart[strings.ToLower(c)] = true
+	}
+	var data []arrow.Field
+	for i, f := range schema.Fields {
+		if !isPart[strings.ToLower(f.Name)] {
+			data = append(data, physical.Field(i))
+		}
+	}
+	fields := []arrow.Field{nf("numRecords", i64)}
+	if bounds := boundFields(data); len(bounds) > 0 {
+		fields = append(fields, nf("minValues", arrow.StructOf(bounds...)), nf("maxValues", arrow.StructOf(bounds...)))
+	}
+	if counts := nullCountFields(data); len(counts) > 0 {
+		fields = append(fields, nf("nullCount", arrow.StructOf(counts...)))
+	}
+	fields = append(fields, nf("tightBounds", bln))
+	return arrow.StructOf(fields...), nil
+}
+
+// boundFields keeps the fields whose type has a minimum and maximum in Delta stats
+// (numbers, decimals, dates, timestamps, strings), recursing into structs.
+func boundFields(fs []arrow.Field) []arrow.Field {
+	var out []arrow.Field
+	for _, f := range fs {
+		switch t := f.Type.(type) {
+		case *arrow.StructType:
+			if sub := boundFields(t.Fields()); len(sub) > 0 {
+				out = append(out, nf(f.Name, arrow.StructOf(sub...)))
+			}
+		case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type, *arrow.Float32Type,
+			*arrow.Float64Type, *arrow.Decimal128Type, *arrow.Date32Type, *arrow.TimestampType, *arrow.StringType:
+			out = append(out, nf(f.Name, f.Type))
+		}
+	}
+	return out
+}
+
+// nullCountFields gives every leaf (a list or map counts as one) a long null count,
+// recursing into structs.
+func nullCountFields(fs []arrow.Field) []arrow.Field {
+	var out []arrow.Field
+	for _, f := range fs {
+		if t, ok := f.Type.(*arrow.StructType); ok {
+			if sub := nullCountFields(t.Fields()); len(sub) > 0 {
+				out = append(out, nf(f.Name, arrow.StructOf(sub...)))
+			}
+			continue
+		}
+		out = append(out, nf(f.Name, i64))
+	}
+	return out
 }
 
 func (w *checkpointWriter) remove(r *Remove) {
@@ -344,8 +453,19 @@ func (l *Log) encodeV2Checkpoint(snap *Snapshot) ([]byte, int64, error) {
 
 func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 	mem := memory.DefaultAllocator
-	sch := checkpointSchema()
-	w := &checkpointWriter{rb: array.NewRecordBuilder(mem, sch)}
+	props := snap.Properties()
+	w := &checkpointWriter{statsJSON: props.CheckpointWriteStatsAsJSON}
+	if props.CheckpointWriteStatsAsStruct {
+		t, err := statsParsedType(snap)
+		if err != nil {
+			return nil, 0, fmt.Errorf("log: checkpoint %d: stats_parsed: %w", snap.version, err)
+		}
+		w.statsParsed = t
+		w.scratch = array.NewStructBuilder(mem, t)
+		defer w.scratch.Release()
+	}
+	sch := checkpointSchema(w.statsParsed)
+	w.rb = array.NewRecordBuilder(mem, sch)
 	defer w.rb.Release()
 	p, md := snap.protocol, snap.metadata
 	w.protocol(&p)
@@ -364,13 +484,15 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 		w.remove(r)
 	}
 	for _, a := range snap.files {
-		w.add(a)
+		if err := w.add(a); err != nil {
+			return nil, 0, fmt.Errorf("log: checkpoint %d: file %s: %w", snap.version, a.Path, err)
+		}
 	}
 	rec := w.rb.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy))
-	fw, err := pqarrow.NewFileWriter(sch, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy))
+	fw, err := pqarrow.NewFileWriter(sch, &buf, wprops, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
 	}

@@ -60,7 +60,13 @@
 // with add and remove columns decoded directly and rare actions through
 // their JSON form. When a checkpoint carries only stats_parsed (or
 // partitionValues_parsed), it is rendered back to the JSON stats string (or
-// serialized partition values), so consumers see one form.
+// serialized partition values), so consumers see one form. Classic checkpoints are
+// written as the table's properties say: add.stats unless
+// delta.checkpoint.writeStatsAsJson=false, and add.stats_parsed (typed min/max over
+// the data columns that have bounds, null counts over every data leaf, physical
+// names) when delta.checkpoint.writeStatsAsStruct=true; stats that do not fit the
+// struct leave that file's stats_parsed null. V2 (JSON) checkpoints always carry the
+// JSON stats.
 //
 // Table properties (P1): Snapshot.Properties parses metaData.configuration once
 // into a *TableProperties (typed values, defaults applied, invalid stored values
