@@ -1,17 +1,14 @@
 package table_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
@@ -78,13 +75,7 @@ func checkpointStatsTable(t *testing.T, props map[string]string) (*table.Table, 
 func checkpointAddColumns(t *testing.T, st storage.Storage, version int64) (statsJSON []string, parsed *arrow.StructType, parsedValid []bool) {
 	t.Helper()
 	ctx := context.Background()
-	f, err := st.Open(ctx, log.CheckpointPath(version))
-	require.NoError(t, err)
-	raw, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
-	f.Close()
-	require.NoError(t, err)
-	pr, err := file.NewParquetReader(bytes.NewReader(raw))
-	require.NoError(t, err)
+	pr := openParquet(t, st, log.CheckpointPath(version))
 	defer pr.Close()
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	require.NoError(t, err)

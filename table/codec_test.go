@@ -15,6 +15,19 @@ import (
 	"github.com/skiplake/skiplake/table"
 )
 
+// openParquet opens the Parquet file at path in st; the caller closes it.
+func openParquet(t *testing.T, st storage.Storage, path string) *file.Reader {
+	t.Helper()
+	f, err := st.Open(context.Background(), path)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+	f.Close()
+	require.NoError(t, err)
+	pr, err := file.NewParquetReader(bytes.NewReader(raw))
+	require.NoError(t, err)
+	return pr
+}
+
 // fileCodecs returns the compression codec of every column chunk of every live data
 // file of tb.
 func fileCodecs(t *testing.T, tb *table.Table) map[compress.Compression]int {
@@ -26,13 +39,7 @@ func fileCodecs(t *testing.T, tb *table.Table) map[compress.Compression]int {
 	for _, a := range snap.Log().Files() {
 		p, err := a.DecodedPath()
 		require.NoError(t, err)
-		f, err := tb.Storage().Open(ctx, p)
-		require.NoError(t, err)
-		raw, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
-		f.Close()
-		require.NoError(t, err)
-		pr, err := file.NewParquetReader(bytes.NewReader(raw))
-		require.NoError(t, err)
+		pr := openParquet(t, tb.Storage(), p)
 		md := pr.MetaData()
 		for rg := 0; rg < md.NumRowGroups(); rg++ {
 			for c := 0; c < md.RowGroup(rg).NumColumns(); c++ {
