@@ -2,7 +2,6 @@ package partition
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -42,7 +41,7 @@ func Format(v value.Value, deltaType string) (s string, isNull bool, err error) 
 		if deltaType == "float" {
 			bits = 32
 		}
-		return javaFloat(v.AsFloat64(), bits), false, nil
+		return value.FormatJavaFloat(v.AsFloat64(), bits), false, nil
 	case strings.HasPrefix(deltaType, "decimal"):
 		var p, sc int32
 		if _, err := fmt.Sscanf(deltaType, "decimal(%d,%d)", &p, &sc); err != nil {
@@ -83,39 +82,6 @@ func Format(v value.Value, deltaType string) (s string, isNull bool, err error) 
 		return "", false, fmt.Errorf("%w: binary partition columns cannot be written", ErrUnsupportedType)
 	}
 	return "", false, fmt.Errorf("%w: %q", ErrUnsupportedType, deltaType)
-}
-
-// javaFloat spells f as Java's Float/Double.toString does: shortest digits, at least one
-// digit after the point, scientific notation ("1.0E10", "1.0E-5") outside [1e-3, 1e7).
-func javaFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	abs := math.Abs(f)
-	if abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, bits) // d.ddde±XX
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	e, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(e)
 }
 
 // Parse reads a partition value of a column of Arrow type t. present is false when the
