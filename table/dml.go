@@ -207,6 +207,7 @@ type dmlAttempt struct {
 	res       *DMLResult
 	dvFiles   []string // DV files written (for cleanup)
 	scanTime  time.Duration
+	merge     mergeCounts // MERGE's row counters
 }
 
 func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
