@@ -178,34 +178,27 @@ func (s *mergeSource) release() {
 	}
 }
 
-// readMergeSource reads rdr (every batch must have the first batch's schema), converts
-// the key columns to the table's types (keyTypes[i] for column keyNames[i]) and keeps
-// the rows in memory up to budget bytes, spilling by key hash beyond.
-func readMergeSource(ctx context.Context, rdr interface {
-	Next() bool
-	RecordBatch() arrow.RecordBatch
-	Err() error
-	Schema() *arrow.Schema
-}, keyNames []string, keyTypes []arrow.DataType, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
-	in := rdr.Schema()
-	s := &mergeSource{budget: budget, spillTo: spillDir, mem: mem, inSchema: in}
-	fields := append([]arrow.Field(nil), in.Fields()...)
-	casts := make([]bool, len(keyNames))
-	for i, k := range keyNames {
-		j := fieldIndexFold(in, k)
-		if j < 0 {
-			return nil, fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", ErrSchemaMismatch, k, fieldNames(in))
+// readMergeSource reads rdr (every batch must have the first batch's schema, which
+// may differ from rdr.Schema() for readers that conform lazily), converts the key
+// columns to the table's types (keyTypes[i] for column keyNames[i]) and keeps the rows
+// in memory up to budget bytes, spilling by key hash beyond.
+func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []string, keyTypes []arrow.DataType, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
+	s := &mergeSource{budget: budget, spillTo: spillDir, mem: mem}
+	if !rdr.Next() {
+		if err := rdr.Err(); err != nil {
+			return nil, fmt.Errorf("table: reading the MERGE source: %w", err)
 		}
-		s.keyIdx = append(s.keyIdx, j)
-		if !sameType(keyTypes[i], in.Field(j).Type) {
-			if !castable(keyTypes[i], in.Field(j).Type) {
-				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, keyTypes[i], in.Field(j).Type)
-			}
-			casts[i] = true
-			fields[j].Type = keyTypes[i]
+		// An empty source: its declared schema.
+		if _, err := s.init(rdr.Schema(), keyNames, keyTypes); err != nil {
+			return nil, err
 		}
+		s.units = []*sourceUnit{{}}
+		return s, nil
 	}
-	s.schema = arrow.NewSchema(fields, nil)
+	casts, err := s.init(rdr.RecordBatch().Schema(), keyNames, keyTypes)
+	if err != nil {
+		return nil, err
+	}
 	mem0 := &sourceUnit{}
 	s.units = []*sourceUnit{mem0}
 	var spill []*spillPart
@@ -216,7 +209,7 @@ func readMergeSource(ctx context.Context, rdr interface {
 		s.release()
 		return nil, err
 	}
-	for rdr.Next() {
+	for more := true; more; more = rdr.Next() {
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
@@ -269,6 +262,30 @@ func readMergeSource(ctx context.Context, rdr interface {
 		s.units = append(s.units, p.unit())
 	}
 	return s, nil
+}
+
+// init sets the source schema from the first batch's and finds the key columns; it
+// returns which keys need a conversion to the table's type.
+func (s *mergeSource) init(in *arrow.Schema, keyNames []string, keyTypes []arrow.DataType) ([]bool, error) {
+	s.inSchema = in
+	fields := append([]arrow.Field(nil), in.Fields()...)
+	casts := make([]bool, len(keyNames))
+	for i, k := range keyNames {
+		j := fieldIndexFold(in, k)
+		if j < 0 {
+			return nil, fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", ErrSchemaMismatch, k, fieldNames(in))
+		}
+		s.keyIdx = append(s.keyIdx, j)
+		if !sameType(keyTypes[i], in.Field(j).Type) {
+			if !castable(keyTypes[i], in.Field(j).Type) {
+				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, keyTypes[i], in.Field(j).Type)
+			}
+			casts[i] = true
+			fields[j].Type = keyTypes[i]
+		}
+	}
+	s.schema = arrow.NewSchema(fields, nil)
+	return casts, nil
 }
 
 // conform converts the key columns of a source batch to the table's types. The caller

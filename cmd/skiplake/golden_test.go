@@ -94,7 +94,18 @@ func TestGoldenOutputs(t *testing.T) {
 		{"alter-add-column", []string{"alter", tbl, "--add-column", "note string", "--format", "json"}},
 		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
 		{"describe-after-alter", []string{"describe", tbl}},
+		// DML after alter-set enabled deletion vectors (cmd/skiplake/dml.go).
+		{"delete-dry-run", []string{"delete", tbl, "--where", "id = 3 OR id = 22", "--dry-run"}},
+		{"delete", []string{"delete", tbl, "--where", "id = 3 OR id = 22"}},
+		{"delete-partition", []string{"delete", tbl, "--where", "country = 'JP'"}},
+		{"update", []string{"update", tbl, "--set", "note = 'late', id = id + 100", "--where", "id = 11"}},
+		{"merge", []string{"merge", tbl, filepath.Join(dir, "upsert.csv"), "--on", "id"}},
+		{"merge-refused", []string{"merge", tbl, filepath.Join(dir, "upsert.csv"), "--on", "id", "--when-matched", "ignore", "--when-not-matched", "ignore"}},
+		{"scan-after-dml", []string{"scan", tbl, "--format", "csv"}},
+		{"restore", []string{"restore", tbl, "--version", "2"}},
+		{"scan-after-restore", []string{"scan", tbl, "--format", "csv"}},
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "upsert.csv"), []byte("id,country,note\n1,DE,merged\n30,FR,new\n"), 0o644))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errs := cli(t, c.args...)
