@@ -22,8 +22,8 @@ import (
 // matches, so that a concurrent commit lands between a command's plan and its commit.
 type interposer struct {
 	storage.Storage
-	mu   sync.Mutex
-	hook func()
+	mu    sync.Mutex
+	hook  func()
 	armed bool
 }
 

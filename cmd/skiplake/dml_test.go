@@ -129,4 +129,3 @@ func TestDMLProcessesRace(t *testing.T) {
 	sort.Strings(rows)
 	require.Equal(t, want, rows)
 }
-
