@@ -13,16 +13,26 @@ import (
 )
 
 func init() {
-	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation serializable|write-serializable] [--dry-run] [--format table|json]",
-		summary: "delete the rows matching a predicate (deletion vectors or rewritten files)", run: runDelete})
-	register(&command{name: "update", usage: "TABLE --set \"c = EXPR, ...\" [--where EXPR] [--rewrite] [--isolation serializable|write-serializable] [--dry-run] [--format table|json]",
-		summary: "set columns of the rows matching a predicate", run: runUpdate})
+	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+		summary: "delete the rows matching a predicate (deletion vectors or rewritten files)",
+		examples: []string{`skiplake delete /tmp/t --where "day < DATE '2024-01-01'"`, `skiplake delete /tmp/t --where "user_id = 42" --dry-run --format json`},
+		run:      runDelete})
+	register(&command{name: "update", usage: "TABLE --set LIST [--where EXPR] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+		summary:  "set columns of the rows matching a predicate",
+		examples: []string{`skiplake update /tmp/t --set "qty = qty + 1, note = 'fixed'" --where "id = 7"`},
+		run:      runUpdate})
 	register(&command{name: "merge", usage: "TABLE SOURCE... --on k1,k2 [--when-matched update|delete|ignore] [--matched-condition EXPR] [--set LIST] " +
 		"[--when-not-matched insert|ignore] [--when-not-matched-by-source delete|ignore] [--not-matched-by-source-condition EXPR] " +
-		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--memory SIZE] [--rewrite] [--dry-run] [--format table|json]",
-		summary: "upsert a Parquet, CSV or JSONL source into a table by key columns", run: runMerge})
+		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+		summary: "upsert a Parquet, CSV or JSONL source into a table by key columns",
+		examples: []string{`skiplake merge /tmp/t changes.parquet --on id`,
+			`skiplake merge /tmp/t deletes.csv --on id --when-matched delete --when-not-matched ignore`,
+			`skiplake merge /tmp/t snapshot.jsonl --on id,day --when-not-matched-by-source delete --dry-run`},
+		run: runMerge})
 	register(&command{name: "restore", usage: "TABLE (--version N | --timestamp TS) [--dry-run] [--format table|json]",
-		summary: "make the table hold what an older version held (one commit)", run: runRestore})
+		summary:  "make the table hold what an older version held (one commit)",
+		examples: []string{`skiplake restore /tmp/t --version 12`, `skiplake restore /tmp/t --timestamp "2026-01-31 23:00:00" --dry-run`},
+		run:      runRestore})
 }
 
 // dmlFlags are the flags DELETE, UPDATE and MERGE share.

@@ -234,6 +234,28 @@ func TestGoldenErrors(t *testing.T) {
 			{"version", "extra"},
 			{"version", "--format", "yaml"},
 		},
+		"delete": {
+			{"delete", tbl},
+			{"delete", tbl, "--where", "nosuch = 1"},
+			{"delete", tbl, "--where", "id >"},
+			{"delete", tbl, "--where", "id = 1", "--isolation", "snapshot"},
+		},
+		"update": {
+			{"update", tbl, "--where", "id = 1"},
+			{"update", tbl, "--set", "id = 'x'"},
+			{"update", tbl, "--set", "nosuch = 1"},
+		},
+		"merge": {
+			{"merge", tbl, "--on", "id"},
+			{"merge", tbl, filepath.Join(dir, "in0.parquet")},
+			{"merge", tbl, filepath.Join(dir, "in0.parquet"), "--on", "nosuch"},
+			{"merge", tbl, filepath.Join(dir, "in0.parquet"), "--on", "id", "--when-matched", "upsert"},
+		},
+		"restore": {
+			{"restore", tbl},
+			{"restore", tbl, "--version", "99"},
+			{"restore", tbl, "--version", "2"},
+		},
 	}
 	for _, c := range commands {
 		require.Contains(t, groups, c.name, "TestGoldenErrors has no error transcripts for command %q", c.name)
