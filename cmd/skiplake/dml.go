@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
-		summary: "delete the rows matching a predicate (deletion vectors or rewritten files)",
+		summary:  "delete the rows matching a predicate (deletion vectors or rewritten files)",
 		examples: []string{`skiplake delete /tmp/t --where "day < DATE '2024-01-01'"`, `skiplake delete /tmp/t --where "user_id = 42" --dry-run --format json`},
 		run:      runDelete})
 	register(&command{name: "update", usage: "TABLE --set LIST [--where EXPR] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
