@@ -3,11 +3,15 @@ package table_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
 
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -151,4 +155,99 @@ func TestMergeClauses(t *testing.T) {
 	}
 	ci := lastCommit(t, tb)
 	t.Logf("%+v\n%+v", res, ci)
+}
+
+// TestMergeFindsFilesWithEveryLevel: the MERGE key predicate prunes with partition
+// values, file statistics, the Bloom index (files whose key ranges overlap) and, inside
+// the files read, row groups and pages.
+func TestMergeFindsFilesWithEveryLevel(t *testing.T) {
+	ctx := context.Background()
+	t.Run("bloom index on interleaved keys", func(t *testing.T) {
+		// Ten files whose key ranges all overlap (file k holds ids = k mod 10): only the
+		// Bloom index tells them apart.
+		var commits [][]dmlRow
+		for k := 0; k < 10; k++ {
+			var rows []dmlRow
+			for i := k; i < 1000; i += 10 {
+				rows = append(rows, dmlRow{id: int64(i), grp: sp("a"), qty: ip(1), note: sp("n")})
+			}
+			commits = append(commits, rows)
+		}
+		tb, _ := dmlTable(t, map[string]string{log.PropEnableDeletionVectors: "true", table.PropBloomColumns: "id"}, nil, commits...)
+		src := []dmlRow{{id: 13, qty: ip(2)}, {id: 57, qty: ip(2)}, {id: 5000, qty: ip(2)}}
+		rdr := mergeSourceOf(src)
+		res, err := tb.Merge(ctx, rdr, table.Upsert("id"))
+		rdr.Release()
+		require.NoError(t, err)
+		require.Equal(t, 2, res.FilesRead, "files read: only the two holding keys 13 and 57")
+		require.EqualValues(t, 8, res.Report.Level("bloom").Skipped, "the Bloom index skipped the others")
+		require.EqualValues(t, 2, res.RowsUpdated)
+		require.EqualValues(t, 1, res.RowsInserted)
+	})
+	t.Run("partition values", func(t *testing.T) {
+		rows := dmlSampleRows(300, func(i int) string { return []string{"a", "b", "c"}[i%3] })
+		tb, _ := dmlTable(t, dvProps, []string{"grp"}, rows)
+		src := []dmlRow{{id: 3, grp: sp("a"), qty: ip(9)}}
+		rdr := mergeSourceOf(src)
+		res, err := tb.Merge(ctx, rdr, table.MergeOptions{On: []string{"id", "grp"}, WhenMatched: []table.MergeClause{{Action: table.MergeUpdate}}})
+		rdr.Release()
+		require.NoError(t, err)
+		require.Equal(t, 1, res.FilesRead)
+		require.EqualValues(t, 2, res.Report.Level("partition").Skipped)
+	})
+	t.Run("row groups and pages", func(t *testing.T) {
+		// One file of many row groups and pages sorted by id.
+		var rows []dmlRow
+		for i := 0; i < 300_000; i++ {
+			rows = append(rows, dmlRow{id: int64(i), grp: sp("g"), qty: ip(int64(i % 97)), note: sp(fmt.Sprintf("note %d %d", i, i*7919%100003))})
+		}
+		tb, _ := dmlTable(t, map[string]string{log.PropEnableDeletionVectors: "true", log.PropTargetFileSize: "2mb"}, nil, rows)
+		src := []dmlRow{{id: 123_456, qty: ip(-1), grp: sp("g")}, {id: 250_001, qty: ip(-1), grp: sp("g")}}
+		rdr := mergeSourceOf(src)
+		res, err := tb.Merge(ctx, rdr, table.Upsert("id"))
+		rdr.Release()
+		require.NoError(t, err)
+		rg, pg := res.Report.Level("rowgroup"), res.Report.Level("page")
+		t.Logf("row groups %+v, pages (rows) %+v", rg, pg)
+		require.Greater(t, rg.Total, int64(2), "the file has several row groups")
+		require.GreaterOrEqual(t, rg.Skipped, rg.Total-2, "row groups without the keys are skipped")
+		require.Greater(t, pg.Skipped, int64(0), "pages without the keys are skipped")
+		require.EqualValues(t, 2, res.RowsUpdated)
+	})
+}
+
+// TestMergeSpillsAndCleansUp: a source over the memory budget is partitioned into spill
+// files in SpillDir, merged in several passes, and the spill files are gone afterwards.
+func TestMergeSpillsAndCleansUp(t *testing.T) {
+	ctx := context.Background()
+	rows := dmlSampleRows(2000, func(i int) string { return "a" })
+	tb, _ := dmlTable(t, dvProps, nil, rows[:1000], rows[1000:])
+	var src []dmlRow
+	for i := 500; i < 3500; i++ {
+		src = append(src, dmlRow{id: int64(i), grp: sp("b"), qty: ip(1), note: sp("s")})
+	}
+	spill := t.TempDir()
+	opts := table.Upsert("id")
+	opts.MemoryBudget, opts.SpillDir = 20<<10, spill
+	rdr := mergeSourceOf(src)
+	res, err := tb.Merge(ctx, rdr, opts)
+	rdr.Release()
+	require.NoError(t, err)
+	require.Greater(t, res.Passes, 2)
+	require.EqualValues(t, 1500, res.RowsUpdated)
+	require.EqualValues(t, 1500, res.RowsInserted)
+	// Rows 500..999 of the first file were updated over several passes: one vector; the
+	// second file was replaced whole.
+	require.Equal(t, 1, res.DeletionVectorsAdded, "one deletion vector per file, whatever the passes")
+	require.Equal(t, 1, res.FilesRemoved)
+	for _, f := range res.Files {
+		if f.Action == table.FileDeletionVector {
+			require.EqualValues(t, 500, f.RowsDeleted)
+		}
+	}
+	left, err := os.ReadDir(spill)
+	require.NoError(t, err)
+	require.Empty(t, left, "spill files left behind")
+	want := dmlRowStrings(upsertOracle(rows, src))
+	require.Equal(t, want, dmlRowsAt(t, tb, table.Latest()))
 }
