@@ -275,6 +275,13 @@ func checkDML(snap *Snapshot, op string) error {
 	if snap.mapping != log.ColumnMappingNone {
 		return fmt.Errorf("%w: %s on tables with column mapping mode %q is not supported", log.ErrUnsupportedFeature, op, snap.mapping)
 	}
+	// Rows that DML moves to new files would need their row ids and commit versions
+	// carried over (PROTOCOL.md, "Row Tracking"); until then such tables are refused.
+	for _, f := range log.WriterFeatures(ls.Protocol()) {
+		if f == log.FeatureRowTracking || f == log.FeatureChangeDataFeed && props.EnableChangeDataFeed {
+			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
+		}
+	}
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
 	}

@@ -338,3 +338,40 @@ func noOrphans(t testing.TB, tb *table.Table, st storage.Storage) {
 		}
 	}
 }
+
+// TestDMLAmbiguousCommitKeepsFiles: a DML commit that landed but whose outcome cannot
+// be learned (log.ErrCommitUnknown) never deletes the files it references: the commit
+// is visible and its rows read back right.
+func TestDMLAmbiguousCommitKeepsFiles(t *testing.T) {
+	ctx := context.Background()
+	for _, props := range []map[string]string{nil, dvProps} {
+		st := &flakyCommitStore{Storage: storage.NewMemory()}
+		tb, err := table.Create(ctx, st, dmlSchema, table.CreateOptions{Properties: props})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := dmlSampleRows(50, func(int) string { return "a" })
+		rec := dmlBatch(rows)
+		_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.armed, st.failReads = true, true
+		_, err = tb.Update(ctx, "note = 'x'", "qty = 1", table.DMLOptions{})
+		st.armed = false
+		if !errors.Is(err, log.ErrCommitUnknown) {
+			t.Fatalf("want ErrCommitUnknown, got %v", err)
+		}
+		var want []dmlRow
+		for _, r := range rows {
+			if *r.qty == 1 {
+				r.note = sp("x")
+			}
+			want = append(want, r)
+		}
+		if got := dmlRowsAt(t, tb, table.Latest()); strings.Join(got, "\n") != strings.Join(dmlRowStrings(want), "\n") {
+			t.Fatalf("dv=%v: the landed commit's files were deleted or its rows are wrong", props != nil)
+		}
+	}
+}
