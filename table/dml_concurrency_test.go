@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -22,15 +23,16 @@ import (
 // matches, so that a concurrent commit lands between a command's plan and its commit.
 type interposer struct {
 	storage.Storage
-	mu    sync.Mutex
-	hook  func()
-	armed bool
+	mu     sync.Mutex
+	hook   func()
+	armed  bool
+	always bool // fire before every commit, not only the first
 }
 
 func (s *interposer) PutIfAbsent(ctx context.Context, path string, data []byte) error {
 	s.mu.Lock()
 	fire := s.armed && strings.HasPrefix(path, "_delta_log/") && strings.HasSuffix(path, ".json")
-	if fire {
+	if fire && !s.always {
 		s.armed = false
 	}
 	hook := s.hook
@@ -373,5 +375,91 @@ func TestDMLAmbiguousCommitKeepsFiles(t *testing.T) {
 		if got := dmlRowsAt(t, tb, table.Latest()); strings.Join(got, "\n") != strings.Join(dmlRowStrings(want), "\n") {
 			t.Fatalf("dv=%v: the landed commit's files were deleted or its rows are wrong", props != nil)
 		}
+	}
+}
+
+// TestDMLGivesUpAfterBoundedReplans: when a concurrent OPTIMIZE wins before every
+// attempt, the command re-plans ConflictRetries times, then fails with the conflict,
+// having committed nothing and left no file behind.
+func TestDMLGivesUpAfterBoundedReplans(t *testing.T) {
+	ctx := context.Background()
+	rows := dmlSampleRows(60, func(int) string { return "a" })
+	_, st := dmlTable(t, dvProps, nil, rows[:20], rows[20:40], rows[40:])
+	inter := &interposer{Storage: st}
+	tb, _ := table.Open(ctx, inter)
+	other, _ := table.Open(ctx, st)
+	next := 1000
+	inter.hook = func() {
+		// An append of a small file, then an OPTIMIZE that compacts it with what the
+		// command read.
+		rec := dmlBatch([]dmlRow{{id: int64(next), grp: sp("a"), qty: ip(1)}})
+		next++
+		defer rec.Release()
+		if _, err := other.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{}); err != nil {
+			t.Error(err)
+		}
+		if _, err := other.Optimize(ctx, table.OptimizeOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	inter.armed, inter.always = true, true
+	before, _ := tb.Snapshot(ctx, table.Latest())
+	_, err := tb.Delete(ctx, "qty = 1", table.DMLOptions{ConflictRetries: 2})
+	var ce *log.ConflictError
+	if !errors.As(err, &ce) || !ce.Rearrangement {
+		t.Fatalf("want a rearrangement conflict after the retries, got %v", err)
+	}
+	inter.mu.Lock()
+	inter.armed = false
+	inter.mu.Unlock()
+	h, _ := tb.History(ctx, 0)
+	for _, e := range h {
+		if e.Version > before.Version() && e.Operation == "DELETE" {
+			t.Fatalf("a DELETE was committed at version %d", e.Version)
+		}
+	}
+	// 3 attempts (1 + 2 re-plans), each preceded by an append and an OPTIMIZE.
+	if n := len(h) - int(before.Version()) - 1; n != 6 {
+		t.Fatalf("%d commits after the start, want 6 (3 appends, 3 OPTIMIZEs)", n)
+	}
+	noOrphans(t, tb, st)
+}
+
+// TestDeleteRandomPrefixedDeletionVectors: with delta.randomizeFilePrefixes the
+// deletion vector files go under a random directory of delta.randomPrefixLength
+// characters (as Spark writes them); they read back and VACUUM keeps them.
+func TestDeleteRandomPrefixedDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	props := map[string]string{log.PropEnableDeletionVectors: "true", log.PropRandomizeFilePrefixes: "true", log.PropRandomPrefixLength: "3"}
+	rows := dmlSampleRows(50, func(int) string { return "a" })
+	tb, st := dmlTable(t, props, nil, rows)
+	if _, err := tb.Delete(ctx, "qty = 2", table.DMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	objs, _ := st.List(ctx, "", "")
+	found := false
+	for _, o := range objs {
+		if strings.Contains(o.Path, "deletion_vector_") {
+			dir, _, ok := strings.Cut(o.Path, "/")
+			if !ok || len(dir) != 3 {
+				t.Fatalf("deletion vector file %s is not under a 3-character prefix", o.Path)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no deletion vector file written")
+	}
+	var want []dmlRow
+	for _, r := range rows {
+		if *r.qty != 2 {
+			want = append(want, r)
+		}
+	}
+	if _, err := tb.Vacuum(ctx, table.VacuumOptions{Retention: time.Nanosecond, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := dmlRowsAt(t, tb, table.Latest()); strings.Join(got, "\n") != strings.Join(dmlRowStrings(want), "\n") {
+		t.Fatalf("rows after DELETE and VACUUM: %d, want %d", len(got), len(want))
 	}
 }
