@@ -67,19 +67,7 @@ func (t *Table) DeleteWhere(ctx context.Context, pred expr.Expr, opts DMLOptions
 			return a.deleteMatching(ctx, sc, task)
 		})
 	}, func(a *dmlAttempt) log.CommitInfo {
-		res := a.res
-		m := map[string]string{
-			"numAddedFiles":       itoa(res.FilesAdded),
-			"numRemovedFiles":     itoa(res.FilesRemoved),
-			"numDeletedRows":      itoa64(res.RowsDeleted),
-			"numCopiedRows":       itoa64(res.RowsCopied),
-			"numAddedChangeFiles": "0",
-			"numRemovedBytes":     itoa64(res.BytesRemoved),
-			"numAddedBytes":       itoa64(res.BytesAdded),
-		}
-		dvMetrics(m, "", res)
-		a.timeMetrics(m)
-		return log.CommitInfo{Operation: "DELETE", OperationParameters: map[string]string{"predicate": jsonString([]string{bound})}, OperationMetrics: m}
+		return a.commitInfo("numDeletedRows", a.res.RowsDeleted, []string{bound})
 	})
 }
 
@@ -123,38 +111,31 @@ func (a *dmlAttempt) firstDataColumn() string {
 // deleteMatching reads one planned file and records the positions of its live rows
 // that satisfy the scan's predicate.
 func (a *dmlAttempt) deleteMatching(ctx context.Context, sc *Scan, task *fileTask) error {
-	a.markRead(task.add)
-	old, err := a.loadDV(ctx, task.add)
-	if err != nil {
+	return a.readTouched(ctx, sc, task, false, func(f *touchedFile, b liveBatch) error {
+		pos, _, err := matchingPositions(sc, b)
+		if err == nil {
+			a.deleteRows(f, pos)
+		}
 		return err
-	}
-	f := a.file(task.add)
-	f.old, f.read = old, true
-	n, err := sc.readLive(ctx, task, old, false, a.rep, func(b liveBatch) error {
-		if !b.recheck || sc.proj.recheck == nil {
-			a.deleteRows(f, b.pos)
-			return nil
-		}
-		sel, err := sc.proj.recheck.Evaluate(b.rec)
-		if err != nil {
-			return err
-		}
-		matched := make([]int64, 0, sel.Count())
-		for i, p := range b.pos {
-			if sel.Contains(i) {
-				matched = append(matched, p)
-			}
-		}
-		a.deleteRows(f, matched)
-		return nil
 	})
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	f.numRecords = n
-	a.mu.Unlock()
-	return nil
 }
 
 func itoa(n int) string { return itoa64(int64(n)) }
+
+// commitInfo is the commitInfo of a DELETE or UPDATE: Spark's operation parameters
+// (predicate: a JSON list) and metrics, rowsKey naming the changed rows' metric.
+func (a *dmlAttempt) commitInfo(rowsKey string, rows int64, predicates []string) log.CommitInfo {
+	res := a.res
+	m := map[string]string{
+		"numAddedFiles":       itoa(res.FilesAdded),
+		"numRemovedFiles":     itoa(res.FilesRemoved),
+		rowsKey:               itoa64(rows),
+		"numCopiedRows":       itoa64(res.RowsCopied),
+		"numAddedChangeFiles": "0",
+		"numRemovedBytes":     itoa64(res.BytesRemoved),
+		"numAddedBytes":       itoa64(res.BytesAdded),
+	}
+	dvMetrics(m, "", res)
+	a.timeMetrics(m)
+	return log.CommitInfo{Operation: a.op, OperationParameters: map[string]string{"predicate": jsonString(predicates)}, OperationMetrics: m}
+}

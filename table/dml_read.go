@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/skipping"
@@ -137,4 +138,49 @@ func (s *Snapshot) taskFor(i int) (*fileTask, error) {
 		t.partVals = m.parts[i]
 	}
 	return t, nil
+}
+
+// readTouched reads one planned file for a DML command (readLive over its live rows,
+// its current deletion vector loaded): the file is recorded as read, fn gets the
+// file's touched record with every batch, and the file's physical row count is kept.
+func (a *dmlAttempt) readTouched(ctx context.Context, sc *Scan, task *fileTask, needValues bool, fn func(f *touchedFile, b liveBatch) error) error {
+	a.markRead(task.add)
+	old, err := a.loadDV(ctx, task.add)
+	if err != nil {
+		return err
+	}
+	f := a.file(task.add)
+	a.mu.Lock()
+	f.old, f.read = old, true
+	a.mu.Unlock()
+	n, err := sc.readLive(ctx, task, old, needValues, a.rep, func(b liveBatch) error { return fn(f, b) })
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	f.numRecords = n
+	a.mu.Unlock()
+	return nil
+}
+
+// matchingPositions returns the positions of the rows of b the scan's predicate
+// selects, and the selection (nil when every row matches).
+func matchingPositions(sc *Scan, b liveBatch) ([]int64, *expr.Selection, error) {
+	if !b.recheck || sc.proj.recheck == nil {
+		return b.pos, nil, nil
+	}
+	sel, err := sc.proj.recheck.Evaluate(b.rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sel.Count() == len(b.pos) {
+		return b.pos, nil, nil
+	}
+	matched := make([]int64, 0, sel.Count())
+	for i, p := range b.pos {
+		if sel.Contains(i) {
+			matched = append(matched, p)
+		}
+	}
+	return matched, sel, nil
 }

@@ -626,24 +626,9 @@ const mergeMaxInList = 100_000
 // mergeFile reads one planned target file and applies the matched and by-source
 // clauses to its rows.
 func (m *merger) mergeFile(ctx context.Context, sc *Scan, task *fileTask, p *mergePass) error {
-	a := m.a
-	a.markRead(task.add)
-	old, err := a.loadDV(ctx, task.add)
-	if err != nil {
-		return err
-	}
-	f := a.file(task.add)
-	f.old, f.read = old, true
-	n, err := sc.readLive(ctx, task, old, true, a.rep, func(b liveBatch) error {
+	return m.a.readTouched(ctx, sc, task, true, func(f *touchedFile, b liveBatch) error {
 		return m.mergeBatch(ctx, f, task, b, p)
 	})
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	f.numRecords = n
-	a.mu.Unlock()
-	return nil
 }
 
 func (m *merger) mergeBatch(ctx context.Context, f *touchedFile, task *fileTask, b liveBatch, p *mergePass) error {
@@ -711,19 +696,18 @@ func (m *merger) keyString(rec arrow.RecordBatch, i int) string {
 // applyMatched applies the WHEN MATCHED clauses to the matched pairs (target rows tIdx
 // of b, source rows sIdx of the pass).
 func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, tIdx, sIdx []int32, p *mergePass) error {
-	a := m.a
 	var joined arrow.RecordBatch
 	needJoined := false
 	for _, c := range m.matched {
 		needJoined = needJoined || c.cond != nil || c.set != nil
 	}
 	if needJoined {
-		tRows, err := takeRows(ctx, b.rec, tIdx, a.mem)
+		tRows, err := takeRows(ctx, b.rec, tIdx, m.a.mem)
 		if err != nil {
 			return err
 		}
 		defer tRows.Release()
-		sRows, err := takeRows(ctx, p.src, sIdx, a.mem)
+		sRows, err := takeRows(ctx, p.src, sIdx, m.a.mem)
 		if err != nil {
 			return err
 		}
@@ -733,12 +717,37 @@ func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, 
 		}
 		defer joined.Release()
 	}
+	return m.applyClauses(ctx, f, b, m.matched, joined, tIdx, sIdx, p, &m.a.merge.matchedUpdated, &m.a.merge.matchedDeleted)
+}
+
+// applyBySource applies the WHEN NOT MATCHED BY SOURCE clauses to rows idx of b.
+func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b liveBatch, idx []int32) error {
+	tRows, err := takeRows(ctx, b.rec, idx, m.a.mem)
+	if err != nil {
+		return err
+	}
+	defer tRows.Release()
+	scope, err := m.scope(m.bySource, tRows, nil)
+	if err != nil {
+		return err
+	}
+	defer scope.Release()
+	return m.applyClauses(ctx, f, b, m.bySrc, scope, idx, nil, nil, &m.a.merge.bySourceUpdated, &m.a.merge.bySourceDeleted)
+}
+
+// applyClauses applies clauses, in order, to target rows tIdx of b (row i of scope is
+// target row tIdx[i]; sIdx[i] its source row in the pass, nil for by-source clauses):
+// the first clause whose condition holds for a row applies. Updated rows go to the
+// row sink, updated and deleted rows' positions are deleted, and the counters grow.
+func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, clauses []boundClause, scope arrow.RecordBatch,
+	tIdx, sIdx []int32, p *mergePass, updated, deleted *atomic.Int64) error {
+	a := m.a
 	remaining := make([]bool, len(tIdx))
 	for i := range remaining {
 		remaining[i] = true
 	}
-	for _, c := range m.matched {
-		mask, any, err := clauseMask(c.cond, joined, remaining)
+	for _, c := range clauses {
+		mask, any, err := clauseMask(c.cond, scope, remaining)
 		if err != nil {
 			return err
 		}
@@ -750,16 +759,17 @@ func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, 
 		for i, on := range mask {
 			if on {
 				pos = append(pos, b.pos[tIdx[i]])
-				picked = append(picked, sIdx[i])
+				if sIdx != nil {
+					picked = append(picked, sIdx[i])
+				}
 			}
 		}
 		if c.action == MergeUpdate {
 			var out arrow.RecordBatch
-			var err error
 			if c.set == nil {
 				out, err = m.sourceRows(ctx, p, picked)
 			} else {
-				out, err = m.applySet(ctx, c.set, joined, mask)
+				out, err = m.applySet(ctx, c.set, scope, mask)
 			}
 			if err != nil {
 				return err
@@ -769,59 +779,9 @@ func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, 
 			if err != nil {
 				return err
 			}
-			a.merge.matchedUpdated.Add(int64(len(pos)))
+			updated.Add(int64(len(pos)))
 		} else {
-			a.merge.matchedDeleted.Add(int64(len(pos)))
-		}
-		a.deleteRows(f, pos)
-	}
-	return nil
-}
-
-// applyBySource applies the WHEN NOT MATCHED BY SOURCE clauses to rows idx of b.
-func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b liveBatch, idx []int32) error {
-	a := m.a
-	tRows, err := takeRows(ctx, b.rec, idx, a.mem)
-	if err != nil {
-		return err
-	}
-	defer tRows.Release()
-	scope, err := m.scope(m.bySource, tRows, nil)
-	if err != nil {
-		return err
-	}
-	defer scope.Release()
-	remaining := make([]bool, len(idx))
-	for i := range remaining {
-		remaining[i] = true
-	}
-	for _, c := range m.bySrc {
-		mask, any, err := clauseMask(c.cond, scope, remaining)
-		if err != nil {
-			return err
-		}
-		if !any {
-			continue
-		}
-		var pos []int64
-		for i, on := range mask {
-			if on {
-				pos = append(pos, b.pos[idx[i]])
-			}
-		}
-		if c.action == MergeUpdate {
-			out, err := m.applySet(ctx, c.set, scope, mask)
-			if err != nil {
-				return err
-			}
-			err = a.sink.write(ctx, out)
-			out.Release()
-			if err != nil {
-				return err
-			}
-			a.merge.bySourceUpdated.Add(int64(len(pos)))
-		} else {
-			a.merge.bySourceDeleted.Add(int64(len(pos)))
+			deleted.Add(int64(len(pos)))
 		}
 		a.deleteRows(f, pos)
 	}

@@ -67,58 +67,28 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 			return a.updateMatching(ctx, sc, task, bound)
 		})
 	}, func(a *dmlAttempt) log.CommitInfo {
-		res := a.res
-		m := map[string]string{
-			"numAddedFiles":       itoa(res.FilesAdded),
-			"numRemovedFiles":     itoa(res.FilesRemoved),
-			"numUpdatedRows":      itoa64(res.RowsUpdated),
-			"numCopiedRows":       itoa64(res.RowsCopied),
-			"numAddedChangeFiles": "0",
-			"numRemovedBytes":     itoa64(res.BytesRemoved),
-			"numAddedBytes":       itoa64(res.BytesAdded),
-		}
-		dvMetrics(m, "", res)
-		a.timeMetrics(m)
-		return log.CommitInfo{Operation: "UPDATE", OperationParameters: map[string]string{"predicate": jsonString(predicates)}, OperationMetrics: m}
+		return a.commitInfo("numUpdatedRows", a.res.RowsUpdated, predicates)
 	})
 }
 
 // updateMatching reads one planned file, writes the updated versions of its matching
 // live rows to the row sink and records their positions for deletion.
 func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTask, set *expr.BoundAssignments) error {
-	a.markRead(task.add)
-	old, err := a.loadDV(ctx, task.add)
-	if err != nil {
-		return err
-	}
-	f := a.file(task.add)
-	f.old, f.read = old, true
 	var updated int64
-	n, err := sc.readLive(ctx, task, old, true, a.rep, func(b liveBatch) error {
-		var sel *expr.Selection
-		if b.recheck && sc.proj.recheck != nil {
-			s, err := sc.proj.recheck.Evaluate(b.rec)
-			if err != nil {
-				return err
-			}
-			if s.Count() == 0 {
-				return nil
-			}
-			sel = s
+	err := a.readTouched(ctx, sc, task, true, func(f *touchedFile, b liveBatch) error {
+		pos, sel, err := matchingPositions(sc, b)
+		if err != nil || len(pos) == 0 {
+			return err
 		}
 		out, err := set.Apply(b.rec, sel, a.mem)
 		if err != nil {
 			return fmt.Errorf("table: UPDATE of %s: %w", task.add.Path, err)
 		}
 		defer out.Release()
-		pos := b.pos
-		if sel != nil && sel.Count() < len(b.pos) {
+		if sel != nil {
 			keep := make([]bool, len(b.pos))
-			pos = make([]int64, 0, sel.Count())
-			for i, p := range b.pos {
-				if keep[i] = sel.Contains(i); keep[i] {
-					pos = append(pos, p)
-				}
+			for i := range keep {
+				keep[i] = sel.Contains(i)
 			}
 			rows, err := filterRows(ctx, out, keep, a.mem)
 			if err != nil {
@@ -134,14 +104,10 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 		updated += int64(len(pos))
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	a.mu.Lock()
-	f.numRecords = n
 	a.res.RowsUpdated += updated
 	a.mu.Unlock()
-	return nil
+	return err
 }
 
 // fieldNamesOf lists a schema's top-level field names.
