@@ -78,15 +78,6 @@ func dmlBenchBatch(ids []int64, seed uint64) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-func benchEnvInt(name string, def int) int {
-	if s := os.Getenv(name); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n
-		}
-	}
-	return def
-}
-
 // dmlBenchBase builds (or reuses) the base table of rows rows in files appends.
 func dmlBenchBase(t testing.TB, dir string, rows, files int) {
 	ctx := context.Background()
@@ -281,12 +272,12 @@ func TestDMLBenchChild(t *testing.T) {
 }
 
 func TestDMLBenchReport(t *testing.T) {
-	rows := benchEnvInt("SKIPLAKE_DML_BENCH_ROWS", 0)
-	if rows == 0 {
+	rows := proofEnvInt(t, "SKIPLAKE_DML_BENCH_ROWS", -1)
+	if rows < 0 {
 		t.Skip("set SKIPLAKE_DML_BENCH_ROWS to run the DML benchmark")
 	}
-	files := benchEnvInt("SKIPLAKE_DML_BENCH_FILES", 100)
-	runs := benchEnvInt("SKIPLAKE_DML_BENCH_RUNS", 3)
+	files := proofEnvInt(t, "SKIPLAKE_DML_BENCH_FILES", 100)
+	runs := proofEnvInt(t, "SKIPLAKE_DML_BENCH_RUNS", 3)
 	root := os.Getenv("SKIPLAKE_DML_BENCH_DIR")
 	if root == "" {
 		root = t.TempDir()
