@@ -50,7 +50,7 @@ func (t *Table) DeleteWhere(ctx context.Context, pred expr.Expr, opts DMLOptions
 		if err != nil {
 			return err
 		}
-		bound = sc.table.String()
+		bound = pred.String() // as written (the bound form shows literals in canonical form: 9e+02)
 		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
 		var toRead []*fileTask
 		for _, task := range sc.tasks {

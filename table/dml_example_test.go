@@ -3,6 +3,7 @@ package table_test
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -43,6 +44,8 @@ func exampleTable(ctx context.Context) *table.Table {
 	return t
 }
 
+// exampleRows prints the table's rows as id:qty, by id (row order across files is not
+// defined).
 func exampleRows(ctx context.Context, t *table.Table) {
 	tbl, err := t.ReadAll(ctx)
 	if err != nil {
@@ -52,10 +55,16 @@ func exampleRows(ctx context.Context, t *table.Table) {
 	defer tbl.Release()
 	tr := array.NewTableReader(tbl, 0)
 	defer tr.Release()
+	var rows []string
 	for tr.Next() {
 		rec := tr.RecordBatch()
-		fmt.Println(rec.Column(0), rec.Column(1))
+		ids, qtys := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			rows = append(rows, fmt.Sprintf("%d:%d", ids.Value(i), qtys.Value(i)))
+		}
 	}
+	sort.Strings(rows)
+	fmt.Println(rows)
 }
 
 // ExampleTable_Delete deletes by a predicate: the file of ids 1-3 cannot match and is
@@ -73,8 +82,7 @@ func ExampleTable_Delete() {
 	exampleRows(ctx, t)
 	// Output:
 	// version 3: 1 rows deleted, 1 of 2 files read, 1 deletion vector(s) written
-	// [1 2 3] [10 20 30]
-	// [4 6] [10 30]
+	// [1:10 2:20 3:30 4:10 6:30]
 }
 
 // ExampleTable_Update sets columns of matching rows; the updated rows go to a new file.

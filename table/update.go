@@ -59,7 +59,7 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 		}
 		predicates = []string{}
 		if sc.table != nil {
-			predicates = append(predicates, sc.table.String())
+			predicates = append(predicates, pred.String())
 		}
 		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
 		a.res.FilesRead = len(sc.tasks)
