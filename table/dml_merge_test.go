@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/log"
@@ -250,4 +251,67 @@ func TestMergeSpillsAndCleansUp(t *testing.T) {
 	require.Empty(t, left, "spill files left behind")
 	want := dmlRowStrings(upsertOracle(rows, src))
 	require.Equal(t, want, dmlRowsAt(t, tb, table.Latest()))
+}
+
+// TestMergeSourceTypesConverted: source columns of other (convertible) types than the
+// table's — an int32 key, a large_string — are converted for matching and inserting;
+// an extra source column is usable in conditions; a missing one fails clearly.
+func TestMergeSourceTypesConverted(t *testing.T) {
+	ctx := context.Background()
+	rows := dmlSampleRows(20, func(int) string { return "a" })
+	tb, _ := dmlTable(t, dvProps, nil, rows)
+	srcSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "ID", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "grp", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		{Name: "qty", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "op", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, srcSchema)
+	b.Field(0).(*array.Int32Builder).AppendValues([]int32{2, 3, 100}, nil)
+	b.Field(1).(*array.LargeStringBuilder).AppendValues([]string{"x", "x", "y"}, nil)
+	b.Field(2).(*array.Int64Builder).AppendValues([]int64{7, 7, 7}, nil)
+	b.Field(3).(*array.StringBuilder).AppendValues([]string{"s", "s", "s"}, nil)
+	b.Field(4).(*array.StringBuilder).AppendValues([]string{"upsert", "delete", "upsert"}, nil)
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	rdr, _ := array.NewRecordReader(srcSchema, []arrow.RecordBatch{rec})
+	res, err := tb.Merge(ctx, rdr, table.MergeOptions{On: []string{"id"},
+		WhenMatched: []table.MergeClause{
+			{Action: table.MergeDelete, Condition: "source.op = 'delete'"},
+			{Action: table.MergeUpdate},
+		},
+		WhenNotMatched: []table.MergeClause{{Action: table.MergeInsert, Condition: "op = 'upsert'"}},
+	})
+	rdr.Release()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.RowsUpdated)
+	require.EqualValues(t, 1, res.RowsDeleted)
+	require.EqualValues(t, 1, res.RowsInserted)
+	var want []dmlRow
+	for _, r := range rows {
+		switch r.id {
+		case 2:
+			want = append(want, dmlRow{id: 2, grp: sp("x"), qty: ip(7), note: sp("s")})
+		case 3:
+		default:
+			want = append(want, r)
+		}
+	}
+	want = append(want, dmlRow{id: 100, grp: sp("y"), qty: ip(7), note: sp("s")})
+	require.Equal(t, dmlRowStrings(want), dmlRowsAt(t, tb, table.Latest()))
+
+	// Without a table column, UPDATE SET * and INSERT * cannot work.
+	short := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	sb := array.NewRecordBuilder(memory.DefaultAllocator, short)
+	sb.Field(0).(*array.Int64Builder).AppendValues([]int64{1}, nil)
+	srec := sb.NewRecordBatch()
+	sb.Release()
+	defer srec.Release()
+	rdr, _ = array.NewRecordReader(short, []arrow.RecordBatch{srec})
+	_, err = tb.Merge(ctx, rdr, table.Upsert("id"))
+	rdr.Release()
+	require.ErrorIs(t, err, table.ErrSchemaMismatch)
+	require.Contains(t, err.Error(), `no column "grp"`)
 }

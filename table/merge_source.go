@@ -277,7 +277,7 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, keyTypes []arrow
 		}
 		s.keyIdx = append(s.keyIdx, j)
 		if !sameType(keyTypes[i], in.Field(j).Type) {
-			if !castable(keyTypes[i], in.Field(j).Type) {
+			if !keyCastable(keyTypes[i], in.Field(j).Type) {
 				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, keyTypes[i], in.Field(j).Type)
 			}
 			casts[i] = true
@@ -286,6 +286,40 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, keyTypes []arrow
 	}
 	s.schema = arrow.NewSchema(fields, nil)
 	return casts, nil
+}
+
+// keyCastable reports whether a source key of type have converts to the table's key
+// type want without changing any value: what Write converts silently, plus widening
+// of integers (an int32 source key matches an int64 column) and float to double.
+func keyCastable(want, have arrow.DataType) bool {
+	if castable(want, have) {
+		return true
+	}
+	width := func(t arrow.DataType) (bits int, signed, ok bool) {
+		switch t.ID() {
+		case arrow.INT8:
+			return 8, true, true
+		case arrow.INT16:
+			return 16, true, true
+		case arrow.INT32:
+			return 32, true, true
+		case arrow.INT64:
+			return 64, true, true
+		case arrow.UINT8:
+			return 8, false, true
+		case arrow.UINT16:
+			return 16, false, true
+		case arrow.UINT32:
+			return 32, false, true
+		}
+		return 0, false, false
+	}
+	wb, ws, wok := width(want)
+	hb, hs, hok := width(have)
+	if wok && hok && ws {
+		return hb < wb || (hs && hb == wb)
+	}
+	return want.ID() == arrow.FLOAT64 && have.ID() == arrow.FLOAT32
 }
 
 // conform converts the key columns of a source batch to the table's types. The caller
