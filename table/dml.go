@@ -272,9 +272,6 @@ func checkDML(snap *Snapshot, op string) error {
 	if props.AppendOnly {
 		return fmt.Errorf("%w: table is append-only (delta.appendOnly=true); %s refused", ErrInvalidArgument, op)
 	}
-	if snap.mapping != log.ColumnMappingNone {
-		return fmt.Errorf("%w: %s on tables with column mapping mode %q is not supported", log.ErrUnsupportedFeature, op, snap.mapping)
-	}
 	// Rows that DML moves to new files would need their row ids and commit versions
 	// carried over (PROTOCOL.md, "Row Tracking"); until then such tables are refused.
 	for _, f := range log.WriterFeatures(ls.Protocol()) {

@@ -53,7 +53,7 @@ type writerSink struct {
 }
 
 func (s *writerSink) start(ctx context.Context) error {
-	w, err := s.t.newFileSetWriter(ctx, s.snap, s.opts)
+	w, err := s.t.newFileSetWriter(s.snap, s.opts)
 	if err != nil {
 		return err
 	}

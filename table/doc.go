@@ -118,8 +118,7 @@
 //
 // # Not here
 //
-// Writing to tables with column mapping or change data feed (reading them is
-// supported); DML on tables with row tracking; inline deletion vectors (Spark never
-// writes them; package dv can); object stores other than what a storage.Storage
-// implementation provides.
+// Writing to tables with change data feed (reading them is supported); DML on tables
+// with row tracking; inline deletion vectors (Spark never writes them; package dv
+// can); object stores other than what a storage.Storage implementation provides.
 package table
