@@ -3,6 +3,7 @@ package log
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -113,4 +114,47 @@ func TestReadPredicateNotBlind(t *testing.T) {
 	if _, blind := tx.isolation(); blind {
 		t.Fatal("a transaction that read through a predicate was marked a blind append")
 	}
+}
+
+// ExampleTransaction_AddReadPredicate: a DELETE that read the table through the
+// predicate "day = '2026-01-02'" (here tested on partition values) conflicts, at
+// Serializable, with a concurrent append into that day, and not with one into another
+// day; at WriteSerializable blind appends never conflict.
+func ExampleTransaction_AddReadPredicate() {
+	ctx := context.Background()
+	day := func(d string) *Add {
+		return &Add{Path: "day=" + d + "/f.parquet", PartitionValues: map[string]*string{"day": &d}, Size: 1, DataChange: true, Stats: `{"numRecords":1}`}
+	}
+	for _, c := range []struct {
+		level, appended string
+	}{{Serializable, "2026-01-02"}, {Serializable, "2026-01-03"}, {WriteSerializable, "2026-01-02"}} {
+		l := New(memStore())
+		md := testMetadata()
+		md.SchemaString = `{"type":"struct","fields":[{"name":"day","type":"string","nullable":true,"metadata":{}}]}`
+		md.PartitionColumns = []string{"day"}
+		if _, err := l.Create(ctx, md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, []*Add{day("2026-01-01")}, CommitInfo{}); err != nil {
+			fmt.Println(err)
+			return
+		}
+		snap, _ := l.Snapshot(ctx, 0)
+		del := snap.NewTransaction(TxnOptions{IsolationLevel: c.level})
+		del.AddReadPredicate(ReadPredicate{Text: "day = '2026-01-02'", MightMatch: func(a *Add) bool {
+			v, null := a.PartitionValue("day")
+			return null || v == "2026-01-02"
+		}})
+		del.Remove(day("2026-01-01").RemoveAction(0, true))
+
+		app := snap.NewTransaction(TxnOptions{})
+		app.Add(day(c.appended))
+		if _, err := app.Commit(ctx, CommitInfo{Operation: "WRITE"}); err != nil {
+			fmt.Println(err)
+			return
+		}
+		_, err := del.Commit(ctx, CommitInfo{Operation: "DELETE"})
+		fmt.Printf("%s, append into %s: conflict=%v\n", c.level, c.appended, errors.Is(err, ErrConcurrentAppend))
+	}
+	// Output:
+	// Serializable, append into 2026-01-02: conflict=true
+	// Serializable, append into 2026-01-03: conflict=false
+	// WriteSerializable, append into 2026-01-02: conflict=false
 }
