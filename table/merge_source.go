@@ -34,7 +34,7 @@ const maxSplitDepth = 3
 
 // joinOverheadPerRow estimates the join table's memory per source row (map entry,
 // key bytes, row index), counted against the budget.
-const joinOverheadPerRow = 64
+const joinOverheadPerRow = 96
 
 // keyEncoder appends the canonical bytes of the key of row i: equal keys (SQL
 // equality after conversion to the table's key types, with Spark's float
