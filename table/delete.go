@@ -45,7 +45,7 @@ func (t *Table) DeleteWhere(ctx context.Context, pred expr.Expr, opts DMLOptions
 		return nil, fmt.Errorf("%w: DELETE needs a predicate (use expr.Constant(true) to delete every row)", ErrInvalidArgument)
 	}
 	var bound string
-	return t.runDML(ctx, "DELETE", opts, func(ctx context.Context, a *dmlAttempt) error {
+	return t.runDML(ctx, "DELETE", opts, false, func(ctx context.Context, a *dmlAttempt) error {
 		sc, err := a.findScan(ctx, pred, nil)
 		if err != nil {
 			return err

@@ -188,13 +188,16 @@ func (f *touchedFile) liveRows() int64 {
 // dmlAttempt is one attempt of a DML command against one snapshot: what it read,
 // which rows of which files it deletes, and where its new rows go.
 type dmlAttempt struct {
-	t       *Table
-	snap    *Snapshot
-	opts    DMLOptions
-	op      string
-	mem     memory.Allocator
-	par     int
-	useDV   bool
+	t     *Table
+	snap  *Snapshot
+	opts  DMLOptions
+	op    string
+	mem   memory.Allocator
+	par   int
+	useDV bool
+	// rowIDs is set on tables with stable row IDs (keepsStableRowIDs): checkDML
+	// admitted only commands that move no row, and finish refuses to copy one.
+	rowIDs  bool
 	rep     *ScanReport
 	started time.Time
 
@@ -223,6 +226,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		touched: map[string]*touchedFile{}, readPaths: map[string]bool{},
 		rep: &ScanReport{Version: snap.Version()}}
 	a.useDV = !opts.RewriteFiles && deletionVectorsEnabled(snap)
+	a.rowIDs = keepsStableRowIDs(snap)
 	a.res = &DMLResult{Operation: op, Version: -1, ReadVersion: snap.Version(), DryRun: opts.DryRun,
 		FilesConsidered: snap.log.NumFiles(), Mode: ModeCopyOnWrite}
 	if a.useDV {
@@ -234,6 +238,14 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem}}
 	}
 	return a, nil
+}
+
+// keepsStableRowIDs reports whether rows of snap's table have stable row IDs that
+// writers must keep: row tracking enabled (delta.enableRowTracking=true) and active.
+// With the feature merely supported, rows copied to new files may take fresh IDs.
+func keepsStableRowIDs(snap *Snapshot) bool {
+	props := snap.Properties()
+	return props.EnableRowTracking && log.RowTrackingActive(snap.log.Protocol(), props)
 }
 
 // deletionVectorsEnabled reports whether DML on snap's table writes deletion vectors:
@@ -262,8 +274,10 @@ func dmlIsolation(snap *Snapshot, opt string) string {
 	return log.WriteSerializable
 }
 
-// checkDML checks that a DML command may change snap's table.
-func checkDML(snap *Snapshot, op string) error {
+// checkDML checks that a DML command may change snap's table. movesRows says whether
+// the command writes existing rows to new files even with deletion vectors (an UPDATE,
+// a MERGE with an update clause).
+func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error {
 	ls := snap.log
 	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
 		return err
@@ -272,12 +286,18 @@ func checkDML(snap *Snapshot, op string) error {
 	if props.AppendOnly {
 		return fmt.Errorf("%w: table is append-only (delta.appendOnly=true); %s refused", ErrInvalidArgument, op)
 	}
-	// Rows that DML moves to new files would need their row ids and commit versions
-	// carried over (PROTOCOL.md, "Row Tracking"); until then such tables are refused.
 	for _, f := range log.WriterFeatures(ls.Protocol()) {
-		if f == log.FeatureRowTracking || f == log.FeatureChangeDataFeed && props.EnableChangeDataFeed {
+		if f == log.FeatureChangeDataFeed && props.EnableChangeDataFeed {
 			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
 		}
+	}
+	if keepsStableRowIDs(snap) && (movesRows || opts.RewriteFiles || !deletionVectorsEnabled(snap)) {
+		// Rows moved to new files would need their stable row IDs materialized in
+		// them (PROTOCOL.md "Row Tracking"), which DML does not do yet.
+		return fmt.Errorf("%w: %s on a table with row tracking (%s=true) would write existing rows to new files "+
+			"without their stable row IDs; supported there: DELETE, and MERGE without update clauses, "+
+			"with deletion vectors (%s=true, no copy-on-write)",
+			log.ErrUnsupportedFeature, op, log.PropEnableRowTracking, log.PropEnableDeletionVectors)
 	}
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
@@ -465,6 +485,10 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			dvFiles = append(dvFiles, f)
 			bitmaps = append(bitmaps, merged)
 		default:
+			if a.rowIDs {
+				return nil, nil, fmt.Errorf("%w: %s would rewrite %s (no row count for a deletion vector), copying its rows without their stable row IDs",
+					log.ErrUnsupportedFeature, a.op, f.add.Path)
+			}
 			entry.Action = FileRewritten
 			i, ok := idx[k]
 			if !ok {
@@ -623,6 +647,11 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
 	txn.Remove(removes...)
 	txn.Add(adds...)
+	if a.rowIDs {
+		// No existing row moved (checkDML, finish): the rows left keep their
+		// files' row IDs, new rows take fresh ones.
+		txn.PreserveRowTracking()
+	}
 	paths := make([]string, 0, len(a.readPaths))
 	for p := range a.readPaths {
 		paths = append(paths, p)
@@ -677,7 +706,7 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 // loses to a concurrent commit which only rearranged data is re-planned on the new
 // snapshot (opts.ConflictRetries). Anything written by a failed attempt is deleted,
 // except after log.ErrCommitUnknown (the commit may have landed).
-func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions,
+func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRows bool,
 	body func(ctx context.Context, a *dmlAttempt) error,
 	info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
 	if err := opts.validate(); err != nil {
@@ -692,7 +721,7 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions,
 		if err != nil {
 			return nil, err
 		}
-		if err := checkDML(snap, op); err != nil {
+		if err := checkDML(snap, op, opts, movesRows); err != nil {
 			return nil, err
 		}
 		a, err := t.newAttempt(ctx, snap, op, opts)

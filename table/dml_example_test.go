@@ -19,7 +19,7 @@ var exampleSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "qty", Type: arrow.PrimitiveTypes.Int64},
 }, nil)
 
-func exampleBatch(ids, qtys []int64) arrow.RecordBatch {
+func exampleOrders(ids, qtys []int64) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, exampleSchema)
 	defer b.Release()
 	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
@@ -35,7 +35,7 @@ func exampleTable(ctx context.Context) *table.Table {
 		panic(err)
 	}
 	for _, ids := range [][]int64{{1, 2, 3}, {4, 5, 6}} {
-		rec := exampleBatch(ids, []int64{10, 20, 30})
+		rec := exampleOrders(ids, []int64{10, 20, 30})
 		if _, err := t.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{}); err != nil {
 			panic(err)
 		}
@@ -107,7 +107,7 @@ func ExampleTable_Update() {
 func ExampleTable_Merge() {
 	ctx := context.Background()
 	t := exampleTable(ctx)
-	src := exampleBatch([]int64{6, 7}, []int64{66, 77})
+	src := exampleOrders([]int64{6, 7}, []int64{66, 77})
 	defer src.Release()
 	rdr, _ := array.NewRecordReader(exampleSchema, []arrow.RecordBatch{src})
 	defer rdr.Release()

@@ -2,9 +2,10 @@
 // and opens tables (any storage.Storage; local directories via CreatePath/OpenPath),
 // writes Arrow record batches as Parquet files plus one log commit (append, overwrite,
 // idempotent by application id), scans a version with a projection and a filter, and
-// changes rows (Delete, Update, Merge — DML — and Restore), and runs the maintenance
-// operations (Checkpoint, Optimize, Vacuum, History, Describe) and table changes
-// (Alter: set or unset properties, add columns).
+// changes rows (Delete, Update, Merge — DML — and Restore), runs the maintenance
+// operations (Checkpoint, Optimize, Vacuum, Maintain, History, Describe, Layout) and
+// table changes (Alter: set or unset properties, add columns, change clustering
+// columns).
 //
 // # Reading: plan, then read
 //
@@ -75,6 +76,15 @@
 // DMLOptions.ConflictRetries times, then fails with nothing committed. Files written by
 // a failed attempt are deleted, except after log.ErrCommitUnknown.
 //
+// Row tracking: on a table with delta.enableRowTracking=true, DML runs only when it
+// moves no existing row — DELETE, and MERGE without update clauses, with deletion
+// vectors — so every remaining row keeps its stable row ID and row commit version
+// (its file is re-added with the same baseRowId), inserted rows get fresh IDs, and the
+// commit says delta.rowTracking.preserved=true. UPDATE, upserts and copy-on-write
+// would copy rows to new files without their stable IDs and are refused
+// (log.ErrUnsupportedFeature). With the feature merely supported, every command runs
+// and moved rows take fresh IDs.
+//
 // Deletion vectors are off for new tables by default (reader 1 / writer 2, which every
 // Delta reader reads, as Delta Spark creates tables): enabling them makes the table
 // reader 3 / writer 7 with the deletionVectors feature, which readers without table
@@ -93,6 +103,29 @@
 // re-validated. Every operation reads them from the snapshot's typed
 // log.TableProperties, by canonical key only, and refuses to run when a property it
 // depends on holds a value that does not parse.
+//
+// # Clustered tables and maintenance
+//
+// CreateOptions.ClusterBy makes a Delta clustered table (liquid clustering: the
+// clustering writer feature and a delta.clustering domain); AlterOptions.ClusterBy
+// changes its columns without rewriting a file. Writes always collect statistics on
+// the clustering columns; Optimize without a curve clusters a clustered table
+// incrementally by them (package optimize: new files plus full size tiers of small
+// cubes, files marked clusteringProvider "liquid"). Tables with the rowTracking
+// feature get row IDs and row commit versions on every commit (package log), and
+// OPTIMIZE keeps the stable row IDs of the rows it rewrites when row tracking is
+// enabled, which is what lets OPTIMIZE and maintenance work on Spark's clustered
+// tables.
+//
+// delta.autoOptimize.autoCompact makes every write that commits compact (or, on a
+// clustered table, cluster) the partitions it touched in a separate commit, once they
+// hold skiplake.autoCompact.minNumFiles small files (WriteResult.AutoCompact; its
+// failure never fails the write). Maintain does what a scheduled job should: a
+// checkpoint when due, compaction, incremental clustering and Bloom backfill within a
+// byte and time budget, VACUUM, expired log cleanup — safe beside writers and
+// idempotent. Layout reports layout health from the log alone (no data file read):
+// file sizes, small files, clustered share, per column the overlap depth and the
+// expected share of files a point or 1% range query reads, write amplification.
 //
 // # Invariants
 //
@@ -118,7 +151,7 @@
 //
 // # Not here
 //
-// Writing to tables with change data feed (reading them is supported); DML on tables
-// with row tracking; inline deletion vectors (Spark never writes them; package dv
+// Writing to tables with change data feed (reading them is supported); DML that moves
+// rows on tables with row tracking enabled (see above); inline deletion vectors (Spark never writes them; package dv
 // can); object stores other than what a storage.Storage implementation provides.
 package table

@@ -30,4 +30,9 @@ var (
 	// ErrRestoreMissingFiles reports a RESTORE to a version some of whose files no
 	// longer exist (VACUUM deleted them).
 	ErrRestoreMissingFiles = errors.New("table: files of the version to restore are missing")
+	// ErrMissingStats reports files without statistics for a column that is to become
+	// a clustering column (PROTOCOL.md requires every file of a clustered table to
+	// have statistics for its clustering columns). Rewriting those files (OPTIMIZE)
+	// gives them statistics.
+	ErrMissingStats = errors.New("table: files lack statistics for a clustering column")
 )

@@ -100,6 +100,16 @@ func Upsert(keys ...string) MergeOptions {
 	return MergeOptions{On: keys, WhenMatched: []MergeClause{{Action: MergeUpdate}}, WhenNotMatched: []MergeClause{{Action: MergeInsert}}}
 }
 
+// updates reports whether a clause updates target rows (writes them to new files).
+func (o *MergeOptions) updates() bool {
+	for _, c := range append(append([]MergeClause(nil), o.WhenMatched...), o.WhenNotMatchedBySource...) {
+		if c.Action == MergeUpdate {
+			return true
+		}
+	}
+	return false
+}
+
 func (o *MergeOptions) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -230,7 +240,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		return nil, err
 	}
 	var onText string
-	return t.runDML(ctx, "MERGE", opts.DMLOptions, func(ctx context.Context, a *dmlAttempt) error {
+	return t.runDML(ctx, "MERGE", opts.DMLOptions, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
 		m, err := newMerger(a, &opts, src, keyNames)
 		if err != nil {
 			return err

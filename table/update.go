@@ -48,7 +48,7 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 		return nil, fmt.Errorf("%w: UPDATE needs a SET list", ErrInvalidArgument)
 	}
 	var predicates []string
-	return t.runDML(ctx, "UPDATE", opts, func(ctx context.Context, a *dmlAttempt) error {
+	return t.runDML(ctx, "UPDATE", opts, true, func(ctx context.Context, a *dmlAttempt) error {
 		bound, err := expr.BindAssignments(set, a.snap.logical)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
