@@ -146,11 +146,54 @@ func (g *predGen) lit(col string) pred {
 			case math.IsInf(f, -1):
 				return pred{"DOUBLE '-Infinity'", "CAST('-Infinity' AS DOUBLE)"}
 			}
-			return same(strconv.FormatFloat(f, 'f', -1, 64))
+			return floatLit(f)
 		}
-		return same(strconv.FormatFloat(math.Round((r.Float64()*220-110)*4)/4, 'f', -1, 64))
+		if r.IntN(4) == 0 {
+			// Full-precision doubles: 17 significant digits, where a decimal literal
+			// converted through DECIMAL may land one ulp off.
+			return floatLit((r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(6)-3)))
+		}
+		return floatLit(math.Round((r.Float64()*220-110)*4) / 4)
 	}
 	panic("interop: no literal generator for column " + col)
+}
+
+// floatLit renders a double literal for both engines. DuckDB gets it quoted and cast
+// (CAST('…' AS DOUBLE) parses the text as a double, correctly rounded); unquoted, DuckDB
+// reads it as a DECIMAL and converts that, which can land one ulp off (v1.5.6 turns
+// -0.009999999999999787 into the neighbouring double), failing a comparison for
+// DuckDB's reason, not skiplake's.
+func floatLit(f float64) pred {
+	text := strconv.FormatFloat(f, 'g', -1, 64)
+	return pred{text, "CAST('" + text + "' AS DOUBLE)"}
+}
+
+// duckFilterQuery selects the rows of view t matching a predicate with DuckDB's float
+// comparisons taken out of the picture: the predicate sees every float column as
+// (c + 0.0), which turns -0.0 into 0.0 (v1.5.6 returns no rows for "f = 0" over its
+// own -0.0 values), and the rows come back with the stored values, bit for bit.
+func duckFilterQuery(schema *arrow.Schema, where string) string {
+	var replace, out []string
+	for i, f := range schema.Fields() {
+		out = append(out, sqlIdent(f.Name))
+		switch f.Type.ID() {
+		case arrow.FLOAT32, arrow.FLOAT64:
+			hidden := fmt.Sprintf("__bits%d", i)
+			replace = append(replace, fmt.Sprintf("(%s + CAST(0 AS DOUBLE)) AS %s", sqlIdent(f.Name), sqlIdent(f.Name)))
+			out[i] = fmt.Sprintf("%s AS %s", hidden, sqlIdent(f.Name))
+		}
+	}
+	if len(replace) == 0 {
+		return "SELECT * FROM t WHERE " + where
+	}
+	var keep []string
+	for i, f := range schema.Fields() {
+		if id := f.Type.ID(); id == arrow.FLOAT32 || id == arrow.FLOAT64 {
+			keep = append(keep, fmt.Sprintf("%s AS __bits%d", sqlIdent(f.Name), i))
+		}
+	}
+	return fmt.Sprintf("SELECT %s FROM (SELECT * REPLACE (%s), %s FROM t) WHERE %s",
+		strings.Join(out, ", "), strings.Join(replace, ", "), strings.Join(keep, ", "), where)
 }
 
 // likePrefix returns a LIKE prefix drawn from the stored strings (without LIKE
@@ -286,7 +329,7 @@ func TestFiltersMatchDuckDB(t *testing.T) {
 		}
 		ours := scanRows(t, sc)
 		sc.Release()
-		theirs := duckRows(t, db, "SELECT * FROM t WHERE "+p.duck, schema)
+		theirs := duckRows(t, db, duckFilterQuery(schema, p.duck), schema)
 		if err := sameMultiset(ours, theirs, 3); err != nil {
 			t.Errorf("predicate %d:\n  skiplake: %s\n  duckdb:   %s\n  %v", i, p.ours, p.duck, err)
 		}
@@ -300,4 +343,57 @@ func TestFiltersMatchDuckDB(t *testing.T) {
 	var all int
 	require.NoError(t, db.QueryRow("SELECT count(*) FROM t").Scan(&all))
 	t.Logf("%d predicates over %d rows in %d files; %d selected at least one row", total, all, len(files), nonEmpty)
+}
+
+// TestFloatComparisonsIndependentOfDuckDB pins the two DuckDB quirks that made the
+// differential tests raise false alarms (issue #10, item 16) against the harness: with
+// -0.0 and 0.0 stored, "f = 0" selects both rows on both sides and the rows keep their
+// sign bit; a 17-digit literal selects exactly its row. Whether this DuckDB still has
+// the quirks when queried naively is only logged.
+func TestFloatComparisonsIndependentOfDuckDB(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	vals := []float64{math.Copysign(0, -1), 0, -0.009999999999999787, math.Nextafter(-0.009999999999999787, 0), 1.5}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for i, v := range vals {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.Float64Builder).Append(v)
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	dir := t.TempDir()
+	tbl, err := table.CreatePath(bg, dir, schema, table.CreateOptions{})
+	require.NoError(t, err)
+	_, err = tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{})
+	require.NoError(t, err)
+	db := openDuck(t)
+	files := duckReplay(t, db, dir, -1)
+	_, err = db.Exec("CREATE VIEW t AS " + duckTableSQL(t, dir, schema, nil, files))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		pred pred
+		want []string
+	}{
+		{same("f = 0"), []string{"0 | -0", "1 | 0"}},
+		{floatLit(-0.009999999999999787), []string{"2 | -0.009999999999999787"}},
+	} {
+		p := c.pred
+		if !strings.HasPrefix(p.ours, "f") {
+			p = pred{"f = " + p.ours, "f = " + p.duck}
+		}
+		sc, err := tbl.Scan(bg, table.WithFilter(p.ours))
+		require.NoError(t, err)
+		ours := scanRows(t, sc)
+		sc.Release()
+		theirs := duckRows(t, db, duckFilterQuery(schema, p.duck), schema)
+		require.NoError(t, sameMultiset(ours, c.want, 5), "skiplake, %s", p.ours)
+		require.NoError(t, sameMultiset(theirs, c.want, 5), "duckdb, %s", p.duck)
+		naive := duckRows(t, db, "SELECT * FROM t WHERE "+strings.ReplaceAll(p.duck, "CAST('-0.009999999999999787' AS DOUBLE)", "-0.009999999999999787"), schema)
+		if err := sameMultiset(c.want, naive, 5); err != nil {
+			t.Logf("DuckDB queried naively (unquoted literal, raw column) still has the quirk for %s (\"skiplake\" = expected rows): %v", p.duck, err)
+		}
+	}
 }

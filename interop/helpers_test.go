@@ -329,8 +329,9 @@ func sameMultiset(ours, theirs []string, limit int) error {
 }
 
 // Canonical rendering. Both sides render the same logical value to the same text:
-//   integers in decimal; floats as the shortest text for their width, NaN/+Inf/-Inf
-//   by name and -0 as 0 (equal under Spark order); decimals as unscaled "e-" scale;
+//   integers in decimal; floats as the shortest text for their width (so equal text
+//   means equal bits), NaN/+Inf/-Inf by name, and -0 as -0: rows are compared on bit
+//   patterns, so neither engine may turn -0.0 into 0.0; decimals as unscaled "e-" scale;
 //   strings quoted; binary in hex; dates as days since the epoch; timestamps as
 //   microseconds since the epoch; structs, lists and maps recursively (map entries
 //   sorted, so key order does not matter).
@@ -343,6 +344,8 @@ func canonFloat(f float64, bits int) string {
 		return "+Inf"
 	case math.IsInf(f, -1):
 		return "-Inf"
+	case f == 0 && math.Signbit(f):
+		return "-0" // bit patterns: a reader that turns -0.0 into 0.0 changed the data
 	case f == 0:
 		return "0"
 	}

@@ -36,7 +36,13 @@
 // PartitionValue reports either as null.
 //
 // Transactions: commitInfo.readVersion is the version of the snapshot the
-// transaction started from, also after retries (as in Spark). Commit
+// transaction started from, also after retries (as in Spark). Every commit carries a
+// fresh commitInfo.txnId; when writing the commit file fails in a way that may have
+// left it in place (a directory fsync after the link, a lost PUT response), or a
+// retried put reports "exists", the version is read back and its txnId tells whether
+// the commit is this transaction's (success) or another writer's (a lost race, checked
+// for conflicts); when it cannot be read back, Commit returns ErrCommitUnknown and the
+// caller must keep the commit's files. An empty commit file is ErrCorruptLog. Commit
 // timestamps are monotonic: when the previous commit's timestamp is not
 // below the wall clock, previous+1 ms is used. After a commit whose version
 // is a multiple of delta.checkpointInterval (default 10) a checkpoint is

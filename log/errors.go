@@ -35,6 +35,11 @@ var (
 	ErrInvalidTransaction = errors.New("log: invalid transaction")
 	// ErrTooManyRetries reports that a commit lost the race MaxRetries+1 times.
 	ErrTooManyRetries = errors.New("log: too many commit retries")
+	// ErrCommitUnknown reports a commit whose outcome could not be learned: writing
+	// the commit file failed in a way that may have left it in place, and reading
+	// the version back failed too. The commit may be visible; a caller must not
+	// delete the files it references (they are orphans for VACUUM if it did not land).
+	ErrCommitUnknown = errors.New("log: commit outcome unknown")
 
 	// ErrMetadataChanged reports a concurrent commit that changed metaData.
 	ErrMetadataChanged = errors.New("log: concurrent metadata change")

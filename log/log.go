@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,6 +185,11 @@ func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) erro
 		}
 		return nil, fmt.Errorf("log: reading %s: %w", path, err)
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// A commit has at least one action; an empty file is a broken write by
+		// some other tool, never an empty version.
+		return nil, fmt.Errorf("log: %s (version %s) is empty: %w", path, versionOf(path), ErrCorruptLog)
+	}
 	var ci *CommitInfo
 	err = scanCommit(path, bytes.NewReader(data), func(a *Action) error {
 		if a.CommitInfo != nil {
@@ -263,6 +269,15 @@ func (l *Log) finish(ctx context.Context, r *replay, lst *listing, version int64
 	}
 	sort.Slice(s.domains, func(i, j int) bool { return s.domains[i].Domain < s.domains[j].Domain })
 	return s, nil
+}
+
+// versionOf returns the version number of a commit file path, for messages.
+func versionOf(path string) string {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	if v, _, ok := parseVersionPrefix(name); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	return "?"
 }
 
 // commitTime returns inCommitTimestamp, else timestamp, of a commitInfo.

@@ -85,6 +85,49 @@ var supportedWriter = []string{
 	FeatureColumnMapping, FeatureV2Checkpoint,
 }
 
+// vacuumSafe lists the writer features of tables whose files VACUUM understands: with
+// any of them every file of the table is still named by add and remove actions (data
+// files, deletion vectors) or lives under _delta_log/ (checkpoints, sidecars) or in
+// hidden directories VACUUM never enters (_change_data/). A feature outside this list
+// may keep files VACUUM would take for garbage (icebergCompatV1/V2 write Iceberg
+// metadata beside the data; unknown features may do anything), so VACUUM refuses it.
+var vacuumSafe = []string{
+	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed,
+	FeatureGeneratedColumns, FeatureColumnMapping, FeatureIdentityColumns, FeatureDeletionVectors,
+	FeatureRowTracking, FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint,
+	FeatureClustering, FeatureLiquid, FeatureVacuumProtocolCheck, FeatureTypeWidening,
+	FeatureTypeWideningPreview, FeatureInCommitTimestamp, FeatureVariantType,
+	FeatureCheckpointProtection, FeatureCollations, FeatureAllowColumnDefaults,
+}
+
+// CheckVacuumable returns an *UnsupportedFeatureError (Reader false) when VACUUM must
+// not run on a table with protocol p: the table must be readable (L4), its writer
+// version at most 7, and every writer feature one whose files VACUUM understands.
+//
+// This is the writer protocol check that Delta Spark's VACUUM has made since
+// delta-io/delta#2558 and that the vacuumProtocolCheck feature demands of every client
+// (PROTOCOL.md, "Vacuum Protocol Check": VACUUM checks both reader and writer
+// features). It is done whether or not the table lists vacuumProtocolCheck, so a
+// table with a feature this package does not know is never vacuumed.
+func CheckVacuumable(p Protocol) error {
+	var bad []string
+	if err := CheckReadable(p); err != nil {
+		bad = append(bad, err.(*UnsupportedFeatureError).Features...)
+	}
+	if p.MinWriterVersion > MaxWriterVersion || p.MinWriterVersion < 1 {
+		bad = append(bad, "minWriterVersion="+strconv.Itoa(p.MinWriterVersion))
+	}
+	for _, f := range WriterFeatures(p) {
+		if !contains(vacuumSafe, f) && !contains(bad, f) {
+			bad = append(bad, f)
+		}
+	}
+	if len(bad) > 0 {
+		return &UnsupportedFeatureError{Features: bad, Reader: false}
+	}
+	return nil
+}
+
 // SupportedReaderFeatures returns the reader features this package's readers accept.
 func SupportedReaderFeatures() []string { return append([]string(nil), supportedReader...) }
 

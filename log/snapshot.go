@@ -22,6 +22,9 @@ type Snapshot struct {
 	domains           []DomainMetadata
 	timestamp         int64
 	checkpointVersion int64
+	// pending marks a snapshot from NewTableSnapshot: the table does not exist yet
+	// and metadata and protocol are those its creating commit will carry.
+	pending bool
 
 	propsOnce sync.Once
 	props     *TableProperties
@@ -169,4 +172,58 @@ func (l *Log) History(ctx context.Context, limit int) ([]CommitRecord, error) {
 		}
 	}
 	return out, nil
+}
+
+// Creation describes the beginning of a table as far as its log still shows it.
+type Creation struct {
+	// Version is the oldest commit in the log: 0, unless log cleanup removed older
+	// commits (then the oldest checkpoint's version when no commit is left).
+	Version int64
+	// Time is that commit's time (commitInfo timestamp, else the commit file's
+	// modification time). When Version is not 0 it is later than the table's real
+	// creation, which errs on the side of treating more files as older than the table.
+	Time time.Time
+	// Adds are the add actions of that commit (nil when only a checkpoint is left).
+	// For version 0 these are the files written for the table's creation, which are
+	// older than the commit itself.
+	Adds []*Add
+}
+
+// Creation reads the oldest commit still in the log (version 0 unless it was cleaned
+// up) and reports when it was committed and which files it added. VACUUM uses it to
+// tell files that were in the table's location before the table from the table's own.
+func (l *Log) Creation(ctx context.Context) (*Creation, error) {
+	lst, err := l.list(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if lst.maxVersion < 0 {
+		return nil, ErrTableNotFound
+	}
+	oldest := int64(-1)
+	for v := range lst.commits {
+		if oldest < 0 || v < oldest {
+			oldest = v
+		}
+	}
+	if oldest < 0 {
+		cp := lst.checkpoints[0]
+		return &Creation{Version: cp.version, Time: cp.files[0].ModTime}, nil
+	}
+	c := &Creation{Version: oldest}
+	o := lst.commits[oldest]
+	ci, err := l.readCommit(ctx, o.Path, func(a *Action) error {
+		if a.Add != nil {
+			c.Adds = append(c.Adds, a.Add)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Time = o.ModTime
+	if ci != nil && commitTime(ci) > 0 {
+		c.Time = time.UnixMilli(commitTime(ci))
+	}
+	return c, nil
 }

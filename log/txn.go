@@ -62,9 +62,29 @@ type Transaction struct {
 	cpErr     error
 }
 
-// NewTransaction starts a transaction that reads snap.
+// NewTransaction starts a transaction that reads snap. On a snapshot from
+// NewTableSnapshot the transaction creates the table: it commits version 0 with the
+// snapshot's metadata and protocol (unless SetMetadata or SetProtocol replace them).
 func (s *Snapshot) NewTransaction(opts TxnOptions) *Transaction {
-	return &Transaction{log: s.log, snap: s, opts: opts, readFiles: map[string]bool{}}
+	t := &Transaction{log: s.log, snap: s, opts: opts, readFiles: map[string]bool{}}
+	if s.pending {
+		md, p := s.metadata, s.protocol
+		t.metadata, t.protocol = &md, &p
+	}
+	return t
+}
+
+// NewTableSnapshot returns the state of a table that does not exist yet and will be
+// created with metadata md and protocol p: version -1, no files. Writers use it to
+// prepare a table's first data (its schema, partitioning and properties are md's) and
+// commit that data in the same version-0 commit that creates the table (see
+// NewTransaction), so a failed first write leaves no table behind. If another writer
+// creates the table first, the commit fails with a *ConflictError at version 0
+// (ErrProtocolChanged or ErrMetadataChanged).
+func (l *Log) NewTableSnapshot(md Metadata, p Protocol) *Snapshot {
+	s := l.emptySnapshot()
+	s.metadata, s.protocol, s.pending = md, p, true
+	return s
 }
 
 // emptySnapshot is the state of a table that does not exist yet.
@@ -80,9 +100,7 @@ func (l *Log) NewCreateTransaction(opts TxnOptions) *Transaction {
 
 // Create creates the table: commits version 0 with md, p and adds.
 func (l *Log) Create(ctx context.Context, md Metadata, p Protocol, adds []*Add, info CommitInfo) (int64, error) {
-	t := l.NewCreateTransaction(TxnOptions{})
-	t.SetMetadata(md)
-	t.SetProtocol(p)
+	t := l.NewTableSnapshot(md, p).NewTransaction(TxnOptions{})
 	t.Add(adds...)
 	if info.Operation == "" {
 		info.Operation = "CREATE TABLE"
@@ -312,16 +330,35 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 			break
 		}
 		if !errors.Is(err, storage.ErrExist) {
-			return -1, fmt.Errorf("log: writing %s: %w", CommitPath(version), err)
+			// The write may have landed anyway (a failed directory fsync after the
+			// link, a lost response to a PUT that succeeded): read the version back.
+			outcome, rerr := t.readBack(ctx, version, info.TxnID)
+			if rerr != nil {
+				return -1, fmt.Errorf("log: writing %s: %v; reading it back: %v: %w", CommitPath(version), err, rerr, ErrCommitUnknown)
+			}
+			if outcome == landedNone {
+				return -1, fmt.Errorf("log: writing %s: %w", CommitPath(version), err)
+			}
+			if outcome == landedMine {
+				break
+			}
+			// landedOther: another writer won the version, as with ErrExist.
 		}
 		if attempt >= maxRetries {
 			return -1, fmt.Errorf("log: version %d taken after %d attempts: %w", version, attempt+1, ErrTooManyRetries)
 		}
 		// Version taken: check every winner up to the newest commit, then retry after it.
+		mine := false
 		for {
-			winTS, err := t.checkWinner(ctx, version, level)
+			winTS, own, err := t.checkWinner(ctx, version, level, info.TxnID)
 			if err != nil {
 				return -1, err
+			}
+			if own {
+				// An earlier attempt of this very commit landed (a retried
+				// conditional PUT reports "exists" for its own first try).
+				mine = true
+				break
 			}
 			if winTS > prevTS {
 				prevTS = winTS
@@ -333,6 +370,9 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 				}
 				return -1, fmt.Errorf("log: checking %s: %w", CommitPath(version), err)
 			}
+		}
+		if mine {
+			break
 		}
 	}
 	if !t.opts.DisableCheckpoint && version > 0 {
@@ -370,10 +410,39 @@ func (t *Transaction) actions(info *CommitInfo) []Action {
 	return out
 }
 
-// checkWinner reads the winning commit at version and returns a
-// *ConflictError when it conflicts with this transaction (Spark's
+// commitOutcome is what reading a version back after an ambiguous write found.
+type commitOutcome int
+
+const (
+	landedNone  commitOutcome = iota // the version does not exist: the write did not land
+	landedMine                       // the version holds this transaction's commit (same txnId)
+	landedOther                      // another writer's commit holds the version
+)
+
+// readBack reads version after a PutIfAbsent that failed with something other than
+// ErrExist, and says whether this transaction's commit (txnID) is there. Every commit
+// carries a fresh txnId (a random UUID set once per Commit), so an equal txnId proves
+// the version is this transaction's.
+func (t *Transaction) readBack(ctx context.Context, version int64, txnID string) (commitOutcome, error) {
+	ci, err := t.log.readCommit(ctx, CommitPath(version), nil)
+	if err != nil {
+		if errors.Is(err, ErrMissingVersion) && errors.Is(err, storage.ErrNotExist) {
+			return landedNone, nil
+		}
+		return landedNone, err
+	}
+	if ci != nil && ci.TxnID == txnID {
+		return landedMine, nil
+	}
+	return landedOther, nil
+}
+
+// checkWinner reads the winning commit at version. When it is this transaction's own
+// commit (its commitInfo.txnId equals txnID: an earlier attempt landed although it was
+// reported as failed or "exists") it returns own=true. Otherwise it returns a
+// *ConflictError when the winner conflicts with this transaction (Spark's
 // ConflictChecker rules), else the winner's commit timestamp.
-func (t *Transaction) checkWinner(ctx context.Context, version int64, level string) (int64, error) {
+func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txnID string) (ts int64, own bool, err error) {
 	var (
 		metadataChanged, protocolChanged bool
 		removed, added, txnIDs, domains  []string
@@ -400,9 +469,11 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level stri
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("log: reading winning commit %d: %w", version, err)
+		return 0, false, fmt.Errorf("log: reading winning commit %d: %w", version, err)
 	}
-	var ts int64
+	if ci != nil && ci.TxnID != "" && ci.TxnID == txnID {
+		return commitTime(ci), true, nil
+	}
 	if ci != nil {
 		ts = commitTime(ci)
 		winnerBlind = ci.IsBlindAppend != nil && *ci.IsBlindAppend
@@ -412,10 +483,10 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level stri
 		return &ConflictError{Kind: kind, Version: version, Files: files}
 	}
 	if protocolChanged {
-		return 0, conflict(ErrProtocolChanged, nil)
+		return 0, false, conflict(ErrProtocolChanged, nil)
 	}
 	if metadataChanged {
-		return 0, conflict(ErrMetadataChanged, nil)
+		return 0, false, conflict(ErrMetadataChanged, nil)
 	}
 	// Files this transaction read: declared ones, the removed ones, or all of the snapshot.
 	var readHit, deleteHit []string
@@ -439,15 +510,15 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level stri
 		}
 	}
 	if len(readHit) > 0 {
-		return 0, conflict(ErrConcurrentDeleteRead, readHit)
+		return 0, false, conflict(ErrConcurrentDeleteRead, readHit)
 	}
 	if len(deleteHit) > 0 {
-		return 0, conflict(ErrConcurrentDeleteDelete, deleteHit)
+		return 0, false, conflict(ErrConcurrentDeleteDelete, deleteHit)
 	}
 	if t.readAll && len(added) > 0 {
 		check := level == Serializable || (level == WriteSerializable && !winnerBlind)
 		if check {
-			return 0, conflict(ErrConcurrentAppend, added)
+			return 0, false, conflict(ErrConcurrentAppend, added)
 		}
 	}
 	var sameApp []string
@@ -466,9 +537,9 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level stri
 		}
 	}
 	if len(sameApp) > 0 {
-		return 0, conflict(ErrConcurrentTransaction, sameApp)
+		return 0, false, conflict(ErrConcurrentTransaction, sameApp)
 	}
-	return ts, nil
+	return ts, false, nil
 }
 
 // parseInt64 parses a decimal property value.

@@ -50,14 +50,18 @@ type keyed struct {
 //
 // o is the plan's options with the MemoryBudget and Parallelism this bin may use
 // (a share of them when small bins run side by side).
-func (e *executor) cluster(ctx context.Context, it workItem, o Options) (res *binResult, err error) {
+//
+// On error the files this bin already wrote are deleted and the result is nil. (The
+// cleanup holds its own reference to the result: an early "return nil, err" must not
+// leave it a nil result to clean up.)
+func (e *executor) cluster(ctx context.Context, it workItem, o Options) (*binResult, error) {
 	p := e.plan
 	b := it.bin
-	res = &binResult{bin: b}
+	res := &binResult{bin: b}
+	done := false
 	defer func() {
-		if err != nil {
+		if !done {
 			cleanup(p, []*binResult{res})
-			res = nil
 		}
 	}()
 	infos, err := e.footers(ctx, b.adds, o.Parallelism)
@@ -89,8 +93,9 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options) (res *bi
 		err = e.clusterSpill(ctx, w, infos, nFiles, memEst)
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
+	done = true
 	return res, nil
 }
 

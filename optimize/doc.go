@@ -53,8 +53,17 @@
 //     unique names before the commit that references them.
 //   - V1 Vacuum deletes only files no version inside the retention window
 //     references, never files younger than the retention period, never anything
-//     under _delta_log/ or in hidden directories other than _delta_index/, and
-//     never anything outside the table root.
+//     under _delta_log/ or in hidden directories other than _delta_index/ (except
+//     abandoned .skiplake-tmp temporaries older than the retention), and never
+//     anything outside the table root.
+//   - V2 Vacuum never deletes a file older than the table (modified before version
+//     0's commit) unless the log names it or it has skiplake's own file name: files
+//     that were in the location before the table was created there are not the
+//     table's garbage.
+//   - V3 Vacuum refuses tables with reader or writer features it does not support
+//     (log.CheckVacuumable), with or without vacuumProtocolCheck.
+//   - Cleanup of a failed batch never deletes the files of a commit whose outcome is
+//     unknown (log.ErrCommitUnknown).
 //
 // # What it does not do
 //

@@ -174,7 +174,11 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 			err = p.commit(ctx, batch, results, m, hi == len(items))
 		}
 		if err != nil {
-			cleanup(p, results, index)
+			if !errors.Is(err, log.ErrCommitUnknown) {
+				// Never delete the files of a commit that may have landed (its
+				// outcome is unknown): if it did not, they are orphans for VACUUM.
+				cleanup(p, results, index)
+			}
 			return err
 		}
 		if index != "" {

@@ -3,23 +3,22 @@ package optimize
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // bloomTagKey is the add.tags key under which package bloom names a data file's
 // Bloom index file (bloom.TagKey; repeated here so that VACUUM does not depend on
 // the index format beyond the "path" field of the tag).
 const bloomTagKey = "skiplake.bloom"
-
-// indexDir is the one hidden directory VACUUM looks into: Bloom index files live
-// there and are garbage once nothing references them.
-const indexDir = "_delta_index/"
 
 // VacuumOptions configures Vacuum. The zero value deletes unreferenced files older
 // than the table's retention period.
@@ -51,17 +50,41 @@ type VacuumResult struct {
 	Files []string `json:"files"`
 	// Bytes is their total size.
 	Bytes int64 `json:"bytes"`
+	// KeptOlderThanTable counts unreferenced files that were kept because they are
+	// older than the table itself (see Vacuum): files that were in the location before
+	// the table was created there.
+	KeptOlderThanTable int `json:"keptOlderThanTable"`
+	// Temporaries are abandoned temporary files of interrupted writes that were
+	// deleted (or would be), in path order; TemporaryBytes is their total size.
+	Temporaries    []string `json:"temporaries"`
+	TemporaryBytes int64    `json:"temporaryBytes"`
 }
 
 // Vacuum deletes files under the table root that no version inside the retention
 // window references (V1): a file is kept when the latest snapshot references it
 // (as a data file, a deletion vector file — by UUID, or by absolute path under the
-// table root — or, through the skiplake.bloom tag, an index file), when a tombstone younger than the retention references it, or when it
-// was modified less than Retention ago (it may belong to a commit in progress).
+// table root — or, through the skiplake.bloom tag, an index file), when a tombstone
+// younger than the retention references it, or when it was modified less than
+// Retention ago (it may belong to a commit in progress).
+//
+// A file older than the table is never deleted either: one modified before the
+// commit time of version 0 (log.Creation) was in the location before the table was
+// created there, unless the log names it (version 0 added it, or a tombstone removed
+// it) or it has the name of a file skiplake writes (an orphan of an earlier failed
+// attempt to create the table; see internal/layout). Such files are counted in
+// KeptOlderThanTable.
+//
 // Nothing under _delta_log/ is touched, nor any hidden path (a directory or file
 // whose name starts with '_' or '.', except partition directories "k=v" and
-// _delta_index/). Files are only ever listed and deleted through store paths
-// relative to the root, so nothing outside the table can be affected.
+// _delta_index/), except abandoned temporary files of interrupted writes: on stores
+// with the storage.TempCleaner capability, temporaries older than the retention are
+// deleted too, wherever they are (including _delta_log/). Files are only ever listed
+// and deleted through store paths relative to the root, so nothing outside the table
+// can be affected.
+//
+// Vacuum refuses (with an error wrapping log.ErrUnsupportedFeature) tables whose
+// protocol has a reader or writer feature it does not support (log.CheckVacuumable),
+// as Delta Spark does, whether or not the table has vacuumProtocolCheck.
 func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult, error) {
 	if lg == nil {
 		return nil, &InvalidOptionsError{Problems: []string{"nil log"}}
@@ -72,6 +95,13 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	snap, err := lg.Snapshot(ctx, -1)
 	if err != nil {
 		return nil, err
+	}
+	if err := log.CheckVacuumable(snap.Protocol()); err != nil {
+		return nil, fmt.Errorf("optimize: vacuum refused: %w", err)
+	}
+	created, err := lg.Creation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("optimize: vacuum: reading the table's first commit: %w", err)
 	}
 	props := snap.Properties()
 	if err := props.Err(log.PropDeletedFileRetentionDuration); err != nil {
@@ -90,7 +120,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 		now = opts.Now
 	}
 	cutoff := now().Add(-ret)
-	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}}
+	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}, Temporaries: []string{}}
 
 	keep := map[string]bool{}
 	root := storeRoot(lg.Storage())
@@ -139,6 +169,21 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 			return nil, fmt.Errorf("optimize: vacuum: version %d: tombstone %s: %w", snap.Version(), r.Path, err)
 		}
 	}
+	// Files the log names although they may be older than version 0's commit: the
+	// files version 0 added (written before it) and every file a tombstone removed.
+	known := map[string]bool{}
+	if created.Version == 0 {
+		for _, a := range created.Adds {
+			if d, err := decodeRef(a.Path); err == nil {
+				known[d] = true
+			}
+		}
+	}
+	for _, r := range snap.Tombstones() {
+		if d, err := decodeRef(r.Path); err == nil {
+			known[d] = true
+		}
+	}
 	store := lg.Storage()
 	objs, err := store.List(ctx, "", "")
 	if err != nil {
@@ -149,7 +194,11 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 			return res, err
 		}
 		p := ob.Path
-		if !vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
+		if !layout.Vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
+			continue
+		}
+		if ob.ModTime.Before(created.Time) && !known[path.Clean(p)] && !layout.WrittenBySkiplake(p) {
+			res.KeptOlderThanTable++
 			continue
 		}
 		if !opts.DryRun {
@@ -160,37 +209,39 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 		res.Files = append(res.Files, p)
 		res.Bytes += ob.Size
 	}
+	if err := vacuumTemporaries(ctx, store, cutoff, opts.DryRun, res); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 
-// vacuumable reports whether a listed path may be deleted at all: not in the log,
-// not hidden (except _delta_index/ and partition directories).
-func vacuumable(p string) bool {
-	if strings.HasPrefix(p, "_delta_log/") || p == "_delta_log" {
-		return false
+// vacuumTemporaries deletes the temporary files of interrupted writes that are older
+// than cutoff (no write in flight can own them), when the store can list them.
+func vacuumTemporaries(ctx context.Context, store storage.Storage, cutoff time.Time, dryRun bool, res *VacuumResult) error {
+	tc, ok := store.(storage.TempCleaner)
+	if !ok {
+		return nil
 	}
-	if strings.HasPrefix(p, indexDir) {
-		rest := strings.TrimPrefix(p, indexDir)
-		return rest != "" && !hiddenComponent(rest)
+	temps, err := tc.ListTemp(ctx, "")
+	if err != nil {
+		return fmt.Errorf("optimize: vacuum: listing temporary files: %w", err)
 	}
-	return !hiddenComponent(p)
-}
-
-func hiddenComponent(p string) bool {
-	parts := strings.Split(p, "/")
-	for i, c := range parts {
-		if c == "" || c == ".." {
-			return true
-		}
-		if c[0] != '_' && c[0] != '.' {
+	for _, ob := range temps {
+		if !ob.ModTime.Before(cutoff) {
 			continue
 		}
-		if i < len(parts)-1 && strings.Contains(c, "=") {
-			continue // partition directory such as _col=1
+		if !dryRun {
+			if err := tc.DeleteTemp(ctx, ob.Path); err != nil {
+				if errors.Is(err, storage.ErrNotExist) {
+					continue // its write finished or was aborted meanwhile
+				}
+				return fmt.Errorf("optimize: vacuum: deleting temporary file %s: %w", ob.Path, err)
+			}
 		}
-		return true
+		res.Temporaries = append(res.Temporaries, ob.Path)
+		res.TemporaryBytes += ob.Size
 	}
-	return false
+	return nil
 }
 
 // decodeRef turns a log path into a clean storage path relative to the root.

@@ -144,29 +144,6 @@ func TestDVPath(t *testing.T) {
 	}
 }
 
-func TestVacuumable(t *testing.T) {
-	cases := []struct {
-		path string
-		want bool
-	}{
-		{"part-0.parquet", true},
-		{"p=a/part-0.parquet", true},
-		{"_p=a/part-0.parquet", true},
-		{"_delta_log/00000000000000000000.json", false},
-		{"_delta_log/_last_checkpoint", false},
-		{"_SUCCESS", false},
-		{"p=a/.part-0.parquet.crc", false},
-		{"_tmp/part-0.parquet", false},
-		{"_delta_index/bloom/x.bin", true},
-		{"_delta_index/_hidden", false},
-	}
-	for _, tc := range cases {
-		if got := vacuumable(tc.path); got != tc.want {
-			t.Errorf("vacuumable(%q) = %v, want %v", tc.path, got, tc.want)
-		}
-	}
-}
-
 func TestVacuumNeverLeavesTheRoot(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -388,18 +388,7 @@ func (l *Local) List(ctx context.Context, prefix, startAfter string) ([]ObjectIn
 	var out []ObjectInfo
 	fsys := l.root.FS()
 	err := fs.WalkDir(fsys, start, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			// Entries vanishing under a concurrent Delete, or a prefix directory that
-			// does not exist (or is a file), are simply not there to list.
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
+		if stop, err := walkError(ctx, d, err); stop {
 			return err
 		}
 		if d.IsDir() {
@@ -434,6 +423,26 @@ func (l *Local) List(ctx context.Context, prefix, startAfter string) ([]ObjectIn
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// walkError handles the context and the error a WalkDir callback receives: stop is
+// true when the callback must return err at once (nil for an entry to pass over).
+// Entries vanishing under a concurrent Delete, or a prefix directory that does not
+// exist (or is a file), are simply not there to list.
+func walkError(ctx context.Context, d fs.DirEntry, err error) (stop bool, _ error) {
+	if cerr := ctx.Err(); cerr != nil {
+		return true, cerr
+	}
+	if err == nil {
+		return false, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if d != nil && d.IsDir() {
+			return true, fs.SkipDir
+		}
+		return true, nil
+	}
+	return true, err
 }
 
 // subtreeMayMatch reports whether a directory whose entries all start with dir (ending

@@ -27,6 +27,13 @@
 // stats), Bloom filters are built for the columns the table property
 // skiplake.bloomFilter.columns names, and one transaction commits all add actions.
 //
+// A new table is best created with its first rows: CreateWrite commits the metaData,
+// protocol and add actions as version 0 together, so a failed first write leaves no
+// table; a writer that loses the race to create the table appends its files to the
+// winner's table when schema and partitioning match. Create and CreateWrite refuse a
+// location holding files that are not part of a table (ErrLocationNotEmpty) unless
+// CreateOptions.AllowNonEmpty.
+//
 // # Table properties
 //
 // Properties are set at Create and by Alter, validated and canonicalised as Delta
@@ -42,7 +49,8 @@
 //   - L2 Data files and Bloom index files are uniquely named, written with
 //     put-if-absent and complete before the commit that references them; a failed or
 //     cancelled write commits nothing and deletes what it wrote (best effort; leftovers
-//     are unreferenced and VACUUM removes them).
+//     are unreferenced and VACUUM removes them). A commit whose outcome is unknown
+//     (log.ErrCommitUnknown) keeps its files: it may be visible.
 //   - L4 Reading a table with reader features skiplake does not implement, or writing
 //     one with unimplemented writer features, fails with an error naming them.
 //   - S1 A scan never drops a row that satisfies its filter: every level only skips

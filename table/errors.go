@@ -19,4 +19,8 @@ var (
 	ErrMissingDataFile = errors.New("table: data file missing")
 	// ErrUnknownColumn reports a column name the schema does not have.
 	ErrUnknownColumn = errors.New("table: unknown column")
+	// ErrLocationNotEmpty reports that Create was asked to create a table in a
+	// location that already holds files which are not part of a Delta table (see
+	// CreateOptions.AllowNonEmpty).
+	ErrLocationNotEmpty = errors.New("table: location is not empty and not a Delta table")
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
 
+	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -39,6 +40,13 @@ type CreateOptions struct {
 	Properties map[string]string
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
+	// AllowNonEmpty creates the table even when the location already holds files
+	// that are not part of a Delta table (default false: such a location is refused
+	// with ErrLocationNotEmpty). Hidden files (names starting with '_' or '.'),
+	// anything under _delta_log/ and leftovers with skiplake's own data-file names
+	// never count. The files that were there are never deleted by VACUUM, which
+	// keeps every file older than the table (see optimize.Vacuum).
+	AllowNonEmpty bool
 }
 
 // Open opens the table stored in store (rooted at the table root). It fails with
@@ -68,15 +76,18 @@ func OpenPath(ctx context.Context, dir string) (*Table, error) {
 
 // Create creates a new table with the given Arrow schema in store. It fails with
 // ErrTableExists if a log is already there (the version-0 commit is created with
-// put-if-absent, so two concurrent creators cannot both succeed). The schema,
-// partition columns and properties are validated before anything is written (see
-// CreateOptions.Properties); an invalid one leaves the store untouched.
+// put-if-absent, so two concurrent creators cannot both succeed), and with
+// ErrLocationNotEmpty when the location holds other files (unless
+// opts.AllowNonEmpty). The schema, partition columns and properties are validated
+// before anything is written (see CreateOptions.Properties); an invalid one leaves
+// the store untouched. To create a table together with its first rows, in one
+// commit, use CreateWrite.
 func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
 	md, proto, err := newTableMetadata(schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	return create(ctx, store, md, proto)
+	return create(ctx, store, md, proto, opts.AllowNonEmpty)
 }
 
 // newTableMetadata validates a new table's schema, partition columns and
@@ -119,7 +130,12 @@ func propertyErr(err error) error {
 	return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 }
 
-func create(ctx context.Context, store storage.Storage, md log.Metadata, proto log.Protocol) (*Table, error) {
+func create(ctx context.Context, store storage.Storage, md log.Metadata, proto log.Protocol, allowNonEmpty bool) (*Table, error) {
+	if !allowNonEmpty {
+		if err := checkEmpty(ctx, store); err != nil {
+			return nil, err
+		}
+	}
 	l := log.New(store)
 	info := log.CommitInfo{
 		Operation: "CREATE TABLE",
@@ -134,26 +150,79 @@ func create(ctx context.Context, store storage.Storage, md log.Metadata, proto l
 		if errors.Is(err, storage.ErrExist) {
 			return nil, fmt.Errorf("%w: %v", ErrTableExists, err)
 		}
+		var ce *log.ConflictError
+		if errors.As(err, &ce) && ce.Version == 0 {
+			return nil, fmt.Errorf("%w: created concurrently: %v", ErrTableExists, err)
+		}
 		return nil, err
 	}
 	return &Table{store: store, log: l}, nil
 }
 
-// CreatePath creates a new table in a local directory (created if missing). The
-// table is validated first: invalid input creates no directory.
+// checkEmpty refuses a location that holds files VACUUM could one day consider
+// (anything but hidden paths and the log) other than skiplake's own leftovers: data
+// and index files of an earlier attempt to create the table, or of a concurrent
+// creator that is about to win the race (item 11 of issue #10: its loser appends).
+func checkEmpty(ctx context.Context, store storage.Storage) error {
+	objs, err := store.List(ctx, "", "")
+	if err != nil {
+		return fmt.Errorf("table: checking that the location is empty: %w", err)
+	}
+	var foreign []string
+	for _, o := range objs {
+		if layout.Vacuumable(o.Path) && !layout.WrittenBySkiplake(o.Path) {
+			foreign = append(foreign, o.Path)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	more := ""
+	if len(foreign) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
+	}
+	return fmt.Errorf("%w: it holds %d file(s) that are not part of a table (%s%s); choose an empty location, "+
+		"or allow it explicitly (CreateOptions.AllowNonEmpty, CLI --allow-non-empty): VACUUM never deletes files older than the table",
+		ErrLocationNotEmpty, len(foreign), strings.Join(shown, ", "), more)
+}
+
+// CreatePath creates a new table in a local directory (created if missing; removed
+// again if it was created and the table could not be). The table is validated first:
+// invalid input creates no directory.
 func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
 	md, proto, err := newTableMetadata(schema, opts)
 	if err != nil {
 		return nil, err
 	}
+	var t *Table
+	err = inNewDir(dir, func(st storage.Storage) error {
+		var err error
+		t, err = create(ctx, st, md, proto, opts.AllowNonEmpty)
+		return err
+	})
+	return t, err
+}
+
+// inNewDir runs fn on a local store rooted at dir, creating dir first when it is
+// missing, and removing it again (when still empty) if fn fails.
+func inNewDir(dir string, fn func(storage.Storage) error) error {
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("table: create %s: %w", dir, err)
+		return fmt.Errorf("table: create %s: %w", dir, err)
 	}
 	st, err := storage.NewLocal(dir)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = fn(st)
 	}
-	return create(ctx, st, md, proto)
+	if err != nil && created {
+		_ = os.Remove(dir) // only succeeds when nothing was left in it
+	}
+	return err
 }
 
 // checkColumnNames rejects duplicate top-level names (Delta names are case-insensitive).

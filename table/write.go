@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -110,36 +111,125 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, opts
 // transaction (append or overwrite). Data files are uniquely named and written in full
 // before the commit that references them (L2); if anything fails, or ctx is cancelled,
 // nothing is committed and the files written so far are deleted (best effort: any left
-// behind are unreferenced and removed by VACUUM).
+// behind are unreferenced and removed by VACUUM). The one exception is a commit whose
+// outcome is unknown (an error wrapping log.ErrCommitUnknown): its files are kept,
+// since the commit may be visible.
 //
 // Batches must carry every table column (matched by name, case-insensitively) and no
 // other; a mismatch is an error naming the column and both types.
 func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
-	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
-		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
-	}
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
 		return nil, err
 	}
-	ls := snap.log
-	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
-		return nil, err
+	return t.writeOn(ctx, snap, rdr, opts)
+}
+
+// CreateWrite creates a table in store whose version 0 holds the rows of rdr: one
+// commit carries the table's metaData and protocol and the files written, so a write
+// that fails, or is cancelled, leaves no table behind (and no files: they are deleted
+// best effort, as by Write). The schema, partitioning and properties are checked as
+// by Create, and so is the location (ErrLocationNotEmpty unless copts.AllowNonEmpty).
+//
+// When a table already exists in store, or another writer creates one while the rows
+// are being written (a race to create the same table), and its schema and partition
+// columns equal schema and copts.PartitionColumns, the rows are appended to it
+// instead, in one commit; an idempotent write (wopts.AppID) is skipped as by Write.
+// A table that does not match is an error wrapping ErrTableExists, and nothing is
+// committed. An overwrite (wopts.Mode) never replaces the rows of a table another
+// writer created concurrently: that is ErrTableExists too.
+func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
+	md, proto, err := newTableMetadata(schema, copts)
+	if err != nil {
+		return nil, nil, err
 	}
-	if snap.mapping != log.ColumnMappingNone {
-		return nil, fmt.Errorf("%w: writing to tables with column mapping mode %q is not supported", log.ErrUnsupportedFeature, snap.mapping)
+	t := &Table{store: store, log: log.New(store)}
+	if _, err := t.log.LatestVersion(ctx); err == nil {
+		snap, err := t.Snapshot(ctx, Latest())
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := sameTable(snap, md); err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrTableExists, err)
+		}
+		res, err := t.writeOn(ctx, snap, rdr, wopts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t, res, nil
+	} else if !errors.Is(err, log.ErrTableNotFound) {
+		return nil, nil, err
 	}
-	if opts.AppID != "" {
-		if v, ok := ls.TxnVersion(opts.AppID); ok && v >= opts.AppVersion {
-			return &WriteResult{Version: -1, Skipped: true}, nil
+	if !copts.AllowNonEmpty {
+		if err := checkEmpty(ctx, store); err != nil {
+			return nil, nil, err
 		}
 	}
-	props := ls.Properties()
-	if err := props.Err(log.DataFileKeys...); err != nil {
-		return nil, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
+	snap, err := newSnapshot(t.log.NewTableSnapshot(md, proto))
+	if err != nil {
+		return nil, nil, err
 	}
-	if opts.Mode == Overwrite && props.AppendOnly {
-		return nil, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
+	res, err := t.writeOn(ctx, snap, rdr, wopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, res, nil
+}
+
+// CreateWritePath is CreateWrite on a local directory (created if missing; removed
+// again if it was created and nothing was committed).
+func CreateWritePath(ctx context.Context, dir string, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
+	var (
+		t   *Table
+		res *WriteResult
+	)
+	err := inNewDir(dir, func(st storage.Storage) error {
+		var err error
+		t, res, err = CreateWrite(ctx, st, schema, copts, rdr, wopts)
+		return err
+	})
+	return t, res, err
+}
+
+// sameTable reports (as an error saying how) whether the table of snap differs from a
+// new table with metadata md in what its data files depend on: the schema and the
+// partition columns.
+func sameTable(snap *Snapshot, md log.Metadata) error {
+	ds, err := log.ParseSchema(md.SchemaString)
+	if err != nil {
+		return err
+	}
+	want, err := log.ToArrow(ds, log.ArrowOptions{})
+	if err != nil {
+		return err
+	}
+	if !snap.logical.Equal(want) {
+		return fmt.Errorf("the table has schema %s, the data %s", snap.logical, want)
+	}
+	have := snap.PartitionColumns()
+	same := len(have) == len(md.PartitionColumns)
+	for i := 0; same && i < len(have); i++ {
+		same = strings.EqualFold(have[i], md.PartitionColumns[i])
+	}
+	if !same {
+		return fmt.Errorf("the table is partitioned by %v, the data by %v", have, md.PartitionColumns)
+	}
+	return nil
+}
+
+// writeOn writes rdr's rows as files for the table state snap and commits them. snap
+// may be a table that does not exist yet (log.NewTableSnapshot): the commit then
+// creates it, and when another writer created the table meanwhile the files are
+// committed to that table if it matches (see CreateWrite).
+func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
+	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
+		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
+	}
+	if skip, err := checkWrite(snap, opts); err != nil || skip {
+		if skip {
+			return &WriteResult{Version: -1, Skipped: true}, nil
+		}
+		return nil, err
 	}
 	w, err := t.newFileSetWriter(ctx, snap, opts)
 	if err != nil {
@@ -151,11 +241,69 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOpt
 		return nil, err
 	}
 	res, err := t.commitWrite(ctx, snap, adds, rows, opts)
+	var ce *log.ConflictError
+	if err != nil && snap.Version() < 0 && errors.As(err, &ce) && ce.Version == 0 {
+		res, err = t.commitToWinner(ctx, snap, adds, rows, opts)
+	}
 	if err != nil {
-		w.cleanup()
+		if !errors.Is(err, log.ErrCommitUnknown) {
+			w.cleanup()
+		}
 		return nil, err
 	}
+	if res.Skipped {
+		w.cleanup()
+	}
 	return res, nil
+}
+
+// checkWrite checks that snap's table can take the write, and reports whether an
+// idempotent write (opts.AppID) is already committed and must be skipped.
+func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
+	ls := snap.log
+	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+		return false, err
+	}
+	if snap.mapping != log.ColumnMappingNone {
+		return false, fmt.Errorf("%w: writing to tables with column mapping mode %q is not supported", log.ErrUnsupportedFeature, snap.mapping)
+	}
+	if opts.AppID != "" {
+		if v, ok := ls.TxnVersion(opts.AppID); ok && v >= opts.AppVersion {
+			return true, nil
+		}
+	}
+	props := ls.Properties()
+	if err := props.Err(log.DataFileKeys...); err != nil {
+		return false, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
+	}
+	if opts.Mode == Overwrite && props.AppendOnly {
+		return false, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
+	}
+	return false, nil
+}
+
+// commitToWinner commits the files a table's first write produced (for the new table
+// mine) to the table another writer created meanwhile, when it matches: the loser of a
+// race to create a table simply appends.
+func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+	win, err := t.Snapshot(ctx, Latest())
+	if err != nil {
+		return nil, err
+	}
+	if err := sameTable(win, mine.log.Metadata()); err != nil {
+		return nil, fmt.Errorf("%w: another writer created it meanwhile, and %v", ErrTableExists, err)
+	}
+	if opts.Mode == Overwrite {
+		return nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
+	}
+	skip, err := checkWrite(win, opts)
+	if err != nil {
+		return nil, err
+	}
+	if skip {
+		return &WriteResult{Version: -1, Skipped: true}, nil
+	}
+	return t.commitWrite(ctx, win, adds, rows, opts)
 }
 
 func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {

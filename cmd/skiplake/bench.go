@@ -41,6 +41,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
+	if err := requirePositive(fs, "sf", "rows", "files", "row-groups", "queries"); err != nil {
+		return err
+	}
 	cfg := benchskip.Config{Dataset: *dataset, ScaleFactor: *sf, Rows: *rows, Files: *files, RowGroups: *rowGroups,
 		Columns: cols, Layouts: layouts, Workloads: workloads, Queries: *queries, Seed: *seed}
 	if err := cfg.Validate(); err != nil {
@@ -62,14 +65,15 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		for _, chart := range []string{benchskip.ChartFiles, benchskip.ChartBoxes} {
-			f, err := os.Create(filepath.Join(*svgDir, chart+".svg"))
+			o, err := createOutput(filepath.Join(*svgDir, chart+".svg"))
 			if err != nil {
 				return err
 			}
-			err = res.WriteSVG(f, chart)
-			if cerr := f.Close(); err == nil {
-				err = cerr
+			err = res.WriteSVG(o, chart)
+			if err == nil {
+				err = o.Commit()
 			}
+			o.Abort()
 			if err != nil {
 				return fmt.Errorf("writing %s chart: %w", chart, err)
 			}

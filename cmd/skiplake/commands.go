@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,16 +16,17 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
 	"github.com/skiplake/skiplake/table"
 )
 
 func init() {
-	register(&command{name: "create", usage: "TABLE --schema-from FILE.parquet [--partition-by c1,c2] [--property k=v]...",
-		summary: "create an empty table with the schema of a Parquet file", run: runCreate})
-	register(&command{name: "append", usage: "TABLE FILE... [--partition-by c1,c2] [--property k=v]...",
-		summary: "append Parquet, CSV or JSONL files (creates TABLE if absent)", run: runAppend})
+	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2] [--property k=v]... [--allow-non-empty]",
+		summary: "create an empty table", run: runCreate})
+	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--txn-app-id ID --txn-version N] [--allow-non-empty]",
+		summary: "append Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", run: runAppend})
 	register(&command{name: "scan", usage: "TABLE [--filter EXPR] [--columns a,b] [--version N | --timestamp TS] [--format table|jsonl|csv|parquet] [--output PATH] [--limit N]",
 		summary: "print rows of a table version", run: runScan})
 	register(&command{name: "describe", usage: "TABLE [--version N] [--format table|json]",
@@ -47,10 +47,12 @@ func oneTable(pos []string) (string, error) {
 func runCreate(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("create", flag.ContinueOnError)
 	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema the table takes")
+	schemaText := fs.String("schema", "", "the schema: SQL columns (\"id bigint NOT NULL, ts timestamp\"), a Delta JSON schema, or @FILE holding either")
 	var parts listFlag
 	fs.Var(&parts, "partition-by", "partition columns (comma-separated)")
 	props := kvFlag{}
 	fs.Var(props, "property", "table property key=value (repeatable)")
+	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -59,18 +61,25 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *schemaFrom == "" {
-		return usagef("--schema-from is required")
+	var schema *arrow.Schema
+	switch {
+	case *schemaFrom != "" && *schemaText != "":
+		return usagef("--schema-from and --schema are mutually exclusive")
+	case *schemaFrom != "":
+		if schema, err = parquetSchema(*schemaFrom); err != nil {
+			return err
+		}
+	case *schemaText != "":
+		if schema, err = parseSchemaFlag(*schemaText); err != nil {
+			return err
+		}
+	default:
+		return usagef("--schema-from or --schema is required")
 	}
-	schema, err := parquetSchema(*schemaFrom)
+	_, err = table.CreatePath(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty})
 	if err != nil {
 		return err
 	}
-	t, err := table.CreatePath(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props})
-	if err != nil {
-		return err
-	}
-	_ = t
 	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", path, schema.NumFields())
 	return nil
 }
@@ -101,77 +110,156 @@ func stripFieldMeta(s *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-func tableExists(path string) bool {
-	st, err := os.Stat(path + "/_delta_log")
-	return err == nil && st.IsDir()
-}
-
 func runAppend(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("append", flag.ContinueOnError)
 	var parts listFlag
-	fs.Var(&parts, "partition-by", "partition columns when the table is created")
+	fs.Var(&parts, "partition-by", "partition columns when the table is created (an existing table must be partitioned the same way)")
 	props := kvFlag{}
 	fs.Var(props, "property", "table property key=value when the table is created (repeatable)")
+	schemaText := fs.String("schema", "", "schema of a new table: SQL columns (\"id bigint, ts timestamp\"), a Delta JSON schema, or @FILE; default inferred from all CSV/JSONL input, or the first Parquet file's")
+	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema a new table takes")
+	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
+	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
+	appID := fs.String("txn-app-id", "", "idempotent write: application id (with --txn-version)")
+	appVersion := fs.Int64("txn-version", -1, "idempotent write: the run's version, increasing from run to run; skipped when the table records a version >= this for --txn-app-id")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) < 2 {
-		return usagef("want TABLE and at least one FILE")
+		return usagef("want TABLE and at least one FILE (or - for standard input)")
 	}
-	path, inputs := pos[0], pos[1:]
-	for _, in := range inputs {
-		if _, err := inputFormat(in); err != nil {
+	versionSet := flagSet(fs, "txn-version")
+	switch {
+	case *appID != "" && !versionSet:
+		return usagef("--txn-app-id needs --txn-version")
+	case *appID == "" && versionSet:
+		return usagef("--txn-version needs --txn-app-id")
+	case versionSet && *appVersion < 0:
+		return usagef("--txn-version must be >= 0, got %d", *appVersion)
+	case *schemaText != "" && *schemaFrom != "":
+		return usagef("--schema and --schema-from are mutually exclusive")
+	}
+	path := pos[0]
+	inputs, err := parseInputs(pos[1:], *inFormat)
+	if err != nil {
+		return err
+	}
+	var explicit *arrow.Schema
+	if *schemaText != "" {
+		if explicit, err = parseSchemaFlag(*schemaText); err != nil {
 			return err
 		}
-		if _, err := os.Stat(in); err != nil {
+	} else if *schemaFrom != "" {
+		if explicit, err = parquetSchema(*schemaFrom); err != nil {
 			return err
 		}
 	}
-	var t *table.Table
+	t, err := table.OpenPath(ctx, path)
+	if err != nil && !errors.Is(err, table.ErrNotATable) {
+		return err
+	}
 	var schema *arrow.Schema
-	if tableExists(path) {
-		if len(parts) > 0 {
-			return usagef("--partition-by applies only when the table is created; %s exists", path)
-		}
-		if t, err = table.OpenPath(ctx, path); err != nil {
-			return err
-		}
+	if t != nil {
 		snap, err := t.Snapshot(ctx, table.Latest())
 		if err != nil {
 			return err
 		}
 		schema = snap.Schema()
-	}
-	bar := newBar(e, "append")
-	defer bar.Done()
-	var total int64
-	for _, in := range inputs {
-		f, err := openInput(ctx, in, schema)
-		if err != nil {
+		if err := sameAsTable(snap, explicit, parts); err != nil {
 			return err
 		}
-		if t == nil {
-			schema = stripFieldMeta(f.rdr.Schema())
-			if t, err = table.CreatePath(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props}); err != nil {
-				f.Close()
+	} else if schema, err = newTableSchema(e, inputs, explicit); err != nil {
+		return err
+	}
+	for _, in := range inputs {
+		if in.format == "parquet" {
+			if err := checkParquetColumns(in.path, schema); err != nil {
 				return err
 			}
 		}
-		res, err := t.Write(ctx, f.rdr, table.WriteOptions{Progress: func(p table.Progress) {
-			if p.Phase == "write" {
-				bar.Update(total+p.Done, 0, "rows")
-			}
-		}})
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", in, err)
+	}
+	rdr := newConcatReader(ctx, e, schema, inputs)
+	defer rdr.Release()
+	bar := newBar(e, "append")
+	defer bar.Done()
+	wopts := table.WriteOptions{AppID: *appID, AppVersion: *appVersion, Progress: func(p table.Progress) {
+		if p.Phase == "write" {
+			bar.Update(p.Done, 0, "rows")
 		}
-		total += res.RowsWritten
-		bar.Done()
-		fmt.Fprintf(e.stdout, "appended %s: version %d, %d rows, %d files, %d bytes\n", in, res.Version, res.RowsWritten, res.FilesAdded, res.BytesWritten)
+	}}
+	var res *table.WriteResult
+	if t != nil {
+		res, err = t.Write(ctx, rdr, wopts)
+	} else {
+		copts := table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty}
+		_, res, err = table.CreateWritePath(ctx, path, schema, copts, rdr, wopts)
+	}
+	bar.Done()
+	if err != nil {
+		if (errors.Is(err, table.ErrSchemaMismatch) || errors.Is(err, table.ErrNullInNonNullable)) && rdr.err == nil {
+			return fmt.Errorf("%s: %w", rdr.current(), err)
+		}
+		return err
+	}
+	names := make([]string, len(inputs))
+	for i, in := range inputs {
+		names[i] = in.name()
+	}
+	if res.Skipped {
+		fmt.Fprintf(e.stdout, "skipped %s: the table already records version >= %d of --txn-app-id %q; nothing written\n",
+			strings.Join(names, ", "), *appVersion, *appID)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "appended %s: version %d, %d rows, %d files, %d bytes\n", strings.Join(names, ", "), res.Version, res.RowsWritten, res.FilesAdded, res.BytesWritten)
+	return nil
+}
+
+// newTableSchema decides the schema of a table that does not exist yet: --schema or
+// --schema-from when given, else the first Parquet input's, else inferred from all
+// CSV and JSONL inputs.
+func newTableSchema(e *env, inputs []input, explicit *arrow.Schema) (*arrow.Schema, error) {
+	if explicit != nil {
+		return explicit, nil
+	}
+	var text []input
+	for _, in := range inputs {
+		if in.format == "parquet" {
+			return parquetSchema(in.path)
+		}
+		text = append(text, in)
+	}
+	return inferSchema(e, text)
+}
+
+// sameAsTable checks --schema/--schema-from and --partition-by, given for an existing
+// table, against it: a scheduled job may pass them every time, but they must agree.
+func sameAsTable(snap *table.Snapshot, explicit *arrow.Schema, parts []string) error {
+	if explicit != nil && !csvSchema(explicit).Equal(csvSchema(snap.Schema())) {
+		return fmt.Errorf("the table exists with schema %s; the given schema is %s", snap.Schema(), explicit)
+	}
+	if len(parts) > 0 {
+		have := snap.PartitionColumns()
+		same := len(have) == len(parts)
+		for i := 0; same && i < len(have); i++ {
+			same = strings.EqualFold(have[i], parts[i])
+		}
+		if !same {
+			return usagef("--partition-by %s: the table exists and is partitioned by %q", strings.Join(parts, ","), have)
+		}
 	}
 	return nil
+}
+
+// flagSet reports whether the named flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }
 
 func newBar(e *env, label string) *progress.Bar {
@@ -183,22 +271,28 @@ func newBar(e *env, label string) *progress.Bar {
 
 // refFlags adds --version and --timestamp and turns them into a table.Ref.
 type refFlags struct {
+	fs        *flag.FlagSet
 	version   *int64
 	timestamp *string
 }
 
 func addRefFlags(fs *flag.FlagSet) refFlags {
 	return refFlags{
-		version:   fs.Int64("version", -1, "table version to read (time travel)"),
+		fs:        fs,
+		version:   fs.Int64("version", 0, "table version to read (time travel; default the latest)"),
 		timestamp: fs.String("timestamp", "", "read the version current at this time (RFC 3339 or 'YYYY-MM-DD[ HH:MM:SS]', UTC)"),
 	}
 }
 
 func (r refFlags) ref() (table.Ref, error) {
-	if *r.version >= 0 && *r.timestamp != "" {
+	hasVersion := flagSet(r.fs, "version")
+	if hasVersion && *r.version < 0 {
+		return table.Ref{}, usagef("--version must be >= 0, got %d", *r.version)
+	}
+	if hasVersion && *r.timestamp != "" {
 		return table.Ref{}, usagef("--version and --timestamp are mutually exclusive")
 	}
-	if *r.version >= 0 {
+	if hasVersion {
 		return table.AtVersion(*r.version), nil
 	}
 	if *r.timestamp != "" {
@@ -232,7 +326,7 @@ func checkFormat(format string, allowed ...string) error {
 	return usagef("--format %q: want one of %s", format, strings.Join(allowed, ", "))
 }
 
-func runScan(ctx context.Context, e *env, args []string) error {
+func runScan(ctx context.Context, e *env, args []string) (err error) {
 	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
 	filter := fs.String("filter", "", "predicate, e.g. \"a >= 10 AND s LIKE 'ab%'\"")
 	var cols listFlag
@@ -240,13 +334,16 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	ref := addRefFlags(fs)
 	format := fs.String("format", "table", "output format: table, jsonl, csv or parquet")
 	output := fs.String("output", "", "write to this file instead of stdout")
-	limit := fs.Int64("limit", 0, "stop after N rows")
+	limit := fs.Int64("limit", 0, "stop after N rows (N >= 1; default all rows)")
 	path, err := tableArgs(fs, args, format, render.Formats...)
 	if err != nil {
 		return err
 	}
-	if *limit < 0 {
-		return usagef("--limit must be >= 0")
+	if err := requirePositive(fs, "limit"); err != nil {
+		return err
+	}
+	if err := checkFilter("filter", *filter); err != nil {
+		return err
 	}
 	r, err := ref.ref()
 	if err != nil {
@@ -263,33 +360,54 @@ func runScan(ctx context.Context, e *env, args []string) error {
 	if *filter != "" {
 		opts = append(opts, table.WithFilter(*filter))
 	}
+	// The output goes to a temporary file that replaces the target only when the
+	// whole scan succeeded; a target inside the table is refused before anything.
+	var out io.Writer = e.stdout
+	if *output != "" {
+		var o *outputFile
+		if o, err = createOutput(*output, path); err != nil {
+			return err
+		}
+		defer o.Abort()
+		out = o
+		defer func() {
+			if err == nil {
+				err = o.Commit()
+			}
+		}()
+	}
 	sc, err := t.Scan(ctx, opts...)
 	if err != nil {
 		return err
 	}
 	defer sc.Release()
-	var out io.Writer = e.stdout
-	if *output != "" {
-		f, err := os.Create(*output)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
 	w, err := render.New(*format, out, sc.Schema())
 	if err != nil {
 		return err
 	}
 	for sc.Next() {
-		if err := w.Write(sc.RecordBatch()); err != nil {
+		if err = w.Write(sc.RecordBatch()); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err = sc.Err(); err != nil {
 		return err
 	}
-	return w.Close()
+	err = w.Close()
+	return err
+}
+
+// checkFilter parses a predicate flag: one that does not parse is a usage error
+// (exit status 2) saying where; binding it to the table (unknown columns, types)
+// happens later.
+func checkFilter(name, s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := expr.Parse(s); err != nil {
+		return usagef("--%s: %v", name, err)
+	}
+	return nil
 }
 
 func runDescribe(ctx context.Context, e *env, args []string) error {
@@ -368,10 +486,13 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 
 func runHistory(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	limit := fs.Int("limit", 0, "show at most N commits")
+	limit := fs.Int("limit", 0, "show at most N commits (N >= 1; default all)")
 	format := fs.String("format", "table", "table or jsonl")
 	path, err := tableArgs(fs, args, format, "table", "jsonl")
 	if err != nil {
+		return err
+	}
+	if err := requirePositive(fs, "limit"); err != nil {
 		return err
 	}
 	t, err := table.OpenPath(ctx, path)

@@ -17,6 +17,9 @@ func init() {
 }
 
 func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Scan, error) {
+	if err := checkFilter("filter", filter); err != nil {
+		return nil, err
+	}
 	t, err := table.OpenPath(ctx, path)
 	if err != nil {
 		return nil, err

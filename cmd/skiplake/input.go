@@ -1,34 +1,35 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/log"
 )
 
-// inputFile is an open input: a record reader plus what to close afterwards.
-type inputFile struct {
-	rdr    array.RecordReader
-	closer io.Closer
+// input is one input named on the command line: a file, or "-" for standard input.
+type input struct {
+	path   string
+	format string // parquet, csv or jsonl
 }
 
-func (f *inputFile) Close() {
-	f.rdr.Release()
-	if f.closer != nil {
-		f.closer.Close()
+// name is how messages refer to the input.
+func (in input) name() string {
+	if in.path == "-" {
+		return "<stdin>"
 	}
+	return in.path
 }
 
 // inputFormat picks the reader by file extension.
@@ -41,235 +42,291 @@ func inputFormat(path string) (string, error) {
 	case ".jsonl", ".ndjson", ".json":
 		return "jsonl", nil
 	}
-	return "", fmt.Errorf("%s: unknown input format (want .parquet, .csv or .jsonl)", path)
+	return "", fmt.Errorf("%s: unknown input format (want .parquet, .csv or .jsonl, or give --input-format)", path)
 }
 
-// openInput opens path as Arrow batches. schema, when non-nil (an existing table's),
-// types CSV and JSONL columns; otherwise CSV types are inferred and JSONL types are
-// inferred from the first lines.
-func openInput(ctx context.Context, path string, schema *arrow.Schema) (*inputFile, error) {
-	format, err := inputFormat(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	mem := memory.DefaultAllocator
+// parseInputs turns the FILE arguments into inputs: the format is --input-format when
+// given, else the file extension. "-" (standard input, at most once) needs
+// --input-format and cannot be Parquet (a Parquet file is read from its end).
+func parseInputs(args []string, format string) ([]input, error) {
 	switch format {
-	case "parquet":
-		pr, err := file.NewParquetReader(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
-		if err != nil {
-			pr.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		rr, err := fr.GetRecordReader(ctx, nil, nil)
-		if err != nil {
-			pr.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return &inputFile{rdr: rr, closer: pr}, nil
-	case "csv":
-		opts := []csv.Option{csv.WithHeader(true), csv.WithChunk(64 << 10), csv.WithAllocator(mem), csv.WithNullReader(true, "", "NULL", "null")}
-		var r *csv.Reader
-		if schema != nil {
-			r = csv.NewReader(f, csvSchema(schema), opts...)
-		} else {
-			r = csv.NewInferringReader(f, opts...)
-			// The inferring reader knows its schema only after the first batch.
-			pr, err := newPeekReader(r)
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			return &inputFile{rdr: pr, closer: f}, nil
-		}
-		return &inputFile{rdr: r, closer: f}, nil
+	case "", "parquet", "csv", "jsonl":
 	default:
-		br := bufio.NewReaderSize(f, 1<<20)
-		if schema == nil {
-			schema, err = inferJSONL(br)
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, usagef("--input-format %q: want parquet, csv or jsonl", format)
+	}
+	var out []input
+	stdin := false
+	for _, a := range args {
+		if a == "-" {
+			if stdin {
+				return nil, usagef("standard input (-) can be read only once")
+			}
+			stdin = true
+			if format == "" {
+				return nil, usagef("reading standard input (-) needs --input-format csv or jsonl")
+			}
+			if format == "parquet" {
+				return nil, usagef("Parquet cannot be read from standard input; give a file")
+			}
+			out = append(out, input{path: a, format: format})
+			continue
+		}
+		f := format
+		if f == "" {
+			var err error
+			if f, err = inputFormat(a); err != nil {
+				return nil, usagef("%v", err)
 			}
 		}
-		r := array.NewJSONReader(br, schema, array.WithChunk(64<<10), array.WithAllocator(mem))
-		return &inputFile{rdr: r, closer: f}, nil
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory, not an input file", a)
+		}
+		out = append(out, input{path: a, format: f})
 	}
+	return out, nil
 }
 
-// csvSchema drops metadata the CSV reader does not understand.
+// open opens a CSV or JSONL input's bytes.
+func (in input) open(e *env) (io.ReadCloser, error) {
+	if in.path == "-" {
+		return io.NopCloser(e.stdin), nil
+	}
+	return os.Open(in.path)
+}
+
+// reader opens the input as batches of schema (CSV and JSONL are typed by it;
+// Parquet batches keep the file's types and are conformed by the table's writer).
+func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema) (array.RecordReader, error) {
+	mem := memory.DefaultAllocator
+	if in.format == "parquet" {
+		return openParquet(ctx, in.path, mem)
+	}
+	rc, err := in.open(e)
+	if err != nil {
+		return nil, err
+	}
+	var r array.RecordReader
+	if in.format == "csv" {
+		r, err = newCSVReader(in.name(), rc, csvSchema(schema), mem)
+	} else {
+		r, err = newJSONLReader(in.name(), rc, csvSchema(schema), mem)
+	}
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// inferSchema infers a new table's schema from every CSV and JSONL input, reading
+// each completely (files are read twice: now and when writing), so a column first
+// seen on the last line is not lost. Standard input cannot be read twice: it needs
+// --schema.
+func inferSchema(e *env, inputs []input) (*arrow.Schema, error) {
+	inf := newInference()
+	for _, in := range inputs {
+		if in.path == "-" {
+			return nil, usagef("creating a table from standard input needs --schema (the input cannot be read twice to infer it)")
+		}
+		rc, err := in.open(e)
+		if err != nil {
+			return nil, err
+		}
+		if in.format == "csv" {
+			err = inf.inferCSV(in.name(), rc)
+		} else {
+			err = inf.inferJSONL(in.name(), rc)
+		}
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return inf.schema()
+}
+
+// parseSchemaFlag reads --schema: a Delta (Spark) JSON schema {"type":"struct",...}
+// or SQL column definitions ("id bigint, ts timestamp"); "@FILE" reads either from a
+// file.
+func parseSchemaFlag(s string) (*arrow.Schema, error) {
+	text := s
+	if name, ok := strings.CutPrefix(s, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("--schema: %w", err)
+		}
+		text = string(b)
+	}
+	var (
+		st  *log.StructType
+		err error
+	)
+	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
+		st, err = log.ParseSchema(t)
+	} else {
+		st, err = log.ParseDDLSchema(text)
+	}
+	if err != nil {
+		return nil, usagef("--schema: %v", err)
+	}
+	schema, err := log.ToArrow(st, log.ArrowOptions{})
+	if err != nil {
+		return nil, usagef("--schema: %v", err)
+	}
+	return schema, nil
+}
+
+// checkParquetColumns compares a Parquet input's columns with the table schema by
+// name (ignoring case): a column the table does not have, or a table column the file
+// lacks, is an error naming the file, before anything is written. (Types are checked
+// by the table's writer.)
+func checkParquetColumns(path string, schema *arrow.Schema) error {
+	have, err := parquetSchema(path)
+	if err != nil {
+		return err
+	}
+	names := make([]string, have.NumFields())
+	for i, f := range have.Fields() {
+		names[i] = f.Name
+	}
+	idx, err := matchKeys(names, schema.Fields(), "column")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for f, i := range idx {
+		if i < 0 {
+			return fmt.Errorf("%s: column %q is missing (file columns: %s)", path, schema.Field(f).Name, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// csvSchema drops metadata the text readers do not need.
 func csvSchema(s *arrow.Schema) *arrow.Schema {
 	fields := make([]arrow.Field, s.NumFields())
 	for i, f := range s.Fields() {
-		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: true}
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
 	}
 	return arrow.NewSchema(fields, nil)
 }
 
-// inferJSONL peeks at up to 1000 lines and types each key: bool, int64, float64 or
-// string (mixed numbers widen to float64; anything else is a string). Key order is the
-// order of first appearance.
-func inferJSONL(br *bufio.Reader) (*arrow.Schema, error) {
-	peek, _ := br.Peek(br.Size())
-	var order []string
-	kinds := map[string]string{}
-	lines := strings.Split(string(peek), "\n")
-	if len(lines) > 1 {
-		lines = lines[:len(lines)-1] // the last line may be cut by the peek
-	}
-	if len(lines) > 1000 {
-		lines = lines[:1000]
-	}
-	for n, line := range lines {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		keys, vals, err := objectInOrder(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", n+1, err)
-		}
-		for i, k := range keys {
-			if _, ok := kinds[k]; !ok {
-				order = append(order, k)
-				kinds[k] = ""
-			}
-			kinds[k] = widen(kinds[k], vals[i])
-		}
-	}
-	if len(order) == 0 {
-		return nil, fmt.Errorf("no JSON objects to infer a schema from")
-	}
-	fields := make([]arrow.Field, len(order))
-	for i, k := range order {
-		var t arrow.DataType = arrow.BinaryTypes.String
-		switch kinds[k] {
-		case "bool":
-			t = arrow.FixedWidthTypes.Boolean
-		case "int":
-			t = arrow.PrimitiveTypes.Int64
-		case "float":
-			t = arrow.PrimitiveTypes.Float64
-		}
-		fields[i] = arrow.Field{Name: k, Type: t, Nullable: true}
-	}
-	return arrow.NewSchema(fields, nil), nil
-}
-
-func widen(have string, v any) string {
-	var k string
-	switch x := v.(type) {
-	case nil:
-		return have
-	case bool:
-		k = "bool"
-	case json.Number:
-		if _, err := x.Int64(); err == nil {
-			k = "int"
-		} else {
-			k = "float"
-		}
-	default:
-		k = "string"
-	}
-	switch {
-	case have == "" || have == k:
-		return k
-	case (have == "int" && k == "float") || (have == "float" && k == "int"):
-		return "float"
-	}
-	return "string"
-}
-
-// objectInOrder decodes one JSON object, keeping its keys in document order.
-func objectInOrder(line string) ([]string, []any, error) {
-	dec := json.NewDecoder(strings.NewReader(line))
-	dec.UseNumber()
-	tok, err := dec.Token()
+// openParquet opens a Parquet file as a record reader (the file is closed when the
+// reader is released).
+func openParquet(ctx context.Context, path string, mem memory.Allocator) (array.RecordReader, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, fmt.Errorf("want a JSON object, found %v", tok)
-	}
-	var keys []string
-	var vals []any
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, _ := kt.(string)
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, fmt.Errorf("key %q: %v", k, err)
-		}
-		keys = append(keys, k)
-		vals = append(vals, v)
-	}
-	return keys, vals, nil
-}
-
-// peekReader reads one batch ahead so that Schema is known before the first Next.
-type peekReader struct {
-	array.RecordReader
-	first  arrow.RecordBatch
-	schema *arrow.Schema
-	cur    arrow.RecordBatch
-	ahead  bool
-}
-
-func newPeekReader(r array.RecordReader) (*peekReader, error) {
-	p := &peekReader{RecordReader: r}
-	if r.Next() {
-		p.first = r.RecordBatch()
-		p.first.Retain()
-		p.schema = p.first.Schema()
-		p.ahead = true
-	} else if err := r.Err(); err != nil {
 		return nil, err
-	} else {
-		return nil, fmt.Errorf("no rows to infer a schema from")
 	}
-	return p, nil
+	pr, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &closingReader{RecordReader: rr, closer: pr}, nil
 }
 
-func (p *peekReader) Schema() *arrow.Schema { return p.schema }
-
-func (p *peekReader) Next() bool {
-	if p.cur != nil && p.cur == p.first {
-		p.first.Release()
-		p.first = nil
-	}
-	if p.ahead {
-		p.ahead = false
-		p.cur = p.first
-		return true
-	}
-	ok := p.RecordReader.Next()
-	if ok {
-		p.cur = p.RecordReader.RecordBatch()
-	} else {
-		p.cur = nil
-	}
-	return ok
+// closingReader closes a file when its record reader is released.
+type closingReader struct {
+	array.RecordReader
+	closer io.Closer
 }
 
-func (p *peekReader) RecordBatch() arrow.RecordBatch { return p.cur }
-func (p *peekReader) Record() arrow.RecordBatch      { return p.cur }
+func (c *closingReader) Release() {
+	c.RecordReader.Release()
+	c.closer.Close()
+}
 
-func (p *peekReader) Release() {
-	if p.first != nil {
-		p.first.Release()
-		p.first = nil
+// concatReader streams several inputs one after the other as one record reader, so
+// that one command writes every input in one commit (all or nothing). Inputs are
+// opened when reached; an input's error ends the stream and is returned by Err,
+// prefixed with the input's name when the message does not carry it already.
+type concatReader struct {
+	refs   atomic.Int64
+	ctx    context.Context
+	e      *env
+	schema *arrow.Schema
+	inputs []input
+	next   int
+	cur    array.RecordReader
+	curIn  input
+	err    error
+}
+
+func newConcatReader(ctx context.Context, e *env, schema *arrow.Schema, inputs []input) *concatReader {
+	r := &concatReader{ctx: ctx, e: e, schema: schema, inputs: inputs}
+	r.refs.Store(1)
+	return r
+}
+
+func (r *concatReader) Schema() *arrow.Schema { return r.schema }
+
+func (r *concatReader) Next() bool {
+	for r.err == nil {
+		if r.cur == nil {
+			if r.next >= len(r.inputs) {
+				return false
+			}
+			r.curIn = r.inputs[r.next]
+			r.next++
+			cur, err := r.curIn.reader(r.ctx, r.e, r.schema)
+			if err != nil {
+				r.err = r.annotate(err)
+				return false
+			}
+			r.cur = cur
+		}
+		if r.cur.Next() {
+			return true
+		}
+		if err := r.cur.Err(); err != nil {
+			r.err = r.annotate(err)
+			return false
+		}
+		r.cur.Release()
+		r.cur = nil
 	}
-	p.RecordReader.Release()
+	return false
+}
+
+// annotate prefixes err with the current input's name unless it names it already.
+func (r *concatReader) annotate(err error) error {
+	if strings.Contains(err.Error(), r.curIn.name()) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", r.curIn.name(), err)
+}
+
+// current names the input being read (for errors raised by the table's writer).
+func (r *concatReader) current() string { return r.curIn.name() }
+
+func (r *concatReader) RecordBatch() arrow.RecordBatch {
+	if r.cur == nil {
+		return nil
+	}
+	return r.cur.RecordBatch()
+}
+
+func (r *concatReader) Record() arrow.RecordBatch { return r.RecordBatch() }
+func (r *concatReader) Err() error                { return r.err }
+func (r *concatReader) Retain()                   { r.refs.Add(1) }
+
+func (r *concatReader) Release() {
+	if r.refs.Add(-1) == 0 && r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
 }

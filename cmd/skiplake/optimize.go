@@ -45,6 +45,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if n > 1 {
 		return usagef("--zorder-by, --hilbert-by and --sort-by are mutually exclusive")
 	}
+	if err := checkFilter("where", *where); err != nil {
+		return err
+	}
 	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols}
 	if *target != "" {
 		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
@@ -124,6 +127,9 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 				return usagef("--retain %q: want a Go duration (168h) or an interval ('7 days')", *retain)
 			}
 		}
+		if d < 0 {
+			return usagef("--retain %q: must not be negative", *retain)
+		}
 		if d == 0 {
 			// The library reads a zero Retention as "the table's default"; an explicit
 			// zero from the command line means "keep nothing older than now".
@@ -150,5 +156,11 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %s\n", verb, f)
 	}
 	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, res.Retention)
+	if len(res.Temporaries) > 0 {
+		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
+	}
+	if res.KeptOlderThanTable > 0 {
+		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)
+	}
 	return nil
 }

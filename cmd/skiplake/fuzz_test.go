@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Fuzz targets for every input reader (issue #10, item 10). They run as plain tests
+// over their seeds and the corpora under testdata/fuzz/, and CI fuzzes each for a
+// bounded time (.ci/run). The properties: no input makes a reader panic, and
+// inference is consistent with reading: when a schema is inferred from an input, the
+// input reads with that schema, every record becoming one row.
+
+// fuzzSchema has a column of every type the text readers convert.
+var fuzzSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "b", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+	{Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+	{Name: "d", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+	{Name: "s", Type: arrow.BinaryTypes.String},
+	{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: "ok", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+	{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+	{Name: "ntz", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
+	{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), Nullable: true},
+	{Name: "arr", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int16), Nullable: true},
+}, nil)
+
+// drain reads every batch of r and returns the row count and the reader's error.
+func drain(r array.RecordReader) (int64, error) {
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	return n, r.Err()
+}
+
+// csvRecords counts the records after the header, as encoding/csv sees them.
+func csvRecords(data []byte) int64 {
+	br := bufio.NewReader(bytes.NewReader(data))
+	stripBOM(br)
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	var n int64 = -1
+	for {
+		if _, err := cr.Read(); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// jsonlRecords counts the non-blank lines.
+func jsonlRecords(data []byte) int64 {
+	lr := &lineReader{br: bufio.NewReader(bytes.NewReader(data))}
+	var n int64
+	for {
+		line, err := lr.next()
+		if err != nil {
+			return n
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			n++
+		}
+	}
+}
+
+func FuzzCSVInput(f *testing.F) {
+	for _, s := range []string{
+		"id,amount\n1,5\n2,5.5\n",
+		"i,b,f,d,s,bin,ok,day,ts,ntz,st,arr,m\n1,2,1.5,3.25,x,0x00ff,true,2026-01-01,2026-01-01 10:00:00Z,2026-01-01 10:00,\"{\"\"x\"\":1}\",\"[1.5,null]\",\"{\"\"k\"\":1}\"\n",
+		"a,b\n\"q\"\"uote\",\n,NULL\n",
+		"a\n007\n1e5\nNaN\n-Infinity\n",
+		"t\n2026-01-01\n2026-01-01T00:00:00.5\n2026-01-01 00:00:00+02:00\n",
+		"x,y\n1\n",
+		"\xef\xbb\xbfa\n1\n",
+		"a,a\n1,2\n",
+		"a\n\"unterminated\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Reading against a fixed schema: errors are fine, panics are not.
+		if r, err := newCSVReader("x.csv", io.NopCloser(bytes.NewReader(data)), fuzzSchema, memory.DefaultAllocator); err == nil {
+			drain(r)
+		}
+		inf := newInference()
+		if err := inf.inferCSV("x.csv", bytes.NewReader(data)); err != nil {
+			return
+		}
+		schema, err := inf.schema()
+		if err != nil {
+			return
+		}
+		r, err := newCSVReader("x.csv", io.NopCloser(bytes.NewReader(data)), schema, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatalf("inferred %s, but the header does not read: %v", schema, err)
+		}
+		n, err := drain(r)
+		if err != nil {
+			t.Fatalf("inferred %s, but the data does not read with it: %v", schema, err)
+		}
+		if want := csvRecords(data); n != want {
+			t.Fatalf("%d rows read, %d records", n, want)
+		}
+	})
+}
+
+func FuzzJSONLInput(f *testing.F) {
+	for _, s := range []string{
+		`{"id":32,"v":2}` + "\n" + `{"ID":37,"V":3}` + "\n",
+		`{"i":1,"b":2,"f":"NaN","d":"3.25","s":"x","bin":"AP8=","ok":true,"day":"2026-01-01","ts":"2026-01-01T10:00:00Z","ntz":"2026-01-01 10:00","st":{"x":1},"arr":[1.5,null],"m":[{"key":"k","value":1}]}` + "\n",
+		`{"s":"a","m":{"k":1,"l":null}}` + "\n\n",
+		`{"id":1}` + "\n" + `{"id":2,"v":[}` + "\n" + `{"id":3}` + "\n",
+		`{"a":1}{"a":2}` + "\n",
+		`[1,2]` + "\n",
+		`{"a":1,"a":2}` + "\n",
+		`{"a":99999999999999999999}` + "\n",
+		`{"a":1.5e400}` + "\n",
+		`{"a":"` + strings.Repeat("[", 10) + `"}` + "\n",
+		strings.Repeat("[", 600) + "\n",
+		`{"s":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\ud800x\udc00"}`,
+		`{"n":[-0,0.5,1e10,-1E-5,123456789012345678901234567890]}`,
+		` { "a" : [ true , false , null ] } `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkJSONParser(t, data)
+		if r, err := newJSONLReader("x.jsonl", io.NopCloser(bytes.NewReader(data)), fuzzSchema, memory.DefaultAllocator); err == nil {
+			drain(r)
+		}
+		inf := newInference()
+		if err := inf.inferJSONL("x.jsonl", bytes.NewReader(data)); err != nil {
+			return
+		}
+		schema, err := inf.schema()
+		if err != nil {
+			return
+		}
+		r, err := newJSONLReader("x.jsonl", io.NopCloser(bytes.NewReader(data)), schema, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := drain(r)
+		if err != nil {
+			t.Fatalf("inferred %s, but the data does not read with it: %v", schema, err)
+		}
+		if want := jsonlRecords(data); n != want {
+			t.Fatalf("%d rows read, %d lines", n, want)
+		}
+	})
+}
+
+// FuzzParquetInput feeds damaged Parquet files to the CLI's Parquet input. Its seeds
+// (a valid file, truncations, a bare footer) replay under go test. Fuzzing it finds
+// panics inside arrow-go v18.8.0's Parquet reader, the latest release (nil page
+// headers, "invalid logical type", makeslice with a corrupt length, unimplemented
+// encodings; about 1 in 100 random byte mutations of a small file), which skiplake
+// does not recover from by design; so CI does not fuzz this target (see .ci/run)
+// until the reader is fixed upstream (the class of apache/arrow#43605).
+func FuzzParquetInput(f *testing.F) {
+	var buf bytes.Buffer
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for i := range 20 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(strings.Repeat("x", i))
+		lb := b.Field(2).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Int32Builder).Append(int32(i))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	w, err := pqarrow.NewFileWriter(schema, &buf, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		f.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	rec.Release()
+	good := buf.Bytes()
+	f.Add(good)
+	f.Add(good[:len(good)-9])
+	f.Add(append(append([]byte{}, good[:len(good)/2]...), good[len(good)-8:]...))
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "in.parquet")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := openParquet(context.Background(), p, memory.DefaultAllocator)
+		if err != nil {
+			return
+		}
+		drain(r)
+	})
+}
+
+// checkJSONParser compares parseJSON with encoding/json (the oracle) on data taken as
+// one value: on valid UTF-8 both accept the same texts and decode them to the same
+// values, except that parseJSON refuses duplicate keys and deep nesting.
+func checkJSONParser(t *testing.T, data []byte) {
+	if !utf8.Valid(data) {
+		return
+	}
+	ours, err := parseJSON(data, nil)
+	var theirs any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	jerr := dec.Decode(&theirs)
+	if jerr == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			jerr = errors.New("trailing data")
+		}
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "duplicate key") || strings.Contains(err.Error(), "nested deeper") {
+			return
+		}
+		if jerr == nil {
+			t.Fatalf("parseJSON refused %q (%v), encoding/json accepts it", data, err)
+		}
+		return
+	}
+	if jerr != nil {
+		t.Fatalf("parseJSON accepted %q, encoding/json refuses it: %v", data, jerr)
+	}
+	if !reflect.DeepEqual(plainJSON(ours), theirs) {
+		t.Fatalf("%q: parseJSON %#v, encoding/json %#v", data, plainJSON(ours), theirs)
+	}
+}
+
+// plainJSON turns parseJSON's objects into maps, as encoding/json decodes them.
+func plainJSON(v any) any {
+	switch x := v.(type) {
+	case *jsonObject:
+		m := make(map[string]any, len(x.keys))
+		for i, k := range x.keys {
+			m[k] = plainJSON(x.vals[i])
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainJSON(e)
+		}
+		return out
+	}
+	return v
+}

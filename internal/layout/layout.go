@@ -1,0 +1,92 @@
+// Package layout knows the names in a table's directory tree: which paths VACUUM may
+// ever consider (not the log, not hidden), and which names skiplake's own writers give
+// the files they create. Table creation and VACUUM share these rules, so a location
+// that Create accepts as empty holds nothing VACUUM would delete but skiplake's own
+// leftovers.
+//
+// Invariant: WrittenBySkiplake(p) is true for every data file and Bloom index file the
+// table and optimize packages write (tested there, against files they really wrote),
+// and for nothing a user or another engine is likely to name that way.
+package layout
+
+import (
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// LogDir is the directory of the Delta log, relative to the table root.
+const LogDir = "_delta_log/"
+
+// IndexDir is the one hidden directory VACUUM looks into: Bloom index files live
+// there (bloom.IndexDir's parent) and are garbage once nothing references them.
+const IndexDir = "_delta_index/"
+
+// Vacuumable reports whether VACUUM may ever delete the file at p (relative to the
+// table root): not in the log and not hidden. A path is hidden when one of its
+// elements starts with '_' or '.', except partition directories ("_col=1") and
+// _delta_index/.
+func Vacuumable(p string) bool {
+	if strings.HasPrefix(p, LogDir) || p == strings.TrimSuffix(LogDir, "/") {
+		return false
+	}
+	if strings.HasPrefix(p, IndexDir) {
+		rest := strings.TrimPrefix(p, IndexDir)
+		return rest != "" && !hidden(rest)
+	}
+	return !hidden(p)
+}
+
+func hidden(p string) bool {
+	parts := strings.Split(p, "/")
+	for i, c := range parts {
+		if c == "" || c == ".." {
+			return true
+		}
+		if c[0] != '_' && c[0] != '.' {
+			continue
+		}
+		if i < len(parts)-1 && strings.Contains(c, "=") {
+			continue // partition directory such as _col=1
+		}
+		return true
+	}
+	return false
+}
+
+// WrittenBySkiplake reports whether p (relative to the table root) has the name of a
+// file skiplake's writers create: a data file "part-NNNNN-<uuid>.c000.zstd.parquet"
+// (at the root or in partition directories) or a Bloom index file
+// "_delta_index/bloom/<uuid>.bin".
+func WrittenBySkiplake(p string) bool {
+	if rest, ok := strings.CutPrefix(p, IndexDir+"bloom/"); ok {
+		id, ok := strings.CutSuffix(rest, ".bin")
+		return ok && isUUID(id)
+	}
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	return IsDataFileName(name)
+}
+
+// IsDataFileName reports whether name (one path element) is a data file name of
+// skiplake's writers: "part-" five digits "-" a UUID ".c000.zstd.parquet".
+func IsDataFileName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "part-")
+	if !ok || len(rest) < 6 || rest[5] != '-' {
+		return false
+	}
+	for _, c := range []byte(rest[:5]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	id, ok := strings.CutSuffix(rest[6:], ".c000.zstd.parquet")
+	return ok && isUUID(id)
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
+}
