@@ -89,8 +89,19 @@ func (r *Result) WriteSVG(w io.Writer, chart string) error {
 // palette colours layouts in AllLayouts order (colour-blind friendly).
 var palette = []string{"#999999", "#e69f00", "#cc79a7", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#f0e442"}
 
-// layoutColor gives each layout a fixed colour, whatever subset is drawn.
+// layoutColor gives each layout a fixed colour, whatever subset is drawn. A
+// name with a column list ("hilbert(a,b)", as the layout advisor names its
+// candidates) takes the colour of its kind; "linear" and "sort" share one.
 func layoutColor(name string) string {
+	if i := strings.IndexByte(name, '('); i > 0 {
+		name = name[:i]
+	}
+	switch name {
+	case "linear":
+		name = LayoutSort
+	case "current":
+		name = LayoutInsertion
+	}
 	for i, l := range AllLayouts {
 		if l == name {
 			return palette[i%len(palette)]
