@@ -36,9 +36,9 @@ type sim struct {
 	matches []int64
 	// statistics columns: those the filters read (top-level fields of rec)
 	statCols []int
-	codes    [][]int32       // [stat column][row]; -1 for NULL
-	vals     [][]value.Value // [stat column][code]
-	quant map[int]*quantCodes // chart columns, by field index
+	codes    [][]int32           // [stat column][row]; -1 for NULL
+	vals     [][]value.Value     // [stat column][code]
+	quant    map[int]*quantCodes // chart columns, by field index
 	// groups are the sample rows of each partition (one group when the table is
 	// not partitioned); files are laid out per group, as OPTIMIZE does.
 	groups [][]int32
