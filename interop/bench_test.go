@@ -111,15 +111,19 @@ func skiplakeCount(b *testing.B, tbl *table.Table, filter string, cols []string)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer sc.Release()
-	var n int64
-	for sc.Next() {
-		n += sc.RecordBatch().NumRows()
-	}
-	if err := sc.Err(); err != nil {
+	rd, err := sc.Read(bg)
+	if err != nil {
 		b.Fatal(err)
 	}
-	r := sc.Report().Files
+	defer rd.Release()
+	var n int64
+	for rd.Next() {
+		n += rd.RecordBatch().NumRows()
+	}
+	if err := rd.Err(); err != nil {
+		b.Fatal(err)
+	}
+	r := rd.Report().Files
 	read := 0.0
 	if r.Total > 0 {
 		read = float64(r.Total-r.Skipped) / float64(r.Total)

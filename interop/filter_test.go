@@ -327,8 +327,10 @@ func TestFiltersMatchDuckDB(t *testing.T) {
 			t.Errorf("predicate %d: skiplake rejected %q: %v", i, p.ours, err)
 			continue
 		}
-		ours := scanRows(t, sc)
-		sc.Release()
+		rd, err := sc.Read(bg)
+		require.NoError(t, err)
+		ours := scanRows(t, rd.RecordReader())
+		rd.Release()
 		theirs := duckRows(t, db, duckFilterQuery(schema, p.duck), schema)
 		if err := sameMultiset(ours, theirs, 3); err != nil {
 			t.Errorf("predicate %d:\n  skiplake: %s\n  duckdb:   %s\n  %v", i, p.ours, p.duck, err)
@@ -386,8 +388,10 @@ func TestFloatComparisonsIndependentOfDuckDB(t *testing.T) {
 		}
 		sc, err := tbl.Scan(bg, table.WithFilter(p.ours))
 		require.NoError(t, err)
-		ours := scanRows(t, sc)
-		sc.Release()
+		rd, err := sc.Read(bg)
+		require.NoError(t, err)
+		ours := scanRows(t, rd.RecordReader())
+		rd.Release()
 		theirs := duckRows(t, db, duckFilterQuery(schema, p.duck), schema)
 		require.NoError(t, sameMultiset(ours, c.want, 5), "skiplake, %s", p.ours)
 		require.NoError(t, sameMultiset(theirs, c.want, 5), "duckdb, %s", p.duck)

@@ -90,7 +90,11 @@ func TestLogReplayMatchesDuckDB(t *testing.T) {
 				sort.Strings(duckPaths)
 				require.Equal(t, ourPaths, duckPaths, "version %d: live files of skiplake's snapshot vs DuckDB's replay", v)
 
-				tab, err := mt.tbl.ReadAll(bg, table.WithRef(table.AtVersion(v)))
+				snapV, err := mt.tbl.Snapshot(bg, table.AtVersion(v))
+				require.NoError(t, err, "snapshot at version %d", v)
+				sc, err := snapV.Scan(bg)
+				require.NoError(t, err, "scan at version %d", v)
+				tab, err := sc.ReadAll(bg)
 				require.NoError(t, err, "ReadAll at version %d", v)
 				ours := arrowRows(t, tab)
 				tab.Release()

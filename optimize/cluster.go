@@ -104,7 +104,7 @@ func (e *executor) footers(ctx context.Context, adds []*log.Add, par int) ([]fil
 	p := e.plan
 	infos := make([]fileInfo, len(adds))
 	err := parallel(ctx, par, len(adds), func(ctx context.Context, i int) error {
-		in, err := openInput(ctx, p.store, adds[i], p.opts.Allocator)
+		in, err := openInput(ctx, p.store, adds[i], p.opts.Allocator, false)
 		if err != nil {
 			return err
 		}

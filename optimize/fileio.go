@@ -13,7 +13,6 @@ import (
 
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
@@ -30,10 +29,18 @@ type inputFile struct {
 	r    *datafile.Reader
 }
 
-func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memory.Allocator) (*inputFile, error) {
+// With deletions, the file's deletion vector is loaded and its rows are left out of
+// every read (only the footer is needed otherwise).
+func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memory.Allocator, deletions bool) (*inputFile, error) {
 	p, err := a.DecodedPath()
 	if err != nil {
 		return nil, err
+	}
+	opts := datafile.ReadOptions{BatchSize: readBatchRows, Allocator: mem}
+	if deletions {
+		if opts.Deleted, err = datafile.LoadDeletionVector(ctx, store, a.DeletionVector); err != nil {
+			return nil, fmt.Errorf("optimize: deletion vector of %s: %w", p, err)
+		}
 	}
 	f, err := store.Open(ctx, p)
 	if err != nil {
@@ -42,7 +49,7 @@ func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memor
 		}
 		return nil, fmt.Errorf("optimize: open %s: %w", p, err)
 	}
-	r, err := datafile.Open(f, f.Size(), datafile.ReadOptions{BatchSize: readBatchRows, Allocator: mem})
+	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptData, p, err)
@@ -55,33 +62,11 @@ func (in *inputFile) close() {
 	in.f.Close()
 }
 
-// read emits every live row of the file (its deletion vector applied) with the
-// columns of want. The batch passed to emit is released when emit returns; firstRow
-// is the file position of the batch's first row before deletions.
-func (in *inputFile) read(ctx context.Context, store storage.Storage, want *arrow.Schema, mem memory.Allocator, emit datafile.EmitFunc) error {
-	fn := emit
-	if d := in.add.DeletionVector; d != nil {
-		desc := dv.Descriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-		if d.Offset != nil {
-			desc.Offset = *d.Offset
-		}
-		del, err := dv.Load(ctx, store.Get, storeRoot(store), desc)
-		if err != nil {
-			return fmt.Errorf("optimize: deletion vector of %s: %w", in.path, err)
-		}
-		fn = func(rec arrow.RecordBatch, firstRow int64) error {
-			kept, err := datafile.ApplyDeletionVector(rec, firstRow, del.Contains, mem)
-			if err != nil {
-				return err
-			}
-			defer kept.Release()
-			if kept.NumRows() == 0 {
-				return nil
-			}
-			return emit(kept, firstRow)
-		}
-	}
-	if err := in.r.Read(ctx, want, nil, fn); err != nil {
+// read emits every live row of the file (opened with deletions) with the columns of
+// want. The batch passed to emit is released when emit returns; firstRow is the file
+// position of the first row read for the batch, before deletions.
+func (in *inputFile) read(ctx context.Context, want *arrow.Schema, emit datafile.EmitFunc) error {
+	if err := in.r.Read(ctx, want, nil, emit); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -102,12 +87,12 @@ func storeRoot(st storage.Storage) string {
 
 // readFile opens, reads and closes one input file.
 func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arrow.Schema, mem memory.Allocator, emit datafile.EmitFunc) error {
-	in, err := openInput(ctx, store, a, mem)
+	in, err := openInput(ctx, store, a, mem, true)
 	if err != nil {
 		return err
 	}
 	defer in.close()
-	return in.read(ctx, store, want, mem, emit)
+	return in.read(ctx, want, emit)
 }
 
 // fileSeq numbers output files within the process (the part-NNNNN of their names).

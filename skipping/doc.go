@@ -13,6 +13,10 @@
 //   - pages: EvaluatePages, from the Parquet column and offset indexes, as row
 //     ranges to read.
 //
+// Planner runs the file-level passes for a whole snapshot in order (partition
+// values, statistics, Bloom filters) and returns per file the verdict, the pass
+// that decided it and the reason; scans, Count, explain and DML plan through it.
+//
 // Invariants (DESIGN.md):
 //
 //   - S1 Skipping never drops a unit that holds a matching live row. A verdict of
@@ -33,7 +37,8 @@
 // that prefix, NOT IN / <> / NOT LIKE skip files holding a single matching value,
 // and AND/OR/NOT reach MustMatch.
 //
-// What it deliberately does not do: read data, Bloom filters (package bloom), or
+// What it deliberately does not do: read data, build or store Bloom filters (package
+// bloom; the Planner only probes them through a bloom.Cache), or
 // column-to-column comparisons (always MightMatch); it does not rewrite predicates
 // over expressions of columns (the language has none).
 package skipping

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/value"
 )
@@ -232,6 +233,33 @@ func EvaluateRowGroups(pred *expr.Bound, md *metadata.FileMetaData, colIndex fun
 		out[i] = evalTree(pred.Root(), lookup, n)
 	}
 	return out
+}
+
+// RowGroupBloomCannotMatch reports whether the Parquet split-block Bloom filters of
+// row group rg prove that no row satisfies pred (the proof shape of
+// BloomCannotMatch: equality and IN, through AND and OR). A column without a filter,
+// a literal the filter cannot be probed with, or an unreadable filter proves
+// nothing (S1). colIndex maps a bound column path to the file's leaf column, as for
+// EvaluateRowGroups. rdr's Bloom filter reader is used; call from one goroutine.
+func RowGroupBloomCannotMatch(pred *expr.Bound, rdr *file.Reader, rg int, colIndex func(path []string) int) bool {
+	if pred == nil || rdr == nil || colIndex == nil {
+		return false
+	}
+	md := rdr.MetaData()
+	return bloomProof(pred.Root(), func(path []string, vals []value.Value) bool {
+		idx := colIndex(path)
+		if idx < 0 || idx >= md.Schema.NumColumns() {
+			return false
+		}
+		pt := md.Schema.Column(idx).PhysicalType()
+		for _, v := range vals {
+			might, err := bloom.RowGroupMightContain(rdr, rg, idx, v, pt)
+			if err != nil || might {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // RowRange is the half-open range [Start, End) of row indices within a row group.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -113,85 +117,191 @@ func BenchmarkWrite(b *testing.B) {
 	})
 }
 
-// BenchmarkScan compares a full-table Scan with plain pqarrow reading the same files.
+// BenchmarkScan compares a full-table scan with plain pqarrow reading the same files
+// one after the other in one goroutine (streaming, 64Ki-row batches), on two layouts:
+// storage=memory with 8 MiB files (the historical case) and storage=local with the
+// default target file size on local disk, where whole-file buffering would show in
+// memory. skiplake runs with parallelism 1 (like for like) and with the default
+// (GOMAXPROCS); limit=10 is the time to the first rows. peak-heap-MB samples the
+// live heap while the benchmark runs.
 func BenchmarkScan(b *testing.B) {
 	n := benchRows()
 	recs := benchBatches(n)
 	ctx := context.Background()
-	st := storage.NewMemory()
-	tb, err := table.Create(ctx, st, benchSchema, table.CreateOptions{})
+	type layout struct {
+		name   string
+		store  storage.Storage
+		target int64
+	}
+	local, err := storage.NewLocal(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 8 << 20}); err != nil {
-		b.Fatal(err)
+	layouts := []layout{{"memory", storage.NewMemory(), 8 << 20}, {"local", local, 0}}
+	tables := make([]*table.Table, len(layouts))
+	for i, l := range layouts {
+		tb, err := table.Create(ctx, l.store, benchSchema, table.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: l.target}); err != nil {
+			b.Fatal(err)
+		}
+		tables[i] = tb
 	}
 	for _, r := range recs {
 		r.Release()
 	}
-	snap, err := tb.Snapshot(ctx, table.Latest())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var files [][]byte
-	for _, a := range snap.Log().Files() {
-		p, _ := a.DecodedPath()
-		data, err := st.Get(ctx, p)
+	for i, l := range layouts {
+		tb := tables[i]
+		snap, err := tb.Snapshot(ctx, table.Latest())
 		if err != nil {
 			b.Fatal(err)
 		}
-		files = append(files, data)
-	}
-	b.Run(fmt.Sprintf("impl=pqarrow/rows=%d/files=%d", n, len(files)), func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var rows int64
-			for _, data := range files {
-				pr, err := file.NewParquetReader(bytes.NewReader(data))
-				if err != nil {
-					b.Fatal(err)
-				}
-				fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rr, err := fr.GetRecordReader(ctx, nil, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for rr.Next() {
-					rows += rr.RecordBatch().NumRows()
-				}
-				rr.Release()
-				pr.Close()
-			}
-			if rows != int64(n) {
-				b.Fatalf("read %d rows", rows)
-			}
-		}
-		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	})
-	b.Run(fmt.Sprintf("impl=skiplake/rows=%d/files=%d", n, len(files)), func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			sc, err := tb.Scan(ctx, table.WithParallelism(1))
+		var files []storage.File
+		for _, a := range snap.Log().Files() {
+			p, _ := a.DecodedPath()
+			f, err := l.store.Open(ctx, p)
 			if err != nil {
 				b.Fatal(err)
 			}
-			var rows int64
-			for sc.Next() {
-				rows += sc.RecordBatch().NumRows()
+			defer f.Close()
+			files = append(files, f)
+		}
+		size := fmt.Sprintf("storage=%s/rows=%d/files=%d", l.name, n, len(files))
+		b.Run("impl=pqarrow/"+size, func(b *testing.B) {
+			b.ReportAllocs()
+			peak := startPeakHeap()
+			for b.Loop() {
+				if rows := pqarrowScan(b, files, -1); rows != int64(n) {
+					b.Fatalf("read %d rows", rows)
+				}
 			}
-			if err := sc.Err(); err != nil {
-				b.Fatal(err)
+			peak.report(b)
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+		for _, par := range []int{1, 0} {
+			b.Run(fmt.Sprintf("impl=skiplake/parallelism=%d/%s", par, size), func(b *testing.B) {
+				b.ReportAllocs()
+				peak := startPeakHeap()
+				for b.Loop() {
+					if rows, _ := scanRows(b, snap, table.WithParallelism(par)); rows != int64(n) {
+						b.Fatalf("read %d rows", rows)
+					}
+				}
+				peak.report(b)
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+		b.Run("impl=pqarrow/limit=10/"+size, func(b *testing.B) {
+			peak := startPeakHeap()
+			for b.Loop() {
+				if rows := pqarrowScan(b, files, 10); rows != 10 {
+					b.Fatalf("read %d rows", rows)
+				}
 			}
-			sc.Release()
-			if rows != int64(n) {
-				b.Fatalf("read %d rows", rows)
+			peak.report(b)
+		})
+		b.Run("impl=skiplake/limit=10/"+size, func(b *testing.B) {
+			peak := startPeakHeap()
+			for b.Loop() {
+				if rows, _ := scanRows(b, snap, table.WithLimit(10)); rows != 10 {
+					b.Fatalf("read %d rows", rows)
+				}
+			}
+			peak.report(b)
+		})
+	}
+}
+
+// pqarrowScan reads files one after the other with pqarrow (every column, 64Ki-row
+// batches, one goroutine) and returns the rows read; limit >= 0 stops after that many.
+func pqarrowScan(b *testing.B, files []storage.File, limit int64) int64 {
+	ctx := context.Background()
+	var rows int64
+	for _, f := range files {
+		pr, err := file.NewParquetReader(io.NewSectionReader(f, 0, f.Size()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rr, err := fr.GetRecordReader(ctx, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rr.Next() {
+			rows += rr.RecordBatch().NumRows()
+			if limit >= 0 && rows >= limit {
+				rows = limit
+				break
 			}
 		}
-		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	})
+		rr.Release()
+		pr.Close()
+		if limit >= 0 && rows >= limit {
+			break
+		}
+	}
+	return rows
+}
+
+// peakHeap samples the bytes of live heap objects until report.
+type peakHeap struct {
+	stop chan struct{}
+	done chan uint64
+}
+
+func startPeakHeap() *peakHeap {
+	runtime.GC()
+	p := &peakHeap{stop: make(chan struct{}), done: make(chan uint64)}
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-p.stop:
+				p.done <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakHeap) report(b *testing.B) {
+	close(p.stop)
+	b.ReportMetric(float64(<-p.done)/(1<<20), "peak-heap-MB")
+}
+
+// scanRows reads every row of src's scan and returns how many there were, with the
+// reader's report.
+func scanRows(b *testing.B, src scanner, opts ...table.ScanOption) (int64, *table.ScanReport) {
+	ctx := context.Background()
+	sc, err := src.Scan(ctx, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Release()
+	var rows int64
+	for rd.Next() {
+		rows += rd.RecordBatch().NumRows()
+	}
+	if err := rd.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return rows, rd.Report()
 }
 
 // BenchmarkSelectiveScan measures a 0.1%-selective filter on a table of about 1,000
@@ -220,18 +330,8 @@ func BenchmarkSelectiveScan(b *testing.B) {
 	lo := int64(n / 2)
 	filter := fmt.Sprintf("id >= %d AND id < %d", lo, lo+int64(n/1000))
 	scan := func(b *testing.B, opts ...table.ScanOption) (rows int64, read int64) {
-		sc, err := tb.Scan(ctx, append(opts, table.WithSnapshot(snap))...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer sc.Release()
-		for sc.Next() {
-			rows += sc.RecordBatch().NumRows()
-		}
-		if err := sc.Err(); err != nil {
-			b.Fatal(err)
-		}
-		return rows, sc.Report().Files.Kept
+		rows, rep := scanRows(b, snap, opts...)
+		return rows, rep.Files.Kept
 	}
 	b.Run(fmt.Sprintf("scan=full/rows=%d/files=%d", n, files), func(b *testing.B) {
 		var read int64

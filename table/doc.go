@@ -7,14 +7,23 @@
 //
 // # Reading: plan, then read
 //
-// A Scan first plans: the snapshot (latest, a version, or a timestamp), the columns
-// to read (the projection plus the filter's columns), and the files, decided level by
-// level — partition values, per-file statistics (package skipping over a columnar
-// index built once per Snapshot), the Bloom filter index — then reads the surviving
-// files a few at a time, skipping row groups whose footer statistics cannot match,
-// applying deletion vectors, and rechecking the filter exactly only where a level said
-// "might match". The schema is known before the first batch. Every level's counts are
-// in the ScanReport.
+// The version is chosen once: Table.Snapshot(ctx, ref) loads it (latest, a version, or
+// a timestamp) and Snapshot.Scan plans on it (Table.Scan is Snapshot.Scan of the latest
+// version). Planning resolves the columns (the projection plus the filter's columns),
+// binds the filter and decides every live file with package skipping's Planner —
+// partition values, per-file statistics (a columnar index built once per Snapshot), the
+// Bloom filter index — giving each file a verdict, the level that decided it and the
+// reason (Scan.Files). The plan reads no data; Scan.Explain adds the row-group and page
+// decisions from the files' footers.
+//
+// Scan.Read makes a Reader that streams the rows: files in plan order, row groups
+// decoded in parallel (WithParallelism, default GOMAXPROCS), deletion vectors applied,
+// the filter rechecked exactly only where a level said "might match", and decoded
+// batches held ahead of the caller only up to a byte budget (WithReadAhead, default
+// DefaultReadAheadBytes) — so memory follows the budget, not the file sizes. A limit
+// stops the background reads early. Scan.Count answers files proven to match entirely
+// from the log. The schema is known before the first batch. Every level's counts are in
+// the ScanReport.
 //
 // # Writing
 //

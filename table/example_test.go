@@ -44,11 +44,16 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer sc.Release()
-	for sc.Next() {
-		fmt.Println(sc.RecordBatch().Column(0))
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	rep := sc.Report()
+	defer rd.Release()
+	for rd.Next() {
+		fmt.Println(rd.RecordBatch().Column(0))
+	}
+	rep := rd.Report()
 	fmt.Printf("files: %d total, %d skipped\n", rep.Files.Total, rep.Files.Skipped)
 	// Output:
 	// version 1: 3 rows in 2 files

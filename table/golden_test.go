@@ -244,7 +244,10 @@ func checkGoldenTable(t *testing.T, name, dir string) {
 				if _, err := fmt.Sscanf(v.Name(), "v%d", &n); err != nil {
 					continue
 				}
-				at := readAll(t, tb, table.WithRef(table.AtVersion(n)))
+				at, err := readAllOf(context.Background(), snapshotAt(t, tb, table.AtVersion(n)))
+				if err != nil {
+					t.Fatalf("scan v%d: %v", n, err)
+				}
 				want := readParquetFiles(t, []string{filepath.Join(p, "table_content.parquet")})
 				compareMultiset(t, v.Name(), at, want)
 				at.Release()
@@ -317,7 +320,7 @@ var handChecked = map[string]func(t *testing.T, tb *table.Table, latest arrow.Ta
 		wantColumn(t, latest, "as_timestamp", []string{`"2021-09-08T11:11:11.000000Z"`, `"2021-09-08T11:11:11.000000Z"`, "null"})
 	},
 	"delta-rs/delta-0.2.0": func(t *testing.T, tb *table.Table, latest arrow.Table) {
-		v2, err := tb.ReadAll(context.Background(), table.WithRef(table.AtVersion(2)))
+		v2, err := readAllOf(context.Background(), snapshotAt(t, tb, table.AtVersion(2)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -129,24 +129,34 @@ func buildProofBloomTable(t *testing.T, rng *rand.Rand, nFiles, rowsPerFile int)
 
 // lookup scans for filter and returns the sorted n of the rows found, the files read
 // and the time Scan (planning) took.
-func (bt *proofBloomTable) lookup(t *testing.T, filter string, opts ...table.ScanOption) ([]int64, *table.ScanReport, time.Duration) {
+// snap nil scans the latest version.
+func (bt *proofBloomTable) lookup(t *testing.T, filter string, snap *table.Snapshot) ([]int64, *table.ScanReport, time.Duration) {
 	t.Helper()
+	var src scanner = bt.tb
+	if snap != nil {
+		src = snap
+	}
+	ctx := context.Background()
 	start := time.Now()
-	sc, err := bt.tb.Scan(context.Background(), append(opts, table.WithFilter(filter))...)
+	sc, err := src.Scan(ctx, table.WithFilter(filter))
 	plan := time.Since(start)
 	if err != nil {
 		t.Fatalf("scan %q: %v", filter, err)
 	}
-	defer sc.Release()
-	var ns []int64
-	for sc.Next() {
-		ns = append(ns, sc.RecordBatch().Column(1).(*array.Int64).Int64Values()...)
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		t.Fatalf("scan %q: %v", filter, err)
 	}
-	if err := sc.Err(); err != nil {
+	defer rd.Release()
+	var ns []int64
+	for rd.Next() {
+		ns = append(ns, rd.RecordBatch().Column(1).(*array.Int64).Int64Values()...)
+	}
+	if err := rd.Err(); err != nil {
 		t.Fatalf("scan %q: %v", filter, err)
 	}
 	slices.Sort(ns)
-	return ns, sc.Report(), plan
+	return ns, rd.Report(), plan
 }
 
 func TestProofBloomLookups(t *testing.T) {
@@ -175,7 +185,7 @@ func TestProofBloomLookups(t *testing.T) {
 	var existPlan, absentPlan time.Duration
 	for i := 0; i < lookups; i++ {
 		key := bt.keys[rng.IntN(len(bt.keys))]
-		got, rep, plan := bt.lookup(t, "uuid = "+quote(key), table.WithSnapshot(snap))
+		got, rep, plan := bt.lookup(t, "uuid = "+quote(key), snap)
 		existPlan += plan
 		if !slices.Equal(got, bt.rowsOf[key]) {
 			t.Fatalf("lookup of existing key %s: rows %v, want %v (report %+v)", key, got, bt.rowsOf[key], rep.Levels)
@@ -191,7 +201,7 @@ func TestProofBloomLookups(t *testing.T) {
 	}
 	for i := 0; i < lookups; i++ {
 		key := proofRandomUUID(rng)
-		got, rep, plan := bt.lookup(t, "uuid = "+quote(key), table.WithSnapshot(snap))
+		got, rep, plan := bt.lookup(t, "uuid = "+quote(key), snap)
 		absentPlan += plan
 		if len(got) != 0 {
 			t.Fatalf("lookup of absent key %s returned %v", key, got)
@@ -232,7 +242,7 @@ func TestProofBloomLookups(t *testing.T) {
 			lits = append(lits, quote(proofRandomUUID(rng)))
 			slices.Sort(want)
 			filter := "uuid IN (" + strings.Join(lits, ", ") + ")"
-			got, rep, _ := bt.lookup(t, filter, table.WithSnapshot(snap))
+			got, rep, _ := bt.lookup(t, filter, snap)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s: rows %v, want %v", filter, got, want)
 			}
@@ -246,7 +256,7 @@ func TestProofBloomLookups(t *testing.T) {
 		k1, k2 := bt.keys[0], bt.keys[len(bt.keys)-1]
 		want := append(append([]int64(nil), bt.rowsOf[k1]...), bt.rowsOf[k2]...)
 		slices.Sort(want)
-		got, rep, _ := bt.lookup(t, fmt.Sprintf("uuid = %s OR uuid = %s", quote(k1), quote(k2)), table.WithSnapshot(snap))
+		got, rep, _ := bt.lookup(t, fmt.Sprintf("uuid = %s OR uuid = %s", quote(k1), quote(k2)), snap)
 		if !slices.Equal(got, want) {
 			t.Errorf("OR: rows %v, want %v", got, want)
 		}
@@ -254,7 +264,7 @@ func TestProofBloomLookups(t *testing.T) {
 			t.Errorf("OR of equalities skipped nothing by Bloom: %+v", rep.Levels)
 		}
 		n0 := bt.rowsOf[k1][0]
-		got, _, _ = bt.lookup(t, fmt.Sprintf("uuid = %s AND n = %d", quote(k1), n0), table.WithSnapshot(snap))
+		got, _, _ = bt.lookup(t, fmt.Sprintf("uuid = %s AND n = %d", quote(k1), n0), snap)
 		if !slices.Equal(got, []int64{n0}) {
 			t.Errorf("AND: rows %v, want [%d]", got, n0)
 		}
@@ -283,7 +293,7 @@ func TestProofBloomLookups(t *testing.T) {
 					break
 				}
 			}
-			got, rep, _ := bt.lookup(t, "uuid = "+quote(key))
+			got, rep, _ := bt.lookup(t, "uuid = "+quote(key), nil)
 			if !slices.Equal(got, bt.rowsOf[key]) {
 				t.Fatalf("rows %v, want %v", got, bt.rowsOf[key])
 			}
@@ -318,7 +328,7 @@ func TestProofBloomLookups(t *testing.T) {
 		})
 	}
 	t.Run("absent key with damaged indexes", func(t *testing.T) {
-		got, rep, _ := bt.lookup(t, "uuid = "+quote(proofRandomUUID(rng)))
+		got, rep, _ := bt.lookup(t, "uuid = "+quote(proofRandomUUID(rng)), nil)
 		if len(got) != 0 {
 			t.Errorf("absent key returned %v", got)
 		}

@@ -316,7 +316,7 @@ func proofDVRun(t *testing.T, inline bool) {
 		}
 	})
 	t.Run("time travel before the delete sees every row", func(t *testing.T) {
-		got, _, _, err := proofScanIDs(t, tb, "k", table.WithRef(table.AtVersion(version-1)))
+		got, _, _, err := proofScanIDs(t, snapshotAt(t, tb, table.AtVersion(version-1)), "k")
 		if err != nil {
 			t.Fatal(err)
 		}

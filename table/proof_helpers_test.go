@@ -79,29 +79,67 @@ func proofFileIDs(t testing.TB, st storage.Storage, snap *table.Snapshot, idCol 
 	return out
 }
 
-// proofScanIDs runs a scan and returns the sorted values of int64 column idCol of the
-// rows it returned, with the scan's report.
-func proofScanIDs(t testing.TB, tb *table.Table, idCol string, opts ...table.ScanOption) ([]int64, *table.ScanReport, []table.PlannedFile, error) {
+// scanner is what plans scans: a *table.Table (latest version) or a *table.Snapshot.
+type scanner interface {
+	Scan(ctx context.Context, opts ...table.ScanOption) (*table.Scan, error)
+}
+
+// snapshotAt loads version ref of tb.
+func snapshotAt(t testing.TB, tb *table.Table, ref table.Ref) *table.Snapshot {
 	t.Helper()
-	sc, err := tb.Scan(context.Background(), opts...)
+	snap, err := tb.Snapshot(context.Background(), ref)
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", ref, err)
+	}
+	return snap
+}
+
+// readAllOf plans a scan of src and reads it whole.
+func readAllOf(ctx context.Context, src scanner, opts ...table.ScanOption) (arrow.Table, error) {
+	sc, err := src.Scan(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return sc.ReadAll(ctx)
+}
+
+// countOf plans a scan of src and counts its rows.
+func countOf(ctx context.Context, src scanner, opts ...table.ScanOption) (int64, *table.ScanReport, error) {
+	sc, err := src.Scan(ctx, opts...)
+	if err != nil {
+		return 0, nil, err
+	}
+	return sc.Count(ctx)
+}
+
+// proofScanIDs runs a scan and returns the sorted values of int64 column idCol of the
+// rows it returned, with the reader's report.
+func proofScanIDs(t testing.TB, src scanner, idCol string, opts ...table.ScanOption) ([]int64, *table.ScanReport, []table.PlannedFile, error) {
+	t.Helper()
+	ctx := context.Background()
+	sc, err := src.Scan(ctx, opts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer sc.Release()
 	files := sc.Files()
 	idx := sc.Schema().FieldIndices(idCol)
 	if len(idx) != 1 {
 		t.Fatalf("scan schema %v has no column %q", sc.Schema(), idCol)
 	}
-	var ids []int64
-	for sc.Next() {
-		ids = append(ids, sc.RecordBatch().Column(idx[0]).(*array.Int64).Int64Values()...)
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, sc.Report(), files, err
+	defer rd.Release()
+	var ids []int64
+	for rd.Next() {
+		ids = append(ids, rd.RecordBatch().Column(idx[0]).(*array.Int64).Int64Values()...)
+	}
+	if err := rd.Err(); err != nil {
+		return nil, rd.Report(), files, err
 	}
 	slices.Sort(ids)
-	return ids, sc.Report(), files, nil
+	return ids, rd.Report(), files, nil
 }
 
 // proofTableIDs returns the sorted values of int64 column idCol of tbl.

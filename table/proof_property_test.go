@@ -577,7 +577,7 @@ func buildProofTable(t *testing.T, g *proofGen, partitioned bool, files int, sho
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := tb.ReadAll(ctx, table.WithSnapshot(snap))
+	all, err := readAllOf(ctx, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,15 +605,15 @@ func buildProofTable(t *testing.T, g *proofGen, partitioned bool, files int, sho
 	}
 	// Row groups per file: a filter no statistic can decide makes every file a
 	// "might match" whose footer is evaluated.
-	sc, err := tb.Scan(ctx, table.WithSnapshot(snap), table.WithFilter("id <> l"))
+	sc, err := snap.Scan(ctx, table.WithFilter("id <> l"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sc.ExplainRowGroups(ctx); err != nil {
+	rep, err := sc.Explain(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	pt.rowsRGs = sc.Report().Level("rowgroup").Total
-	sc.Release()
+	pt.rowsRGs = rep.Level("rowgroup").Total
 	return pt
 }
 
@@ -723,7 +723,7 @@ func TestProofScanProperty(t *testing.T) {
 				// for every readEvery-th predicate.
 				read := q%readEvery == 0
 				full := read && (q/readEvery)%3 == 0
-				opts := []table.ScanOption{table.WithSnapshot(pt.snap), table.WithFilter(sql)}
+				opts := []table.ScanOption{table.WithFilter(sql)}
 				if !full {
 					opts = append(opts, table.WithColumns("id"))
 				}
@@ -734,12 +734,11 @@ func TestProofScanProperty(t *testing.T) {
 					err     error
 				)
 				if read {
-					gotIDs, rep, planned, err = proofScanIDs(t, pt.tb, "id", opts...)
+					gotIDs, rep, planned, err = proofScanIDs(t, pt.snap, "id", opts...)
 				} else {
 					var sc *table.Scan
-					if sc, err = pt.tb.Scan(ctx, opts...); err == nil {
+					if sc, err = pt.snap.Scan(ctx, opts...); err == nil {
 						rep, planned = sc.Report(), sc.Files()
-						sc.Release()
 					}
 				}
 				if err != nil {
@@ -777,7 +776,7 @@ func TestProofScanProperty(t *testing.T) {
 					continue
 				}
 				if full && len(wantIDs) > 0 && len(wantIDs) <= 3000 {
-					got, err := pt.tb.ReadAll(ctx, opts...)
+					got, err := readAllOf(ctx, pt.snap, opts...)
 					if err != nil {
 						fail("ReadAll %q: %v", sql, err)
 						continue
@@ -787,7 +786,7 @@ func TestProofScanProperty(t *testing.T) {
 					got.Release()
 					want.Release()
 				}
-				n, crep, err := pt.tb.Count(ctx, table.WithSnapshot(pt.snap), table.WithFilter(sql))
+				n, crep, err := countOf(ctx, pt.snap, table.WithFilter(sql))
 				if err != nil {
 					fail("count %q: %v", sql, err)
 					continue
@@ -843,7 +842,7 @@ func proofCheckMustMatch(t *testing.T, pt *proofTable) {
 		cases = append(cases, mm{"p IS NULL", int64(len(want))})
 	}
 	for _, c := range cases {
-		n, rep, err := pt.tb.Count(ctx, table.WithSnapshot(pt.snap), table.WithFilter(c.sql))
+		n, rep, err := countOf(ctx, pt.snap, table.WithFilter(c.sql))
 		if err != nil {
 			t.Errorf("count %q: %v", c.sql, err)
 			continue

@@ -12,7 +12,8 @@ import (
 //   - "partition": files decided by their partition values alone;
 //   - "stats": files left by the partition level, decided by their min/max/nullCount;
 //   - "bloom": files left by the stats level whose Bloom filters were probed;
-//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics;
+//   - "rowgroup": row groups of the files read, decided by Parquet footer statistics
+//     and, for equality and IN, the row groups' Parquet Bloom filters;
 //   - "page": rows of the row groups left by the rowgroup level that still need a
 //     recheck, decided by the Parquet page index (column + offset index). Its units are
 //     ROWS, not pages: Total is the rows of the row groups considered, Skipped the rows
@@ -70,6 +71,26 @@ func (r *ScanReport) addPages(s skipping.LevelStats) {
 	}
 	r.mu.Lock()
 	r.level("page").Merge(s)
+	r.mu.Unlock()
+}
+
+// clone returns a deep copy, taken under the lock.
+func (r *ScanReport) clone() *ScanReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &ScanReport{
+		Version:      r.Version,
+		Filter:       r.Filter,
+		Files:        r.Files,
+		Levels:       append([]skipping.LevelStats(nil), r.Levels...),
+		RowsReturned: r.RowsReturned,
+		Warnings:     append([]string(nil), r.Warnings...),
+	}
+}
+
+func (r *ScanReport) setRows(n int64) {
+	r.mu.Lock()
+	r.RowsReturned = n
 	r.mu.Unlock()
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Ref names a version of a table: the latest, a version number, or the version that
@@ -56,7 +57,8 @@ type Snapshot struct {
 	logical  *arrow.Schema // logical names, no metadata (what scans return)
 	physical *arrow.Schema // physical names (what stats are keyed by)
 	mapping  log.ColumnMapping
-	fm       fileMeta // typed stats, partition values and skipping index, built on first use
+	store    storage.Storage // where the data files are
+	fm       fileMeta        // typed stats, partition values and skipping index, built on first use
 }
 
 // Snapshot loads the table at ref. Reading fails (with an error naming the features)
@@ -80,10 +82,10 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(ls)
+	return newSnapshot(t.store, ls)
 }
 
-func newSnapshot(ls *log.Snapshot) (*Snapshot, error) {
+func newSnapshot(store storage.Storage, ls *log.Snapshot) (*Snapshot, error) {
 	if err := log.CheckReadable(ls.Protocol()); err != nil {
 		return nil, err
 	}
@@ -104,7 +106,7 @@ func newSnapshot(ls *log.Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{log: ls, delta: ds, schema: schema, logical: logical, physical: physical, mapping: mode}, nil
+	return &Snapshot{log: ls, delta: ds, schema: schema, logical: logical, physical: physical, mapping: mode, store: store}, nil
 }
 
 // Version is the snapshot's table version.

@@ -159,7 +159,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 			require.True(t, got.Schema().Equal(allTypes) || schemaNamesEqual(got.Schema(), allTypes), "schema %v", got.Schema())
 			compareMultiset(t, "all types", got, want)
 			// Time travel to version 2 sees exactly the first two batches.
-			v2, err := tb2.ReadAll(ctx, table.WithRef(table.AtVersion(2)))
+			v2, err := readAllOf(ctx, snapshotAt(t, tb2, table.AtVersion(2)))
 			require.NoError(t, err)
 			defer v2.Release()
 			want2 := tableOf(written[:2]...)
@@ -382,11 +382,11 @@ func TestTimeTravelByTimestamp(t *testing.T) {
 	h, err := tb.History(ctx, 0)
 	require.NoError(t, err)
 	at := h[1].Timestamp // version 2
-	got, err := tb.ReadAll(ctx, table.WithRef(table.AtTimestamp(at)))
+	got, err := readAllOf(ctx, snapshotAt(t, tb, table.AtTimestamp(at)))
 	require.NoError(t, err)
 	defer got.Release()
 	require.Equal(t, int64(2), got.NumRows())
-	_, err = tb.ReadAll(ctx, table.WithRef(table.AtTimestamp(time.Unix(0, 0))))
+	_, err = tb.Snapshot(ctx, table.AtTimestamp(time.Unix(0, 0)))
 	require.Error(t, err)
 	var e *log.UnsupportedFeatureError
 	require.False(t, errors.As(err, &e))

@@ -165,7 +165,7 @@ func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schem
 			return nil, nil, err
 		}
 	}
-	snap, err := newSnapshot(t.log.NewTableSnapshot(md, proto))
+	snap, err := newSnapshot(t.store, t.log.NewTableSnapshot(md, proto))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -356,7 +356,11 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	opts := []table.ScanOption{table.WithRef(r), table.WithColumns(cols...), table.WithLimit(*limit)}
+	snap, err := t.Snapshot(ctx, r)
+	if err != nil {
+		return err
+	}
+	opts := []table.ScanOption{table.WithColumns(cols...), table.WithLimit(*limit)}
 	if *filter != "" {
 		opts = append(opts, table.WithFilter(*filter))
 	}
@@ -376,21 +380,25 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 			}
 		}()
 	}
-	sc, err := t.Scan(ctx, opts...)
+	sc, err := snap.Scan(ctx, opts...)
 	if err != nil {
 		return err
 	}
-	defer sc.Release()
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		return err
+	}
+	defer rd.Release()
 	w, err := render.New(*format, out, sc.Schema())
 	if err != nil {
 		return err
 	}
-	for sc.Next() {
-		if err = w.Write(sc.RecordBatch()); err != nil {
+	for rd.Next() {
+		if err = w.Write(rd.RecordBatch()); err != nil {
 			return err
 		}
 	}
-	if err = sc.Err(); err != nil {
+	if err = rd.Err(); err != nil {
 		return err
 	}
 	err = w.Close()

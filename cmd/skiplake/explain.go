@@ -24,11 +24,15 @@ func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Sca
 	if err != nil {
 		return nil, err
 	}
-	opts := []table.ScanOption{table.WithRef(r)}
+	snap, err := t.Snapshot(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var opts []table.ScanOption
 	if filter != "" {
 		opts = append(opts, table.WithFilter(filter))
 	}
-	return t.Scan(ctx, opts...)
+	return snap.Scan(ctx, opts...)
 }
 
 func runFiles(ctx context.Context, e *env, args []string) error {
@@ -48,7 +52,6 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sc.Release()
 	files := sc.Files()
 	if *format == "jsonl" {
 		return writeJSONL(e.stdout, files)
@@ -90,11 +93,10 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sc.Release()
-	if err := sc.ExplainRowGroups(ctx); err != nil {
+	rep, err := sc.Explain(ctx)
+	if err != nil {
 		return err
 	}
-	rep := sc.Report()
 	if *format == "json" {
 		return writeJSON(e.stdout, rep)
 	}

@@ -59,19 +59,24 @@ func run() error {
 		fmt.Printf("append %d: version %d, %d rows in %d files\n", commit+1, res.Version, res.RowsWritten, res.FilesAdded)
 	}
 
+	// Plan (skipping decides the files), then read the rows the plan selects.
 	sc, err := t.Scan(ctx, table.WithColumns("event_id", "amount"), table.WithFilter("country = 'JP' AND amount > 990"))
 	if err != nil {
 		return err
 	}
-	defer sc.Release()
-	var rows int64
-	for sc.Next() {
-		rows += sc.RecordBatch().NumRows()
-	}
-	if err := sc.Err(); err != nil {
+	rd, err := sc.Read(ctx)
+	if err != nil {
 		return err
 	}
-	rep := sc.Report()
+	defer rd.Release()
+	var rows int64
+	for rd.Next() {
+		rows += rd.RecordBatch().NumRows()
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	rep := rd.Report()
 	fmt.Printf("scan country = 'JP' AND amount > 990: %d rows; files total %d, skipped %d\n", rows, rep.Files.Total, rep.Files.Skipped)
 
 	hist, err := t.History(ctx, 0)

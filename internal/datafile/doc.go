@@ -18,8 +18,10 @@
 //     timestamp_ntz; decimal to larger precision/scale; any timestamp unit to micros;
 //     INT96 to micros). Anything else is an error naming the column, never a silent cast.
 //   - D3 (row positions) The firstRow passed with each emitted batch is the 0-based
-//     position of its first row within the file, counted across all row groups, so a
-//     deletion vector can be applied to the batch ([ApplyDeletionVector]).
+//     position within the file (counted across all row groups) of the first row read
+//     for it, so a deletion vector can be applied to the batch ([ApplyDeletionVector]).
+//     With [ReadOptions.Deleted] the deleted rows are already gone (D6) and firstRow
+//     still names the first row read, deleted or not.
 //   - D4 (ownership) Batches passed to an emit callback are released when the callback
 //     returns; a callback that keeps one calls Retain. The writer never closes the
 //     io.Writer it was given.
@@ -29,6 +31,14 @@
 //     the offset index and streams the column chunk, so pages outside the ranges are
 //     neither fetched nor decoded; with a list or map column it decodes the whole row group
 //     and slices (correct, no I/O saved).
+//   - D6 (deletion vectors) With [ReadOptions.Deleted] (loaded by [LoadDeletionVector],
+//     the one place a log deletion-vector descriptor becomes a bitmap), Read and
+//     ReadRanges emit exactly the rows whose file position the vector does not hold,
+//     and never an empty batch.
+//   - D7 (streaming, concurrency) Read and ReadRanges stream column chunks through a
+//     bounded buffer (ReadOptions.StreamBufferBytes; 64 KiB when seeking), so their
+//     memory does not grow with row group size, and may run concurrently on one Reader
+//     (each call has its own decoders over the shared footer).
 //
 // Callers choose row groups (after skipping with footer statistics or Bloom filters via
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96

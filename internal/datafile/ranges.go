@@ -3,11 +3,9 @@ package datafile
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -15,31 +13,6 @@ import (
 // seekBufferBytes is the read-ahead of the streaming column reader ReadRanges seeks with:
 // the most it reads beyond what a range needs at each seek.
 const seekBufferBytes = 64 << 10
-
-// seekReaders returns the streaming readers ReadRanges seeks with, opening them on first
-// use. Read fetches a column chunk whole in one request, which suits whole row groups; a
-// seek needs the chunk streamed, or skipped pages would still be fetched. The footer is
-// shared, not parsed again.
-func (r *Reader) seekReaders() (*file.Reader, *pqarrow.FileReader, error) {
-	if r.seekFR != nil {
-		return r.seekPR, r.seekFR, nil
-	}
-	props := parquet.NewReaderProperties(r.mem)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = seekBufferBytes
-	pr, err := file.NewParquetReader(io.NewSectionReader(r.src, 0, r.src.Size()),
-		file.WithReadProps(props), file.WithMetadata(r.pr.MetaData()))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: r.batch}, r.mem)
-	if err != nil {
-		_ = pr.Close()
-		return nil, nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
-	}
-	r.seekPR, r.seekFR = pr, fr
-	return pr, fr, nil
-}
 
 // RowRange is the half-open range of rows [Start, End) of one row group, counted from the
 // first row of that row group.
@@ -78,10 +51,22 @@ func (r *Reader) ReadRanges(ctx context.Context, want *arrow.Schema, rowGroup in
 		return nil
 	}
 	p := r.plan(want)
+	emit = r.live(emit)
 	if !r.canSeek(p) {
-		return r.readSliced(ctx, want, p, rowGroup, merged, emit)
+		pr, fr, err := r.streamReaders(r.buffer)
+		if err != nil {
+			return err
+		}
+		defer pr.Close()
+		return r.readSliced(ctx, pr, fr, want, p, rowGroup, merged, emit)
 	}
-	return r.readSeeking(ctx, want, p, rowGroup, merged, emit)
+	// Seeking streams through a small buffer: the most read beyond what a range needs.
+	pr, fr, err := r.streamReaders(seekBufferBytes)
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	return r.readSeeking(ctx, pr, fr, want, p, rowGroup, merged, emit)
 }
 
 // normalizeRanges checks ranges against a row group of nrows rows and merges adjacent ones.
@@ -118,9 +103,9 @@ func (r *Reader) canSeek(p topPlan) bool {
 }
 
 // readSliced decodes the whole row group and emits only the rows inside ranges.
-func (r *Reader) readSliced(ctx context.Context, want *arrow.Schema, p topPlan, rg int, ranges []RowRange, emit EmitFunc) error {
+func (r *Reader) readSliced(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, ranges []RowRange, emit EmitFunc) error {
 	base := r.rgStart[rg]
-	return r.readRowGroup(ctx, want, p, rg, func(rec arrow.RecordBatch, firstRow int64) error {
+	return r.readRowGroup(ctx, pr, fr, want, p, rg, func(rec arrow.RecordBatch, firstRow int64) error {
 		lo, hi := firstRow-base, firstRow-base+rec.NumRows()
 		for _, rr := range ranges {
 			s, e := max(rr.Start, lo), min(rr.End, hi)
@@ -143,11 +128,7 @@ func (r *Reader) readSliced(ctx context.Context, want *arrow.Schema, p topPlan, 
 
 // readSeeking seeks every column reader to the start of each range and reads exactly the
 // rows of the range.
-func (r *Reader) readSeeking(ctx context.Context, want *arrow.Schema, p topPlan, rg int, ranges []RowRange, emit EmitFunc) (err error) {
-	pr, fr, err := r.seekReaders()
-	if err != nil {
-		return err
-	}
+func (r *Reader) readSeeking(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, ranges []RowRange, emit EmitFunc) (err error) {
 	var readers []*pqarrow.ColumnReader
 	if len(p.leaves) > 0 {
 		readers, _, err = fr.GetFieldReaders(ctx, p.leaves, []int{rg})
@@ -171,6 +152,7 @@ func (r *Reader) readSeeking(ctx context.Context, want *arrow.Schema, p topPlan,
 		defer i96[j].close()
 	}
 	cols := make([]arrow.Array, len(r.schema.Fields()))
+	batch := r.batchRows(rg, p)
 	for _, rr := range ranges {
 		for j, cr := range readers {
 			if err := cr.SeekToRow(rr.Start); err != nil {
@@ -188,7 +170,7 @@ func (r *Reader) readSeeking(ctx context.Context, want *arrow.Schema, p topPlan,
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			n := min(r.batch, rr.End-pos)
+			n := min(batch, rr.End-pos)
 			clear(cols)
 			owned, err := r.readSeekBatch(p, rg, pos, n, readers, i96, cols)
 			if err != nil {

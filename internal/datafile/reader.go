@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/internal/dv"
 )
 
 // Field metadata keys the reader matches columns by (invariant D1).
@@ -31,27 +33,55 @@ const (
 // DefaultBatchSize is the default number of rows per emitted batch.
 const DefaultBatchSize = 64 << 10
 
+// DefaultStreamBufferBytes is the default read buffer of one column chunk stream.
+const DefaultStreamBufferBytes = 1 << 20
+
+// DefaultBatchBytes is the default target size of an emitted batch (see
+// ReadOptions.BatchBytes).
+const DefaultBatchBytes = 8 << 20
+
+// minBatchRows is the fewest rows BatchBytes reduces a batch to.
+const minBatchRows = 1024
+
 // ReadOptions configures a [Reader]. The zero value is the documented default.
 type ReadOptions struct {
 	// BatchSize is the maximum number of rows per emitted batch; default DefaultBatchSize.
 	BatchSize int64
+	// BatchBytes is the target decoded size of a batch: in row groups whose requested
+	// columns are wide, batches hold fewer than BatchSize rows (estimated from the
+	// columns' uncompressed size per row in the footer, never below 1024 rows), so
+	// memory per batch stays near BatchBytes. Default DefaultBatchBytes.
+	BatchBytes int64
 	// Allocator allocates the Arrow buffers of emitted batches; default
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Deleted, when non-nil, is the file's deletion vector: rows whose file position
+	// it contains are removed from every emitted batch (invariant D6). Load it with
+	// [LoadDeletionVector].
+	Deleted *dv.Deleted
+	// StreamBufferBytes is the read buffer of each column chunk while a row group is
+	// read whole: column chunks are streamed through it rather than fetched into memory
+	// whole, so a reader holds about StreamBufferBytes per column read, whatever the
+	// row group size. Default DefaultStreamBufferBytes.
+	StreamBufferBytes int64
 }
 
-// Reader reads one Parquet data file. Its methods may be called from one goroutine at a
-// time; open one Reader per goroutine to read a file concurrently.
+// Reader reads one Parquet data file. Read and ReadRanges may be called concurrently
+// from several goroutines (each call streams through readers of its own that share
+// the parsed footer); Metadata, Schema and the row-group accessors are safe for
+// concurrent use too. ParquetReader's page index and Bloom filter readers are not: use
+// them from one goroutine at a time.
 type Reader struct {
 	pr      *file.Reader
-	fr      *pqarrow.FileReader
+	fr      *pqarrow.FileReader // schema manifest only (read-only after Open)
 	schema  *arrow.Schema
 	mem     memory.Allocator
 	batch   int64
+	bytes   int64 // target batch size in bytes
+	buffer  int64
+	deleted *dv.Deleted
 	rgStart []int64
 	src     *io.SectionReader
-	seekPR  *file.Reader        // lazily opened by ReadRanges: streams column chunks
-	seekFR  *pqarrow.FileReader // pqarrow view of seekPR
 }
 
 // Open reads the footer of the Parquet file held by ra (size bytes long). ra is not closed
@@ -66,6 +96,12 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.StreamBufferBytes <= 0 {
+		opts.StreamBufferBytes = DefaultStreamBufferBytes
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = DefaultBatchBytes
 	}
 	// A SectionReader adds the Seek that the Parquet reader wants, and has no Close, so
 	// closing the Parquet reader never closes ra.
@@ -89,7 +125,76 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		starts[i] = at
 		at += md.RowGroup(i).NumRows()
 	}
-	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, rgStart: starts, src: src}, nil
+	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, bytes: opts.BatchBytes, buffer: opts.StreamBufferBytes,
+		deleted: opts.Deleted, rgStart: starts, src: src}, nil
+}
+
+// streamReaders opens Parquet and pqarrow readers for one Read or ReadRanges call:
+// they stream each column chunk through a buffer of bufferBytes and share the parsed
+// footer, so concurrent calls never share decoder state. The caller closes the
+// returned file.Reader.
+func (r *Reader) streamReaders(bufferBytes int64) (*file.Reader, *pqarrow.FileReader, error) {
+	props := parquet.NewReaderProperties(r.mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = bufferBytes
+	pr, err := file.NewParquetReader(io.NewSectionReader(r.src, 0, r.src.Size()),
+		file.WithReadProps(props), file.WithMetadata(r.pr.MetaData()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	// PreAllocBinaryData sizes each string batch's data buffer from the footer
+	// instead of growing it by doubling (which cost a third of a wide scan's CPU in
+	// memmove and memclr).
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: r.batch, PreAllocBinaryData: true}, r.mem)
+	if err != nil {
+		_ = pr.Close()
+		return nil, nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
+	}
+	return pr, fr, nil
+}
+
+// batchRows returns the rows per batch for row group rg: BatchSize, or fewer when
+// the leaves the plan reads are wider than BatchBytes per BatchSize rows.
+func (r *Reader) batchRows(rg int, p topPlan) int64 {
+	rgm := r.pr.MetaData().RowGroup(rg)
+	rows := rgm.NumRows()
+	if rows <= 0 {
+		return r.batch
+	}
+	var width int64
+	for _, leaf := range append(append([]int(nil), p.leaves...), p.int96At...) {
+		if cc, err := rgm.ColumnChunk(leaf); err == nil {
+			width += cc.TotalUncompressedSize()
+		}
+	}
+	if width <= 0 {
+		return r.batch
+	}
+	n := r.bytes * rows / width
+	if n < 0 || n > r.batch { // n < 0: overflow of a huge row group
+		return r.batch
+	}
+	return max(n, min(minBatchRows, r.batch))
+}
+
+// live wraps emit so that the rows of the deletion vector are removed first (D6);
+// batches left empty are not emitted. firstRow stays the file position of the first
+// row read, deleted or not.
+func (r *Reader) live(emit EmitFunc) EmitFunc {
+	if r.deleted == nil {
+		return emit
+	}
+	return func(rec arrow.RecordBatch, firstRow int64) error {
+		kept, err := ApplyDeletionVector(rec, firstRow, r.deleted.Contains, r.mem)
+		if err != nil {
+			return err
+		}
+		defer kept.Release()
+		if kept.NumRows() == 0 {
+			return nil
+		}
+		return emit(kept, firstRow)
+	}
 }
 
 // Metadata returns the file footer.
@@ -118,15 +223,9 @@ func (r *Reader) RowGroupFirstRow(i int) int64 {
 // (GetPageIndexReader, GetBloomFilterReader). It stays owned by the Reader.
 func (r *Reader) ParquetReader() *file.Reader { return r.pr }
 
-// Close releases the Reader. It does not close the io.ReaderAt given to Open.
-func (r *Reader) Close() error {
-	var err error
-	if r.seekPR != nil {
-		err = r.seekPR.Close()
-		r.seekPR, r.seekFR = nil, nil
-	}
-	return errors.Join(r.pr.Close(), err)
-}
+// Close releases the Reader. It does not close the io.ReaderAt given to Open. No Read
+// or ReadRanges call may be running.
+func (r *Reader) Close() error { return r.pr.Close() }
 
 // EmitFunc receives one batch and the file position of its first row (invariant D3). The
 // batch is released when EmitFunc returns; call Retain to keep it.
@@ -213,7 +312,9 @@ func appendLeaves(dst []int, sf pqarrow.SchemaField) []int {
 
 // Read reads the given row groups (nil means all, in file order) and emits batches that
 // conform exactly to want (invariant D1). Every want field is a requested column: a subset
-// of the table's logical schema, in any order. Batches never span row groups.
+// of the table's logical schema, in any order; a want without fields emits batches of
+// row counts only. Batches never span row groups. Column chunks are streamed, so memory
+// does not grow with the row group size beyond the batches themselves.
 func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, emit EmitFunc) error {
 	if want == nil || emit == nil {
 		return fmt.Errorf("%w: nil schema or emit function", ErrInvalidArgument)
@@ -230,19 +331,27 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 		}
 	}
 	p := r.plan(want)
+	pr, fr, err := r.streamReaders(r.buffer)
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	emit = r.live(emit)
 	for _, rg := range rowGroups {
-		if err := r.readRowGroup(ctx, want, p, rg, emit); err != nil {
+		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, emit); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reader) readRowGroup(ctx context.Context, want *arrow.Schema, p topPlan, rg int, emit EmitFunc) (err error) {
+func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, emit EmitFunc) (err error) {
 	nrows := r.pr.MetaData().RowGroup(rg).NumRows()
+	batch := r.batchRows(rg, p)
 	var rr pqarrow.RecordReader
 	if len(p.leaves) > 0 {
-		rr, err = r.fr.GetRecordReader(ctx, p.leaves, []int{rg})
+		fr.Props.BatchSize = batch // fr belongs to this call
+		rr, err = fr.GetRecordReader(ctx, p.leaves, []int{rg})
 		if err != nil {
 			return fmt.Errorf("%w: row group %d: %w", ErrCorrupt, rg, err)
 		}
@@ -250,7 +359,7 @@ func (r *Reader) readRowGroup(ctx context.Context, want *arrow.Schema, p topPlan
 	}
 	i96 := make([]*int96Reader, len(p.int96))
 	for j, leaf := range p.int96At {
-		if i96[j], err = newInt96Reader(r.pr, rg, leaf); err != nil {
+		if i96[j], err = newInt96Reader(pr, rg, leaf); err != nil {
 			return err
 		}
 		defer i96[j].close()
@@ -275,7 +384,7 @@ func (r *Reader) readRowGroup(ctx context.Context, want *arrow.Schema, p topPlan
 				cols[idx] = rec.Column(j)
 			}
 		} else {
-			n = min(r.batch, nrows-pos)
+			n = min(batch, nrows-pos)
 		}
 		var owned []arrow.Array
 		for j, idx := range p.int96 {

@@ -71,7 +71,25 @@ func fileKeys(t *testing.T, st storage.Storage, path string) []int64 {
 
 func scanKeys(t *testing.T, tb *table.Table, opts ...table.ScanOption) []int64 {
 	t.Helper()
-	res, err := tb.ReadAll(t.Context(), append(opts, table.WithColumns("k"))...)
+	snap, err := tb.Snapshot(t.Context(), table.Latest())
+	require.NoError(t, err)
+	return scanKeysOf(t, snap, opts...)
+}
+
+// snapshotAt loads version v of tb.
+func snapshotAt(t *testing.T, tb *table.Table, v int64) *table.Snapshot {
+	t.Helper()
+	snap, err := tb.Snapshot(t.Context(), table.AtVersion(v))
+	require.NoError(t, err)
+	return snap
+}
+
+// scanKeysOf is scanKeys on one snapshot (time travel).
+func scanKeysOf(t *testing.T, snap *table.Snapshot, opts ...table.ScanOption) []int64 {
+	t.Helper()
+	sc, err := snap.Scan(t.Context(), append(opts, table.WithColumns("k"))...)
+	require.NoError(t, err)
+	res, err := sc.ReadAll(t.Context())
 	require.NoError(t, err)
 	defer res.Release()
 	var ks []int64
@@ -254,7 +272,7 @@ func TestWrittenVectorsReadBackThroughTheTable(t *testing.T) {
 
 	// Time travel to round 1, then a checkpoint, then every row of f1 deleted (the
 	// file is removed instead of getting a full vector).
-	require.Equal(t, afterRound1, scanKeys(t, tb, table.WithRef(table.AtVersion(v1))))
+	require.Equal(t, afterRound1, scanKeysOf(t, snapshotAt(t, tb, v1)))
 	_, err = tb.Checkpoint(ctx)
 	require.NoError(t, err)
 	p.check("after checkpoint")
