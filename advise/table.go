@@ -94,7 +94,7 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 		add(p)
 	}
 	progress("sample", 0, 1)
-	sample, err := sampleTable(ctx, t, snap, cols, float64(opts.SampleRows)/float64(rows), opts.Seed)
+	sample, err := sampleTable(ctx, snap, cols, float64(opts.SampleRows)/float64(rows), opts.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 		return nil, err
 	}
 	s.rows = rows
-	cur, err := currentLayout(ctx, t, snap, s, exprs, bytes)
+	cur, err := currentLayout(ctx, snap, s, exprs, bytes)
 	if err != nil {
 		return nil, err
 	}
@@ -116,12 +116,16 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 
 // sampleTable reads cols of every row of snap and keeps each with probability p
 // (all when p ≥ 1). The caller releases the result.
-func sampleTable(ctx context.Context, t *table.Table, snap *table.Snapshot, cols []string, p float64, seed uint64) (arrow.RecordBatch, error) {
-	sc, err := t.Scan(ctx, table.WithSnapshot(snap), table.WithColumns(cols...))
+func sampleTable(ctx context.Context, snap *table.Snapshot, cols []string, p float64, seed uint64) (arrow.RecordBatch, error) {
+	sc, err := snap.Scan(ctx, table.WithColumns(cols...))
 	if err != nil {
 		return nil, err
 	}
-	defer sc.Release()
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Release()
 	r := rand.New(rand.NewPCG(seed, 0x73616d70)) // "samp"
 	mem := memory.DefaultAllocator
 	var parts []arrow.RecordBatch
@@ -130,9 +134,9 @@ func sampleTable(ctx context.Context, t *table.Table, snap *table.Snapshot, cols
 			b.Release()
 		}
 	}()
-	sch := sc.Schema()
-	for sc.Next() {
-		rec := sc.RecordBatch()
+	sch := rd.Schema()
+	for rd.Next() {
+		rec := rd.RecordBatch()
 		if p >= 1 {
 			rec.Retain()
 			parts = append(parts, rec)
@@ -172,7 +176,7 @@ func sampleTable(ctx context.Context, t *table.Table, snap *table.Snapshot, cols
 			a.Release()
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := rd.Err(); err != nil {
 		return nil, err
 	}
 	out := make([]arrow.Array, sch.NumFields())
@@ -208,19 +212,18 @@ func sampleTable(ctx context.Context, t *table.Table, snap *table.Snapshot, cols
 // layout's figures (its share of bytes read stands in for rows read). A
 // query's lower bound is its matching share in the sample
 // times the table's file count.
-func currentLayout(ctx context.Context, t *table.Table, snap *table.Snapshot, s *sim, exprs []expr.Expr, totalBytes int64) (*Candidate, error) {
+func currentLayout(ctx context.Context, snap *table.Snapshot, s *sim, exprs []expr.Expr, totalBytes int64) (*Candidate, error) {
 	nfiles := snap.Log().NumFiles()
 	c := &Candidate{Name: "current", Kind: KindCurrent, Files: nfiles}
 	var sc score
 	var logSum float64
 	ratios := make([]weighted, 0, len(exprs))
 	for qi, e := range exprs {
-		scan, err := t.Scan(ctx, table.WithSnapshot(snap), table.WithPredicate(e))
+		scan, err := snap.Scan(ctx, table.WithPredicate(e))
 		if err != nil {
 			return nil, fmt.Errorf("advise: planning %s on the table: %w", e, err)
 		}
 		files := scan.Files()
-		scan.Release()
 		var readBytes int64
 		for _, f := range files {
 			readBytes += f.Size
