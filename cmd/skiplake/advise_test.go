@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAdvise(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		var ids []int64
+		var cs []string
+		for k := int64(0); k < 500; k++ {
+			ids = append(ids, (k*37+int64(i)*11)%2000)
+			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
+		}
+		writeParquet(t, p, ids, cs)
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	queries := filepath.Join(dir, "q.sql")
+	require.NoError(t, os.WriteFile(queries, []byte("# ids\nid >= 100 AND id < 300\n3: id >= 1500 AND country = 'JP'\n"), 0o644))
+	svg := filepath.Join(dir, "svg")
+	code, out, errs := cli(t, "advise", tbl, "--queries", queries, "--files", "10", "--svg", svg)
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{"current ", "workload ", "sort(id)", "best: ", "apply: skiplake optimize " + tbl} {
+		require.Contains(t, out, want)
+	}
+	for _, f := range []string{"files.svg", "boxes.svg"} {
+		data, err := os.ReadFile(filepath.Join(svg, f))
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(data), "<svg"))
+	}
+	code, out, errs = cli(t, "advise", tbl, "--queries", queries, "--files", "10", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"candidates": [`)
+
+	code, _, errs = cli(t, "advise", tbl)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--queries FILE is required")
+
+	bad := filepath.Join(dir, "bad.sql")
+	require.NoError(t, os.WriteFile(bad, []byte("id > 1\nid >\n"), 0o644))
+	code, _, errs = cli(t, "advise", tbl, "--queries", bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, bad+":2:5")
+
+	unknown := filepath.Join(dir, "unknown.sql")
+	require.NoError(t, os.WriteFile(unknown, []byte("nope = 1\n"), 0o644))
+	code, _, errs = cli(t, "advise", tbl, "--queries", unknown)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "line 1")
+}
