@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/storage"
 )
 
 // checkpointColumns are the top-level checkpoint columns this package reads.
@@ -19,17 +21,34 @@ var checkpointColumns = map[string]bool{
 	"domainMetadata": true, "checkpointMetadata": true, "sidecar": true,
 }
 
-// readParquetActions streams the actions of a Parquet checkpoint or sidecar.
-func (l *Log) readParquetActions(ctx context.Context, path string, fn func(*Action) error) (err error) {
-	f, err := l.store.Open(ctx, path)
-	if err != nil {
-		return fmt.Errorf("log: opening %s: %w", path, err)
+// wholeCheckpointLimit is the largest checkpoint or sidecar file read with one GET
+// instead of a footer read and one ranged read per column chunk: on an object store
+// the round trips cost more than the bytes, and nearly every column is read anyway.
+const wholeCheckpointLimit = 256 << 20
+
+// readParquetActions streams the actions of a Parquet checkpoint or sidecar. size is
+// the file's size when known (from the listing or the sidecar action), else -1.
+func (l *Log) readParquetActions(ctx context.Context, path string, size int64, fn func(*Action) error) (err error) {
+	var src io.ReaderAt
+	var srcSize int64
+	if size >= 0 && size <= wholeCheckpointLimit {
+		data, err := l.store.Get(ctx, path)
+		if err != nil {
+			return fmt.Errorf("log: reading %s: %w", path, err)
+		}
+		src, srcSize = bytes.NewReader(data), int64(len(data))
+	} else {
+		f, err := storage.OpenSized(ctx, l.store, path, size)
+		if err != nil {
+			return fmt.Errorf("log: opening %s: %w", path, err)
+		}
+		defer f.Close()
+		src, srcSize = f, f.Size()
 	}
-	defer f.Close()
 	fail := func(e error) error {
 		return fmt.Errorf("log: reading %s: %w: %v", path, ErrCorruptLog, e)
 	}
-	rdr, err := file.NewParquetReader(io.NewSectionReader(f, 0, f.Size()))
+	rdr, err := file.NewParquetReader(io.NewSectionReader(src, 0, srcSize))
 	if err != nil {
 		return fail(err)
 	}
@@ -164,7 +183,7 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, fn func(*Act
 			}
 			continue
 		}
-		if err := l.readParquetActions(ctx, f.Path, collect); err != nil {
+		if err := l.readParquetActions(ctx, f.Path, f.Size, collect); err != nil {
 			return err
 		}
 	}
@@ -177,7 +196,11 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, fn func(*Act
 		if !strings.HasPrefix(p, sidecarDir) {
 			p = sidecarDir + p
 		}
-		if err := l.readParquetActions(ctx, p, fn); err != nil {
+		size := sc.SizeInBytes
+		if size <= 0 {
+			size = -1 // not recorded: let the store find out
+		}
+		if err := l.readParquetActions(ctx, p, size, fn); err != nil {
 			return err
 		}
 	}

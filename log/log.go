@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skiplake/skiplake/storage"
@@ -128,6 +129,12 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 			}
 		}
 		r := newReplay()
+		// A snapshot at the checkpoint's own version still reads that version's commit
+		// for its timestamp (finish): fetch it while the checkpoint is read, which on
+		// an object store saves a round trip.
+		if o, ok := lst.commits[version]; ok && cp.version == version {
+			r.lastCommitFetch = l.prefetchCommit(ctx, o.Path)
+		}
 		if err := l.readCheckpoint(ctx, cp, r.applyCheckpoint); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -161,23 +168,76 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 	return l.finish(ctx, r, lst, version, checkpointSet{version: -1})
 }
 
+// commitFetchWindow and commitFetchParallelism bound the commit files replayCommits
+// holds in memory and has in flight: on an object store each commit is one GET, so
+// fetching them one after another costs one round trip per version.
+const (
+	commitFetchWindow      = 64
+	commitFetchParallelism = 16
+)
+
+// replayCommits applies the commits from..to in version order. The files are fetched
+// in parallel, a window at a time, and applied in order (L1 is checked by the caller).
 func (l *Log) replayCommits(ctx context.Context, r *replay, lst *listing, from, to int64) error {
-	for v := from; v <= to; v++ {
-		if err := ctx.Err(); err != nil {
-			return err
+	for start := from; start <= to; start += commitFetchWindow {
+		end := min(to, start+commitFetchWindow-1)
+		n := int(end - start + 1)
+		data := make([][]byte, n)
+		errs := make([]error, n)
+		storage.ForEachLimit(ctx, n, commitFetchParallelism, func(ctx context.Context, i int) {
+			data[i], errs[i] = l.fetchCommit(ctx, lst.commits[start+int64(i)].Path)
+		})
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if errs[i] != nil {
+				return errs[i]
+			}
+			v := start + int64(i)
+			ci, err := parseCommit(lst.commits[v].Path, data[i], r.apply)
+			data[i] = nil
+			if err != nil {
+				return err
+			}
+			r.lastCommitInfo = ci
+			r.lastCommitVersion = v
 		}
-		ci, err := l.readCommit(ctx, lst.commits[v].Path, r.apply)
-		if err != nil {
-			return err
-		}
-		r.lastCommitInfo = ci
-		r.lastCommitVersion = v
 	}
 	return nil
 }
 
 // readCommit streams the actions of one commit file and returns its commitInfo (or nil).
 func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) error) (*CommitInfo, error) {
+	data, err := l.fetchCommit(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return parseCommit(path, data, fn)
+}
+
+// prefetchCommit starts fetching a commit file and returns a function that waits for
+// it. Abandoning the function leaks nothing: the fetch ends with ctx or on its own.
+func (l *Log) prefetchCommit(ctx context.Context, path string) func() ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		data, err := l.fetchCommit(ctx, path)
+		ch <- result{data, err}
+	}()
+	var once sync.Once
+	var res result
+	return func() ([]byte, error) {
+		once.Do(func() { res = <-ch })
+		return res.data, res.err
+	}
+}
+
+// fetchCommit reads one commit file whole.
+func (l *Log) fetchCommit(ctx context.Context, path string) ([]byte, error) {
 	data, err := l.store.Get(ctx, path)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
@@ -185,13 +245,19 @@ func (l *Log) readCommit(ctx context.Context, path string, fn func(*Action) erro
 		}
 		return nil, fmt.Errorf("log: reading %s: %w", path, err)
 	}
+	return data, nil
+}
+
+// parseCommit streams the actions of one commit file's bytes to fn (commitInfo aside)
+// and returns its commitInfo (or nil).
+func parseCommit(path string, data []byte, fn func(*Action) error) (*CommitInfo, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		// A commit has at least one action; an empty file is a broken write by
 		// some other tool, never an empty version.
 		return nil, fmt.Errorf("log: %s (version %s) is empty: %w", path, versionOf(path), ErrCorruptLog)
 	}
 	var ci *CommitInfo
-	err = scanCommit(path, bytes.NewReader(data), func(a *Action) error {
+	err := scanCommit(path, bytes.NewReader(data), func(a *Action) error {
 		if a.CommitInfo != nil {
 			ci = a.CommitInfo
 			return nil
@@ -227,7 +293,15 @@ func (l *Log) finish(ctx context.Context, r *replay, lst *listing, version int64
 	case r.lastCommitVersion == version && r.lastCommitInfo != nil && commitTime(r.lastCommitInfo) > 0:
 		s.timestamp = commitTime(r.lastCommitInfo)
 	case lst.commits[version].Path != "" && r.lastCommitVersion != version:
-		ci, err := l.readCommit(ctx, lst.commits[version].Path, nil)
+		fetch := r.lastCommitFetch
+		if fetch == nil {
+			fetch = func() ([]byte, error) { return l.fetchCommit(ctx, lst.commits[version].Path) }
+		}
+		var ci *CommitInfo
+		data, err := fetch()
+		if err == nil {
+			ci, err = parseCommit(lst.commits[version].Path, data, nil)
+		}
 		if err == nil && ci != nil && commitTime(ci) > 0 {
 			s.timestamp = commitTime(ci)
 		} else {
@@ -300,6 +374,9 @@ type replay struct {
 	lastCommitInfo    *CommitInfo
 	lastCommitVersion int64
 	checkpointVersion int64
+	// lastCommitFetch, when set, returns the snapshot version's commit file fetched
+	// in the background (see build).
+	lastCommitFetch func() ([]byte, error)
 }
 
 func newReplay() *replay {

@@ -189,6 +189,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	if err != nil {
 		return nil, fmt.Errorf("optimize: vacuum: listing the table: %w", err)
 	}
+	var doomed []storage.ObjectInfo
 	for _, ob := range objs {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -201,18 +202,46 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 			res.KeptOlderThanTable++
 			continue
 		}
-		if !opts.DryRun {
-			if err := store.Delete(ctx, p); err != nil {
-				return res, fmt.Errorf("optimize: vacuum: deleting %s: %w", p, err)
-			}
-		}
-		res.Files = append(res.Files, p)
-		res.Bytes += ob.Size
+		doomed = append(doomed, ob)
+	}
+	if err := deleteFiles(ctx, store, doomed, opts.DryRun, res); err != nil {
+		return res, err
+	}
+	if !opts.DryRun {
+		// Incomplete multipart uploads of killed writers (S3) older than the retention:
+		// best effort, a store may not grant the permission to list them.
+		storage.AbortUploadsBefore(ctx, store, cutoff)
 	}
 	if err := vacuumTemporaries(ctx, store, cutoff, opts.DryRun, res); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// deleteFiles deletes the files (unless dryRun) in batches and in parallel where the
+// store can (storage.DeleteMany: S3 DeleteObjects, 1,000 keys a request) and records
+// the ones gone in res. A file already missing counts as deleted.
+func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool, res *VacuumResult) error {
+	var errs []error
+	if !dryRun && len(files) > 0 {
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.Path
+		}
+		errs = storage.DeleteMany(ctx, store, paths)
+	}
+	var first error
+	for i, f := range files {
+		if errs != nil && errs[i] != nil && !errors.Is(errs[i], storage.ErrNotExist) {
+			if first == nil {
+				first = fmt.Errorf("optimize: vacuum: deleting %s: %w", f.Path, errs[i])
+			}
+			continue
+		}
+		res.Files = append(res.Files, f.Path)
+		res.Bytes += f.Size
+	}
+	return first
 }
 
 // vacuumTemporaries deletes the temporary files of interrupted writes that are older

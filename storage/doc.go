@@ -2,6 +2,21 @@
 // local-filesystem implementation (Local), an in-memory one for tests (Memory), and a
 // conformance suite every implementation passes (package storagetest).
 //
+// Table locations are paths or URLs (ParseLocation, OpenURL, CreateURL). Object
+// stores are backends in subpackages that register a URL scheme when imported, as
+// database/sql drivers do, so a program compiles only the cloud SDKs it asks for:
+// storage/s3 ("s3://bucket/prefix", S3 and S3-compatibles), storage/gcs ("gs://") and
+// storage/azure ("azblob://"), all through gocloud.dev/blob. An unregistered scheme is
+// an error (ErrUnknownScheme), never a local directory. Credentials come only from
+// each provider's standard chain; URLs with user information are refused.
+//
+// Optional capabilities, each with a helper that falls back for stores without it:
+// Creator (CreateObject: streamed writes; multipart uploads on object stores),
+// BatchDeleter (DeleteMany: S3 DeleteObjects, parallel elsewhere), SizedOpener
+// (OpenSized: no size request when the caller knows it), RequestCounter (Requests:
+// GET/HEAD/LIST/PUT/DELETE counts and bytes; Counting adds it to any store),
+// UploadAborter (AbortUploadsBefore: incomplete S3 multipart uploads of killed writers).
+//
 // Large objects can be written as a stream instead of one []byte: Creator is an optional
 // capability (implemented by Local and Memory) whose ObjectWriter is published with
 // put-if-absent semantics on Commit or discarded by Abort, and CreateObject uses it when
@@ -33,7 +48,15 @@
 // decoding them is the caller's job (package log), and the decoded form is what this
 // package validates and stores (see ValidatePath).
 //
-// Not here: Delta semantics (see package log), percent-decoding, retries, caching, and
-// object stores (later, behind the same interface). Durability across a crash cannot be
-// tested from one process; it rests on the fsync discipline above.
+// Object stores (storage/internal/blobstore): PutIfAbsent and Create are the store's
+// conditional create, probed once per store before the first use (a store that
+// ignores the condition is refused unless the location says single_writer=true);
+// Open reads an object's tail speculatively (a Parquet footer and page index in one
+// request) and serves ReadAt by range requests; listings start after a key
+// server-side where the store can; aborted or failed uploads leave no object and no
+// multipart upload. Retries of transient errors are the SDKs' (5 attempts on S3).
+//
+// Not here: Delta semantics (see package log), percent-decoding, caching beyond an
+// open file's tail. Durability across a crash cannot be tested from one process; it
+// rests on the fsync discipline above and on the object stores' own guarantees.
 package storage

@@ -89,3 +89,29 @@ func ExampleValidatePath() {
 	// storage: invalid path "/etc/passwd": is absolute
 	// storage: invalid path "a//b": empty element at byte 2
 }
+
+// ExampleOpenURL opens a store by location: a plain path or file:// URL is a local
+// directory; s3://, gs:// and azblob:// need their backend imported (the CLI imports
+// all of them).
+func ExampleOpenURL() {
+	dir, err := os.MkdirTemp("", "skiplake-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	st, err := storage.OpenURL(ctx, "file://"+dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%T\n", st)
+
+	_, err = storage.OpenURL(ctx, "s3://bucket/tables/events")
+	fmt.Println(errors.Is(err, storage.ErrUnknownScheme))
+	// Output:
+	// *storage.Local
+	// true
+}

@@ -62,16 +62,10 @@ func Open(ctx context.Context, store storage.Storage) (*Table, error) {
 	return &Table{store: store, log: l}, nil
 }
 
-// OpenPath opens the table in a local directory.
+// OpenPath opens the table in a local directory. It is OpenURL: a location with a
+// scheme ("s3://...") is a URL, never a directory named "s3:".
 func OpenPath(ctx context.Context, dir string) (*Table, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrNotATable, dir, err)
-	}
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		return nil, err
-	}
-	return Open(ctx, st)
+	return OpenURL(ctx, dir)
 }
 
 // Create creates a new table with the given Arrow schema in store. It fails with
@@ -192,7 +186,8 @@ func checkEmpty(ctx context.Context, store storage.Storage) error {
 
 // CreatePath creates a new table in a local directory (created if missing; removed
 // again if it was created and the table could not be). The table is validated first:
-// invalid input creates no directory.
+// invalid input creates no directory. It is CreateURL: a location with a scheme
+// ("s3://...") is a URL, never a directory named "s3:".
 func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
 	md, proto, err := newTableMetadata(schema, opts)
 	if err != nil {
@@ -207,9 +202,27 @@ func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts Crea
 	return t, err
 }
 
-// inNewDir runs fn on a local store rooted at dir, creating dir first when it is
-// missing, and removing it again (when still empty) if fn fails.
+// inNewDir runs fn on the store of a new table's location: for a local directory
+// (a path or file:// URL) on a Local store rooted there, creating the directory first
+// when it is missing and removing it again (when still empty) if fn fails; for an
+// object-store URL on that store (object stores have no directories to create).
 func inNewDir(dir string, fn func(storage.Storage) error) error {
+	loc, err := storage.ParseLocation(dir)
+	if err != nil {
+		return err
+	}
+	if !loc.IsLocal() {
+		st, err := storage.OpenLocation(context.Background(), loc, true) // no I/O: builds the client
+		if err != nil {
+			return err
+		}
+		if err := fn(st); err != nil {
+			closeStore(st)
+			return err
+		}
+		return nil
+	}
+	dir = loc.Dir
 	_, statErr := os.Stat(dir)
 	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

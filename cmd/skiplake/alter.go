@@ -57,7 +57,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 		}
 		opts.AddColumns = append(opts.AddColumns, c)
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("--schema-from or --schema is required")
 	}
-	_, err = table.CreatePath(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty})
+	_, err = table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty})
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil && !errors.Is(err, table.ErrNotATable) {
 		return err
 	}
@@ -352,7 +352,7 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if *format == "parquet" && *output == "" {
 		return usagef("--format parquet needs --output PATH")
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -430,7 +430,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -503,7 +503,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if err := requirePositive(fs, "limit"); err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -545,7 +545,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}

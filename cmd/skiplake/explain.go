@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -16,23 +17,24 @@ func init() {
 		summary: "show per skipping level how many units and bytes a filter skips", run: runExplain})
 }
 
-func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Scan, error) {
+func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Table, *table.Scan, error) {
 	if err := checkFilter("filter", filter); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	snap, err := t.Snapshot(ctx, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var opts []table.ScanOption
 	if filter != "" {
 		opts = append(opts, table.WithFilter(filter))
 	}
-	return snap.Scan(ctx, opts...)
+	sc, err := snap.Scan(ctx, opts...)
+	return t, sc, err
 }
 
 func runFiles(ctx context.Context, e *env, args []string) error {
@@ -48,7 +50,7 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := planScan(ctx, path, *filter, r)
+	_, sc, err := planScan(ctx, path, *filter, r)
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := planScan(ctx, path, *filter, r)
+	t, sc, err := planScan(ctx, path, *filter, r)
 	if err != nil {
 		return err
 	}
@@ -112,6 +114,11 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(e.stdout, "warning:", w)
+	}
+	if rc, ok := storage.Requests(t.Storage()); ok {
+		// Object stores count their requests: what opening the table, planning and
+		// reading the footers of the kept files cost.
+		fmt.Fprintf(e.stdout, "requests: GET %d, HEAD %d, LIST %d, %d bytes read\n", rc.GET, rc.HEAD, rc.LIST, rc.BytesRead)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 			return usagef("--memory: %v", err)
 		}
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Retention = d
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
