@@ -14,6 +14,7 @@ import (
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
@@ -68,6 +69,8 @@ type Plan struct {
 	partCols []string
 	clusters []int // indices of clustering columns in dataSch
 	bloomIdx []int // indices of BloomColumns in dataSch
+	logical  *arrow.Schema
+	trees    map[string]*qdtree.Tree // stored workload trees, by path
 }
 
 // PartitionPlan is the work planned for one partition.
@@ -76,12 +79,17 @@ type PartitionPlan struct {
 	Values map[string]*string `json:"partitionValues"`
 	// Bins are rewritten independently (each by its own goroutine).
 	Bins []*Bin `json:"bins"`
+	// Drift compares Options.Workload with the training workload of the tree the
+	// partition's new rows are routed through (CurveWorkload).
+	Drift *qdtree.Drift `json:"drift,omitempty"`
 }
 
 // Bin is a set of files of one partition rewritten together.
 type Bin struct {
 	// Kind is KindCompact or KindCluster.
 	Kind string `json:"kind"`
+	// Layout describes the tree work of a CurveWorkload bin.
+	Layout *TreeBin `json:"layout,omitempty"`
 	// Files are the input files, in the order they are read.
 	Files []FileRef `json:"files"`
 	// Bytes is the total size of Files.
@@ -177,11 +185,12 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		}
 	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
-	if o.Curve != CurveNone {
+	if o.Curve != CurveNone && len(o.ClusterBy) > 0 {
 		if err := p.resolveClusterColumns(props, logical); err != nil {
 			return nil, err
 		}
 	}
+	p.logical, p.trees = logical, map[string]*qdtree.Tree{}
 	if err := p.resolveBloomColumns(props, logical); err != nil {
 		return nil, err
 	}
@@ -216,15 +225,25 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	for _, k := range keys {
 		files := groups[k]
 		var bins []*Bin
-		if o.Curve == CurveNone {
+		var drift *qdtree.Drift
+		switch o.Curve {
+		case CurveNone:
 			bins = p.compactionBins(files)
-		} else {
+		case CurveWorkload:
+			var err error
+			if bins, err = p.workloadBins(ctx, files); err != nil {
+				return nil, err
+			}
+			if drift, err = p.drift(files); err != nil {
+				return nil, err
+			}
+		default:
 			bins = p.clusterBins(files)
 		}
 		if len(bins) == 0 {
 			continue
 		}
-		pp := &PartitionPlan{Values: files[0].PartitionValues, Bins: bins}
+		pp := &PartitionPlan{Values: files[0].PartitionValues, Bins: bins, Drift: drift}
 		if pp.Values == nil {
 			pp.Values = map[string]*string{}
 		}
