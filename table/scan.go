@@ -187,6 +187,7 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 		if err != nil {
 			return nil, err
 		}
+		s.filters.observe(pred)
 		sc.pred, sc.table = pred, b
 		sc.report.Filter = b.String()
 	}

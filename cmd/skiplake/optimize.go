@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/workload"
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--format table|json]",
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--format table|json]",
 		summary: "compact small files and cluster on Z-order or Hilbert keys", run: runOptimize})
 	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--format table|json]",
 		summary: "delete files no version inside the retention window references", run: runVacuum})
@@ -25,7 +26,12 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	fs.Var(&zorder, "zorder-by", "cluster on a Z-order curve over these columns' ranks")
 	fs.Var(&hilbert, "hilbert-by", "cluster on a Hilbert curve over these columns' ranks")
 	fs.Var(&linear, "sort-by", "cluster by a plain sort on these columns (baseline)")
-	full := fs.Bool("full", false, "re-cluster every file, including finished cubes")
+	full := fs.Bool("full", false, "re-cluster every file, including finished cubes (with --layout workload: build a new tree)")
+	layout := fs.String("layout", "", "workload: lay files out by a tree of cuts learned from --queries; later runs route new rows through the stored tree")
+	queries := fs.String("queries", "", "workload file for --layout workload (one filter per line, optional \"WEIGHT:\" prefix)")
+	robustness := fs.Float64("robustness", 0, "share of generic queries blended into a new workload tree (0..0.9)")
+	var treeCols listFlag
+	fs.Var(&treeCols, "workload-columns", "columns the workload tree may cut besides the workload's own")
 	var bloomCols listFlag
 	fs.Var(&bloomCols, "bloom", "add Bloom filters on these columns (backfills files that lack them)")
 	target := fs.String("target-size", "", "target file size, e.g. 128MiB (default: the table's delta.targetFileSize or 128 MiB)")
@@ -48,7 +54,22 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if err := checkFilter("where", *where); err != nil {
 		return err
 	}
-	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols}
+	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols,
+		Layout: *layout, Robustness: *robustness, WorkloadColumns: treeCols}
+	if *layout != "" && *layout != "workload" {
+		return usagef("--layout %q: want workload", *layout)
+	}
+	if *layout == "" && (*queries != "" || *robustness != 0 || len(treeCols) > 0) {
+		return usagef("--queries, --robustness and --workload-columns need --layout workload")
+	}
+	if *layout != "" && n > 0 {
+		return usagef("--layout workload does not combine with --zorder-by, --hilbert-by or --sort-by")
+	}
+	if *queries != "" {
+		if opts.Workload, err = workload.ParseFile(*queries); err != nil {
+			return err
+		}
+	}
 	if *target != "" {
 		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
 			return usagef("--target-size: %v", err)
@@ -83,6 +104,12 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	for _, part := range p.Partitions {
 		for i, b := range part.Bins {
 			fmt.Fprintf(tw, "  bin %d\t%s %s: %d files, %d bytes, %d rows\n", i, partLabel(part.Values), b.Kind, len(b.Files), b.Bytes, b.Rows)
+			if l := b.Layout; l != nil {
+				fmt.Fprintf(tw, "  tree\t%s %s: %d new files, %d waiting files moved down, %d left waiting\n", l.Action, l.Tree, l.NewFiles, l.PendingFiles, l.WaitingFiles)
+			}
+		}
+		if part.Drift != nil {
+			fmt.Fprintf(tw, "  drift\t%s: %s\n", partLabel(part.Values), part.Drift)
 		}
 	}
 	if m := res.Metrics; m != nil {
