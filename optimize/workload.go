@@ -134,9 +134,9 @@ func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, erro
 	if p.opts.Full || cur == "" {
 		if p.opts.Workload == nil {
 			if cur == "" {
-				return nil, &InvalidOptionsError{Problems: []string{"the workload layout needs a workload (Options.Workload): no file of the partition is laid out by a tree yet"}}
+				return nil, &InvalidOptionsError{Problems: []string{"the workload layout needs a workload to build its first tree (no file of the partition is laid out by one yet)"}}
 			}
-			return nil, &InvalidOptionsError{Problems: []string{"Full rebuilds the workload tree and needs a workload (Options.Workload)"}}
+			return nil, &InvalidOptionsError{Problems: []string{"a full run builds a new workload tree and needs a workload"}}
 		}
 		b := newBin(KindCluster, sortedByPath(files))
 		b.Layout = &TreeBin{Action: "build", NewFiles: len(files)}

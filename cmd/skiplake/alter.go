@@ -11,7 +11,8 @@ import (
 
 func init() {
 	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... [--format table|json]`,
-		summary: "change table properties or add columns (one metaData commit)", run: runAlter})
+		summary: "change table properties or add columns (one metaData commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`},
+		run: runAlter})
 }
 
 // repeatFlag collects every value of a repeatable flag as given (no comma split:

@@ -13,7 +13,9 @@ import (
 
 func init() {
 	register(&command{name: "bench", usage: "skipping [--dataset lineitem|synthetic] [--sf F] [--rows N] [--files N] [--row-groups N] [--columns c1,c2] [--layouts l1,l2] [--workloads w1,w2] [--queries N] [--train WORKLOAD] [--train-queries N] [--train-sample N] [--robustness F] [--tolerance F] [--seed N] [--format table|json] [--svg DIR]",
-		summary: "the skipping-ratio benchmark: files a layout makes queries read vs the lower bound", run: runBench})
+		summary: "the skipping-ratio benchmark: files a layout makes queries read vs the lower bound", examples: []string{`skiplake bench skipping --dataset lineitem --sf 0.1 --files 200 --svg out/`, `skiplake bench skipping --dataset synthetic --rows 100000 --layouts insertion,hilbert --format json`,
+			`skiplake bench skipping --dataset lineitem --sf 0.1 --files 100 --layouts hilbert,workload,workload-robust --train template --workloads template,box2-1%`},
+		run: runBench})
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {

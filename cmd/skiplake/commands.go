@@ -24,17 +24,23 @@ import (
 
 func init() {
 	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2] [--property k=v]... [--allow-non-empty]",
-		summary: "create an empty table", run: runCreate})
+		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`},
+		run: runCreate})
 	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--txn-app-id ID --txn-version N] [--allow-non-empty]",
-		summary: "append Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", run: runAppend})
+		summary: "append Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`},
+		run: runAppend})
 	register(&command{name: "scan", usage: "TABLE [--filter EXPR] [--columns a,b] [--version N | --timestamp TS] [--format table|jsonl|csv|parquet] [--output PATH] [--limit N]",
-		summary: "print rows of a table version", run: runScan})
-	register(&command{name: "describe", usage: "TABLE [--version N] [--format table|json]",
-		summary: "show schema, partitioning, properties, protocol and size", run: runDescribe})
+		summary: "print rows of a table version", examples: []string{`skiplake scan /tmp/t --filter "amount > 100 AND country = 'JP'" --columns id,amount --format jsonl`, `skiplake scan /tmp/t --version 3 --format parquet --output /tmp/v3.parquet`},
+		run: runScan})
+	register(&command{name: "describe", usage: "TABLE [--version N | --timestamp TS] [--format table|json]",
+		summary: "show schema, partitioning, properties, protocol and size", examples: []string{`skiplake describe /tmp/t`, `skiplake describe /tmp/t --version 0 --format json`},
+		run: runDescribe})
 	register(&command{name: "history", usage: "TABLE [--limit N] [--format table|jsonl]",
-		summary: "list commits, newest first", run: runHistory})
+		summary: "list commits, newest first", examples: []string{`skiplake history /tmp/t --limit 5`, `skiplake history /tmp/t --format jsonl`},
+		run: runHistory})
 	register(&command{name: "checkpoint", usage: "TABLE",
-		summary: "write a checkpoint of the latest version", run: runCheckpoint})
+		summary: "write a checkpoint of the latest version", examples: []string{`skiplake checkpoint /tmp/t`},
+		run: runCheckpoint})
 }
 
 func oneTable(pos []string) (string, error) {
@@ -121,7 +127,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
 	appID := fs.String("txn-app-id", "", "idempotent write: application id (with --txn-version)")
-	appVersion := fs.Int64("txn-version", -1, "idempotent write: the run's version, increasing from run to run; skipped when the table records a version >= this for --txn-app-id")
+	appVersion := fs.Int64("txn-version", 0, "idempotent write: the run's version, increasing from run to run; skipped when the table records a version >= this for --txn-app-id")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

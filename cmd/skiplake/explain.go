@@ -12,9 +12,11 @@ import (
 
 func init() {
 	register(&command{name: "files", usage: "TABLE [--filter EXPR] [--version N | --timestamp TS] [--format table|jsonl]",
-		summary: "list the files a scan would read after skipping, with their stats and why", run: runFiles})
+		summary: "list the files a scan would read after skipping, with their stats and why", examples: []string{`skiplake files /tmp/t --filter "id = 42"`, `skiplake files /tmp/t --format jsonl`},
+		run: runFiles})
 	register(&command{name: "explain", usage: "TABLE --filter EXPR [--version N | --timestamp TS] [--format table|json]",
-		summary: "show per skipping level how many units and bytes a filter skips", run: runExplain})
+		summary: "show per skipping level how many units and bytes a filter skips", examples: []string{`skiplake explain /tmp/t --filter "id = 42"`, `skiplake explain /tmp/t --filter "amount > 500" --format json`},
+		run: runExplain})
 }
 
 func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Table, *table.Scan, error) {

@@ -97,18 +97,153 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errs := cli(t, c.args...)
-			got := normalize(fmt.Sprintf("$ skiplake %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s",
-				strings.Join(c.args, " "), code, sortedScan(c.args, out), errs), dir)
-			path := filepath.Join(cliGoldenDir, c.name+".txt")
-			if *updateGolden {
-				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-				return
+			checkGolden(t, c.name, transcript(t, dir, c.args))
+		})
+	}
+}
+
+// transcript runs one invocation and renders it as a golden transcript: the command
+// line (quoted as a shell would need it), the exit status, stdout and stderr.
+func transcript(t *testing.T, dir string, args []string) string {
+	t.Helper()
+	code, out, errs := cli(t, args...)
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	return normalize(fmt.Sprintf("$ %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s",
+		strings.Join(append([]string{"skiplake"}, quoted...), " "), code, sortedScan(args, out), errs), dir)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,=:%+@$") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkGolden compares got with testdata/cli/NAME.txt (or writes it with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(cliGoldenDir, name+".txt")
+	if *updateGolden {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden transcript %s (run with -update to create it)", path)
+	require.Equal(t, string(want), got, "output of %q changed; if deliberate, re-run with -update and review the diff", name)
+}
+
+// TestGoldenErrors keeps, per command, the transcripts of its usage errors (exit 2)
+// and failures (exit 1): what a script sees when it calls a command wrongly. Every
+// registered command must have a group here.
+func TestGoldenErrors(t *testing.T) {
+	dir := t.TempDir()
+	tbl := goldenTable(t, dir)
+	missing := filepath.Join(dir, "missing")
+	input := filepath.Join(dir, "in0.parquet")
+	groups := map[string][][]string{
+		"help": {
+			{},
+			{"help", "nope"},
+			{"help", "scan", "extra"},
+			{"nope"},
+		},
+		"create": {
+			{"create"},
+			{"create", filepath.Join(dir, "new")},
+			{"create", filepath.Join(dir, "new"), "--schema", "id bigint", "--schema-from", input},
+			{"create", filepath.Join(dir, "new"), "--schema", "id bigwig"},
+			{"create", tbl, "--schema", "id bigint"},
+		},
+		"append": {
+			{"append", tbl},
+			{"append", tbl, filepath.Join(dir, "x.txt")},
+			{"append", tbl, filepath.Join(dir, "absent.parquet")},
+			{"append", tbl, input, "--partition-by", "id"},
+			{"append", tbl, input, "--txn-app-id", "job"},
+			{"append", tbl, "-"},
+		},
+		"scan": {
+			{"scan"},
+			{"scan", missing},
+			{"scan", tbl, "--filter", "id >= AND"},
+			{"scan", tbl, "--columns", "idd"},
+			{"scan", tbl, "--format", "xml"},
+			{"scan", tbl, "--format", "parquet"},
+			{"scan", tbl, "--limit", "0"},
+			{"scan", tbl, "--version", "99"},
+			{"scan", tbl, "--version", "0", "--timestamp", "2020-01-01"},
+			{"scan", tbl, "--nope"},
+		},
+		"describe": {
+			{"describe", missing},
+			{"describe", tbl, tbl},
+			{"describe", tbl, "--format", "jsonl"},
+		},
+		"history": {
+			{"history", tbl, "--limit", "0"},
+			{"history", tbl, "--format", "json"},
+		},
+		"checkpoint": {
+			{"checkpoint"},
+			{"checkpoint", missing},
+		},
+		"files": {
+			{"files", tbl, "--filter", "nosuch = 1"},
+			{"files", tbl, "--format", "json"},
+		},
+		"explain": {
+			{"explain", tbl},
+			{"explain", tbl, "--filter", "id = 'x"},
+		},
+		"optimize": {
+			{"optimize", tbl, "--where", "id > 3"},
+			{"optimize", tbl, "--zorder-by", "id", "--hilbert-by", "id"},
+			{"optimize", tbl, "--target-size", "big"},
+			{"optimize", tbl, "--queries", "q.sql"},
+			{"optimize", tbl, "--layout", "workload"},
+		},
+		"advise": {
+			{"advise", tbl},
+			{"advise", tbl, "--queries", missing},
+			{"advise", tbl, "--queries", input, "--files", "-1"},
+		},
+		"vacuum": {
+			{"vacuum", tbl, "--retain", "0h"},
+			{"vacuum", tbl, "--retain", "soon"},
+			{"vacuum", tbl, "--retain", "-1h"},
+		},
+		"alter": {
+			{"alter", tbl},
+			{"alter", tbl, "--if-exists", "--set-property", "a=b"},
+			{"alter", tbl, "--add-column", "note"},
+		},
+		"bench": {
+			{"bench"},
+			{"bench", "skipping", "--dataset", "nope"},
+		},
+		"version": {
+			{"version", "extra"},
+			{"version", "--format", "yaml"},
+		},
+	}
+	for _, c := range commands {
+		require.Contains(t, groups, c.name, "TestGoldenErrors has no error transcripts for command %q", c.name)
+	}
+	for name, invocations := range groups {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			for i, args := range invocations {
+				if i > 0 {
+					b.WriteString("\n")
+				}
+				b.WriteString(transcript(t, dir, args))
 			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "missing golden transcript (run with -update to create it)")
-			require.Equal(t, string(want), got, "output of %q changed; if deliberate, re-run with -update and review the diff", c.name)
+			checkGolden(t, "errors-"+name, b.String())
 		})
 	}
 }
@@ -116,7 +251,7 @@ func TestGoldenOutputs(t *testing.T) {
 // sortedScan sorts the data lines of a scan's CSV output: a scan's row order across
 // files is not part of the contract, the rows are.
 func sortedScan(args []string, out string) string {
-	if args[0] != "scan" {
+	if len(args) == 0 || args[0] != "scan" || out == "" {
 		return out
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")

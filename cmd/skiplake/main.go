@@ -1,7 +1,40 @@
 // Command skiplake reads, writes and maintains Delta Lake tables with data skipping.
 //
-// Usage: skiplake COMMAND TABLE [flags]. Run "skiplake help" for the commands. Errors go
-// to stderr with a non-zero exit status; output formats are stable for scripts.
+// Usage: skiplake COMMAND TABLE [flags]. Run "skiplake help" for the commands and
+// "skiplake help COMMAND" (or "skiplake COMMAND --help") for one command's flags. Errors
+// go to stderr with a non-zero exit status (2 for usage errors); output formats are
+// stable for scripts (testdata/cli, docs/cli.md).
+//
+// # Adding a command
+//
+// A command is one register call in an init function of its own file:
+//
+//	func init() {
+//		register(&command{name: "count", usage: "TABLE [--filter EXPR] [--format text|json]",
+//			summary:  "count the rows of a table version that match a filter",
+//			examples: []string{`skiplake count /tmp/t --filter "country = 'JP'"`},
+//			run:      runCount})
+//	}
+//
+//	func runCount(ctx context.Context, e *env, args []string) error {
+//		fs := flag.NewFlagSet("count", flag.ContinueOnError)
+//		filter := fs.String("filter", "", "predicate; only rows matching it are counted")
+//		path, err := tableArgs(fs, args, ...) // or parseArgs(fs, args): FIRST, before any work
+//		...
+//	}
+//
+// The run function is the one place a command's flags are declared: help uses it too.
+// "skiplake help NAME", "NAME --help" and "NAME -h" call run with a help flag and an
+// already cancelled context; parseArgs (which tableArgs calls) then returns a
+// *helpRequest carrying the declared FlagSet instead of parsing, and run prints the
+// synopsis, the summary, every flag with its default, and the examples. So a command
+// must parse its arguments with parseArgs or tableArgs before it touches anything.
+// In usage, write each flag as "--name PLACEHOLDER" (or "--name" for a boolean): help
+// takes a flag's placeholder from there. TestHelpCoversEveryCommand checks that every
+// command answers --help, that its synopsis names every flag, that it has an example
+// whose flags parse, and docs/cli.md (TestCLIReference) must hold its help text:
+// `go test ./cmd/skiplake -run 'TestCLIReference|TestGoldenOutputs' -update` regenerates
+// both from the code; review the diff.
 package main
 
 import (
@@ -13,16 +46,18 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"sort"
 	"strings"
 )
 
 // command is one subcommand: it parses its own flags and returns an error; only main exits.
 type command struct {
-	name    string
-	usage   string // argument synopsis
-	summary string
-	run     func(ctx context.Context, env *env, args []string) error
+	name     string
+	usage    string // argument synopsis: positionals and every flag as --name PLACEHOLDER
+	summary  string // one line, lower case, for the command list and help
+	examples []string
+	run      func(ctx context.Context, env *env, args []string) error
 }
 
 // env is what a command may touch: its streams (tests substitute buffers).
@@ -44,6 +79,12 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
 
+// helpRequest is what parseArgs returns for -h, -help or --help: the command's
+// declared flags, which run prints with the command's synopsis and examples.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -53,16 +94,29 @@ func main() {
 
 // run executes one invocation and returns the exit status.
 func run(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 {
-			if c := lookup(args[1]); c != nil {
-				fmt.Fprintf(e.stdout, "usage: skiplake %s %s\n\n%s\n", c.name, c.usage, c.summary)
-				return 0
-			}
-		}
-		printUsage(e.stdout)
-		if len(args) == 0 {
+	if len(args) == 0 {
+		printUsage(e.stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		switch {
+		case len(args) == 1:
+			printUsage(e.stdout)
+			return 0
+		case len(args) > 2:
+			fmt.Fprintf(e.stderr, "skiplake help: want at most one COMMAND, got %d arguments\nusage: skiplake help [COMMAND]\n", len(args)-1)
 			return 2
+		}
+		c := lookup(args[1])
+		if c == nil {
+			fmt.Fprintf(e.stderr, "skiplake help: unknown command %q\n", args[1])
+			printUsage(e.stderr)
+			return 2
+		}
+		if err := printHelp(e.stdout, c); err != nil {
+			fmt.Fprintf(e.stderr, "skiplake help: %v\n", err)
+			return 1
 		}
 		return 0
 	}
@@ -74,12 +128,14 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	if err := c.run(ctx, e, args[1:]); err != nil {
 		var ue *usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(e.stderr, "skiplake %s: %s\nusage: skiplake %s %s\n", c.name, ue.msg, c.name, c.usage)
-			return 2
-		}
-		if errors.Is(err, flag.ErrHelp) {
+		var hr *helpRequest
+		switch {
+		case errors.As(err, &hr):
+			writeHelp(e.stdout, c, hr.fs)
 			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(e.stderr, "skiplake %s: %s\nusage: skiplake %s %s\n(run 'skiplake help %s' for the flags)\n", c.name, ue.msg, c.name, c.usage, c.name)
+			return 2
 		}
 		fmt.Fprintf(e.stderr, "skiplake %s: %v\n", c.name, err)
 		return 1
@@ -96,25 +152,192 @@ func lookup(name string) *command {
 	return nil
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: skiplake COMMAND TABLE [flags]\n\ncommands:")
+func sortedCommands() []*command {
 	sorted := append([]*command(nil), commands...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
-	for _, c := range sorted {
+	return sorted
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: skiplake COMMAND TABLE [flags]\n\ncommands:")
+	for _, c := range sortedCommands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'skiplake help COMMAND' for a command's flags.")
+	fmt.Fprintln(w, "  help       show a command's flags, defaults and examples: skiplake help COMMAND")
+	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure, 2 usage error. Run 'skiplake help COMMAND' for a command's flags.")
+}
+
+// commandFlags returns the flags c declares, by running it with -h under a cancelled
+// context (see "Adding a command" above); nil when c does not parse flags.
+func commandFlags(c *command, extra ...string) (*flag.FlagSet, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	discard := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	err := c.run(ctx, discard, append(extra, "--help"))
+	var hr *helpRequest
+	if errors.As(err, &hr) {
+		return hr.fs, nil
+	}
+	if err == nil {
+		err = errors.New("it ignored --help")
+	}
+	return nil, fmt.Errorf("command %s does not declare its flags through parseArgs: %w", c.name, err)
+}
+
+func printHelp(w io.Writer, c *command) error {
+	fs, err := commandFlags(c)
+	if err != nil {
+		return err
+	}
+	writeHelp(w, c, fs)
+	return nil
+}
+
+// writeHelp prints a command's synopsis, summary, flags (with their placeholders
+// from the synopsis and their defaults) and examples.
+func writeHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: skiplake %s %s\n\n%s\n", c.name, c.usage, upperFirst(c.summary))
+	var flags []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
+	if len(flags) > 0 {
+		fmt.Fprintln(w, "\nflags:")
+	}
+	for _, f := range flags {
+		line := "  --" + f.Name
+		if ph := flagPlaceholder(c.usage, f); ph != "" {
+			line += " " + ph
+		}
+		if def := flagDefault(f); def != "" {
+			line += "  (default " + def + ")"
+		}
+		fmt.Fprintln(w, line)
+		for _, l := range wrap(f.Usage, 84) {
+			fmt.Fprintln(w, "      "+l)
+		}
+	}
+	if len(c.examples) > 0 {
+		fmt.Fprintln(w, "\nexamples:")
+		for _, ex := range c.examples {
+			fmt.Fprintln(w, "  "+ex)
+		}
+	}
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+// isBoolFlag reports whether f takes no value (--force rather than --force=true).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagPlaceholder is the word after --NAME in the synopsis (a quoted phrase counts as
+// one word): "EXPR" for "[--filter EXPR]", "table|json" for "--format table|json".
+// A boolean flag has none; a flag the synopsis does not show gets "VALUE".
+func flagPlaceholder(usage string, f *flag.Flag) string {
+	if isBoolFlag(f) {
+		return ""
+	}
+	if ph, ok := synopsisPlaceholder(usage, f.Name); ok && ph != "" {
+		return ph
+	}
+	return "VALUE"
+}
+
+// synopsisPlaceholder finds "--name" in a synopsis and returns the word after it.
+func synopsisPlaceholder(usage, name string) (string, bool) {
+	tok := "--" + name
+	for i := 0; ; {
+		j := strings.Index(usage[i:], tok)
+		if j < 0 {
+			return "", false
+		}
+		j += i + len(tok)
+		i = j
+		if j < len(usage) && (usage[j] == '-' || usage[j] == '_' || isAlnum(usage[j])) {
+			continue // --name is a prefix of a longer flag name
+		}
+		if j >= len(usage) || usage[j] != ' ' {
+			return "", true
+		}
+		rest := usage[j+1:]
+		if strings.HasPrefix(rest, `"`) {
+			if k := strings.IndexByte(rest[1:], '"'); k >= 0 {
+				return rest[:k+2], true
+			}
+		}
+		end := strings.IndexAny(rest, " ])")
+		if end < 0 {
+			end = len(rest)
+		}
+		word := rest[:end]
+		if word == "" || strings.HasPrefix(word, "-") || word == "|" || strings.HasPrefix(word, "[") || strings.HasPrefix(word, "(") {
+			return "", true
+		}
+		return word, true
+	}
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// flagDefault is a flag's default as help shows it; empty when the default is the
+// type's zero value (whose meaning the flag's usage text states).
+func flagDefault(f *flag.Flag) string {
+	if isBoolFlag(f) && f.DefValue == "false" {
+		return ""
+	}
+	t := reflect.TypeOf(f.Value)
+	var zero flag.Value
+	if t.Kind() == reflect.Pointer {
+		zero = reflect.New(t.Elem()).Interface().(flag.Value)
+	} else {
+		zero = reflect.Zero(t).Interface().(flag.Value)
+	}
+	if f.DefValue == zero.String() {
+		return ""
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, isString := g.Get().(string); isString {
+			return fmt.Sprintf("%q", f.DefValue)
+		}
+	}
+	return f.DefValue
+}
+
+// wrap splits s into lines of at most width bytes at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	for len(s) > width {
+		cut := strings.LastIndexByte(s[:width+1], ' ')
+		if cut <= 0 {
+			if cut = strings.IndexByte(s, ' '); cut < 0 {
+				break
+			}
+		}
+		lines = append(lines, s[:cut])
+		s = strings.TrimLeft(s[cut:], " ")
+	}
+	return append(lines, s)
 }
 
 // parseArgs parses flags that may appear before, between or after positional
-// arguments (skiplake scan TABLE --filter ...), returning the positionals.
+// arguments (skiplake scan TABLE --filter ...), returning the positionals. -h, -help
+// and --help return a *helpRequest (see "Adding a command" above).
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, &helpRequest{fs: fs}
 			}
 			return nil, usagef("%v", err)
 		}
