@@ -14,9 +14,9 @@ import (
 
 func init() {
 	register(&command{name: "advise", usage: "TABLE --queries FILE [--files N | --target-size SIZE] [--sample N] [--columns c1,c2] [--robustness F] [--seed N] [--format table|json] [--svg DIR]",
-		summary: "predict, from a sample, how many files each candidate layout makes the workload read, and say which to apply",
+		summary:  "predict, from a sample, how many files each candidate layout makes the workload read, and say which to apply",
 		examples: []string{`skiplake advise /tmp/t --queries dashboards.sql`, `skiplake advise /tmp/t --queries dashboards.sql --files 1000 --format json --svg out/`},
-		run: runAdvise})
+		run:      runAdvise})
 }
 
 func runAdvise(ctx context.Context, e *env, args []string) error {
