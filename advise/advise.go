@@ -29,6 +29,10 @@ const (
 	// DefaultSampleRowsPerFile sizes the default sample: this many rows per file
 	// of the layouts, within [MinDefaultSample, MaxDefaultSample].
 	DefaultSampleRowsPerFile = 200
+	// TreeSampleRowsPerLeaf and MinTreeSample size the rows a workload tree is
+	// built on when the sample is larger (the tree then routes every sample row).
+	TreeSampleRowsPerLeaf = 1000
+	MinTreeSample         = 100_000
 	// MinDefaultSample and MaxDefaultSample bound the default sample size.
 	MinDefaultSample = 100_000
 	MaxDefaultSample = 2_000_000

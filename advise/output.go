@@ -8,16 +8,16 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/svgchart"
 )
 
 // Chart names accepted by WriteSVG (the skipping benchmark's charts).
 const (
 	// ChartFiles is a bar chart of the predicted % of files read per candidate.
-	ChartFiles = benchskip.ChartFiles
+	ChartFiles = "files"
 	// ChartBoxes draws the simulated files' bounding boxes on the first two
 	// candidate columns, one panel per candidate.
-	ChartBoxes = benchskip.ChartBoxes
+	ChartBoxes = "boxes"
 )
 
 // ChartCandidates is how many candidates (best first, plus the current layout)
@@ -65,34 +65,58 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// candidateColor colours candidates by kind, as the skipping benchmark colours
+// its layouts.
+var candidateColor = svgchart.Colors(
+	[]string{KindCurrent, "sort", "zorder-raw", KindZOrder, KindHilbert, "kdtree", "workload", "workload-robust"},
+	map[string]string{KindLinear: "sort"})
+
 // WriteSVG draws chart (ChartFiles or ChartBoxes) for the best
 // ChartCandidates candidates and the current layout, with the skipping
-// benchmark's chart code.
+// benchmark's chart code (internal/svgchart). Errors wrap ErrInvalidOptions for
+// an unknown chart, or come from w.
 func (r *Report) WriteSVG(w io.Writer, chart string) error {
-	res := &benchskip.Result{
-		Config:    benchskip.Config{Dataset: "sample", Files: r.SimulatedFiles, Columns: r.Columns},
-		Workloads: []string{"workload"},
-	}
 	var shown []Candidate
 	for i, c := range r.Candidates {
 		if i < ChartCandidates || c.Kind == KindCurrent {
 			shown = append(shown, c)
 		}
 	}
-	for _, c := range shown {
-		info := benchskip.LayoutInfo{Name: c.Name}
-		for _, b := range c.boxes {
-			info.FileBoxes = append(info.FileBoxes, benchskip.Rect{X0: b[0], X1: b[1], Y0: b[2], Y1: b[3]})
+	switch chart {
+	case ChartFiles:
+		var names []string
+		byName := map[string]Candidate{}
+		for _, c := range shown {
+			names = append(names, c.Name)
+			byName[c.Name] = c
 		}
-		if chart == ChartBoxes && len(info.FileBoxes) == 0 {
-			continue // the current layout has no simulated files
+		return svgchart.FilesChart{
+			Title:  fmt.Sprintf("Predicted files read per query (%% of %d files), %d queries, sample of %d rows", r.SimulatedFiles, r.Queries, r.SampleRows),
+			Groups: []string{"workload"}, Series: names, Color: candidateColor,
+			Value: func(_, name string) (float64, float64, bool) {
+				c, ok := byName[name]
+				return c.FilesReadPct, c.RatioGeoMean, ok
+			},
+		}.Write(w)
+	case ChartBoxes:
+		if len(r.Columns) < 2 {
+			return fmt.Errorf("%w: the boxes chart needs two candidate columns", ErrInvalidOptions)
 		}
-		res.Layouts = append(res.Layouts, info)
-		res.Cells = append(res.Cells, benchskip.Cell{Layout: c.Name, Workload: "workload", Queries: r.Queries,
-			FilesReadPct: c.FilesReadPct, RatioGeoMean: c.RatioGeoMean, FilesRead: c.FilesRead, LowerBound: c.LowerBound})
+		c := svgchart.BoxesChart{
+			Title: fmt.Sprintf("Simulated file bounding boxes in rank space: x = %s, y = %s (%d files)", r.Columns[0], r.Columns[1], r.SimulatedFiles),
+			Color: candidateColor,
+		}
+		for _, cand := range shown {
+			if len(cand.boxes) == 0 {
+				continue // the current layout has no simulated files
+			}
+			p := svgchart.Panel{Name: cand.Name}
+			for _, b := range cand.boxes {
+				p.Boxes = append(p.Boxes, svgchart.Rect{X0: b[0], X1: b[1], Y0: b[2], Y1: b[3]})
+			}
+			c.Panels = append(c.Panels, p)
+		}
+		return c.Write(w)
 	}
-	if err := res.WriteSVG(w, chart); err != nil {
-		return fmt.Errorf("advise: %w", err)
-	}
-	return nil
+	return fmt.Errorf("%w: chart %q; want %q or %q", ErrInvalidOptions, chart, ChartFiles, ChartBoxes)
 }

@@ -126,8 +126,12 @@ func fieldIndex(sch *arrow.Schema, name string) int {
 	return -1
 }
 
-// denseCodes numbers the distinct non-null values of arr in order.
+// denseCodes numbers the distinct non-null values of arr in order (NULL: -1)
+// and returns the values by code.
 func denseCodes(arr arrow.Array) ([]int32, []value.Value, error) {
+	if keys, ok := wordKeys(arr); ok {
+		return denseWordCodes(arr, keys)
+	}
 	n := arr.Len()
 	vals := make([]value.Value, n)
 	rows := make([]int32, 0, n)
@@ -157,6 +161,86 @@ func denseCodes(arr arrow.Array) ([]int32, []value.Value, error) {
 			distinct = append(distinct, vals[r])
 		}
 		codes[r] = int32(len(distinct) - 1)
+	}
+	return codes, distinct, nil
+}
+
+// wordKeys returns an order-preserving uint64 per row for integer, date,
+// timestamp, small decimal and float columns (floats in Spark order: -0 = 0,
+// NaN greatest), ok false for other types.
+func wordKeys(arr arrow.Array) ([]uint64, bool) {
+	n := arr.Len()
+	out := make([]uint64, n)
+	const sign = uint64(1) << 63
+	switch a := arr.(type) {
+	case *array.Int64:
+		for i, v := range a.Int64Values() {
+			out[i] = uint64(v) ^ sign
+		}
+	case *array.Int32:
+		for i, v := range a.Int32Values() {
+			out[i] = uint64(int64(v)) ^ sign
+		}
+	case *array.Date32:
+		for i, v := range a.Date32Values() {
+			out[i] = uint64(int64(v)) ^ sign
+		}
+	case *array.Timestamp:
+		for i, v := range a.TimestampValues() {
+			out[i] = uint64(int64(v)) ^ sign
+		}
+	case *array.Decimal128:
+		for i, v := range a.Values() {
+			if !v.FitsInPrecision(18) {
+				return nil, false
+			}
+			out[i] = uint64(int64(v.LowBits())) ^ sign
+		}
+	case *array.Float64:
+		for i, f := range a.Float64Values() {
+			switch {
+			case f != f:
+				out[i] = math.MaxUint64
+			case f == 0:
+				out[i] = sign
+			case math.Signbit(f):
+				out[i] = ^math.Float64bits(f)
+			default:
+				out[i] = math.Float64bits(f) | sign
+			}
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// denseWordCodes is denseCodes for columns with word keys.
+func denseWordCodes(arr arrow.Array, keys []uint64) ([]int32, []value.Value, error) {
+	n := arr.Len()
+	type kr struct {
+		k uint64
+		r int32
+	}
+	pairs := make([]kr, 0, n)
+	codes := make([]int32, n)
+	for i := range n {
+		codes[i] = -1
+		if !arr.IsNull(i) {
+			pairs = append(pairs, kr{keys[i], int32(i)})
+		}
+	}
+	slices.SortFunc(pairs, func(a, b kr) int { return cmp.Compare(a.k, b.k) })
+	var distinct []value.Value
+	for i, p := range pairs {
+		if i == 0 || pairs[i-1].k != p.k {
+			v, err := value.FromArray(arr, int(p.r))
+			if err != nil {
+				return nil, nil, err
+			}
+			distinct = append(distinct, v)
+		}
+		codes[p.r] = int32(len(distinct) - 1)
 	}
 	return codes, distinct, nil
 }
@@ -383,7 +467,30 @@ func (s *sim) treeLayout(ctx context.Context, cols []string, robustness float64,
 		for _, a := range arrs {
 			a.Release()
 		}
-		tr, err := qdtree.Build(ctx, rec, s.w, qdtree.Options{Leaves: f, Columns: cols, Robustness: robustness, Seed: seed})
+		// The tree is built on at most treeSampleRows(f) of the group's rows (as
+		// OPTIMIZE builds it on a sample of a bin) and routes them all.
+		build := rec
+		if limit := treeSampleRows(f); len(rows) > limit {
+			idx := make([]int32, limit)
+			for i := range idx {
+				idx[i] = int32(int64(i) * int64(len(rows)) / int64(limit))
+			}
+			sub := make([]int32, limit)
+			for i, k := range idx {
+				sub[i] = rows[k]
+			}
+			sarrs, err := s.groupColumns(ctx, sub, all)
+			if err != nil {
+				rec.Release()
+				return l, nil, err
+			}
+			build = array.NewRecordBatch(s.rec.Schema(), sarrs, int64(limit))
+			for _, a := range sarrs {
+				a.Release()
+			}
+			defer build.Release()
+		}
+		tr, err := qdtree.Build(ctx, build, s.w, qdtree.Options{Leaves: f, Columns: cols, Robustness: robustness, Seed: seed})
 		if err == nil && first == nil {
 			first = tr
 		}
@@ -491,4 +598,10 @@ func (s *sim) fileBoxes(l layout, x, y int) ([][4]float64, error) {
 type quantCodes struct {
 	codes []int32
 	cum   []int64
+}
+
+// treeSampleRows is the most rows a workload tree of leaves leaves is built
+// on: TreeSampleRowsPerLeaf per leaf, at least MinTreeSample.
+func treeSampleRows(leaves int) int {
+	return max(TreeSampleRowsPerLeaf*leaves, MinTreeSample)
 }
