@@ -297,11 +297,18 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		if sp.kind == KindWorkload {
 			c.Name, c.Columns = sp.name, cols
 			var tr *qdtree.Tree
-			l, tr, err = s.treeLayout(ctx, cols, sp.rob, rep.SimulatedFiles, opts.Seed)
+			// The plain tree cuts only the columns the workload filters on; the
+			// robust one every candidate column, with generic queries blended in.
+			treeCols := cols
+			if sp.rob == 0 {
+				treeCols = nil
+			}
+			l, tr, err = s.treeLayout(ctx, treeCols, sp.rob, rep.SimulatedFiles, opts.Seed)
 			if err != nil {
 				return nil, err
 			}
 			rep.Trees[c.Name] = tr
+			c.Columns = tr.Columns
 		} else {
 			var names []string
 			var idx []int
@@ -371,7 +378,7 @@ func command(c Candidate, opts Options) string {
 	case KindWorkload:
 		cmd := base + "--layout workload --queries " + quote(q)
 		if c.Robustness > 0 {
-			cmd += fmt.Sprintf(" --robustness %g", c.Robustness)
+			cmd += fmt.Sprintf(" --robustness %g --workload-columns %s", c.Robustness, cols)
 		}
 		return cmd + " --full"
 	}

@@ -92,7 +92,7 @@ func TestSimulateRanksCandidates(t *testing.T) {
 		t.Errorf("tree %.2f%% vs hilbert %.2f%%: expected under half", rep.Best.FilesReadPct, h.FilesReadPct)
 	}
 	if byName["workload"].Command != "skiplake optimize /data/t --layout workload --queries q.sql --full" ||
-		byName["workload-robust"].Command != "skiplake optimize /data/t --layout workload --queries q.sql --robustness 0.2 --full" ||
+		byName["workload-robust"].Command != "skiplake optimize /data/t --layout workload --queries q.sql --robustness 0.2 --workload-columns a,b --full" ||
 		byName["zorder(a,b)"].Command != "skiplake optimize /data/t --zorder-by a,b --full" ||
 		byName["sort(b)"].Command != "skiplake optimize /data/t --sort-by b --full" {
 		t.Errorf("commands: %q %q %q", byName["workload"].Command, byName["zorder(a,b)"].Command, byName["sort(b)"].Command)

@@ -152,6 +152,14 @@ type Config struct {
 	// Tolerance is the leaf-size tolerance of the workload trees (default
 	// qdtree.DefaultTolerance).
 	Tolerance float64 `json:"tolerance,omitempty"`
+	// Advise checks the layout advisor (package advise) on every box and template
+	// workload: its pick from a sample of AdviseSample rows and TrainQueries
+	// training queries against the best candidate on all rows with the held-out
+	// queries (Result.Advice). Slow: every candidate is laid out on all rows.
+	Advise bool `json:"advise,omitempty"`
+	// AdviseSample is the advisor's sample size (default 200 rows per file, at
+	// least 100,000, at most all rows).
+	AdviseSample int `json:"advise_sample,omitempty"`
 }
 
 // DefaultWorkloads are the workloads run when Config.Workloads is empty.
@@ -325,6 +333,10 @@ func (c Config) withDefaults() Config {
 		c.TrainSample = max(DefaultTrainSampleRowsPerFile*c.Files, 100_000)
 	}
 	c.TrainSample = min(c.TrainSample, c.numRows())
+	if c.AdviseSample == 0 {
+		c.AdviseSample = max(200*c.Files, 100_000)
+	}
+	c.AdviseSample = min(c.AdviseSample, c.numRows())
 	if len(c.Workloads) == 0 {
 		for _, name := range DefaultWorkloads {
 			if w, err := ParseWorkload(name); err == nil && (w.Kind != WorkloadBox || w.Dims <= len(c.Columns)) {
@@ -437,8 +449,8 @@ func (c Config) Validate() error {
 	case needTrain:
 		add("the workload layouts need a training workload (Train)")
 	}
-	if c.TrainQueries < 0 || c.TrainSample < 0 {
-		add("TrainQueries and TrainSample must not be negative")
+	if c.TrainQueries < 0 || c.TrainSample < 0 || c.AdviseSample < 0 {
+		add("TrainQueries, TrainSample and AdviseSample must not be negative")
 	}
 	if c.Robustness < 0 || c.Robustness > 0.9 || math.IsNaN(c.Robustness) {
 		add("Robustness %v must be in [0, 0.9]", c.Robustness)

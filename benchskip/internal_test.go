@@ -466,3 +466,33 @@ func TestWorkloadLayoutFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceCheck runs the advisor check on a small table: one check per box or
+// template workload, whose predicted and best candidates are among the
+// advisor's candidates, with consistent shares.
+func TestAdviceCheck(t *testing.T) {
+	res, err := Run(context.Background(), Config{Dataset: DatasetLineitem, Rows: 20_000, Files: 20, RowGroups: 2, Queries: 20,
+		Layouts: []string{LayoutHilbert}, Workloads: []string{"template", "point-present", "box2-10%"}, TrainQueries: 20, Advise: true, AdviseSample: 5_000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Advice) != 2 || res.Advice[0].Workload != "template" || res.Advice[1].Workload != "box2-10%" {
+		t.Fatalf("advice %+v", res.Advice)
+	}
+	for _, c := range res.Advice {
+		names := map[string]bool{}
+		for _, row := range c.Candidates {
+			names[row.Name] = true
+		}
+		if !names[c.Predicted] || !names[c.Best] || c.SampleRows != 5_000 {
+			t.Errorf("%s: predicted %q / best %q not among the candidates", c.Workload, c.Predicted, c.Best)
+		}
+		if c.BestPct > c.ActualPct || c.Excess < 0 || c.Candidates[0].ActualPct != c.BestPct {
+			t.Errorf("%s: inconsistent shares %+v", c.Workload, c)
+		}
+	}
+	var sb strings.Builder
+	if err := res.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "advice template: advisor") {
+		t.Fatalf("text: %v\n%s", err, sb.String())
+	}
+}

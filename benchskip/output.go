@@ -53,6 +53,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		mism += c.CrossCheckMismatches
 	}
 	fmt.Fprintf(bw, "cross-check (skipping vs direct min/max box test): %d mismatches\n", mism)
+	writeAdvice(bw, r.Advice)
 	for _, n := range r.Notes {
 		fmt.Fprintf(bw, "note: %s\n", n)
 	}

@@ -45,6 +45,8 @@ type Result struct {
 	Cells []Cell `json:"cells"`
 	// Notes explains skipped workloads and other caveats.
 	Notes []string `json:"notes,omitempty"`
+	// Advice holds the advisor checks of Config.Advise.
+	Advice []AdviceCheck `json:"advice,omitempty"`
 }
 
 // LayoutInfo describes one layout's files.
@@ -494,6 +496,11 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 				cell.RatioGeoMean, cell.RatioP90 = geoMean(ratios), percentile(ratios, 0.9)
 			}
 			res.Cells = append(res.Cells, cell)
+		}
+	}
+	if cfg.Advise {
+		if res.Advice, err = p.checkAdvice(ctx, progress); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

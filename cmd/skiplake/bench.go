@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "bench", usage: "skipping [--dataset lineitem|synthetic] [--sf F] [--rows N] [--files N] [--row-groups N] [--columns c1,c2] [--layouts l1,l2] [--workloads w1,w2] [--queries N] [--train WORKLOAD] [--train-queries N] [--train-sample N] [--robustness F] [--tolerance F] [--seed N] [--format table|json] [--svg DIR]",
+	register(&command{name: "bench", usage: "skipping [--dataset lineitem|synthetic] [--sf F] [--rows N] [--files N] [--row-groups N] [--columns c1,c2] [--layouts l1,l2] [--workloads w1,w2] [--queries N] [--train WORKLOAD] [--train-queries N] [--train-sample N] [--robustness F] [--tolerance F] [--advise] [--seed N] [--format table|json] [--svg DIR]",
 		summary: "the skipping-ratio benchmark: files a layout makes queries read vs the lower bound", examples: []string{`skiplake bench skipping --dataset lineitem --sf 0.1 --files 200 --svg out/`, `skiplake bench skipping --dataset synthetic --rows 100000 --layouts insertion,hilbert --format json`,
 			`skiplake bench skipping --dataset lineitem --sf 0.1 --files 100 --layouts hilbert,workload,workload-robust --train template --workloads template,box2-1%`},
 		run: runBench})
@@ -34,6 +34,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	trainQueries := fs.Int("train-queries", 0, "training queries of the workload layouts (default 100)")
 	robustness := fs.Float64("robustness", 0, "generic-query blend of the workload-robust layout (default 0.2)")
 	tolerance := fs.Float64("tolerance", 0, "leaf-size tolerance of the workload trees (default 0.2)")
+	adv := fs.Bool("advise", false, "also check the layout advisor: its pick from a sample and training queries vs the best layout on all rows with the held-out queries (slow)")
 	trainSample := fs.Int("train-sample", 0, "rows the workload trees are built on (default 200 per file, at least 100,000)")
 	seed := fs.Uint64("seed", 0, "random seed")
 	format := fs.String("format", "table", "table or json")
@@ -53,7 +54,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	cfg := benchskip.Config{Dataset: *dataset, ScaleFactor: *sf, Rows: *rows, Files: *files, RowGroups: *rowGroups,
 		Columns: cols, Layouts: layouts, Workloads: workloads, Queries: *queries, Seed: *seed,
-		Train: *train, TrainQueries: *trainQueries, Robustness: *robustness, Tolerance: *tolerance, TrainSample: *trainSample}
+		Train: *train, TrainQueries: *trainQueries, Robustness: *robustness, Tolerance: *tolerance, TrainSample: *trainSample, Advise: *adv}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
