@@ -53,6 +53,9 @@ type keyed struct {
 // (a share of them when small bins run side by side); the columns of each file are
 // encoded on up to o.Parallelism goroutines.
 func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *datafile.Output) (*binResult, error) {
+	if it.bin.Layout != nil {
+		return e.clusterWorkload(ctx, it, o, out)
+	}
 	p := e.plan
 	b := it.bin
 	res := &binResult{bin: b}

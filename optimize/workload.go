@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -307,4 +309,35 @@ func (p *Plan) drift(files []*log.Add) (*qdtree.Drift, error) {
 		return nil, fmt.Errorf("optimize: tree %s: %w", cur, err)
 	}
 	return d, nil
+}
+
+// discardTrees deletes the tree files stored for results that were not
+// committed (best effort, like Output.Discard).
+func (p *Plan) discardTrees(results []*binResult) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		for _, t := range r.trees {
+			_ = p.store.Delete(ctx, t)
+		}
+	}
+}
+
+// workloadTrees lists the tree files a commit's workload bins wrote or routed
+// through, for commitInfo.
+func workloadTrees(items []workItem, results []*binResult) []string {
+	var out []string
+	for _, it := range items {
+		if l := it.bin.Layout; l != nil && l.Tree != "" {
+			out = append(out, l.Tree)
+		}
+	}
+	for _, r := range results {
+		out = append(out, r.trees...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -78,9 +78,11 @@ type Options struct {
 	BindSchema *arrow.Schema
 }
 
-// cuttable reports whether cuts may use a column of this type: the types whose
-// values package expr compares and package rank orders the same way.
-func cuttable(t arrow.DataType) bool {
+// Cuttable reports whether cuts may use a column of this type: the types whose
+// values package expr compares and package rank orders the same way (integers,
+// floats, decimal128, strings and binary, booleans, date32, timestamps in
+// microseconds).
+func Cuttable(t arrow.DataType) bool {
 	switch tt := t.(type) {
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
 		*arrow.Float32Type, *arrow.Float64Type, *arrow.Decimal128Type,
@@ -180,7 +182,7 @@ func chooseColumns(sch *arrow.Schema, w *workload.Workload, want []string) ([]in
 			if i < 0 {
 				return nil, fmt.Errorf("%w: %q is not a column of the sample", ErrInvalidOptions, name)
 			}
-			if !cuttable(sch.Field(i).Type) {
+			if !Cuttable(sch.Field(i).Type) {
 				return nil, fmt.Errorf("%w: column %q of type %s cannot be cut", ErrInvalidOptions, name, sch.Field(i).Type)
 			}
 			if !seen[i] {
@@ -192,7 +194,7 @@ func chooseColumns(sch *arrow.Schema, w *workload.Workload, want []string) ([]in
 	}
 	for _, cu := range w.Columns() {
 		i := find(cu.Column)
-		if i >= 0 && !seen[i] && cuttable(sch.Field(i).Type) {
+		if i >= 0 && !seen[i] && Cuttable(sch.Field(i).Type) {
 			seen[i] = true
 			out = append(out, i)
 		}

@@ -290,7 +290,7 @@ func (t *Tree) Router(schema *arrow.Schema) (*Router, error) {
 			return nil, fmt.Errorf("%w: cut column %q is not in the schema", ErrSchema, name)
 		}
 		f := schema.Field(i)
-		if !cuttable(f.Type) {
+		if !Cuttable(f.Type) {
 			return nil, fmt.Errorf("%w: cut column %q has type %s", ErrSchema, name, f.Type)
 		}
 		r.fields = append(r.fields, f)
