@@ -36,22 +36,28 @@ const (
 	// root) of a file written by the workload layout.
 	TagTree = "skiplake.qdtree"
 	// TagTreeNode is the tag holding the file's node id in that tree: a leaf for
-	// a file of a full build or of new data that filled a leaf, an internal
-	// node for new data waiting until its subtree fills a file per leaf.
+	// a file of a full build or of rows that filled a leaf, an internal node for
+	// rows placed where their subtree fills a file.
 	TagTreeNode = "skiplake.qdtree.node"
+	// TagTreeWaiting marks ("true") a file of new rows waiting at an internal
+	// node until its subtree holds about a file per leaf; a later run then
+	// re-reads it and moves its rows down (once: what that run writes is not
+	// waiting any more).
+	TagTreeWaiting = "skiplake.qdtree.waiting"
 	// TreeDir is the directory of tree files, relative to the table root.
 	TreeDir = "_skiplake_layout/"
 )
 
 // Tuning of incremental runs (see placeLeaves and NewPlan).
 const (
-	// nodeFill: new rows wait at the lowest node whose subtree has at least this
-	// share of a file's rows, so no run writes a file much smaller than that
-	// (except one at the root).
-	nodeFill = 0.5
-	// leafFill: waiting rows are moved down to their leaves once their subtree
-	// holds, on average, at least this share of a file per leaf.
-	leafFill = 1.0
+	// nodeFill: new rows wait at the lowest node whose subtree has at least a
+	// file's worth of them (this share of a file's rows), so runs write no small
+	// files (except possibly one at the root).
+	nodeFill = 1.0
+	// leafFill: waiting rows are moved down once their subtree holds, on
+	// average, at least this share of a file per leaf; a leaf with that much
+	// gets a file of its own then.
+	leafFill = 0.75
 )
 
 // TreeBin is the workload-layout work of one clustering bin.
@@ -164,7 +170,7 @@ func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, erro
 			fresh = append(fresh, a)
 			freshBytes += a.Size
 			freshRows += n
-		case t.Nodes[r.node].Leaf < 0:
+		case a.Tags[TagTreeWaiting] == "true":
 			pending[r.node] = append(pending[r.node], a)
 			laidBytes += a.Size
 			laidRows += n
@@ -261,10 +267,10 @@ func selectPending(t *qdtree.Tree, pending map[int][]*log.Add, newRows, fileRows
 }
 
 // placeLeaves decides where the rows of each leaf are written: at the leaf when
-// it has at least nodeFill of a file's rows, else at the lowest ancestor whose
-// unplaced rows reach that, else at the root. It returns the destination node
-// id of every leaf ordinal (-1 for a leaf without rows).
-func placeLeaves(t *qdtree.Tree, counts []int64, fileRows float64) []int {
+// it has at least leafRows rows, else at the lowest ancestor whose unplaced
+// rows reach nodeFill of a file's rows, else at the root. It returns the
+// destination node id of every leaf ordinal (-1 for a leaf without rows).
+func placeLeaves(t *qdtree.Tree, counts []int64, fileRows, leafRows float64) []int {
 	dest := make([]int, t.Leaves)
 	for i := range dest {
 		dest[i] = -1
@@ -276,6 +282,10 @@ func placeLeaves(t *qdtree.Tree, counts []int64, fileRows float64) []int {
 		var rows int64
 		if nd.Leaf >= 0 {
 			if counts[nd.Leaf] == 0 {
+				return nil, 0
+			}
+			if float64(counts[nd.Leaf]) >= leafRows {
+				dest[nd.Leaf] = id
 				return nil, 0
 			}
 			un, rows = []int{nd.Leaf}, counts[nd.Leaf]

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/stats"
 )
@@ -41,7 +42,8 @@ const (
 //     half a file (route, placeLeaves);
 //  4. key every row by its destination's rank and a Hilbert key of the tree's
 //     columns, and write the rows destination by destination, sorted by key, in
-//     files of the target size tagged with the tree and the node.
+//     files of about the target's rows (a destination is never split into a
+//     file smaller than half of that) tagged with the tree and the node.
 //
 // Step 4 holds only the rows of as many destinations as fit in a third of the
 // memory budget at once, reading the input again for the next ones, so a bin of
@@ -121,9 +123,20 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 	for _, l := range leaves {
 		counts[l]++
 	}
+	// A run that moves waiting rows down gives a leaf a file of its own from
+	// leafFill of a file's rows on; other runs only from a whole file's worth.
+	// What a run that moves rows down writes is final; otherwise rows placed at
+	// an internal node wait.
 	var dest []int
+	waiting := false
 	if tb.Action == "route" {
-		dest = placeLeaves(tree, counts, fileRows)
+		leafRows := nodeFill * fileRows
+		if tb.PendingFiles > 0 {
+			leafRows = leafFill * fileRows
+		} else {
+			waiting = true
+		}
+		dest = placeLeaves(tree, counts, fileRows, leafRows)
 	} else {
 		dest = make([]int, tree.Leaves)
 		for l := range dest {
@@ -180,7 +193,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 			sum += perRank[hi]
 			hi++
 		}
-		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], treePath, colIdx); err != nil {
+		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], treePath, colIdx, fileRows, waiting, tree); err != nil {
 			return res, err
 		}
 		lo = hi
@@ -306,10 +319,10 @@ func (e *executor) readColumns(ctx context.Context, b *Bin, sch *arrow.Schema, o
 }
 
 // writeDestinations reads the bin again, keeps the rows whose destination rank
-// lies in [lo, hi), sorts them by key and writes each destination's rows through
-// a roller of its own, tagged with the tree and the node.
+// lies in [lo, hi), sorts them by key and writes each destination's rows as
+// files of their own, tagged with the tree and the node.
 func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options, out *datafile.Output, res *binResult,
-	live []int64, keys []uint64, lo, hi uint64, nodes []int, treePath string, colIdx []int) error {
+	live []int64, keys []uint64, lo, hi uint64, nodes []int, treePath string, colIdx []int, fileRows float64, waiting bool, tree *qdtree.Tree) error {
 	p := e.plan
 	b := it.bin
 	offsets := make([]int64, len(live)+1)
@@ -407,22 +420,85 @@ func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options
 			end++
 		}
 		node := nodes[r-lo]
-		w := &clusterWriter{e: e, it: it, o: o, res: res, rowsTotal: int64(end - start), roller: out.NewRoller(datafile.FileOptions{
+		place := datafile.FileOptions{
 			Dir: dirOf(dec), LogDir: dirOf(first.Path), PartitionValues: it.part.Values, Parallelism: o.Parallelism,
 			Tags: map[string]string{TagTree: treePath, TagTreeNode: strconv.Itoa(node)},
-		})}
-		err := w.writeSorted(ctx, part, pairs[start:end], nil, 0, b.Bytes/2*int64(end-start)/int64(max(len(keys), 1)))
-		if err == nil {
-			err = w.roller.Close(ctx)
 		}
-		if err != nil {
-			w.roller.Abort()
-			return err
+		if waiting && tree.Nodes[node].Leaf < 0 {
+			place.Tags[TagTreeWaiting] = "true"
 		}
-		res.adds = append(res.adds, w.roller.Adds()...)
+		// A destination is one file, or as many files of about the target's rows
+		// as it holds whole (a leaf may exceed its share, waiting rows may fill
+		// several files), cut in key order between different keys.
+		m := end - start
+		k := max(1, int(math.Round(float64(m)/math.Max(fileRows, 1))))
+		cut := start
+		for i := 1; i <= k; i++ {
+			next := start + m*i/k
+			for i < k && next > cut && next < end && pairs[next].key == pairs[next-1].key {
+				next++
+			}
+			if next <= cut {
+				continue
+			}
+			add, err := e.writeFile(ctx, out, place, part, pairs[cut:next], o)
+			if err != nil {
+				return err
+			}
+			res.adds = append(res.adds, add)
+			res.rows += int64(next - cut)
+			e.progress("write", b.Bytes/2*int64(next-cut)/int64(max(len(keys), 1)))
+			cut = next
+		}
 		start = end
 	}
 	return nil
+}
+
+// writeFile writes the rows of src at the positions of pairs, in that order, as
+// one data file at place.
+func (e *executor) writeFile(ctx context.Context, out *datafile.Output, place datafile.FileOptions, src arrow.RecordBatch, pairs []keyed, o Options) (*log.Add, error) {
+	f, err := out.Create(ctx, place)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]uint32, 0, takeRows)
+	for lo := 0; lo < len(pairs); lo += takeRows {
+		if err := ctx.Err(); err != nil {
+			f.Abort()
+			return nil, err
+		}
+		hi := min(lo+takeRows, len(pairs))
+		idx = idx[:0]
+		for _, pr := range pairs[lo:hi] {
+			idx = append(idx, pr.pos)
+		}
+		arrs := make([]arrow.Array, src.NumCols())
+		err := parallel(ctx, o.Parallelism, len(arrs), func(ctx context.Context, c int) error {
+			var err error
+			arrs[c], err = gather.Take(ctx, src.Column(c), idx, o.Allocator)
+			return err
+		})
+		if err == nil {
+			rec := array.NewRecordBatch(src.Schema(), arrs, int64(hi-lo))
+			err = f.Write(rec)
+			rec.Release()
+		}
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+		if err != nil {
+			f.Abort()
+			return nil, fmt.Errorf("optimize: writing sorted rows: %w", err)
+		}
+	}
+	add, err := f.Close(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return add, nil
 }
 
 // newStatsColumns returns the top-level data columns the table keeps statistics

@@ -56,7 +56,7 @@ func TestPlaceLeaves(t *testing.T) {
 		fileRows float64
 		check    func(dest []int) string
 	}{
-		{"full leaves stay at their leaves", []int64{600, 500, 900, 1000, 700, 800, 550, 2000}, 1000, func(dest []int) string {
+		{"full leaves stay at their leaves", []int64{1000, 1100, 1900, 1000, 1700, 1800, 1550, 2000}, 1000, func(dest []int) string {
 			for l, d := range dest {
 				if tr.Nodes[d].Leaf != l {
 					return fmt.Sprintf("leaf %d placed at node %d", l, d)
@@ -64,8 +64,8 @@ func TestPlaceLeaves(t *testing.T) {
 			}
 			return ""
 		}},
-		{"small leaves wait at the lowest node that fills half a file", []int64{100, 100, 100, 100, 100, 100, 100, 100}, 1000, func(dest []int) string {
-			// Pairs hold 200 (< 500), quads 400, the root 800: everything waits at the root.
+		{"small leaves wait at the lowest node that fills a file", []int64{100, 100, 100, 100, 100, 100, 100, 100}, 1000, func(dest []int) string {
+			// Pairs hold 200, quads 400, the root 800 (< 1000): everything waits at the root.
 			for _, d := range dest {
 				if d != 0 {
 					return fmt.Sprintf("placed at node %d, want the root", d)
@@ -73,7 +73,7 @@ func TestPlaceLeaves(t *testing.T) {
 			}
 			return ""
 		}},
-		{"quads fill", []int64{130, 130, 130, 130, 130, 130, 130, 130}, 1000, func(dest []int) string {
+		{"quads fill", []int64{260, 260, 260, 260, 260, 260, 260, 260}, 1000, func(dest []int) string {
 			for l, d := range dest {
 				first, end := tr.LeafRange(d)
 				if end-first != 4 || l < first || l >= end {
@@ -82,11 +82,11 @@ func TestPlaceLeaves(t *testing.T) {
 			}
 			return ""
 		}},
-		{"empty leaves have no destination; mixed", []int64{0, 0, 600, 10, 0, 0, 0, 0}, 1000, func(dest []int) string {
+		{"empty leaves have no destination; mixed", []int64{0, 0, 1200, 10, 0, 0, 0, 0}, 1000, func(dest []int) string {
 			if dest[0] != -1 || dest[1] != -1 || tr.Nodes[dest[2]].Leaf != 2 {
 				return fmt.Sprintf("dest %v", dest)
 			}
-			// Leaf 3 (10 rows) goes up until the rows reach 500 or the root.
+			// Leaf 3 (10 rows) goes up until the rows reach 1000 or the root.
 			if dest[3] != 0 {
 				return fmt.Sprintf("leaf 3 placed at %d (parents %v)", dest[3], parents)
 			}
@@ -95,7 +95,7 @@ func TestPlaceLeaves(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if msg := c.check(placeLeaves(tr, c.counts, c.fileRows)); msg != "" {
+			if msg := c.check(placeLeaves(tr, c.counts, c.fileRows, c.fileRows)); msg != "" {
 				t.Fatal(msg)
 			}
 		})
@@ -107,7 +107,8 @@ func TestSelectPending(t *testing.T) {
 	add := func(rows int) *log.Add {
 		return &log.Add{Path: "x", Stats: fmt.Sprintf(`{"numRecords":%d}`, rows)}
 	}
-	// A node over four leaves (1000 rows a file) waiting with 3000 rows.
+	// A node over four leaves (1000 rows a file) waiting with 2000 rows: it moves
+	// down once its leaves get leafFill (3/4) of a file each, 3000 rows.
 	quad := -1
 	for id, nd := range tr.Nodes {
 		if first, end := tr.LeafRange(id); nd.Leaf < 0 && end-first == 4 {
@@ -115,13 +116,13 @@ func TestSelectPending(t *testing.T) {
 			break
 		}
 	}
-	pending := map[int][]*log.Add{quad: {add(1500), add(1500)}}
+	pending := map[int][]*log.Add{quad: {add(1000), add(1000)}}
 	// 1000 new rows spread over the whole tree: the quad gets about 500 of them,
-	// 3500 < 4000 rows needed: wait.
+	// 2500 < 3000: wait.
 	if sel := selectPending(tr, pending, 1000, 1000); sel[quad] {
 		t.Fatal("selected although the leaves would not fill a file each")
 	}
-	// 2000 new rows: about 1000 under the quad, 4000 in all: move down.
+	// 2000 new rows: about 1000 under the quad, 3000 in all: move down.
 	if sel := selectPending(tr, pending, 2000, 1000); !sel[quad] {
 		t.Fatal("not selected although every leaf fills a file")
 	}
