@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
 	"github.com/skiplake/skiplake/workload"
 )
@@ -109,6 +110,16 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	cur, err := currentLayout(ctx, snap, s, exprs, bytes)
 	if err != nil {
 		return nil, err
+	}
+	// A table laid out by a workload tree: how far has the workload drifted?
+	if path, tr, err := optimize.CurrentTree(ctx, t.Storage(), snap.Log().Files()); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the current workload tree could not be read: %v", err))
+	} else if tr != nil && tr.Workload != nil {
+		if rep.Drift, err = tr.Drift(w, schema); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("drift from the workload of %s: %v", path, err))
+		} else {
+			rep.Notes = append(rep.Notes, "the current layout is the workload tree "+path)
+		}
 	}
 	rep.finish(cur)
 	return rep, nil

@@ -351,3 +351,19 @@ func workloadTrees(items []workItem, results []*binResult) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// CurrentTree returns the workload tree most of the given files' bytes are laid
+// out by (files of one partition, say), its path, or "" and nil when none of them
+// carries a tree tag. Errors wrap ErrCorruptData when the tree file is missing
+// or broken.
+func CurrentTree(ctx context.Context, store storage.Storage, files []*log.Add) (string, *qdtree.Tree, error) {
+	p := currentTree(files)
+	if p == "" {
+		return "", nil, nil
+	}
+	t, err := loadTree(ctx, store, p)
+	if err != nil {
+		return "", nil, err
+	}
+	return p, t, nil
+}
