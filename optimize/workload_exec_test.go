@@ -194,6 +194,7 @@ func TestWorkloadLayoutRoutesNewRows(t *testing.T) {
 			sawNewLeaf = true
 		}
 		checkExactSkipping(t, tt, w)
+		checkRoutedBelowTag(t, tt, tr)
 	}
 	if !sawInternal || !sawNewLeaf {
 		t.Errorf("new rows never waited at an internal node (%v) or never reached a leaf (%v)", sawInternal, sawNewLeaf)
@@ -310,5 +311,30 @@ func TestWorkloadLayoutCancelLeavesNoTree(t *testing.T) {
 	}
 	if after := tt.objects(t); !slices.Equal(before, after) {
 		t.Fatalf("objects left behind: %v", after)
+	}
+}
+
+// checkRoutedBelowTag checks O4: every row of a file routes to a leaf under the
+// node its tag names.
+func checkRoutedBelowTag(t *testing.T, tt *testTable, tr *qdtree.Tree) {
+	t.Helper()
+	r, err := tr.Router(dataSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range tt.snapshot(t).Files() {
+		ref, _ := fileTree(a)
+		first, end := tr.LeafRange(ref.node)
+		tt.readRecords(t, a, func(rec arrow.RecordBatch) {
+			leaves := make([]int32, rec.NumRows())
+			if err := r.Route(rec, leaves); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range leaves {
+				if int(l) < first || int(l) >= end {
+					t.Fatalf("O4: %s (node %d, leaves [%d,%d)) holds a row of leaf %d", a.Path, ref.node, first, end, l)
+				}
+			}
+		})
 	}
 }

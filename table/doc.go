@@ -43,6 +43,14 @@
 // location holding files that are not part of a table (ErrLocationNotEmpty) unless
 // CreateOptions.AllowNonEmpty.
 //
+// # Workloads
+//
+// ObserveFilters hands the filter of every scan and count to a callback (a
+// workload.Recorder collects them); OptimizeOptions.Layout "workload" lays the files
+// out by a tree of cuts learned from a workload (package qdtree via package
+// optimize), which later runs route new rows through. Package advise predicts, from
+// a sample, which layout suits a workload.
+//
 // # Table properties
 //
 // Properties are set at Create and by Alter, validated and canonicalised as Delta
