@@ -31,12 +31,12 @@
 //     sample spreads its rows over every rank of its span by a hash of the row
 //     position, so no single rank — and no output file cut on rank ranges —
 //     has to hold all of its rows.
-//   - R6 (exact slots) Points maps every value to a slot among explicit cut
-//     values such that a comparison with any cut value is decided by the slot
-//     alone (see Points); NULL has slot 0.
 //   - R5 (equal frequency): buckets hold about the same number of rows; exactly
 //     one sample value each when the sample holds every value and values are
 //     distinct.
+//   - R6 (exact slots) Points maps every value to a slot among explicit cut
+//     values such that a comparison with any cut value is decided by the slot
+//     alone (see Points); NULL has slot 0.
 //
 // # What it does not do
 //
