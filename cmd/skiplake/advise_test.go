@@ -57,3 +57,46 @@ func TestAdvise(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "line 1")
 }
+
+func TestOptimizeWorkloadLayout(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		var ids []int64
+		var cs []string
+		for k := int64(0); k < 2000; k++ {
+			ids = append(ids, (k*37+int64(i)*11)%8000)
+			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
+		}
+		writeParquet(t, p, ids, cs)
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	queries := filepath.Join(dir, "q.sql")
+	require.NoError(t, os.WriteFile(queries, []byte("id >= 1000 AND id < 2000\nid >= 5000 AND id < 5500\n2: id < 500\n"), 0o644))
+	code, out, errs := cli(t, "optimize", tbl, "--layout", "workload", "--queries", queries, "--target-size", "2KiB")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "workload")
+	require.Contains(t, out, "tree")
+	require.Contains(t, out, "build")
+	code, out, errs = cli(t, "files", tbl, "--filter", "id >= 1000 AND id < 2000", "--format", "jsonl")
+	require.Equal(t, 0, code, errs)
+	kept := strings.Count(out, "\n")
+	code, out, errs = cli(t, "files", tbl, "--format", "jsonl")
+	require.Equal(t, 0, code, errs)
+	require.Less(t, kept*3, strings.Count(out, "\n"), "the layout should skip most files for a workload filter")
+	// New rows are routed through the stored tree; the same queries report no drift.
+	p := filepath.Join(dir, "more.parquet")
+	writeParquet(t, p, []int64{1, 2, 3, 4000, 7999}, []string{"DE", "DE", "FR", "JP", "JP"})
+	code, _, errs = cli(t, "append", tbl, p)
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "optimize", tbl, "--layout", "workload", "--queries", queries, "--target-size", "2KiB", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"action": "route"`)
+	require.Contains(t, out, `"seenWeight": 1`)
+	// advise notices the table is laid out by a tree.
+	code, out, errs = cli(t, "advise", tbl, "--queries", queries, "--files", "8")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "the current layout is the workload tree")
+}
