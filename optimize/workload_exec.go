@@ -59,11 +59,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 	if err != nil {
 		return nil, err
 	}
-	var memEst, rows int64
-	for _, fi := range infos {
-		memEst += fi.memEst
-		rows += fi.rows
-	}
+	memEst, rows := totals(infos)
 	if rows >= math.MaxUint32 {
 		return nil, fmt.Errorf("%w: a workload bin of %d rows (at most %d)", ErrInvalidOptions, rows, uint32(math.MaxUint32))
 	}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -163,17 +162,7 @@ func Build(ctx context.Context, sample arrow.RecordBatch, w *workload.Workload, 
 // chooseColumns resolves Options.Columns against the sample, or picks the
 // workload's cuttable columns.
 func chooseColumns(sch *arrow.Schema, w *workload.Workload, want []string) ([]int, error) {
-	find := func(name string) int {
-		if ix := sch.FieldIndices(name); len(ix) > 0 {
-			return ix[0]
-		}
-		for i, f := range sch.Fields() {
-			if strings.EqualFold(f.Name, name) {
-				return i
-			}
-		}
-		return -1
-	}
+	find := func(name string) int { return fieldIndex(sch, name) }
 	var out []int
 	seen := map[int]bool{}
 	if len(want) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -63,28 +64,39 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *svgDir != "" {
-		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
-			return err
+		charts := []string{advise.ChartFiles}
+		if len(rep.Columns) >= 2 {
+			charts = append(charts, advise.ChartBoxes)
 		}
-		for _, chart := range []string{advise.ChartFiles, advise.ChartBoxes} {
-			if chart == advise.ChartBoxes && len(rep.Columns) < 2 {
-				continue
-			}
-			f, err := os.Create(filepath.Join(*svgDir, chart+".svg"))
-			if err != nil {
-				return err
-			}
-			err = rep.WriteSVG(f, chart)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("writing %s chart: %w", chart, err)
-			}
+		if err := writeCharts(*svgDir, charts, rep.WriteSVG, path); err != nil {
+			return err
 		}
 	}
 	if *format == "json" {
 		return rep.WriteJSON(e.stdout)
 	}
 	return rep.WriteText(e.stdout)
+}
+
+// writeCharts writes each chart as DIR/NAME.svg with draw, replacing a file only
+// when the chart was drawn in full, and never inside one of tableRoots.
+func writeCharts(dir string, charts []string, draw func(io.Writer, string) error, tableRoots ...string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, chart := range charts {
+		o, err := createOutput(filepath.Join(dir, chart+".svg"), tableRoots...)
+		if err != nil {
+			return err
+		}
+		err = draw(o, chart)
+		if err == nil {
+			err = o.Commit()
+		}
+		o.Abort()
+		if err != nil {
+			return fmt.Errorf("writing %s chart: %w", chart, err)
+		}
+	}
+	return nil
 }

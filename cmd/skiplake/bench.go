@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/skiplake/skiplake/benchskip"
 	"github.com/skiplake/skiplake/internal/progress"
@@ -73,19 +71,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
 			return err
 		}
-		for _, chart := range []string{benchskip.ChartFiles, benchskip.ChartBoxes} {
-			o, err := createOutput(filepath.Join(*svgDir, chart+".svg"))
-			if err != nil {
-				return err
-			}
-			err = res.WriteSVG(o, chart)
-			if err == nil {
-				err = o.Commit()
-			}
-			o.Abort()
-			if err != nil {
-				return fmt.Errorf("writing %s chart: %w", chart, err)
-			}
+		if err := writeCharts(*svgDir, []string{benchskip.ChartFiles, benchskip.ChartBoxes}, res.WriteSVG); err != nil {
+			return err
 		}
 	}
 	if *format == "json" {
