@@ -70,6 +70,10 @@ type Options struct {
 	// Robustness is the generic-query blend of the robust workload candidate
 	// (default DefaultRobustness; negative: no robust candidate).
 	Robustness float64
+	// Holdout, if set, is the workload candidates are scored on, while the
+	// workload trees are built from the workload given to Simulate or Table: an
+	// evaluation on queries the trees did not see (same columns expected).
+	Holdout *workload.Workload
 	// Seed seeds sampling and the trees' generic queries.
 	Seed uint64
 	// Table and Queries are the table path and workload file named in the
@@ -233,10 +237,15 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSim(sample, w, partCols)
+	scored := w
+	if opts.Holdout != nil {
+		scored = opts.Holdout
+	}
+	s, err := newSim(sample, scored, partCols)
 	if err != nil {
 		return nil, err
 	}
+	s.train = w
 	rep.SampleRows = s.n
 	rep.Files = opts.Files
 	rep.SimulatedFiles = opts.Files
@@ -245,7 +254,7 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the sample of %d rows supports %d simulated files (at least %d rows each), not %d: figures are for %d files",
 			s.n, maxFiles, MinSampleRowsPerFile, opts.Files, maxFiles))
 	}
-	rep.Queries, rep.Weight, rep.Fingerprint, rep.Columns = w.Len(), w.TotalWeight(), w.Fingerprint(), cols
+	rep.Queries, rep.Weight, rep.Fingerprint, rep.Columns = scored.Len(), scored.TotalWeight(), scored.Fingerprint(), cols
 	colIdx := make([]int, len(cols))
 	for i, c := range cols {
 		colIdx[i] = fieldIndex(sample.Schema(), c)

@@ -244,3 +244,39 @@ func TestTableAdvisor(t *testing.T) {
 		t.Fatalf("partition column as candidate: %v", err)
 	}
 }
+
+// TestHoldout builds the trees from one workload and scores on another: the
+// report describes the scored workload, the curves (which do not depend on the
+// queries) score the same, and the tree differs from one trained on the scored
+// queries.
+func TestHoldout(t *testing.T) {
+	rec := testRows(20_000, 8)
+	defer rec.Release()
+	train, held := gridWorkload(60, 9), gridWorkload(30, 10)
+	own, err := Simulate(context.Background(), rec, held, Options{Files: 40, Robustness: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ho, err := Simulate(context.Background(), rec, train, Options{Files: 40, Robustness: -1, Holdout: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ho.Queries != 30 || ho.Fingerprint != held.Fingerprint() {
+		t.Fatalf("held-out report describes %d queries (%s)", ho.Queries, ho.Fingerprint)
+	}
+	pct := func(r *Report, name string) float64 {
+		for _, c := range r.Candidates {
+			if c.Name == name {
+				return c.FilesReadPct
+			}
+		}
+		t.Fatalf("no candidate %s", name)
+		return 0
+	}
+	if pct(ho, "workload") == pct(own, "workload") {
+		t.Errorf("the held-out tree scores exactly as the tree of the scored queries (%.2f%%): was it built from them?", pct(ho, "workload"))
+	}
+	if pct(ho, "hilbert(a,b)") != pct(own, "hilbert(a,b)") {
+		t.Errorf("curves do not depend on the training queries: %.2f vs %.2f", pct(ho, "hilbert(a,b)"), pct(own, "hilbert(a,b)"))
+	}
+}

@@ -29,8 +29,9 @@ import (
 type sim struct {
 	rec     arrow.RecordBatch
 	n       int
-	rows    int64 // rows of the table the sample stands for (n for Simulate)
-	w       *workload.Workload
+	rows    int64              // rows of the table the sample stands for (n for Simulate)
+	w       *workload.Workload // the scored workload
+	train   *workload.Workload // the workload trees are built from (w unless held out)
 	bound   []*expr.Bound
 	totalW  float64
 	matches []int64
@@ -46,7 +47,7 @@ type sim struct {
 
 // newSim binds the workload to the sample and counts matches.
 func newSim(rec arrow.RecordBatch, w *workload.Workload, partCols []string) (*sim, error) {
-	s := &sim{rec: rec, n: int(rec.NumRows()), rows: rec.NumRows(), w: w, totalW: w.TotalWeight()}
+	s := &sim{rec: rec, n: int(rec.NumRows()), rows: rec.NumRows(), w: w, train: w, totalW: w.TotalWeight()}
 	var err error
 	if s.bound, err = w.Bind(rec.Schema()); err != nil {
 		return nil, fmt.Errorf("advise: %w", err)
@@ -490,7 +491,7 @@ func (s *sim) treeLayout(ctx context.Context, cols []string, robustness float64,
 			}
 			defer build.Release()
 		}
-		tr, err := qdtree.Build(ctx, build, s.w, qdtree.Options{Leaves: f, Columns: cols, Robustness: robustness, Seed: seed})
+		tr, err := qdtree.Build(ctx, build, s.train, qdtree.Options{Leaves: f, Columns: cols, Robustness: robustness, Seed: seed})
 		if err == nil && first == nil {
 			first = tr
 		}

@@ -109,7 +109,11 @@ func (p *prepared) checkAdvice(ctx context.Context, progress Progress) ([]Advice
 			return nil, errorf(ErrInternal, "advice %s (sample): %v", name, err)
 		}
 		progress("advice "+name, 1, 2)
-		full, err := advise.Simulate(ctx, all, held, opts)
+		// The full run builds its workload trees from the training queries too and
+		// scores every candidate on the held-out ones.
+		fullOpts := opts
+		fullOpts.Holdout = held
+		full, err := advise.Simulate(ctx, all, train, fullOpts)
 		if err != nil {
 			return nil, errorf(ErrInternal, "advice %s (full): %v", name, err)
 		}

@@ -2,10 +2,10 @@ package benchskip
 
 import (
 	"context"
-	"os"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,8 +61,8 @@ type AppendsRound struct {
 
 // AppendsResult is the outcome of RunAppends.
 type AppendsResult struct {
-	Config AppendsConfig   `json:"config"`
-	Rounds []AppendsRound  `json:"rounds"`
+	Config AppendsConfig  `json:"config"`
+	Rounds []AppendsRound `json:"rounds"`
 	// Rebuild is the same rows laid out from scratch after the last round.
 	Rebuild AppendsRound `json:"rebuild"`
 	// FilesRatio and BytesRatio compare the last round with the rebuild.
