@@ -74,7 +74,8 @@ type TreeBin struct {
 	// WaitingFiles counts files of waiting rows left where they are.
 	WaitingFiles int `json:"waitingFiles,omitempty"`
 
-	tree *qdtree.Tree
+	tree  *qdtree.Tree
+	moved []int // roots of the subtrees whose waiting rows this run moves down
 }
 
 // treeRef is a file's tree tag.
@@ -186,9 +187,9 @@ func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, erro
 	// Rows per file at the target size, from the table's own bytes per row.
 	perRow := float64(laidBytes+freshBytes) / math.Max(float64(laidRows+freshRows), 1)
 	fileRows := float64(p.opts.TargetFileSize) / math.Max(perRow, 1e-9)
-	sel := selectPending(t, pending, float64(freshRows), fileRows)
+	sel, roots := selectPending(t, pending, float64(freshRows), fileRows)
 	in := append([]*log.Add(nil), fresh...)
-	tb := &TreeBin{Action: "route", Tree: cur, NewFiles: len(fresh), tree: t}
+	tb := &TreeBin{Action: "route", Tree: cur, NewFiles: len(fresh), tree: t, moved: roots}
 	for node, adds := range pending {
 		if sel[node] {
 			in = append(in, adds...)
@@ -211,11 +212,14 @@ func sortedByPath(files []*log.Add) []*log.Add {
 // selectPending chooses the internal nodes whose waiting files a run re-reads:
 // the highest nodes under which the waiting rows plus the new rows (estimated
 // by the share of the tree's sample rows under the node) give every leaf at
-// least leafFill of a file. Their waiting rows then move down to the leaves.
-func selectPending(t *qdtree.Tree, pending map[int][]*log.Add, newRows, fileRows float64) map[int]bool {
+// least leafFill of a file. Their waiting rows then move down to the leaves. It
+// returns the nodes with waiting files to re-read and the roots of the chosen
+// subtrees.
+func selectPending(t *qdtree.Tree, pending map[int][]*log.Add, newRows, fileRows float64) (map[int]bool, []int) {
 	sel := map[int]bool{}
+	var roots []int
 	if len(pending) == 0 {
-		return sel
+		return sel, nil
 	}
 	waiting := make([]float64, len(t.Nodes)) // rows waiting at the node itself
 	for node, adds := range pending {
@@ -257,20 +261,21 @@ func selectPending(t *qdtree.Tree, pending map[int][]*log.Add, newRows, fileRows
 		estNew := newRows * float64(nd.Rows) / root
 		if under[id]+estNew >= leafFill*fileRows*leaves {
 			mark(id)
+			roots = append(roots, id)
 			return
 		}
 		visit(nd.Left)
 		visit(nd.Right)
 	}
 	visit(0)
-	return sel
+	return sel, roots
 }
 
 // placeLeaves decides where the rows of each leaf are written: at the leaf when
-// it has at least leafRows rows, else at the lowest ancestor whose unplaced
-// rows reach nodeFill of a file's rows, else at the root. It returns the
-// destination node id of every leaf ordinal (-1 for a leaf without rows).
-func placeLeaves(t *qdtree.Tree, counts []int64, fileRows, leafRows float64) []int {
+// it has at least leafRows(leaf) rows, else at the lowest ancestor whose
+// unplaced rows reach nodeFill of a file's rows, else at the root. It returns
+// the destination node id of every leaf ordinal (-1 for a leaf without rows).
+func placeLeaves(t *qdtree.Tree, counts []int64, fileRows float64, leafRows func(leaf int) float64) []int {
 	dest := make([]int, t.Leaves)
 	for i := range dest {
 		dest[i] = -1
@@ -284,7 +289,7 @@ func placeLeaves(t *qdtree.Tree, counts []int64, fileRows, leafRows float64) []i
 			if counts[nd.Leaf] == 0 {
 				return nil, 0
 			}
-			if float64(counts[nd.Leaf]) >= leafRows {
+			if float64(counts[nd.Leaf]) >= leafRows(nd.Leaf) {
 				dest[nd.Leaf] = id
 				return nil, 0
 			}

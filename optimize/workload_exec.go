@@ -124,15 +124,36 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 	// What a run that moves rows down writes is final; otherwise rows placed at
 	// an internal node wait.
 	var dest []int
-	waiting := false
-	if tb.Action == "route" {
-		leafRows := nodeFill * fileRows
-		if tb.PendingFiles > 0 {
-			leafRows = leafFill * fileRows
-		} else {
-			waiting = true
+	// moved[l]: leaf l lies in a subtree whose waiting rows this run moves down.
+	moved := make([]bool, tree.Leaves)
+	for _, root := range tb.moved {
+		first, end := tree.LeafRange(root)
+		for l := first; l < end; l++ {
+			moved[l] = true
 		}
-		dest = placeLeaves(tree, counts, fileRows, leafRows)
+	}
+	waits := func(node int) bool { return false }
+	if tb.Action == "route" {
+		dest = placeLeaves(tree, counts, fileRows, func(l int) float64 {
+			if moved[l] {
+				return leafFill * fileRows
+			}
+			return nodeFill * fileRows
+		})
+		// Rows placed at an internal node wait, unless every leaf under it is
+		// being moved down (they have then been re-read once already).
+		waits = func(node int) bool {
+			if tree.Nodes[node].Leaf >= 0 {
+				return false
+			}
+			first, end := tree.LeafRange(node)
+			for l := first; l < end; l++ {
+				if !moved[l] {
+					return true
+				}
+			}
+			return false
+		}
 	} else {
 		dest = make([]int, tree.Leaves)
 		for l := range dest {
@@ -189,7 +210,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 			sum += perRank[hi]
 			hi++
 		}
-		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], treePath, colIdx, fileRows, waiting, tree); err != nil {
+		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], treePath, colIdx, fileRows, waits); err != nil {
 			return res, err
 		}
 		lo = hi
@@ -318,7 +339,7 @@ func (e *executor) readColumns(ctx context.Context, b *Bin, sch *arrow.Schema, o
 // lies in [lo, hi), sorts them by key and writes each destination's rows as
 // files of their own, tagged with the tree and the node.
 func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options, out *datafile.Output, res *binResult,
-	live []int64, keys []uint64, lo, hi uint64, nodes []int, treePath string, colIdx []int, fileRows float64, waiting bool, tree *qdtree.Tree) error {
+	live []int64, keys []uint64, lo, hi uint64, nodes []int, treePath string, colIdx []int, fileRows float64, waits func(node int) bool) error {
 	p := e.plan
 	b := it.bin
 	offsets := make([]int64, len(live)+1)
@@ -420,7 +441,7 @@ func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options
 			Dir: dirOf(dec), LogDir: dirOf(first.Path), PartitionValues: it.part.Values, Parallelism: o.Parallelism,
 			Tags: map[string]string{TagTree: treePath, TagTreeNode: strconv.Itoa(node)},
 		}
-		if waiting && tree.Nodes[node].Leaf < 0 {
+		if waits(node) {
 			place.Tags[TagTreeWaiting] = "true"
 		}
 		// A destination is one file, or as many files of about the target's rows

@@ -95,7 +95,7 @@ func TestPlaceLeaves(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if msg := c.check(placeLeaves(tr, c.counts, c.fileRows, c.fileRows)); msg != "" {
+			if msg := c.check(placeLeaves(tr, c.counts, c.fileRows, func(int) float64 { return c.fileRows })); msg != "" {
 				t.Fatal(msg)
 			}
 		})
@@ -119,11 +119,11 @@ func TestSelectPending(t *testing.T) {
 	pending := map[int][]*log.Add{quad: {add(1000), add(1000)}}
 	// 1000 new rows spread over the whole tree: the quad gets about 500 of them,
 	// 2500 < 3000: wait.
-	if sel := selectPending(tr, pending, 1000, 1000); sel[quad] {
+	if sel, _ := selectPending(tr, pending, 1000, 1000); sel[quad] {
 		t.Fatal("selected although the leaves would not fill a file each")
 	}
 	// 2000 new rows: about 1000 under the quad, 3000 in all: move down.
-	if sel := selectPending(tr, pending, 2000, 1000); !sel[quad] {
+	if sel, roots := selectPending(tr, pending, 2000, 1000); !sel[quad] || len(roots) != 1 {
 		t.Fatal("not selected although every leaf fills a file")
 	}
 }
