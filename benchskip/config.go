@@ -76,8 +76,9 @@ const (
 	// DefaultRobustness is the generic-query blend of LayoutWorkloadRobust.
 	DefaultRobustness = 0.2
 	// DefaultTrainSampleRowsPerFile sizes the sample a workload tree is built on:
-	// this many rows per file (at least 100,000 rows, at most all).
-	DefaultTrainSampleRowsPerFile = 200
+	// this many rows per file, as OPTIMIZE builds its trees (at least 100,000
+	// rows, at most all).
+	DefaultTrainSampleRowsPerFile = 1000
 	// MaxClusteringColumns is the most clustering columns a layout accepts
 	// (the key packages interleave at most 8; boxes use at most 4).
 	MaxClusteringColumns = 4

@@ -33,7 +33,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	robustness := fs.Float64("robustness", 0, "generic-query blend of the workload-robust layout (default 0.2)")
 	tolerance := fs.Float64("tolerance", 0, "leaf-size tolerance of the workload trees (default 0.2)")
 	adv := fs.Bool("advise", false, "also check the layout advisor: its pick from a sample and training queries vs the best layout on all rows with the held-out queries (slow)")
-	trainSample := fs.Int("train-sample", 0, "rows the workload trees are built on (default 200 per file, at least 100,000)")
+	trainSample := fs.Int("train-sample", 0, "rows the workload trees are built on (default 1000 per file, at least 100,000)")
 	seed := fs.Uint64("seed", 0, "random seed")
 	format := fs.String("format", "table", "table or json")
 	svgDir := fs.String("svg", "", "also write files.svg and boxes.svg into this directory")
