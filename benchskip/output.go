@@ -34,15 +34,15 @@ func (r *Result) WriteText(w io.Writer) error {
 		r.Rows, r.Config.Files, r.Config.RowGroups, r.MaxRowsPerFile, float64(r.TotalBytes)/1e6,
 		strings.Join(r.Config.Columns, ", "), r.Config.Queries, r.Config.Seed)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tlayout\tfiles read %\tbytes read %\tratio gmean\tratio p90\trow groups %\tlower bound\tplan µs\t")
+	fmt.Fprintln(tw, "workload\tlayout\tfiles read %\tbytes read %\tratio gmean\tratio p90\teq-files ratio\trow groups %\tlower bound\tplan µs\t")
 	for _, wl := range r.Workloads {
 		for _, l := range r.Layouts {
 			c := r.Cell(l.Name, wl)
 			if c == nil {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\n", wl, l.Name,
-				c.FilesReadPct, c.BytesReadPct, c.RatioGeoMean, c.RatioP90, c.RowGroupsReadPct, c.LowerBound, c.PlanMicros)
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\n", wl, l.Name,
+				c.FilesReadPct, c.BytesReadPct, c.RatioGeoMean, c.RatioP90, c.RatioEqualFiles, c.RowGroupsReadPct, c.LowerBound, c.PlanMicros)
 		}
 	}
 	if err := tw.Flush(); err != nil {

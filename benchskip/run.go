@@ -103,6 +103,10 @@ type Cell struct {
 	// 1 is optimal, and a query matching nothing scores the files it reads.
 	RatioGeoMean float64 `json:"ratio_geomean"`
 	RatioP90     float64 `json:"ratio_p90"`
+	// RatioEqualFiles is RatioGeoMean against the bound of equal files,
+	// ceil(matching rows / Result.MaxRowsPerFile), the same for every layout of
+	// this many files (it equals RatioGeoMean for the equal-file layouts).
+	RatioEqualFiles float64 `json:"ratio_equal_files"`
 	// RowGroupsRead is the mean number of row groups of read files whose
 	// statistics cannot rule the query out; RowGroupsReadPct relates it to
 	// all row groups.
@@ -478,6 +482,7 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 		for wi, wname := range p.workloads {
 			cell := Cell{Layout: name, Workload: wname, Queries: len(p.queries[wi])}
 			ratios := make([]float64, 0, cell.Queries)
+			eqRatios := make([]float64, 0, cell.Queries)
 			for _, q := range p.queries[wi] {
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -495,6 +500,8 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 				cell.PlanMicros += fig.PlanMicros
 				cell.CrossCheckMismatches += ev.mismatches
 				ratios = append(ratios, float64(max(fig.FilesRead, 1))/float64(max(fig.LowerBound, 1)))
+				eqBound := (fig.MatchingRows + int64(res.MaxRowsPerFile) - 1) / int64(res.MaxRowsPerFile)
+				eqRatios = append(eqRatios, float64(max(fig.FilesRead, 1))/float64(max(eqBound, 1)))
 				if cfg.PerQuery {
 					cell.PerQuery = append(cell.PerQuery, fig)
 				}
@@ -509,6 +516,7 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 				cell.FilesReadPct = 100 * cell.FilesRead / float64(cfg.Files)
 				cell.RowGroupsReadPct = 100 * cell.RowGroupsRead / float64(cfg.Files*cfg.RowGroups)
 				cell.RatioGeoMean, cell.RatioP90 = geoMean(ratios), percentile(ratios, 0.9)
+				cell.RatioEqualFiles = geoMean(eqRatios)
 			}
 			res.Cells = append(res.Cells, cell)
 		}
