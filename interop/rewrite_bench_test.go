@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,19 +20,7 @@ import (
 // rewriteRows is the size of the rewrite benchmark's table:
 // SKIPLAKE_INTEROP_REWRITE_ROWS, else 1,000,000 (200,000 under -short). The issue's
 // figures used 5,000,000.
-func rewriteRows(b *testing.B) int {
-	if s := os.Getenv("SKIPLAKE_INTEROP_REWRITE_ROWS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 100_000 {
-			b.Fatalf("interop: SKIPLAKE_INTEROP_REWRITE_ROWS=%q: want an integer >= 100000", s)
-		}
-		return n
-	}
-	if testing.Short() {
-		return 200_000
-	}
-	return 1_000_000
-}
+func rewriteRows(b *testing.B) int { return envRows(b, "SKIPLAKE_INTEROP_REWRITE_ROWS", 1_000_000) }
 
 // rewriteTable returns a table of rows seeded rows × 6 columns in 100 files (100
 // appends in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the

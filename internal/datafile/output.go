@@ -119,8 +119,9 @@ type Output struct {
 	stored  []string
 	adds    []*log.Add
 	filters []bloom.Entry
-	// closedBytes and closedRows total the files closed so far (for Roller's
-	// bytes-per-row estimate).
+	// closedBytes and closedRows total the files closed so far, closedBytes without
+	// each file's estimated overhead (for Roller's bytes-per-row estimate: the overhead
+	// is counted once per file, by EstimatedSize).
 	closedBytes, closedRows int64
 }
 
@@ -505,7 +506,7 @@ func (f *File) Close(ctx context.Context) (*log.Add, error) {
 	o.stored = append(o.stored, f.rel)
 	o.adds = append(o.adds, add)
 	o.filters = append(o.filters, filters...)
-	o.closedBytes += res.Size
+	o.closedBytes += max(res.Size-f.w.overhead(), 0)
 	o.closedRows += f.rows
 	o.mu.Unlock()
 	return add, nil

@@ -122,7 +122,7 @@ func (r *Roller) bytesPerRow(arrowPerRow float64) float64 {
 		return math.Max(float64(b)/float64(n), 1e-3)
 	}
 	if f := r.cur; f != nil && f.Rows() > 0 {
-		return math.Max(float64(f.EstimatedSize())/float64(f.Rows()), 1e-3)
+		return math.Max(float64(f.EstimatedSize()-f.w.overhead())/float64(f.Rows()), 1e-3)
 	}
 	return math.Max(arrowPerRow/2, 1e-3)
 }

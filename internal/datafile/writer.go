@@ -479,9 +479,12 @@ func (w *Writer) EstimatedSize() int64 {
 	if w.enc != nil && w.rgRows > 0 {
 		n += w.enc.openBytes() + w.bloomPerRG
 	}
-	// The footer: a few hundred bytes, plus column and offset indexes.
-	return n + 1024 + int64(w.schema.NumFields())*256
+	return n + w.overhead()
 }
+
+// overhead estimates what a file holds besides its rows: the magic bytes and the
+// footer (a few hundred bytes, plus column and offset indexes per column).
+func (w *Writer) overhead() int64 { return 1024 + int64(w.schema.NumFields())*256 }
 
 // settle waits for the encoder to catch up with what was written.
 func (w *Writer) settle() {
