@@ -25,6 +25,10 @@ type Expr interface {
 // (`a.b` is struct field b of column a).
 type ColumnRef struct {
 	Path []string
+	// DoubleQuoted records that the source named the column in double quotes
+	// ("JP"), so that an unknown column can be explained as a string literal
+	// written with the wrong quotes. It does not change what the reference means.
+	DoubleQuoted bool
 }
 
 // Literal is a constant operand. Its value.Value carries the literal's flavour:
@@ -35,6 +39,11 @@ type ColumnRef struct {
 // with a timestamp column), with a zone it is KindTimestamp.
 type Literal struct {
 	Value value.Value
+	// Text is a number literal as written in the parsed source, sign included
+	// ("500", "1e3", "-0.50"): String echoes it, so a parsed filter prints its numbers
+	// the way the user wrote them (FormatValue would print 5e+02 for a double 500).
+	// Empty for literals built with Lit and for literals other than numbers.
+	Text string
 }
 
 // Op is a comparison operator.
@@ -353,8 +362,14 @@ func (c *ColumnRef) String() string {
 	return strings.Join(parts, ".")
 }
 
-// String renders the literal in the grammar Parse accepts.
-func (l *Literal) String() string { return FormatValue(l.Value) }
+// String renders the literal in the grammar Parse accepts: a parsed number as it
+// was written (Text), any other value by FormatValue.
+func (l *Literal) String() string {
+	if l.Text != "" {
+		return l.Text
+	}
+	return FormatValue(l.Value)
+}
 
 // FormatValue renders a value as a literal of the filter grammar.
 func FormatValue(v value.Value) string {

@@ -38,11 +38,21 @@ func (e *TypeError) Unwrap() error { return ErrType }
 type UnknownColumnError struct {
 	Column     string
 	Candidates []string
+	// DoubleQuoted is set when the source wrote the name in double quotes, which
+	// delimit column names (as in SQL), not strings: the message then says so.
+	DoubleQuoted bool
+	// Name is the unknown name itself (the last path element), unquoted.
+	Name string
 }
 
 // Error renders the message.
 func (e *UnknownColumnError) Error() string {
 	s := fmt.Sprintf("expr: unknown column %q", e.Column)
+	if e.DoubleQuoted {
+		// Most likely a string literal in the wrong quotes: say that, not which
+		// columns look alike.
+		return s + fmt.Sprintf("; double quotes delimit column names: for the string, use single quotes (%s)", value.String(e.Name).String())
+	}
 	if len(e.Candidates) > 0 {
 		q := make([]string, len(e.Candidates))
 		for i, c := range e.Candidates {
@@ -422,7 +432,7 @@ func pickField(fields []arrow.Field, name string, ref *ColumnRef) (int, error) {
 			cands = append(cands, f.Name)
 		}
 	}
-	return 0, &UnknownColumnError{Column: ref.String(), Candidates: cands}
+	return 0, &UnknownColumnError{Column: ref.String(), Candidates: cands, DoubleQuoted: ref.DoubleQuoted, Name: name}
 }
 
 func editDistance(a, b string) int {

@@ -79,8 +79,10 @@ func lex(src string) ([]token, error) {
 				i++
 			}
 			toks = append(toks, token{kind: tIdent, text: src[start:i], pos: start + 1, raw: src[start:i]})
-		case c == '`':
-			s, n, err := scanQuoted(src, i, '`')
+		case c == '`' || c == '"':
+			// Back quotes (Spark) and double quotes (standard SQL) delimit names; a
+			// string literal takes single quotes.
+			s, n, err := scanQuoted(src, i, c)
 			if err != nil {
 				return nil, err
 			}
@@ -171,7 +173,7 @@ func scanQuoted(src string, i int, q byte) (string, int, error) {
 		j := strings.IndexByte(src[i:], q)
 		if j < 0 {
 			what := "string"
-			if q == '`' {
+			if q != '\'' {
 				what = "quoted name"
 			}
 			return "", 0, &ParseError{Pos: start + 1, Msg: "unterminated " + what}
@@ -449,14 +451,14 @@ func (p *parser) parseOperand() (Expr, error) {
 			if !ok {
 				return nil, &ParseError{Pos: t.pos, Msg: "invalid number '" + t.text + n.raw + "'"}
 			}
-			return Lit(v), nil
+			return &Literal{Value: v, Text: t.text + n.text}, nil
 		}
 	case tNumber:
 		v, ok := parseNumber(t.text)
 		if !ok {
 			return nil, &ParseError{Pos: t.pos, Msg: "invalid number " + t.describe()}
 		}
-		return Lit(v), nil
+		return &Literal{Value: v, Text: t.text}, nil
 	case tString:
 		return Lit(value.String(t.text)), nil
 	case tHexString:
@@ -517,15 +519,17 @@ func (p *parser) parseTypedLiteral(kw string, s token) (Expr, error) {
 
 func (p *parser) parseColumn(first token) (Expr, error) {
 	path := []string{first.text}
+	dq := strings.HasPrefix(first.raw, `"`)
 	for p.peek().kind == tDot {
 		p.next()
 		t := p.next()
 		switch {
 		case t.kind == tQuoted || t.kind == tIdent:
 			path = append(path, t.text)
+			dq = dq || strings.HasPrefix(t.raw, `"`)
 		default:
 			return nil, p.errExpected(t, "field name")
 		}
 	}
-	return &ColumnRef{Path: path}, nil
+	return &ColumnRef{Path: path, DoubleQuoted: dq}, nil
 }

@@ -38,7 +38,7 @@ func TestParseScalarRendersCanonically(t *testing.T) {
 		{"cast * 2", "`cast` * 2"},
 		{"concat + 1", "`concat` + 1"},
 		{"`end` + `when`", "`end` + `when`"},
-		{"1.50 * 1e3", "1.50 * 1e+03"},
+		{"1.50 * 1e3", "1.50 * 1e3"},
 		{"DOUBLE 'NaN' + TIMESTAMP '2024-01-01 00:00:00'", "DOUBLE 'NaN' + TIMESTAMP '2024-01-01 00:00:00'"},
 		{"X'0A' || NULL", "X'0A' || NULL"},
 		{"-9223372036854775808", "-9223372036854775808"},

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/skiplake/skiplake/log"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of these (or an error of
@@ -31,6 +34,23 @@ var (
 	// disagrees with the log (row count, schema).
 	ErrCorruptData = errors.New("optimize: unreadable data file")
 )
+
+// RetentionTooShortError is VACUUM's refusal of a retention shorter than the
+// table's retention period (delta.deletedFileRetentionDuration) without Force: files
+// an older version still references, or a writer still committing, could be
+// deleted. It wraps ErrRetentionTooShort.
+type RetentionTooShortError struct {
+	// Retention is the retention asked for; TableRetention the table's.
+	Retention, TableRetention time.Duration
+}
+
+func (e *RetentionTooShortError) Error() string {
+	return fmt.Sprintf("optimize: vacuum retention %s is shorter than the table's retention period %s (%s); set VacuumOptions.Force to vacuum anyway",
+		e.Retention, e.TableRetention, log.PropDeletedFileRetentionDuration)
+}
+
+// Unwrap returns ErrRetentionTooShort.
+func (e *RetentionTooShortError) Unwrap() error { return ErrRetentionTooShort }
 
 // InvalidOptionsError lists every problem found in an options value at once.
 // It matches ErrInvalidOptions with errors.Is.

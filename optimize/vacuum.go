@@ -23,10 +23,15 @@ const bloomTagKey = "skiplake.bloom"
 // VacuumOptions configures Vacuum. The zero value deletes unreferenced files older
 // than the table's retention period.
 type VacuumOptions struct {
-	// Retention is how long removed files are kept; default the table property
-	// delta.deletedFileRetentionDuration, else DefaultRetention (7 days). A shorter
-	// retention than the table's is refused unless Force is set.
+	// Retention is how long removed files are kept; default (zero, unless
+	// RetentionSet) the table property delta.deletedFileRetentionDuration, else
+	// DefaultRetention (7 days). A shorter retention than the table's is refused
+	// unless Force is set.
 	Retention time.Duration
+	// RetentionSet makes Retention apply even when it is zero: a zero retention
+	// keeps no unreferenced file (Delta's RETAIN 0 HOURS). Without it a zero
+	// Retention means the table's retention period.
+	RetentionSet bool
 	// Force allows a Retention shorter than the table's retention period (concurrent
 	// readers of old versions, or writers still committing files, may then fail).
 	Force bool
@@ -109,11 +114,11 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	}
 	tableRet := props.DeletedFileRetention
 	ret := opts.Retention
-	if ret == 0 {
+	if ret == 0 && !opts.RetentionSet {
 		ret = tableRet
 	}
 	if ret < tableRet && !opts.Force {
-		return nil, fmt.Errorf("%w: %s < %s (%s); set Force to override", ErrRetentionTooShort, ret, tableRet, log.PropDeletedFileRetentionDuration)
+		return nil, &RetentionTooShortError{Retention: ret, TableRetention: tableRet}
 	}
 	now := time.Now
 	if opts.Now != nil {

@@ -87,9 +87,30 @@ func TestVacuum(t *testing.T) {
 		if !errors.Is(err, ErrRetentionTooShort) {
 			t.Fatalf("got %v, want ErrRetentionTooShort", err)
 		}
+		var rerr *RetentionTooShortError
+		if !errors.As(err, &rerr) || rerr.Retention != time.Hour || rerr.TableRetention != DefaultRetention {
+			t.Fatalf("got %#v, want a RetentionTooShortError naming 1h and the table's 168h", err)
+		}
 		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Retention: time.Hour, Force: true, Now: later(2 * time.Hour)})
 		if err != nil || len(res.Files) == 0 {
 			t.Fatalf("forced: %v, %v", res, err)
+		}
+	})
+	t.Run("zero retention only when set", func(t *testing.T) {
+		tt, _ := setup(t)
+		// A zero Retention without RetentionSet is the table's period: nothing that
+		// was removed a minute ago goes.
+		res, err := Vacuum(ctx, tt.lg, VacuumOptions{Force: true, DryRun: true, Now: later(time.Minute)})
+		if err != nil || len(res.Files) != 0 || res.Retention != DefaultRetention {
+			t.Fatalf("default retention: %+v, %v", res, err)
+		}
+		_, err = Vacuum(ctx, tt.lg, VacuumOptions{RetentionSet: true, Now: later(time.Minute)})
+		if !errors.Is(err, ErrRetentionTooShort) {
+			t.Fatalf("zero retention without Force: %v, want ErrRetentionTooShort", err)
+		}
+		res, err = Vacuum(ctx, tt.lg, VacuumOptions{RetentionSet: true, Force: true, Now: later(time.Minute)})
+		if err != nil || len(res.Files) == 0 || res.Retention != 0 {
+			t.Fatalf("zero retention: %+v, %v", res, err)
 		}
 	})
 	t.Run("table retention property applies", func(t *testing.T) {

@@ -178,7 +178,7 @@ func (fp *FilePlan) Kept() []int {
 // non-nil only when ctx ends while Bloom index files load.
 func (p *Planner) Plan(ctx context.Context, pred *expr.Bound) (*FilePlan, error) {
 	n := len(p.files)
-	out := &FilePlan{Files: make([]FileVerdict, n), Summary: LevelStats{Level: "files"}}
+	out := &FilePlan{Files: make([]FileVerdict, n), Summary: LevelStats{Level: "files", Unit: UnitFiles}}
 	if pred == nil {
 		for i, f := range p.files {
 			out.Files[i] = FileVerdict{Verdict: MightMatch, Level: NoLevel, Reason: ReasonNoFilter}
@@ -193,7 +193,7 @@ func (p *Planner) Plan(ctx context.Context, pred *expr.Bound) (*FilePlan, error)
 
 	// Partition pass: exact on partition columns, MightMatch for every other leaf.
 	if p.opts.Partitioned {
-		lv := LevelStats{Level: PartitionLevel.String()}
+		lv := LevelStats{Level: PartitionLevel.String(), Unit: UnitFiles}
 		for i, f := range p.files {
 			v := EvaluateFile(pred, nil, f.PartitionValues, p.opts.Mapper)
 			lv.Add(v, f.Size)
@@ -210,7 +210,7 @@ func (p *Planner) Plan(ctx context.Context, pred *expr.Bound) (*FilePlan, error)
 	if err := p.index.EvaluateMapped(pred, p.opts.Mapper, verdicts); err != nil {
 		return nil, err
 	}
-	lv := LevelStats{Level: StatsLevel.String()}
+	lv := LevelStats{Level: StatsLevel.String(), Unit: UnitFiles}
 	for i, f := range p.files {
 		if !alive[i] {
 			continue
@@ -274,7 +274,7 @@ func (p *Planner) bloomPass(ctx context.Context, pred *expr.Bound, alive []bool,
 		filters[c] = fs
 	}
 	out.Warnings = append(out.Warnings, groupBloomWarnings(warns)...)
-	lv := LevelStats{Level: BloomLevel.String()}
+	lv := LevelStats{Level: BloomLevel.String(), Unit: UnitFiles}
 	for k, i := range idx {
 		v := MightMatch
 		if BloomCannotMatch(pred, func(col string) *bloom.Filter {

@@ -200,7 +200,7 @@ func TestPlannerVerdictsAreSound(t *testing.T) {
 				bloomSkips++
 			}
 		}
-		sum.Level = "files"
+		sum.Level, sum.Unit = "files", UnitFiles
 		if sum != fp.Summary {
 			t.Fatalf("%s: summary %+v, verdicts add up to %+v", b, fp.Summary, sum)
 		}

@@ -57,11 +57,22 @@ func Combine(a, b Verdict) Verdict {
 	return MightMatch
 }
 
+// The units a LevelStats counts (its Unit field).
+const (
+	UnitFiles     = "files"
+	UnitRowGroups = "row groups"
+	UnitRows      = "rows"
+)
+
 // LevelStats counts what one skipping level (partition, file, bloom, row group,
 // page) decided during a scan. It is plain data, JSON-friendly; the scan fills it.
 type LevelStats struct {
-	// Level names the level: "partition", "file", "bloom", "rowgroup", "page".
+	// Level names the level: "partition", "stats", "bloom", "rowgroup", "page".
 	Level string `json:"level"`
+	// Unit names what Total, Skipped, Kept and MustMatch count: UnitFiles,
+	// UnitRowGroups or UnitRows (the page level counts the rows of the pages it
+	// decides; it decides no bytes and proves no MustMatch).
+	Unit string `json:"unit"`
 	// Total is the number of units considered.
 	Total int64 `json:"total"`
 	// Skipped is the number of units proven CannotMatch.
@@ -70,9 +81,11 @@ type LevelStats struct {
 	Kept int64 `json:"kept"`
 	// MustMatch is the number of kept units proven MustMatch.
 	MustMatch int64 `json:"mustMatch"`
-	// BytesTotal is the size of all units considered.
+	// BytesTotal is the stored (compressed, on-disk) size of all units considered:
+	// file sizes from the log, row groups' compressed column chunks. Zero for a
+	// level that counts rows.
 	BytesTotal int64 `json:"bytesTotal"`
-	// BytesSkipped is the size of the skipped units.
+	// BytesSkipped is the stored size of the skipped units.
 	BytesSkipped int64 `json:"bytesSkipped"`
 }
 

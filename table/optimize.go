@@ -57,6 +57,9 @@ type OptimizeOptions struct {
 	DryRun bool
 	// Progress, if set, is called as work proceeds.
 	Progress func(Progress)
+	// OnPlan, if set, receives the plan once it is made, before any file is read
+	// or written (a dry run calls it too). It must not modify the plan.
+	OnPlan func(*optimize.Plan)
 }
 
 // OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
@@ -122,6 +125,9 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 		return nil, err
 	}
 	res := &OptimizeResult{Plan: plan}
+	if opts.OnPlan != nil {
+		opts.OnPlan(plan)
+	}
 	if opts.DryRun {
 		return res, nil
 	}
@@ -166,7 +172,11 @@ func joinOr(cols []string) string {
 // (delta.deletedFileRetentionDuration, default 7 days).
 type VacuumOptions struct {
 	// Retention overrides the table's retention; shorter than the table's needs Force.
+	// Zero means the table's retention unless RetentionSet.
 	Retention time.Duration
+	// RetentionSet makes Retention apply even when it is zero (keep no unreferenced
+	// file; needs Force unless the table's retention is zero too).
+	RetentionSet bool
 	// Force allows a retention shorter than the table's.
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
@@ -177,5 +187,5 @@ type VacuumOptions struct {
 // window references and that are older than the retention period (V1), including
 // Bloom index and deletion-vector files that only removed files used.
 func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*optimize.VacuumResult, error) {
-	return optimize.Vacuum(ctx, t.log, optimize.VacuumOptions{Retention: opts.Retention, Force: opts.Force, DryRun: opts.DryRun})
+	return optimize.Vacuum(ctx, t.log, optimize.VacuumOptions{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun})
 }

@@ -13,11 +13,15 @@ import (
 //   - "stats": files left by the partition level, decided by their min/max/nullCount;
 //   - "bloom": files left by the stats level whose Bloom filters were probed;
 //   - "rowgroup": row groups of the files read, decided by Parquet footer statistics
-//     and, for equality and IN, the row groups' Parquet Bloom filters;
+//     and, for equality and IN, the row groups' Parquet Bloom filters; bytes are the
+//     row groups' compressed size in the file;
 //   - "page": rows of the row groups left by the rowgroup level that still need a
 //     recheck, decided by the Parquet page index (column + offset index). Its units are
-//     ROWS, not pages: Total is the rows of the row groups considered, Skipped the rows
-//     in pages not read, Kept the rows read; the byte counters stay zero.
+//     ROWS, not pages (Unit says so): Total is the rows of the row groups considered,
+//     Skipped the rows in pages not read, Kept the rows read; the byte counters stay
+//     zero and MustMatch is always zero.
+//
+// Every level's Unit names what it counts; bytes are stored (compressed) bytes.
 //
 // Files summarises the file levels: Total files in the snapshot, Skipped by any level,
 // Kept (read), MustMatch (read without recheck).
@@ -44,7 +48,18 @@ func (r *ScanReport) Level(name string) skipping.LevelStats {
 			return l
 		}
 	}
-	return skipping.LevelStats{Level: name}
+	return skipping.LevelStats{Level: name, Unit: levelUnit(name)}
+}
+
+// levelUnit is what a level of the report counts.
+func levelUnit(name string) string {
+	switch name {
+	case "rowgroup":
+		return skipping.UnitRowGroups
+	case "page":
+		return skipping.UnitRows
+	}
+	return skipping.UnitFiles
 }
 
 func (r *ScanReport) level(name string) *skipping.LevelStats {
@@ -53,7 +68,7 @@ func (r *ScanReport) level(name string) *skipping.LevelStats {
 			return &r.Levels[i]
 		}
 	}
-	r.Levels = append(r.Levels, skipping.LevelStats{Level: name})
+	r.Levels = append(r.Levels, skipping.LevelStats{Level: name, Unit: levelUnit(name)})
 	return &r.Levels[len(r.Levels)-1]
 }
 

@@ -146,6 +146,7 @@ type projection struct {
 }
 
 type fileTask struct {
+	idx      int // index in the snapshot's files (and its Planner)
 	add      *log.Add
 	path     string // decoded storage path
 	partVals map[string]value.Value
@@ -189,7 +190,10 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 		}
 		s.filters.observe(pred)
 		sc.pred, sc.table = pred, b
-		sc.report.Filter = b.String()
+		// The filter as given (numbers as the user wrote them), not as bound:
+		// binding coerces literals to the columns' types (500 to a double prints
+		// 5e+02, 2.5 against a bigint becomes >= 3), which would not echo the input.
+		sc.report.Filter = pred.String()
 	}
 	proj, err := sc.project(sc.cfg.columns, false)
 	if err != nil {
@@ -297,7 +301,7 @@ func (s *Scan) plan(ctx context.Context) error {
 		s.report.Warnings = fp.Warnings
 		s.report.Files = fp.Summary
 	} else {
-		s.report.Files = skipping.LevelStats{Level: "files"}
+		s.report.Files = skipping.LevelStats{Level: "files", Unit: skipping.UnitFiles}
 	}
 	for i, a := range files {
 		fv := skipping.FileVerdict{Verdict: skipping.MightMatch, Level: skipping.NoLevel, Reason: skipping.ReasonNoFilter}
@@ -313,7 +317,7 @@ func (s *Scan) plan(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("table: version %d: file %q: %w", s.snap.Version(), a.Path, err)
 		}
-		t := &fileTask{add: a, path: p, verdict: fv, recheck: s.table != nil && fv.Verdict != skipping.MustMatch}
+		t := &fileTask{idx: i, add: a, path: p, verdict: fv, recheck: s.table != nil && fv.Verdict != skipping.MustMatch}
 		if meta != nil {
 			t.partVals = meta.parts[i]
 		}
@@ -342,23 +346,93 @@ type PlannedFile struct {
 	Path string `json:"path"`
 	// Size is the file size in bytes.
 	Size int64 `json:"size"`
+	// NumRecords is the file's row count from its statistics (rows its deletion
+	// vector removes included: see DeletedRows); -1 when the statistics do not say.
+	NumRecords int64 `json:"numRecords"`
+	// DeletedRows is the number of rows the file's deletion vector removes.
+	DeletedRows int64 `json:"deletedRows,omitempty"`
 	// PartitionValues are the file's partition values as the log stores them.
 	PartitionValues map[string]*string `json:"partitionValues,omitempty"`
 	// Stats is the file's statistics JSON as the log stores it ("" if none).
 	Stats string `json:"stats,omitempty"`
+	// FilterColumns holds what the file's statistics (or partition values) say of
+	// each column the filter reads, in the filter's column order; nil without a
+	// filter.
+	FilterColumns []ColumnStats `json:"-"`
 	// Verdict is "must-match" (every row matches; no recheck) or "might-match".
 	Verdict string `json:"verdict"`
 	// Reason explains the verdict in words.
 	Reason string `json:"reason"`
 }
 
+// ColumnStats is what one file's statistics say of one column.
+type ColumnStats struct {
+	// Column is the column's logical name (a dotted path for a nested field).
+	Column string
+	// Min and Max bound the column's non-null values in the file; value.Null() when
+	// the statistics do not say. For a partition column both are its value.
+	Min, Max value.Value
+	// NullCount is the number of nulls, -1 when unknown.
+	NullCount int64
+}
+
 // Files lists the files the scan will read, in read order, with the planner's
 // verdict and reason for each.
 func (s *Scan) Files() []PlannedFile {
+	var cols []*expr.BoundColumn
+	var meta *fileMeta
+	if s.table != nil {
+		cols = s.table.Columns()
+		meta, _ = s.snap.meta() // planning succeeded, so this is the cached result
+	}
 	out := make([]PlannedFile, len(s.tasks))
 	for i, t := range s.tasks {
-		out[i] = PlannedFile{Path: t.path, Size: t.add.Size, PartitionValues: t.add.PartitionValues, Stats: t.add.Stats,
-			Verdict: t.verdict.Verdict.String(), Reason: t.verdict.Reason}
+		n, ok := t.add.NumRecords()
+		if !ok {
+			n = -1
+		}
+		pf := PlannedFile{Path: t.path, Size: t.add.Size, NumRecords: n, PartitionValues: t.add.PartitionValues,
+			Stats: t.add.Stats, Verdict: t.verdict.Verdict.String(), Reason: t.verdict.Reason}
+		if dv := t.add.DeletionVector; dv != nil {
+			pf.DeletedRows = dv.Cardinality
+		}
+		if meta != nil && len(cols) > 0 {
+			pf.FilterColumns = columnStats(meta, t, cols)
+		}
+		out[i] = pf
+	}
+	return out
+}
+
+// columnStats reads the statistics of cols for one planned file.
+func columnStats(meta *fileMeta, t *fileTask, cols []*expr.BoundColumn) []ColumnStats {
+	fs := meta.planner.File(t.idx).Stats
+	out := make([]ColumnStats, len(cols))
+	for k, c := range cols {
+		cs := ColumnStats{Column: c.Name(), Min: value.Null(), Max: value.Null(), NullCount: -1}
+		phys, ok := mapPath(meta.mapper, c.Path)
+		if ok && len(phys) == 1 && t.partVals != nil {
+			if v, isPart := t.partVals[phys[0]]; isPart {
+				cs.Min, cs.Max, cs.NullCount = v, v, 0
+				if v.IsNull() {
+					cs.NullCount = -1
+					if n, known := t.add.NumRecords(); known {
+						cs.NullCount = n
+					}
+				}
+				out[k] = cs
+				continue
+			}
+		}
+		if ok {
+			if st := fs.Column(phys...); st != nil {
+				cs.Min, cs.Max = st.Min, st.Max
+				if st.HasNullCount {
+					cs.NullCount = st.NullCount
+				}
+			}
+		}
+		out[k] = cs
 	}
 	return out
 }
@@ -418,7 +492,7 @@ func (s *Scan) Count(ctx context.Context) (int64, *ScanReport, error) {
 	}
 	rep := s.report.clone()
 	var n int64
-	lv := skipping.LevelStats{Level: "metadata"}
+	lv := skipping.LevelStats{Level: "metadata", Unit: skipping.UnitFiles}
 	var kept []*fileTask
 	for _, task := range s.tasks {
 		recs, ok := task.add.NumRecords()
@@ -536,11 +610,11 @@ func (s *Scan) decideFile(task *fileTask, r *datafile.Reader, rep *ScanReport) [
 			}
 		}
 	}
-	rgLv := skipping.LevelStats{Level: "rowgroup"}
-	pgLv := skipping.LevelStats{Level: "page"}
+	rgLv := skipping.LevelStats{Level: "rowgroup", Unit: skipping.UnitRowGroups}
+	pgLv := skipping.LevelStats{Level: "page", Unit: skipping.UnitRows}
 	var units []rgUnit
 	for rg, v := range verdicts {
-		rgLv.Add(v, md.RowGroup(rg).TotalByteSize())
+		rgLv.Add(v, rowGroupStoredBytes(md.RowGroup(rg)))
 		switch v {
 		case skipping.CannotMatch:
 			continue
@@ -573,6 +647,22 @@ func (s *Scan) decideFile(task *fileTask, r *datafile.Reader, rep *ScanReport) [
 	rep.addRowGroups(rgLv)
 	rep.addPages(pgLv)
 	return units
+}
+
+// rowGroupStoredBytes is a row group's size in the file: its compressed column
+// chunks (the footer's total_compressed_size when the writer set it). The footer's
+// total_byte_size is the uncompressed size, which can exceed the file's.
+func rowGroupStoredBytes(rg *metadata.RowGroupMetaData) int64 {
+	if n := rg.TotalCompressedSize(); n > 0 {
+		return n
+	}
+	var n int64
+	for c := 0; c < rg.NumColumns(); c++ {
+		if cc, err := rg.ColumnChunk(c); err == nil {
+			n += cc.TotalCompressedSize()
+		}
+	}
+	return n
 }
 
 // leafIndex maps a bound column path (logical) to the file's leaf column index.

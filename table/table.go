@@ -147,7 +147,8 @@ func create(ctx context.Context, store storage.Storage, md log.Metadata, proto l
 		}
 		var ce *log.ConflictError
 		if errors.As(err, &ce) && ce.Version == 0 {
-			return nil, fmt.Errorf("%w: created concurrently: %v", ErrTableExists, err)
+			// Version 0 was there first: an existing table, or a create that won a race.
+			return nil, fmt.Errorf("%w: version 0 is already committed (an existing table, or a concurrent create)", ErrTableExists)
 		}
 		return nil, err
 	}

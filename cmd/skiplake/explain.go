@@ -1,18 +1,26 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/value"
 )
 
 func init() {
-	register(&command{name: "files", usage: "TABLE [--filter EXPR] [--version N | --timestamp TS] [--format table|jsonl]",
-		summary: "list the files a scan would read after skipping, with their stats and why", examples: []string{`skiplake files /tmp/t --filter "id = 42"`, `skiplake files /tmp/t --format jsonl`},
+	register(&command{name: "files", usage: "TABLE [--filter EXPR] [--version N | --timestamp TS] [--format table|jsonl] [--absolute]",
+		summary: "list the files a scan would read after skipping, with their rows, size, the filter columns' min/max and why", examples: []string{`skiplake files /tmp/t --filter "id = 42"`, `skiplake files /tmp/t --format jsonl`},
 		run: runFiles})
 	register(&command{name: "explain", usage: "TABLE --filter EXPR [--version N | --timestamp TS] [--format table|json]",
 		summary: "show per skipping level how many units and bytes a filter skips", examples: []string{`skiplake explain /tmp/t --filter "id = 42"`, `skiplake explain /tmp/t --filter "amount > 500" --format json`},
@@ -41,9 +49,10 @@ func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Tab
 
 func runFiles(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("files", flag.ContinueOnError)
-	filter := fs.String("filter", "", "predicate; files it cannot match are left out")
+	filter := fs.String("filter", "", "predicate; files it cannot match are left out, and the table shows the min/max of its columns")
 	ref := addRefFlags(fs)
 	format := fs.String("format", "table", "table or jsonl")
+	absolute := fs.Bool("absolute", false, "print each file as an absolute path (local tables) or a full URL (object stores), for other tools")
 	path, err := tableArgs(fs, args, format, "table", "jsonl")
 	if err != nil {
 		return err
@@ -57,17 +66,104 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	files := sc.Files()
+	if *absolute {
+		loc, err := storage.ParseLocation(path)
+		if err != nil {
+			return err
+		}
+		for i := range files {
+			files[i].Path = absoluteFile(loc, files[i].Path)
+		}
+	}
 	if *format == "jsonl" {
-		return writeJSONL(e.stdout, files)
+		recs := make([]fileRecord, len(files))
+		for i, f := range files {
+			recs[i] = newFileRecord(f)
+		}
+		return writeJSONL(e.stdout, recs)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATH\tSIZE\tVERDICT\tREASON\tSTATS")
+	header := "PATH\tROWS\tBYTES\tVERDICT\tREASON"
+	if len(files) > 0 {
+		for _, c := range files[0].FilterColumns {
+			header += "\tMIN(" + c.Column + ")\tMAX(" + c.Column + ")"
+		}
+	}
+	fmt.Fprintln(tw, header)
 	for _, f := range files {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", f.Path, f.Size, f.Verdict, f.Reason, f.Stats)
+		rows := "?"
+		if f.NumRecords >= 0 {
+			rows = strconv.FormatInt(f.NumRecords-f.DeletedRows, 10)
+		}
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", f.Path, rows, f.Size, f.Verdict, f.Reason)
+		for _, c := range f.FilterColumns {
+			line += "\t" + boundText(c, c.Min, f.NumRecords) + "\t" + boundText(c, c.Max, f.NumRecords)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	rep := sc.Report()
 	fmt.Fprintf(tw, "(%d of %d files kept, %d skipped)\n", rep.Files.Kept, rep.Files.Total, rep.Files.Skipped)
 	return tw.Flush()
+}
+
+// fileRecord is one line of files --format jsonl.
+type fileRecord struct {
+	Path            string             `json:"path"`
+	Size            int64              `json:"size"`
+	NumRecords      int64              `json:"numRecords"` // -1 when the statistics do not say
+	DeletedRows     int64              `json:"deletedRows,omitempty"`
+	PartitionValues map[string]*string `json:"partitionValues,omitempty"`
+	// Stats is the statistics object the log stores for the file (omitted when it
+	// has none or it is not valid JSON).
+	Stats   json.RawMessage `json:"stats,omitempty"`
+	Verdict string          `json:"verdict"`
+	Reason  string          `json:"reason"`
+}
+
+func newFileRecord(f table.PlannedFile) fileRecord {
+	r := fileRecord{Path: f.Path, Size: f.Size, NumRecords: f.NumRecords, DeletedRows: f.DeletedRows,
+		PartitionValues: f.PartitionValues, Verdict: f.Verdict, Reason: f.Reason}
+	if f.Stats != "" && json.Valid([]byte(f.Stats)) {
+		r.Stats = json.RawMessage(f.Stats)
+	}
+	return r
+}
+
+// absoluteFile is a data file's absolute path (local table) or full URL (object
+// store: the table URL without its query, then the file's key as stored, unescaped,
+// as aws s3, gsutil and DuckDB take it).
+func absoluteFile(loc storage.Location, rel string) string {
+	if loc.IsLocal() {
+		return filepath.Join(loc.Dir, filepath.FromSlash(rel))
+	}
+	prefix := strings.Trim(loc.URL.Path, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	return loc.Scheme + "://" + loc.URL.Host + "/" + prefix + rel
+}
+
+// boundText renders a file's min or max statistic of a filter column for the table
+// format: "?" when the statistics do not say, NULL when every row is null.
+func boundText(c table.ColumnStats, v value.Value, rows int64) string {
+	if !v.IsNull() {
+		switch v.Kind() {
+		case value.KindString:
+			return v.AsString()
+		case value.KindDate, value.KindTimestamp, value.KindTimestampNTZ:
+			// DATE '2026-01-01' -> 2026-01-01
+			s := v.String()
+			if i := strings.IndexByte(s, '\''); i >= 0 {
+				return strings.TrimSuffix(s[i+1:], "'")
+			}
+			return s
+		}
+		return v.String()
+	}
+	if rows > 0 && c.NullCount == rows {
+		return "NULL"
+	}
+	return "?"
 }
 
 func runExplain(ctx context.Context, e *env, args []string) error {
@@ -105,13 +201,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, rep)
 	}
 	fmt.Fprintf(e.stdout, "version %d, filter: %s\n", rep.Version, rep.Filter)
-	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "LEVEL\tUNITS\tSKIPPED\tKEPT\tMUST-MATCH\tBYTES\tBYTES SKIPPED\t")
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", "files (all levels)", rep.Files.Total, rep.Files.Skipped, rep.Files.Kept, rep.Files.MustMatch, rep.Files.BytesTotal, rep.Files.BytesSkipped)
-	for _, l := range rep.Levels {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", l.Level, l.Total, l.Skipped, l.Kept, l.MustMatch, l.BytesTotal, l.BytesSkipped)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeLevels(e.stdout, rep); err != nil {
 		return err
 	}
 	for _, w := range rep.Warnings {
@@ -123,4 +213,50 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "requests: GET %d, HEAD %d, LIST %d, %d bytes read\n", rc.GET, rc.HEAD, rc.LIST, rc.BytesRead)
 	}
 	return nil
+}
+
+// writeLevels prints the explain table: one row per level with the unit it counts,
+// and a legend for the byte columns.
+func writeLevels(w io.Writer, rep *table.ScanReport) error {
+	header := []string{"LEVEL", "UNIT", "TOTAL", "SKIPPED", "KEPT", "MUST-MATCH", "BYTES", "BYTES SKIPPED"}
+	rows := [][]string{header, levelRow("files (all levels)", rep.Files)}
+	for _, l := range rep.Levels {
+		rows = append(rows, levelRow(l.Level, l))
+	}
+	width := make([]int, len(header))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for _, r := range rows {
+		for i, c := range r {
+			if i > 0 {
+				bw.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", width[i]-len(c))
+			switch {
+			case i < 2 && i < len(r)-1: // names: left-aligned
+				bw.WriteString(c + pad)
+			case i < 2:
+				bw.WriteString(c)
+			default: // figures: right-aligned
+				bw.WriteString(pad + c)
+			}
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("(BYTES are stored, compressed bytes; the page level counts rows, not bytes)\n")
+	return bw.Flush()
+}
+
+// levelRow formats one level; figures a level does not measure print as "-".
+func levelRow(name string, l skipping.LevelStats) []string {
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	row := []string{name, l.Unit, n(l.Total), n(l.Skipped), n(l.Kept), n(l.MustMatch), n(l.BytesTotal), n(l.BytesSkipped)}
+	if l.Unit == skipping.UnitRows {
+		row[5], row[6], row[7] = "-", "-", "-"
+	}
+	return row
 }

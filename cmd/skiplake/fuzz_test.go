@@ -277,3 +277,83 @@ func plainJSON(v any) any {
 	}
 	return v
 }
+
+// FuzzCSVScanner checks csvScanner against encoding/csv: the same records, the same
+// field positions, and an error exactly where encoding/csv has one (same line and
+// column). TestCSVScannerQuoted covers what encoding/csv cannot say: quoting.
+func FuzzCSVScanner(f *testing.F) {
+	for _, s := range []string{
+		"a,b\n1,2\n",
+		"a,\"\"\n,\"\"\"x\"\"\",NULL\n\"NULL\",\r\n",
+		"\"multi\nline\",x\r\ny,\"z\"\r\n\n\nlast",
+		"a\"b\n",
+		"\"a\"b\n",
+		"\"unterminated\n",
+		"x,\"\n",
+		"\r\n\r\n,\n\r",
+		"\"a\r\nb\"\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := csv.NewReader(bytes.NewReader(data))
+		want.FieldsPerRecord = -1
+		got := newCSVScanner(bufio.NewReaderSize(bytes.NewReader(data), 16)) // a small buffer: long lines too
+		for rec := 0; ; rec++ {
+			w, werr := want.Read()
+			g, gerr := got.Read()
+			if werr == io.EOF || gerr == io.EOF {
+				if werr != gerr {
+					t.Fatalf("record %d: encoding/csv %v, csvScanner %v", rec, werr, gerr)
+				}
+				return
+			}
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("record %d: encoding/csv error %v, csvScanner error %v", rec, werr, gerr)
+			}
+			if werr != nil {
+				var wp, gp *csv.ParseError
+				if errors.As(werr, &wp) != errors.As(gerr, &gp) || (wp != nil && (wp.Line != gp.Line || wp.Column != gp.Column || wp.Err != gp.Err)) {
+					t.Fatalf("record %d: encoding/csv error %v, csvScanner error %v", rec, werr, gerr)
+				}
+				return
+			}
+			if !reflect.DeepEqual(w, g) {
+				t.Fatalf("record %d: encoding/csv %q, csvScanner %q", rec, w, g)
+			}
+			for i := range w {
+				wl, wc := want.FieldPos(i)
+				gl, gc := got.FieldPos(i)
+				if wl != gl || wc != gc {
+					t.Fatalf("record %d field %d: encoding/csv at %d:%d, csvScanner at %d:%d", rec, i, wl, wc, gl, gc)
+				}
+			}
+		}
+	})
+}
+
+func TestCSVScannerQuoted(t *testing.T) {
+	in := "a,\"\",,\"NULL\",NULL,\"x\"\"y\"\r\n\"multi\nline\",z\n"
+	c := newCSVScanner(bufio.NewReader(strings.NewReader(in)))
+	rec, err := c.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a", "", "", "NULL", "NULL", `x"y`}
+	quoted := []bool{false, true, false, true, false, true}
+	if !reflect.DeepEqual(rec, want) {
+		t.Fatalf("fields %q, want %q", rec, want)
+	}
+	for i, q := range quoted {
+		if c.Quoted(i) != q {
+			t.Errorf("field %d (%q): quoted %v, want %v", i, rec[i], c.Quoted(i), q)
+		}
+	}
+	rec, err = c.Read()
+	if err != nil || !reflect.DeepEqual(rec, []string{"multi\nline", "z"}) || !c.Quoted(0) || c.Quoted(1) {
+		t.Fatalf("second record %q, %v", rec, err)
+	}
+	if _, err := c.Read(); err != io.EOF {
+		t.Fatalf("after the last record: %v, want io.EOF", err)
+	}
+}

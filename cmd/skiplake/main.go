@@ -49,6 +49,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 )
 
 // command is one subcommand: it parses its own flags and returns an error; only main exits.
@@ -66,6 +67,9 @@ type env struct {
 	stdout, stderr io.Writer
 	// terminal reports whether stderr is a terminal (progress bars only then).
 	terminal bool
+	// progressInterval is how often progress lines are printed when stderr is not
+	// a terminal (0: progress.DefaultLineInterval; tests shorten it).
+	progressInterval time.Duration
 }
 
 var commands []*command
@@ -353,6 +357,15 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// shellQuote quotes s for a POSIX shell when it needs quoting (for command lines
+// the CLI suggests).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,=:%+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // listFlag collects a comma-separated list, repeatable.
 type listFlag []string
 
@@ -404,6 +417,7 @@ func tableArgs(fs *flag.FlagSet, args []string, format *string, formats ...strin
 // writeJSONL writes one JSON document per line (the jsonl output format).
 func writeJSONL[T any](w io.Writer, items []T) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	for _, it := range items {
 		if err := enc.Encode(it); err != nil {
 			return err
@@ -415,6 +429,7 @@ func writeJSONL[T any](w io.Writer, items []T) error {
 // writeJSON writes v as one indented JSON document (the json output format).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // filters hold < and >: print them as written
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -3,16 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/optimize"
+	"github.com/skiplake/skiplake/skipping"
+	"github.com/skiplake/skiplake/table"
 )
 
 // cli runs one invocation and returns its exit status, stdout and stderr.
@@ -172,7 +178,7 @@ func TestFilesAndExplain(t *testing.T) {
 	code, out, errs = cli(t, "explain", tbl, "--filter", "id = 11")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "filter: id = 11")
-	require.Regexp(t, `stats\s+3\s+2\s+1`, out)
+	require.Regexp(t, `stats\s+files\s+3\s+2\s+1`, out)
 	require.Contains(t, out, "rowgroup")
 
 	code, out, errs = cli(t, "explain", tbl, "--filter", "country = 'XX'", "--format", "json")
@@ -289,8 +295,143 @@ func TestExplainShowsPages(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	code, out, errs := cli(t, "explain", tbl, "--filter", "id >= 1000 AND id < 1100")
 	require.Equal(t, 0, code, errs)
-	require.Regexp(t, `page\s+200000\s+\d+`, out)
+	require.Regexp(t, `page\s+rows\s+200000\s+\d+\s+\d+\s+-\s+-\s+-\n`, out, "the page level counts rows and shows no bytes")
+	require.Regexp(t, `rowgroup\s+row groups\s+\d+`, out)
+
+	// Every figure is consistent: the row groups considered are inside the files
+	// kept, so their stored bytes cannot exceed the files' bytes.
+	code, out, errs = cli(t, "explain", tbl, "--filter", "id >= 1000 AND id < 1100", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	var rep table.ScanReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rg, pg := rep.Level("rowgroup"), rep.Level("page")
+	require.Equal(t, skipping.UnitRowGroups, rg.Unit)
+	require.Equal(t, skipping.UnitRows, pg.Unit)
+	require.Positive(t, rg.BytesTotal)
+	require.LessOrEqual(t, rg.BytesTotal, rep.Files.BytesTotal-rep.Files.BytesSkipped)
+	require.Equal(t, int64(200000), pg.Total)
+	require.Zero(t, pg.BytesTotal)
 	code, out, errs = cli(t, "scan", tbl, "--filter", "id >= 1000 AND id < 1100", "--format", "csv")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, 101, strings.Count(out, "\n"))
+}
+
+// TestExplainEchoesTheFilterAsWritten: a double column compared with 500 is echoed
+// as 500, not as the bound double (5e+02).
+func TestExplainEchoesTheFilterAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	in := filepath.Join(dir, "a.csv")
+	require.NoError(t, os.WriteFile(in, []byte("id,amount\n1,10.5\n2,600.25\n"), 0o644))
+	code, _, errs := cli(t, "append", tbl, in)
+	require.Equal(t, 0, code, errs)
+	for _, f := range []string{"amount > 500", "amount > 5e2 AND id IN (1, 2)", "amount >= -0.50"} {
+		code, out, errs := cli(t, "explain", tbl, "--filter", f)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, "filter: "+f+"\n")
+	}
+}
+
+// TestScanNullEmptyAndNewlines: CSV tells NULL (empty, unquoted) from the empty
+// string (""), --null picks another NULL spelling, and the table format keeps each
+// row on one line.
+func TestScanNullEmptyAndNewlines(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	in := filepath.Join(dir, "a.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"id":1,"s":null}`+"\n"+`{"id":2,"s":""}`+"\n"+`{"id":3,"s":"two\nlines"}`+"\n"), 0o644))
+	code, _, errs := cli(t, "append", tbl, in)
+	require.Equal(t, 0, code, errs)
+	code, out, errs := cli(t, "scan", tbl, "--format", "csv")
+	require.Equal(t, 0, code, errs)
+	lines := strings.SplitAfter(out, "\n")
+	require.Equal(t, "id,s\n", lines[0])
+	require.ElementsMatch(t, []string{"1,\n", "2,\"\"\n", "3,\"two\nlines\"\n"}, []string{lines[1], lines[2], lines[3] + lines[4]})
+	code, out, errs = cli(t, "scan", tbl, "--format", "csv", "--null", `\N`, "--filter", "id = 1")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "id,s\n1,\\N\n", out)
+	code, out, errs = cli(t, "scan", tbl, "--filter", "id = 3")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "id | s\n---+-----------\n3  | two\\nlines\n(1 rows)\n", out)
+	code, _, errs = cli(t, "scan", tbl, "--format", "jsonl", "--null", "x")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--null applies to --format csv and table")
+}
+
+// TestOptimizeReportsPlanProgressAndIdleRuns: the plan comes first; without a
+// terminal, progress is plain lines on stderr (--quiet: none); a re-run that has
+// nothing to do says why and what to run.
+func TestOptimizeReportsPlanProgressAndIdleRuns(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		writeParquet(t, p, []int64{int64(i), int64(i + 10)}, []string{"DE", "FR"})
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, progressInterval: time.Nanosecond}
+	code := run(context.Background(), e, []string{"optimize", tbl, "--zorder-by", "id,country"})
+	require.Equal(t, 0, code, errb.String())
+	require.Regexp(t, `^plan +version 3, zorder on id, country, target file size 128\.0 MiB, 1 bins, 4 files, \d+ bytes\n  bin 0 +\(table\) cluster: 4 files, \d+ bytes, 8 rows\ndone +committed versions \[4\]`, out.String())
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	require.GreaterOrEqual(t, len(lines), 2, "progress lines: %q", errb.String())
+	for _, l := range lines {
+		require.Regexp(t, `^optimize: \d+% \(.+ of .+\), .*elapsed .* \[(read|spill|write|commit)\]$`, l)
+	}
+	require.Contains(t, lines[len(lines)-1], "100%")
+
+	// The table is one finished cluster now: a new target size alone changes nothing.
+	code, stdout, errs := cli(t, "optimize", tbl, "--zorder-by", "id,country", "--target-size", "256MiB", "--quiet")
+	require.Equal(t, 0, code, errs)
+	require.Empty(t, errs, "--quiet prints no progress")
+	require.Contains(t, stdout, "nothing to do: every partition is already one cluster by zorder on id, country; to re-cluster it run: skiplake optimize "+tbl+" --zorder-by id,country --target-size 256MiB --quiet --full\n")
+	code, stdout, errs = cli(t, "optimize", tbl, "--zorder-by", "id,country", "--target-size", "256MiB", "--quiet", "--full")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, stdout, "committed versions [5]")
+
+	code, stdout, errs = cli(t, "optimize", tbl, "--format", "json", "--quiet")
+	require.Equal(t, 0, code, errs)
+	var res struct {
+		NothingToDo string `json:"nothingToDo"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.Contains(t, res.NothingToDo, "it does not split or resize larger ones")
+}
+
+func TestNothingToDoNamesTheCommand(t *testing.T) {
+	p := &optimize.Plan{Curve: optimize.CurveHilbert, ClusterBy: []string{"a", "b"}, FinishedCubeFiles: 12, MinCubeSize: 100 << 30, TargetFileSize: 1 << 30}
+	got := nothingToDo(p, true, []string{"skiplake", "optimize", "s3://b/t", "--hilbert-by", "a,b", "--where", "day = '2026-01-01'", "--target-size", "1GiB"})
+	require.Equal(t, "12 files are already clustered by hilbert on a, b in finished clusters (of at least 100.0 GiB), which OPTIMIZE leaves alone (a new --target-size applies only to files it rewrites); "+
+		"to re-cluster them run: skiplake optimize s3://b/t --hilbert-by a,b --where 'day = '\\''2026-01-01'\\''' --target-size 1GiB --full", got)
+}
+
+// TestCSVRoundTripKeepsNullAndEmpty: what scan --format csv writes, append reads
+// back to the same values: NULL stays NULL, the empty string and the string NULL stay
+// strings; in a number column an empty quoted field is NULL (there is no empty number).
+func TestCSVRoundTripKeepsNullAndEmpty(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	in := filepath.Join(dir, "a.jsonl")
+	require.NoError(t, os.WriteFile(in, []byte(`{"id":1,"s":null,"n":null}`+"\n"+`{"id":2,"s":"","n":5}`+"\n"+`{"id":3,"s":"NULL","n":6}`+"\n"+`{"id":4,"s":"a,\"b\"\nc","n":7}`+"\n"), 0o644))
+	code, _, errs := cli(t, "append", src, in)
+	require.Equal(t, 0, code, errs)
+	code, csvOut, errs := cli(t, "scan", src, "--format", "csv")
+	require.Equal(t, 0, code, errs)
+	exported := filepath.Join(dir, "export.csv")
+	require.NoError(t, os.WriteFile(exported, []byte(csvOut), 0o644))
+	dst := filepath.Join(dir, "dst")
+	code, _, errs = cli(t, "append", dst, exported, "--schema", "id bigint, s string, n bigint")
+	require.Equal(t, 0, code, errs)
+	_, before, _ := cli(t, "scan", src, "--format", "jsonl")
+	_, after, _ := cli(t, "scan", dst, "--format", "jsonl")
+	require.ElementsMatch(t, strings.Split(strings.TrimSpace(before), "\n"), strings.Split(strings.TrimSpace(after), "\n"))
+
+	quotedNumbers := filepath.Join(dir, "q.csv")
+	require.NoError(t, os.WriteFile(quotedNumbers, []byte("id,s,n\n\"9\",\"\",\"\"\n"), 0o644))
+	code, _, errs = cli(t, "append", dst, quotedNumbers)
+	require.Equal(t, 0, code, errs)
+	_, out, _ := cli(t, "scan", dst, "--format", "jsonl", "--filter", "id = 9")
+	require.Equal(t, `{"id":9,"s":"","n":null}`+"\n", out)
 }

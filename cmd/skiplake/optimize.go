@@ -2,18 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/skiplake/skiplake/internal/progress"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
 	"github.com/skiplake/skiplake/workload"
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--format table|json]",
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--quiet] [--format table|json]",
 		summary: "compact small files and cluster on Z-order or Hilbert keys, or lay files out by a tree learned from a workload", examples: []string{`skiplake optimize /tmp/t --hilbert-by id,amount --bloom id`, `skiplake optimize /tmp/t --where "country = 'JP'" --target-size 256MiB --format json`,
 			`skiplake optimize /tmp/t --layout workload --queries dashboards.sql`},
 		run: runOptimize})
@@ -29,7 +33,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	fs.Var(&zorder, "zorder-by", "cluster on a Z-order curve over these columns' ranks")
 	fs.Var(&hilbert, "hilbert-by", "cluster on a Hilbert curve over these columns' ranks")
 	fs.Var(&linear, "sort-by", "cluster by a plain sort on these columns (baseline)")
-	full := fs.Bool("full", false, "re-cluster every file, including finished cubes (with --layout workload: build a new tree)")
+	full := fs.Bool("full", false, "re-cluster every file, including finished clusters (needed for a new --target-size to reach them; with --layout workload: build a new tree)")
 	layout := fs.String("layout", "", "workload: lay files out by a tree of cuts learned from --queries; later runs route new rows through the stored tree")
 	queries := fs.String("queries", "", "workload file for --layout workload (one filter per line, optional \"WEIGHT:\" prefix)")
 	robustness := fs.Float64("robustness", 0, "share of generic queries blended into a new workload tree (0..0.9)")
@@ -40,7 +44,8 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	target := fs.String("target-size", "", "target file size, e.g. 128MiB (default: the table's delta.targetFileSize or 128 MiB)")
 	memory := fs.String("memory", "", "memory budget before spilling, e.g. 1GiB (default 1 GiB)")
 	dry := fs.Bool("dry-run", false, "print the plan without writing anything")
-	format := fs.String("format", "table", "table or json")
+	quiet := fs.Bool("quiet", false, "no progress on stderr (by default a bar on a terminal, else a line every 10s with bytes done, rate and ETA)")
+	format := fs.String("format", "table", "table or json (the plan and the result; progress goes to stderr)")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
@@ -87,41 +92,108 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(e, "optimize")
-	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Phase+" "+p.Unit) }
+	prog := newProgress(e, "optimize", *quiet)
+	var bytesDone, bytesTotal int64
+	opts.Progress = func(p table.Progress) {
+		// Bytes of input rewritten drive the figures; other units (the commit)
+		// only name the phase.
+		if p.Unit == "bytes" {
+			bytesDone, bytesTotal = p.Done, p.Total
+		} else if bytesTotal == 0 {
+			return
+		}
+		prog.Update(bytesDone, bytesTotal, "bytes", p.Phase)
+	}
+	if *format == "table" {
+		// The plan is printed before any work starts, so a long run shows what it does.
+		opts.OnPlan = func(p *optimize.Plan) { writePlan(e.stdout, p) }
+	}
 	res, err := t.Optimize(ctx, opts)
-	bar.Done()
+	prog.Done()
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
-		return writeJSON(e.stdout, res)
+	idle := ""
+	if res.Plan.NumBins == 0 {
+		idle = nothingToDo(res.Plan, flagSet(fs, "target-size"), append([]string{"skiplake", "optimize"}, args...))
 	}
-	p := res.Plan
-	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
-	curve := p.Curve.String()
+	if *format == "json" {
+		return writeJSON(e.stdout, struct {
+			*table.OptimizeResult
+			NothingToDo string `json:"nothingToDo,omitempty"`
+		}{res, idle})
+	}
+	switch m := res.Metrics; {
+	case m == nil:
+		fmt.Fprintf(e.stdout, "%-9s nothing written\n", "dry run")
+	case idle != "" && len(m.Versions) == 0:
+		fmt.Fprintf(e.stdout, "%-9s nothing to do: %s\n", "done", idle)
+	default:
+		fmt.Fprintf(e.stdout, "%-9s committed versions %v in %s: removed %d files (%d bytes), added %d files (%d bytes), %d rows\n",
+			"done", m.Versions, m.Elapsed.Round(time.Millisecond), m.NumRemovedFiles, m.NumRemovedBytes, m.NumAddedFiles, m.NumAddedBytes, m.NumRows)
+		if idle != "" {
+			fmt.Fprintf(e.stdout, "%-9s no file was rewritten: %s\n", "note", idle)
+		}
+	}
+	return nil
+}
+
+// writePlan prints OPTIMIZE's plan: one line for the run, one per bin.
+func writePlan(w io.Writer, p *optimize.Plan) {
+	curve := "compaction"
+	if p.Curve != optimize.CurveNone {
+		curve = p.Curve.String()
+	}
 	if len(p.ClusterBy) > 0 {
 		curve += " on " + strings.Join(p.ClusterBy, ", ")
 	}
-	fmt.Fprintf(tw, "plan\tversion %d, %s, %d bins, %d files, %d bytes\n", p.Version, curve, p.NumBins, p.NumFiles, p.NumBytes)
+	fmt.Fprintf(w, "%-9s %s\n", "plan", fmt.Sprintf("version %d, %s, target file size %s, %d bins, %d files, %d bytes",
+		p.Version, curve, progress.FormatBytes(p.TargetFileSize), p.NumBins, p.NumFiles, p.NumBytes))
 	for _, part := range p.Partitions {
 		for i, b := range part.Bins {
-			fmt.Fprintf(tw, "  bin %d\t%s %s: %d files, %d bytes, %d rows\n", i, partLabel(part.Values), b.Kind, len(b.Files), b.Bytes, b.Rows)
-			if l := b.Layout; l != nil {
-				fmt.Fprintf(tw, "  tree\t%s %s: %d new files, %d waiting files moved down, %d left waiting\n", l.Action, l.Tree, l.NewFiles, l.PendingFiles, l.WaitingFiles)
+			fmt.Fprintf(w, "%-9s %s %s: %d files, %d bytes, %d rows\n", fmt.Sprintf("  bin %d", i), partLabel(part.Values), b.Kind, len(b.Files), b.Bytes, b.Rows)
+			switch l := b.Layout; {
+			case l == nil:
+			case l.Action == "build":
+				fmt.Fprintf(w, "%-9s build a new tree from the workload over %d files\n", "  tree", l.NewFiles)
+			default:
+				fmt.Fprintf(w, "%-9s route %d new files through %s; %d waiting files move down, %d keep waiting\n", "  tree", l.NewFiles, l.Tree, l.PendingFiles, l.WaitingFiles)
 			}
 		}
 		if part.Drift != nil {
-			fmt.Fprintf(tw, "  drift\t%s: %s\n", partLabel(part.Values), part.Drift)
+			fmt.Fprintf(w, "%-9s %s: %s\n", "  drift", partLabel(part.Values), part.Drift)
 		}
 	}
-	if m := res.Metrics; m != nil {
-		fmt.Fprintf(tw, "done\tcommitted versions %v in %s: removed %d files (%d bytes), added %d files (%d bytes), %d rows\n",
-			m.Versions, m.Elapsed.Round(time.Millisecond), m.NumRemovedFiles, m.NumRemovedBytes, m.NumAddedFiles, m.NumAddedBytes, m.NumRows)
-	} else {
-		fmt.Fprintln(tw, "dry run\tnothing written")
+}
+
+// nothingToDo says why a plan has no bins and what would do the work, naming the
+// command line to run (the given one with --full when that is what is missing).
+func nothingToDo(p *optimize.Plan, targetGiven bool, cmdline []string) string {
+	quoted := make([]string, len(cmdline))
+	for i, a := range cmdline {
+		quoted[i] = shellQuote(a)
 	}
-	return tw.Flush()
+	withFull := strings.Join(quoted, " ") + " --full"
+	if p.Curve == optimize.CurveNone {
+		why := fmt.Sprintf("no partition has two or more files smaller than %s (three quarters of the target file size, %s), and OPTIMIZE compacts small files: it does not split or resize larger ones",
+			progress.FormatBytes(p.MinFileSize), progress.FormatBytes(p.TargetFileSize))
+		if targetGiven {
+			why += "; to rewrite every file at the new --target-size, cluster with --full (e.g. add --zorder-by COLUMNS --full)"
+		}
+		return why
+	}
+	if p.Curve == optimize.CurveWorkload {
+		return "every file is already laid out by the partition's workload tree (new files are routed through it as they come); to build a new tree run: " + withFull + " --queries FILE"
+	}
+	on := p.Curve.String() + " on " + strings.Join(p.ClusterBy, ", ")
+	if p.FinishedCubeFiles > 0 {
+		why := fmt.Sprintf("%d files are already clustered by %s in finished clusters (of at least %s), which OPTIMIZE leaves alone", p.FinishedCubeFiles, on, progress.FormatBytes(p.MinCubeSize))
+		if targetGiven {
+			why += " (a new --target-size applies only to files it rewrites)"
+		}
+		return why + "; to re-cluster them run: " + withFull
+	}
+	return "every partition is already one cluster by " + on + "; to re-cluster it run: " + withFull
 }
 
 func partLabel(values map[string]*string) string {
@@ -141,8 +213,8 @@ func partLabel(values map[string]*string) string {
 
 func runVacuum(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("vacuum", flag.ContinueOnError)
-	retain := fs.String("retain", "", "retention, e.g. 168h or '7 days' (default: the table's delta.deletedFileRetentionDuration or 7 days)")
-	force := fs.Bool("force", false, "allow a retention shorter than the table's")
+	retain := fs.String("retain", "", "retention: keep unreferenced files younger than this, e.g. 168h or '7 days' (default: the table's delta.deletedFileRetentionDuration, else 7 days; shorter than the table's needs --force; 0h keeps none)")
+	force := fs.Bool("force", false, "allow a --retain shorter than the table's retention period (readers of older versions and unfinished writes may lose files)")
 	dry := fs.Bool("dry-run", false, "list what would be deleted without deleting")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
@@ -151,27 +223,22 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	}
 	opts := table.VacuumOptions{Force: *force, DryRun: *dry}
 	if *retain != "" {
-		d, err := time.ParseDuration(*retain)
+		d, err := parseRetention(*retain)
 		if err != nil {
-			if d, err = table.ParseInterval(*retain); err != nil {
-				return usagef("--retain %q: want a Go duration (168h) or an interval ('7 days')", *retain)
-			}
+			return err
 		}
-		if d < 0 {
-			return usagef("--retain %q: must not be negative", *retain)
-		}
-		if d == 0 {
-			// The library reads a zero Retention as "the table's default"; an explicit
-			// zero from the command line means "keep nothing older than now".
-			d = time.Nanosecond
-		}
-		opts.Retention = d
+		opts.Retention, opts.RetentionSet = d, true
 	}
 	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
 	}
 	res, err := t.Vacuum(ctx, opts)
+	var short *optimize.RetentionTooShortError
+	if errors.As(err, &short) {
+		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions or unfinished writes still need could be deleted; add --force to vacuum anyway",
+			*retain, formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration)
+	}
 	if err != nil {
 		return err
 	}
@@ -185,7 +252,11 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	for _, f := range res.Files {
 		fmt.Fprintf(e.stdout, "%s %s\n", verb, f)
 	}
-	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, res.Retention)
+	ret := formatDuration(res.Retention)
+	if *retain != "" {
+		ret = *retain
+	}
+	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, ret)
 	if len(res.Temporaries) > 0 {
 		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
 	}
@@ -193,4 +264,39 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)
 	}
 	return nil
+}
+
+// parseRetention reads --retain: a Go duration (168h, 90m, 0h) or a Delta interval
+// ('7 days', 'interval 2 weeks').
+func parseRetention(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if d, err = table.ParseInterval(s); err != nil {
+			return 0, usagef("--retain %q: want a duration (168h, 90m, 0h) or an interval ('7 days', '2 weeks')", s)
+		}
+	}
+	if d < 0 {
+		return 0, usagef("--retain %q: must not be negative", s)
+	}
+	return d, nil
+}
+
+// formatDuration prints a retention the way people write one: whole days as
+// "7 days", else Go's form without trailing zero units ("36h", "90m", "0s").
+func formatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == day:
+		return "1 day"
+	case d > 0 && d%day == 0:
+		return fmt.Sprintf("%d days", d/day)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

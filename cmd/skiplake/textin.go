@@ -26,8 +26,27 @@ import (
 // textBatchRows is how many rows a CSV or JSONL reader puts in one batch.
 const textBatchRows = 16 << 10
 
-// isNullCell reports the CSV cells read as NULL: empty, NULL and null.
+// isNullCell reports the CSV cells read as NULL: empty, NULL and null. In a string
+// or binary column a quoted cell is always a value (see csvNull).
 func isNullCell(s string) bool { return s == "" || s == "NULL" || s == "null" }
+
+// csvNull reports whether a CSV cell reads as NULL in a column of type t: an empty,
+// NULL or null cell, unless it was quoted in a string or binary column, where ""
+// is the empty string and "NULL" the string NULL (the convention scan --format csv
+// writes, as PostgreSQL and DuckDB do). In other columns quotes change nothing: there
+// is no empty number, so "" is NULL there.
+func csvNull(cell string, quoted bool, t arrow.DataType) bool {
+	if !isNullCell(cell) {
+		return false
+	}
+	if quoted {
+		switch t.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+			return false
+		}
+	}
+	return true
+}
 
 // textReader is the array.RecordReader shared by the CSV and JSONL readers: it
 // collects rows in a RecordBuilder of the target schema and hands out batches.
@@ -118,7 +137,8 @@ func stripBOM(br *bufio.Reader) {
 // newCSVReader reads CSV (RFC 4180, a header row naming the columns) as batches of
 // schema. Columns are matched to the header by name (exactly, else ignoring case); a
 // header column the schema does not have, or a schema column missing from the header,
-// is an error before any row is read. Empty cells, NULL and null are nulls.
+// is an error before any row is read. Empty cells, NULL and null are nulls, except
+// quoted ones in string and binary columns (csvNull).
 func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memory.Allocator) (*textReader, error) {
 	if err := checkSchemaConvertible(name, schema); err != nil {
 		return nil, err
@@ -153,7 +173,7 @@ func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memor
 		}
 		for i, cell := range rec {
 			f := colOf[i]
-			if isNullCell(cell) {
+			if csvNull(cell, cr.Quoted(i), schema.Field(f).Type) {
 				err = appendNull(r.b, f)
 			} else {
 				err = appendText(r.b.Field(f), cell)
@@ -180,12 +200,10 @@ func checkSchemaConvertible(name string, schema *arrow.Schema) error {
 
 // openCSV starts reading CSV from r (a UTF-8 byte-order mark is skipped) and returns
 // the reader, positioned after the header, and the header.
-func openCSV(name string, r io.Reader) (*csv.Reader, []string, error) {
+func openCSV(name string, r io.Reader) (*csvScanner, []string, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	stripBOM(br)
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
+	cr := newCSVScanner(br)
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, nil, fmt.Errorf("%s: empty file (want a header row naming the columns)", name)

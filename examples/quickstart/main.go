@@ -1,10 +1,14 @@
 // Quickstart: create a partitioned Delta table in a temporary directory, append
 // generated data in several commits, scan it with a projection and a filter, and print
-// the history. Run it with: go run ./examples/quickstart
+// the history. Run it with:
+//
+//	go run ./examples/quickstart        # keeps the table and prints CLI commands to explore it
+//	go run ./examples/quickstart -rm    # removes the table at the end (CI)
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -32,12 +36,16 @@ var schema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 func run() error {
+	remove := flag.Bool("rm", false, "remove the table at the end instead of keeping it")
+	flag.Parse()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "skiplake-quickstart-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if *remove {
+		defer os.RemoveAll(dir)
+	}
 
 	t, err := table.CreatePath(ctx, dir, schema, table.CreateOptions{PartitionColumns: []string{"country"}})
 	if err != nil {
@@ -87,6 +95,16 @@ func run() error {
 	for _, h := range hist {
 		fmt.Printf("  v%d %s %s\n", h.Version, h.Operation, h.OperationParameters["mode"])
 	}
+	if *remove {
+		fmt.Println("removed", dir)
+		return nil
+	}
+	fmt.Printf(`the table stays at %[1]s; explore it with the CLI:
+  go run ./cmd/skiplake describe %[1]s
+  go run ./cmd/skiplake explain %[1]s --filter "country = 'JP' AND amount > 990"
+  go run ./cmd/skiplake scan %[1]s --filter "country = 'JP' AND amount > 990" --limit 5
+remove it with: rm -r %[1]s
+`, dir)
 	return nil
 }
 

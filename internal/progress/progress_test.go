@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBarDrawsFinalStateAndEndsLine(t *testing.T) {
@@ -29,4 +30,62 @@ func TestNilAndSilentBarsDoNothing(t *testing.T) {
 	silent := &Bar{}
 	silent.Update(1, 2, "x")
 	silent.Done()
+}
+
+// fakeClock is a settable clock for Lines.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestLinesPrintAtMostOncePerInterval(t *testing.T) {
+	var buf bytes.Buffer
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := NewLines(&buf, "optimize", 10*time.Second)
+	l.now = clk.now
+	const gib = 1 << 30
+	l.Update(0, 4*gib, "bytes", "read") // starts the clock
+	clk.t = clk.t.Add(5 * time.Second)
+	l.Update(gib/2, 4*gib, "bytes", "read") // inside the first interval: quiet
+	if buf.Len() != 0 {
+		t.Fatalf("printed inside the interval: %q", buf.String())
+	}
+	clk.t = clk.t.Add(5 * time.Second)
+	l.Update(gib, 4*gib, "bytes", "write") // 10 s: 1 GiB done, 102.4 MiB/s, 30 s left
+	clk.t = clk.t.Add(time.Second)
+	l.Update(gib+gib/10, 4*gib, "bytes", "write") // 1 s later: quiet
+	clk.t = clk.t.Add(9 * time.Second)
+	l.Update(2*gib, 4*gib, "bytes", "write") // 20 s: 2 GiB
+	clk.t = clk.t.Add(9 * time.Second)
+	l.Update(3*gib, 4*gib, "bytes", "write") // 29 s: inside the interval
+	clk.t = clk.t.Add(11 * time.Second)
+	l.Update(4*gib, 4*gib, "bytes", "write") // 40 s: done, printed (interval passed)
+	l.Done()                                 // the last line showed the final state: nothing more
+	l2 := NewLines(&buf, "optimize", 10*time.Second)
+	l2.now = clk.now
+	l2.Update(5, 0, "files", "")
+	clk.t = clk.t.Add(time.Second)
+	l2.Done() // the final state was never printed: Done prints it
+	want := []string{
+		"optimize: 25% (1.00 GiB of 4.00 GiB), 102.4 MiB/s, ETA 30s, elapsed 10s [write]",
+		"optimize: 50% (2.00 GiB of 4.00 GiB), 102.4 MiB/s, ETA 20s, elapsed 20s [write]",
+		"optimize: 100% (4.00 GiB of 4.00 GiB), 102.4 MiB/s, elapsed 40s [write]",
+		"optimize: 5 files, 5 files/s, elapsed 1s",
+	}
+	if got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestNilLinesDoNothing(t *testing.T) {
+	var l *Lines
+	l.Update(1, 2, "x", "p")
+	l.Done()
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 12 << 20: "12.0 MiB", 3 << 30: "3.00 GiB", 1 << 40: "1.00 TiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -31,23 +29,35 @@ type Writer interface {
 // Formats lists the format names New accepts.
 var Formats = []string{"table", "jsonl", "csv", "parquet"}
 
-// New returns a Writer for the named format ("table", "jsonl", "csv", "parquet").
+// Options tune the text formats. The zero value gives the defaults.
+type Options struct {
+	// Null, when set, is what the csv and table formats write for NULL. Default: an
+	// empty unquoted field in csv (an empty string is written as ""), NULL in table.
+	Null *string
+	// Window is how many rows the table format reads to size its columns before it
+	// starts printing (it never holds more); default DefaultTableWindow. A later
+	// cell wider than its column widens that row only.
+	Window int
+}
+
+// DefaultTableWindow is the table format's default Options.Window.
+const DefaultTableWindow = 1000
+
+// New returns a Writer for the named format ("table", "jsonl", "csv", "parquet")
+// with default Options.
 func New(format string, w io.Writer, schema *arrow.Schema) (Writer, error) {
+	return NewWithOptions(format, w, schema, Options{})
+}
+
+// NewWithOptions returns a Writer for the named format.
+func NewWithOptions(format string, w io.Writer, schema *arrow.Schema, opts Options) (Writer, error) {
 	switch format {
 	case "table", "":
-		return &tableWriter{w: w, schema: schema}, nil
+		return newTableWriter(w, schema, opts), nil
 	case "jsonl", "json":
 		return &jsonlWriter{w: bufio.NewWriter(w), schema: schema}, nil
 	case "csv":
-		cw := csv.NewWriter(w)
-		header := make([]string, schema.NumFields())
-		for i, f := range schema.Fields() {
-			header[i] = f.Name
-		}
-		if err := cw.Write(header); err != nil {
-			return nil, err
-		}
-		return &csvWriter{w: cw}, nil
+		return newCSVWriter(w, schema, opts)
 	case "parquet":
 		return newParquetWriter(w, schema)
 	}
@@ -185,64 +195,6 @@ func FormatTimestamp(v int64, unit arrow.TimeUnit, utc bool) string {
 	return s
 }
 
-type tableWriter struct {
-	w      io.Writer
-	schema *arrow.Schema
-	rows   [][]string
-}
-
-func (t *tableWriter) Write(rec arrow.RecordBatch) error {
-	for r := 0; r < int(rec.NumRows()); r++ {
-		row := make([]string, rec.NumCols())
-		for c := 0; c < int(rec.NumCols()); c++ {
-			row[c] = Text(rec.Column(c), r)
-		}
-		t.rows = append(t.rows, row)
-	}
-	return nil
-}
-
-func (t *tableWriter) Close() error {
-	n := t.schema.NumFields()
-	header := make([]string, n)
-	width := make([]int, n)
-	for i, f := range t.schema.Fields() {
-		header[i] = f.Name
-		width[i] = utf8.RuneCountInString(f.Name)
-	}
-	for _, row := range t.rows {
-		for i, s := range row {
-			if w := utf8.RuneCountInString(s); w > width[i] {
-				width[i] = w
-			}
-		}
-	}
-	bw := bufio.NewWriter(t.w)
-	line := func(cells []string) {
-		for i, s := range cells {
-			if i > 0 {
-				bw.WriteString(" | ")
-			}
-			bw.WriteString(s)
-			if i < len(cells)-1 {
-				bw.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(s)))
-			}
-		}
-		bw.WriteByte('\n')
-	}
-	line(header)
-	sep := make([]string, n)
-	for i := range sep {
-		sep[i] = strings.Repeat("-", width[i])
-	}
-	bw.WriteString(strings.Join(sep, "-+-") + "\n")
-	for _, row := range t.rows {
-		line(row)
-	}
-	fmt.Fprintf(bw, "(%d rows)\n", len(t.rows))
-	return bw.Flush()
-}
-
 type jsonlWriter struct {
 	w      *bufio.Writer
 	schema *arrow.Schema
@@ -271,28 +223,6 @@ func (j *jsonlWriter) Write(rec arrow.RecordBatch) error {
 }
 
 func (j *jsonlWriter) Close() error { return j.w.Flush() }
-
-type csvWriter struct{ w *csv.Writer }
-
-func (c *csvWriter) Write(rec arrow.RecordBatch) error {
-	row := make([]string, rec.NumCols())
-	for r := 0; r < int(rec.NumRows()); r++ {
-		for i := range row {
-			col := rec.Column(i)
-			if col.IsNull(r) {
-				row[i] = ""
-				continue
-			}
-			row[i] = Text(col, r)
-		}
-		if err := c.w.Write(row); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *csvWriter) Close() error { c.w.Flush(); return c.w.Error() }
 
 // parquetWriter writes one Parquet file with the data-file layer's writer: the
 // table files' settings (zstd, row groups of 16 MiB, page index, the Arrow schema in
