@@ -33,6 +33,9 @@ const (
 	// built on when the sample is larger (the tree then routes every sample row).
 	TreeSampleRowsPerLeaf = 1000
 	MinTreeSample         = 100_000
+	// MinCrossValidationQueries is the smallest workload whose trees are scored
+	// by cross-validation (see Options.NoCrossValidation).
+	MinCrossValidationQueries = 20
 	// MinDefaultSample and MaxDefaultSample bound the default sample size.
 	MinDefaultSample = 100_000
 	MaxDefaultSample = 2_000_000
@@ -70,6 +73,13 @@ type Options struct {
 	// Robustness is the generic-query blend of the robust workload candidate
 	// (default DefaultRobustness; negative: no robust candidate).
 	Robustness float64
+	// NoCrossValidation scores workload trees on the queries they are built
+	// from. By default a workload of at least MinCrossValidationQueries queries
+	// scores them by two-fold cross-validation (built on half the queries, scored
+	// on the other half), which predicts how they serve queries of the same kind
+	// that the file does not list; a workload that lists exactly the recurring
+	// queries may set this.
+	NoCrossValidation bool
 	// Holdout, if set, is the workload candidates are scored on, while the
 	// workload trees are built from the workload given to Simulate or Table: an
 	// evaluation on queries the trees did not see (same columns expected).
@@ -296,6 +306,13 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		specs = append(specs, spec{name: "workload-robust", kind: KindWorkload, rob: rob})
 	}
 	rep.Trees = map[string]*qdtree.Tree{}
+	// A workload tree scored on the very queries it was built for flatters it;
+	// with enough queries it is scored by cross-validation instead.
+	cv := opts.Holdout == nil && !opts.NoCrossValidation && scored.Len() >= MinCrossValidationQueries
+	crossScores := map[int]score{}
+	if cv {
+		rep.Notes = append(rep.Notes, "workload trees are scored by two-fold cross-validation: built on half of the queries, scored on the other half")
+	}
 	for i, sp := range specs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -318,6 +335,15 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 			}
 			rep.Trees[c.Name] = tr
 			c.Columns = tr.Columns
+			if cv {
+				// Scored by two-fold cross-validation: a tree built on half of the
+				// queries reads the files it reads for the other half.
+				qs, err := s.crossValidate(ctx, treeCols, sp.rob, rep.SimulatedFiles, opts.Seed)
+				if err != nil {
+					return nil, err
+				}
+				crossScores[len(rep.Candidates)] = aggregate(qs)
+			}
 		} else {
 			var names []string
 			var idx []int
@@ -337,6 +363,9 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		sc, err := s.score(l)
 		if err != nil {
 			return nil, err
+		}
+		if x, ok := crossScores[len(rep.Candidates)]; ok {
+			sc = x
 		}
 		if len(colIdx) >= 2 {
 			if c.boxes, err = s.fileBoxes(l, colIdx[0], colIdx[1]); err != nil {

@@ -264,6 +264,21 @@ type score struct {
 // score evaluates every query against the layout's simulated file statistics
 // with package skipping, exactly as a scan plans files.
 func (s *sim) score(l layout) (score, error) {
+	qs, err := s.scoreEach(l, nil)
+	if err != nil {
+		return score{}, err
+	}
+	return aggregate(qs), nil
+}
+
+// queryScore is one query's outcome on a layout.
+type queryScore struct {
+	w, read, lb, readShare float64
+}
+
+// scoreEach scores the queries qs (nil: all) on l and returns each one's
+// outcome.
+func (s *sim) scoreEach(l layout, qs []int) ([]queryScore, error) {
 	rows := make([]int64, l.nfiles)
 	for _, f := range l.file {
 		rows[f]++
@@ -304,12 +319,17 @@ func (s *sim) score(l layout) (score, error) {
 	for _, r := range rows {
 		maxRows = max(maxRows, r)
 	}
-	var sc score
-	var logSum float64
-	ratios := make([]weighted, 0, len(s.bound))
-	for qi, b := range s.bound {
+	if qs == nil {
+		qs = make([]int, len(s.bound))
+		for i := range qs {
+			qs[i] = i
+		}
+	}
+	out := make([]queryScore, 0, len(qs))
+	for _, qi := range qs {
+		b := s.bound[qi]
 		if err := fi.Evaluate(b, verdicts); err != nil {
-			return sc, fmt.Errorf("advise: planning %s: %w", b, err)
+			return nil, fmt.Errorf("advise: planning %s: %w", b, err)
 		}
 		read, readRows := 0, int64(0)
 		for f, v := range verdicts {
@@ -319,20 +339,35 @@ func (s *sim) score(l layout) (score, error) {
 			}
 		}
 		lb := (s.matches[qi] + maxRows - 1) / maxRows
-		w := s.w.Queries[qi].Weight
-		r := float64(max(read, 1)) / float64(max(lb, 1))
-		sc.filesRead += w * float64(read)
-		sc.lowerBound += w * float64(lb)
-		sc.bytesRead += w * float64(readRows) / float64(max(s.n, 1))
-		logSum += w * math.Log(r)
-		ratios = append(ratios, weighted{w, r})
+		out = append(out, queryScore{w: s.w.Queries[qi].Weight, read: float64(read), lb: float64(lb),
+			readShare: float64(readRows) / float64(max(s.n, 1))})
 	}
-	sc.filesRead /= s.totalW
-	sc.lowerBound /= s.totalW
-	sc.bytesRead /= s.totalW
-	sc.ratioGeoMean = math.Exp(logSum / s.totalW)
-	sc.ratioP90 = weightedP90(ratios, s.totalW)
-	return sc, nil
+	return out, nil
+}
+
+// aggregate turns per-query outcomes into a layout's weighted figures.
+func aggregate(qs []queryScore) score {
+	var sc score
+	var total, logSum float64
+	ratios := make([]weighted, 0, len(qs))
+	for _, q := range qs {
+		r := ratioOf(q.read, q.lb)
+		total += q.w
+		sc.filesRead += q.w * q.read
+		sc.lowerBound += q.w * q.lb
+		sc.bytesRead += q.w * q.readShare
+		logSum += q.w * math.Log(r)
+		ratios = append(ratios, weighted{q.w, r})
+	}
+	if total == 0 {
+		return sc
+	}
+	sc.filesRead /= total
+	sc.lowerBound /= total
+	sc.bytesRead /= total
+	sc.ratioGeoMean = math.Exp(logSum / total)
+	sc.ratioP90 = weightedP90(ratios, total)
+	return sc
 }
 
 // weighted is a query's ratio and weight.
@@ -605,4 +640,38 @@ type quantCodes struct {
 // on: TreeSampleRowsPerLeaf per leaf, at least MinTreeSample.
 func treeSampleRows(leaves int) int {
 	return max(TreeSampleRowsPerLeaf*leaves, MinTreeSample)
+}
+
+// crossValidate builds a tree on the even-numbered queries and scores the
+// odd-numbered ones on it, and the other way round, returning every query's
+// outcome on the tree that did not see it.
+func (s *sim) crossValidate(ctx context.Context, cols []string, robustness float64, nfiles int, seed uint64) ([]queryScore, error) {
+	var out []queryScore
+	for fold := range 2 {
+		var build, held []int
+		for qi := range s.w.Queries {
+			if qi%2 == fold {
+				build = append(build, qi)
+			} else {
+				held = append(held, qi)
+			}
+		}
+		sub := &workload.Workload{}
+		for _, qi := range build {
+			sub.Queries = append(sub.Queries, s.train.Queries[qi])
+		}
+		saved := s.train
+		s.train = sub
+		l, _, err := s.treeLayout(ctx, cols, robustness, nfiles, seed)
+		s.train = saved
+		if err != nil {
+			return nil, err
+		}
+		qs, err := s.scoreEach(l, held)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qs...)
+	}
+	return out, nil
 }
