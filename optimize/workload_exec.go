@@ -521,7 +521,7 @@ func (e *executor) writeFile(ctx context.Context, out *datafile.Output, place da
 // newStatsColumns returns the top-level data columns the table keeps statistics
 // for (a cut on any other column cannot help skipping).
 func newStatsColumns(p *Plan) (map[string]bool, error) {
-	coll, err := stats.NewCollector(p.dataSch, nil, p.snap.Properties().StatsConfig())
+	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
 	if err != nil {
 		return nil, err
 	}
