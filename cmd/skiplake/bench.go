@@ -5,7 +5,7 @@ import (
 	"flag"
 	"os"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/benchskip"
 	"github.com/skiplake/skiplake/internal/progress"
 )
 

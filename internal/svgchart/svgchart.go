@@ -1,5 +1,5 @@
 // Package svgchart draws the charts of the skipping benchmark (package
-// benchskip) and the layout advisor (package advise) as self-contained SVG
+// internal/benchskip) and the layout advisor (package advise) as self-contained SVG
 // documents: a grouped bar chart of the share of files read, and panels of file
 // bounding boxes in rank space. It has no state and writes nothing but the
 // documents it is asked for.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/benchskip"
 )
 
 // testRows is the size knob of the property tests.
