@@ -280,3 +280,73 @@ func TestHoldout(t *testing.T) {
 		t.Errorf("curves do not depend on the training queries: %.2f vs %.2f", pct(ho, "hilbert(a,b)"), pct(own, "hilbert(a,b)"))
 	}
 }
+
+// TestCrossValidation: a tree scored on the queries it was cut for flatters
+// itself on a workload of distinct boxes; by default such a workload scores its
+// trees by two-fold cross-validation (the prediction rises, the curves' do not
+// move, the report says so), NoCrossValidation scores them on their own queries,
+// and a workload under MinCrossValidationQueries queries is never split.
+func TestCrossValidation(t *testing.T) {
+	rec := testRows(20_000, 11)
+	defer rec.Release()
+	boxes := func(n int, seed uint64) *workload.Workload {
+		r := rand.New(rand.NewPCG(seed, 12))
+		w := &workload.Workload{}
+		for range n {
+			a0, b0 := r.Int64N(95_000), r.Int64N(90_000)
+			q, err := workload.NewQuery(fmt.Sprintf("a BETWEEN %d AND %d AND b BETWEEN %d AND %d", a0, a0+4_000, b0, b0+9_000), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Queries = append(w.Queries, q)
+		}
+		return w
+	}
+	pct := func(r *Report, name string) float64 {
+		for _, c := range r.Candidates {
+			if c.Name == name {
+				return c.FilesReadPct
+			}
+		}
+		t.Fatalf("no candidate %s", name)
+		return 0
+	}
+	hasNote := func(r *Report) bool {
+		for _, n := range r.Notes {
+			if strings.Contains(n, "cross-validation") {
+				return true
+			}
+		}
+		return false
+	}
+	w := boxes(60, 13)
+	cv, err := Simulate(context.Background(), rec, w, Options{Files: 40, Robustness: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Simulate(context.Background(), rec, w, Options{Files: 40, Robustness: -1, NoCrossValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasNote(cv) || hasNote(own) {
+		t.Errorf("notes: cross-validated %q, own queries %q", cv.Notes, own.Notes)
+	}
+	if pct(cv, "workload") <= pct(own, "workload") {
+		t.Errorf("cross-validated tree %.2f%% is not above the tree scored on its own queries %.2f%%", pct(cv, "workload"), pct(own, "workload"))
+	}
+	if pct(cv, "hilbert(a,b)") != pct(own, "hilbert(a,b)") {
+		t.Errorf("curves do not depend on cross-validation: %.2f vs %.2f", pct(cv, "hilbert(a,b)"), pct(own, "hilbert(a,b)"))
+	}
+	few := boxes(MinCrossValidationQueries-1, 14)
+	a, err := Simulate(context.Background(), rec, few, Options{Files: 40, Robustness: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Simulate(context.Background(), rec, few, Options{Files: 40, Robustness: -1, NoCrossValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasNote(a) || pct(a, "workload") != pct(b, "workload") {
+		t.Errorf("%d queries were split for cross-validation (%.2f%% vs %.2f%%)", few.Len(), pct(a, "workload"), pct(b, "workload"))
+	}
+}
