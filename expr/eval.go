@@ -611,9 +611,9 @@ func inArray(arr arrow.Array, set []value.Value, neg bool, out []uint64) error {
 
 // arrayValue reads row i of a leaf array (the row must be valid). Binding checked
 // that the array's type is the column's (describeType), and every bound type has a
-// value representation, so value.FromArrow cannot fail here.
+// value representation, so value.FromArray cannot fail here.
 func arrayValue(arr arrow.Array, i int) value.Value {
-	v, _ := value.FromArrow(arr, i)
+	v, _ := value.FromArray(arr, i)
 	return v
 }
 

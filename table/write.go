@@ -19,7 +19,6 @@ import (
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
-	"github.com/skiplake/skiplake/value"
 )
 
 // DefaultTargetFileSize is the file size Write aims for when the table has no
@@ -509,9 +508,9 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 	for r := 0; r < n; r++ {
 		sb.Reset()
 		for _, pi := range w.partIdx {
-			v, err := value.FromArrow(rec.Column(pi), r)
+			v, err := valueAt(rec.Column(pi), r)
 			if err != nil {
-				return fmt.Errorf("table: partition column %q: %w: %w", rec.Schema().Field(pi).Name, ErrInvalidArgument, err)
+				return fmt.Errorf("table: partition column %q: %w", rec.Schema().Field(pi).Name, err)
 			}
 			if v.IsNull() {
 				sb.WriteString("\x01N")
@@ -538,7 +537,7 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		var nulls []bool
 		for _, pi := range w.partIdx {
 			f := rec.Schema().Field(pi)
-			v, _ := value.FromArrow(rec.Column(pi), first)
+			v, _ := valueAt(rec.Column(pi), first)
 			s, isNull, err := partition.Format(v, w.snap.delta.Fields[pi].Type.TypeName())
 			if err != nil {
 				return fmt.Errorf("table: partition column %q: %w", f.Name, err)

@@ -3,28 +3,32 @@ package value
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// ErrUnsupportedArrowType is returned by FromArrow for an Arrow type that has no
-// Value representation (unsigned integers, nested types, dictionaries, ...).
+// ErrUnsupportedArrowType is returned by FromArray for an Arrow type that has no
+// Value representation (nested types, dictionaries, ...) and for an unsigned value
+// above MaxInt64.
 var ErrUnsupportedArrowType = errors.New("value: unsupported Arrow type")
 
-// FromArrow returns cell i of a primitive Arrow array as a Value, following the
-// representation of the package doc: NULL for a null cell; integers widened to
-// KindInt64 and floats to KindFloat64; decimal128 with the type's precision and
-// scale; string and large_string as KindString, binary and large_binary as
-// KindBinary; date32 as KindDate; a timestamp of any unit as microseconds
-// (seconds and milliseconds multiplied, nanoseconds truncated toward zero, as a
-// cast does), KindTimestamp when the type has a time zone and KindTimestampNTZ
-// when it has none. Any other type is refused with ErrUnsupportedArrowType.
+// FromArray returns element i of a primitive Arrow array as a Value of the kind
+// package expr binds literals of that column type to: integers (signed, and
+// unsigned up to MaxInt64) as KindInt64, float32/64 as KindFloat64, decimal128
+// with its precision and scale, utf8 and large_utf8 as KindString, binary and
+// large_binary as KindBinary, boolean, date32 as KindDate, and timestamps in
+// microseconds (other units converted, nanoseconds truncated) as KindTimestamp
+// with a time zone and KindTimestampNTZ without. A null slot is Null(). Other
+// types, and unsigned values above MaxInt64, are an error wrapping
+// ErrUnsupportedArrowType.
 //
-// It is the one place that turns an Arrow cell into a typed scalar; vectorised
-// code paths (predicate evaluation, statistics, Bloom hashing, sort keys) work on
-// whole value buffers instead and do not call it.
-func FromArrow(arr arrow.Array, i int) (Value, error) {
+// It is the one place that turns an Arrow cell into a typed scalar (partition
+// routing in table, expr's row path, qdtree and advise); vectorised code paths
+// (predicate evaluation, statistics, Bloom hashing, sort keys) work on whole value
+// buffers instead and do not call it.
+func FromArray(arr arrow.Array, i int) (Value, error) {
 	if arr.IsNull(i) {
 		return Null(), nil
 	}
@@ -39,13 +43,24 @@ func FromArrow(arr arrow.Array, i int) (Value, error) {
 		return Int64(int64(a.Value(i))), nil
 	case *array.Int64:
 		return Int64(a.Value(i)), nil
+	case *array.Uint8:
+		return Int64(int64(a.Value(i))), nil
+	case *array.Uint16:
+		return Int64(int64(a.Value(i))), nil
+	case *array.Uint32:
+		return Int64(int64(a.Value(i))), nil
+	case *array.Uint64:
+		if v := a.Value(i); v <= math.MaxInt64 {
+			return Int64(int64(v)), nil
+		}
+		return Null(), fmt.Errorf("%w: uint64 %d does not fit int64", ErrUnsupportedArrowType, a.Value(i))
 	case *array.Float32:
 		return Float64(float64(a.Value(i))), nil
 	case *array.Float64:
 		return Float64(a.Value(i)), nil
 	case *array.Decimal128:
-		dt := a.DataType().(*arrow.Decimal128Type)
-		return Decimal(a.Value(i), dt.Precision, dt.Scale), nil
+		t := a.DataType().(*arrow.Decimal128Type)
+		return Decimal(a.Value(i), t.Precision, t.Scale), nil
 	case *array.String:
 		return String(a.Value(i)), nil
 	case *array.LargeString:
@@ -57,25 +72,20 @@ func FromArrow(arr arrow.Array, i int) (Value, error) {
 	case *array.Date32:
 		return Date(int64(a.Value(i))), nil
 	case *array.Timestamp:
-		dt := a.DataType().(*arrow.TimestampType)
-		us := timestampMicros(int64(a.Value(i)), dt.Unit)
-		if dt.TimeZone == "" {
-			return TimestampNTZ(us), nil
+		t := a.DataType().(*arrow.TimestampType)
+		v := int64(a.Value(i))
+		switch t.Unit {
+		case arrow.Second:
+			v *= 1_000_000
+		case arrow.Millisecond:
+			v *= 1000
+		case arrow.Nanosecond:
+			v /= 1000
 		}
-		return Timestamp(us), nil
+		if t.TimeZone == "" {
+			return TimestampNTZ(v), nil
+		}
+		return Timestamp(v), nil
 	}
-	return Null(), fmt.Errorf("%w: %s", ErrUnsupportedArrowType, arr.DataType())
-}
-
-// timestampMicros converts a timestamp in unit to microseconds.
-func timestampMicros(v int64, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return v * 1_000_000
-	case arrow.Millisecond:
-		return v * 1000
-	case arrow.Microsecond:
-		return v
-	}
-	return v / 1000 // nanoseconds: truncated, as a cast to microseconds does
+	return Null(), fmt.Errorf("%w: %s has no Value kind", ErrUnsupportedArrowType, arr.DataType())
 }
