@@ -32,4 +32,9 @@ var (
 	// names the file and, where known, the row group and column; a scan that meets
 	// one fails and changes nothing.
 	ErrCorruptData = datafile.ErrCorruptData
+	// ErrMissingStats reports files without statistics for a column that is to become
+	// a clustering column (PROTOCOL.md requires every file of a clustered table to
+	// have statistics for its clustering columns). Rewriting those files (OPTIMIZE)
+	// gives them statistics.
+	ErrMissingStats = errors.New("table: files lack statistics for a clustering column")
 )
