@@ -110,11 +110,27 @@ func RowGroupMightContain(rdr *file.Reader, rowGroup, colIdx int, v value.Value,
 	if cands == nil {
 		return true, nil
 	}
+	found, hasFilter, err := probeParquetFilter(rdr, rowGroup, colIdx, cands)
+	if err != nil {
+		return true, fmt.Errorf("bloom: parquet row group %d column %q: reading bloom filter: %w", rowGroup, descr.Path(), err)
+	}
+	return found || !hasFilter, nil
+}
+
+// probeParquetFilter reports whether the Bloom filter of column colIdx in row group
+// rowGroup has one of the hashed candidates (hasFilter false: the chunk has none).
+// arrow-go's reader panics on some damaged filters; the panic is contained here, at
+// the call into it, as an error.
+func probeParquetFilter(rdr *file.Reader, rowGroup, colIdx int, cands [][]byte) (found, hasFilter bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			found, hasFilter, err = false, false, fmt.Errorf("the Parquet decoder failed: %v", v)
+		}
+	}()
 	rg, err := rdr.GetBloomFilterReader().RowGroup(rowGroup)
 	if err != nil {
-		return true, fmt.Errorf("bloom: parquet row group %d: %w", rowGroup, err)
+		return false, false, err
 	}
-	found, hasFilter := false, false
 	err = rg.VisitColumnBloomFilter(colIdx, func(bf metadata.BloomFilter) error {
 		hasFilter = true
 		h := bf.Hasher()
@@ -126,10 +142,7 @@ func RowGroupMightContain(rdr *file.Reader, rowGroup, colIdx int, v value.Value,
 		}
 		return nil
 	})
-	if err != nil {
-		return true, fmt.Errorf("bloom: parquet row group %d column %q: reading bloom filter: %w", rowGroup, descr.Path(), err)
-	}
-	return found || !hasFilter, nil
+	return found, hasFilter, err
 }
 
 // parquetPlain encodes v as the PLAIN bytes the column would store. It returns the

@@ -35,7 +35,7 @@ func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memor
 	if err != nil {
 		return nil, err
 	}
-	opts := datafile.ReadOptions{BatchSize: readBatchRows, Allocator: mem}
+	opts := datafile.ReadOptions{BatchSize: readBatchRows, Allocator: mem, Name: p}
 	if deletions {
 		if opts.Deleted, err = datafile.LoadDeletionVector(ctx, store, a.DeletionVector); err != nil {
 			return nil, fmt.Errorf("optimize: deletion vector of %s: %w", p, err)
@@ -51,7 +51,7 @@ func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memor
 	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptData, p, err)
+		return nil, fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
 	}
 	return &inputFile{add: a, path: p, f: f, r: r, deleted: opts.Deleted, mem: mem}, nil
 }
@@ -79,6 +79,9 @@ func (in *inputFile) read(ctx context.Context, want *arrow.Schema, emit datafile
 	if err := in.r.Read(ctx, want, nil, emit); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, datafile.ErrCorruptData) {
+			return fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
 		}
 		return fmt.Errorf("optimize: reading %s: %w", in.path, err)
 	}

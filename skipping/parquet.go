@@ -360,7 +360,7 @@ func EvaluatePages(pred *expr.Bound, rdr *file.Reader, rowGroup int, colIndex fu
 	if n == 0 {
 		return nil, nil
 	}
-	rgpi, err := rdr.GetPageIndexReader().RowGroup(rowGroup)
+	rgpi, err := pageIndexOf(rdr, rowGroup)
 	if err != nil {
 		return nil, fmt.Errorf("%w: row group %d: %v", ErrPageIndex, rowGroup, err)
 	}
@@ -393,12 +393,11 @@ func (pe *pageEval) column(idx int) (*pageColumn, error) {
 	if pe.rgpi == nil || idx < 0 || idx >= pe.rg.NumColumns() {
 		return nil, nil
 	}
-	ci, err := pe.rgpi.GetColumnIndex(idx)
+	ci, oi, err := columnPageIndex(pe.rgpi, idx)
 	if err != nil || ci == nil {
 		return nil, nil //nolint:nilerr // no column index for this column: keep all rows
 	}
-	oi, err := pe.rgpi.GetOffsetIndex(idx)
-	if err != nil || oi == nil {
+	if oi == nil {
 		return nil, nil //nolint:nilerr // no offset index: page rows unknown
 	}
 	locs := oi.GetPageLocations()
@@ -481,4 +480,33 @@ func (pe *pageEval) node(p expr.Pred) (RowRanges, error) {
 		return out, nil
 	}
 	return pe.all, nil
+}
+
+// pageIndexOf opens the page index of a row group. arrow-go's decoder panics on some
+// damaged page indexes; the panic is contained here, at the call into it, as an
+// ErrPageIndex error (the row group is then read whole).
+func pageIndexOf(rdr *file.Reader, rowGroup int) (rgpi *metadata.RowGroupPageIndexReader, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			rgpi, err = nil, fmt.Errorf("%w: row group %d: the Parquet decoder failed: %v", ErrPageIndex, rowGroup, v)
+		}
+	}()
+	return rdr.GetPageIndexReader().RowGroup(rowGroup)
+}
+
+// columnPageIndex decodes the column and offset index of leaf idx (nil when absent or
+// unreadable), a decoder panic contained as for pageIndexOf.
+func columnPageIndex(rgpi *metadata.RowGroupPageIndexReader, idx int) (ci metadata.ColumnIndex, oi metadata.OffsetIndex, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			ci, oi, err = nil, nil, fmt.Errorf("%w: column %d: the Parquet decoder failed: %v", ErrPageIndex, idx, v)
+		}
+	}()
+	if ci, err = rgpi.GetColumnIndex(idx); err != nil || ci == nil {
+		return nil, nil, err
+	}
+	if oi, err = rgpi.GetOffsetIndex(idx); err != nil {
+		return nil, nil, err
+	}
+	return ci, oi, nil
 }

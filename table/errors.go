@@ -1,6 +1,10 @@
 package table
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/skiplake/skiplake/internal/datafile"
+)
 
 // Sentinel errors of package table. Errors returned by the package wrap them (or the
 // sentinels of packages log and storage) so callers can test with errors.Is.
@@ -23,6 +27,11 @@ var (
 	// location that already holds files which are not part of a Delta table (see
 	// CreateOptions.AllowNonEmpty).
 	ErrLocationNotEmpty = errors.New("table: location is not empty and not a Delta table")
+	// ErrCorruptData reports a data file that is not valid Parquet or that the Parquet
+	// decoder failed on (a damaged footer, page, page index or schema). The error
+	// names the file and, where known, the row group and column; a scan that meets
+	// one fails and changes nothing.
+	ErrCorruptData = datafile.ErrCorruptData
 	// ErrMergeCardinality reports a MERGE in which several source rows match the same
 	// target row while a WHEN MATCHED clause other than a single unconditional DELETE
 	// would apply (Spark's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).

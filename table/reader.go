@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -419,6 +420,9 @@ func (r *Reader) decode(u *readUnit) error {
 	if err != nil {
 		if cerr := r.ctx.Err(); cerr != nil {
 			return cerr
+		}
+		if errors.Is(err, ErrCorruptData) {
+			return fmt.Errorf("table: %w", err) // names the file, row group and column
 		}
 		return fmt.Errorf("table: reading %s: %w", task.path, err)
 	}

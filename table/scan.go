@@ -568,10 +568,11 @@ func (s *Scan) openFile(ctx context.Context, task *fileTask, opts datafile.ReadO
 		}
 		return nil, nil, fmt.Errorf("table: open %s: %w", task.path, err)
 	}
+	opts.Name = task.path
 	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("table: %s: %w", task.path, err)
+		return nil, nil, fmt.Errorf("table: %w", err) // the error names the file
 	}
 	return f, r, nil
 }

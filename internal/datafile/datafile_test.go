@@ -526,7 +526,7 @@ func (c *closeTracker) Close() error { c.closed = true; return nil }
 
 func TestOpenRejectsGarbage(t *testing.T) {
 	_, err := Open(bytes.NewReader([]byte("not a parquet file at all")), 25, ReadOptions{})
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, ErrCorruptData)
 }
 
 func TestConstantColumn(t *testing.T) {

@@ -78,6 +78,15 @@
 //   - D9 (nothing half-written) A file is visible in storage only after Close
 //     succeeded; Abort, a failed Write or a cancelled Close leaves nothing, and
 //     Output.Discard removes what a commit that did not happen would have referenced.
+//   - D10 (damaged files) A file that is not valid Parquet, or that arrow-go's decoder
+//     fails on, makes Open, Read and ReadRanges return a [*CorruptError] (errors.Is
+//     [ErrCorruptData]) naming the file ([ReadOptions.Name]) and, where the damage lies
+//     in data, the row group and column; they never panic. The footer is validated
+//     before anything is decoded (chunks, indexes and Bloom filters inside the file,
+//     row counts adding up, pages no larger than the largest chunk, the ARROW:schema
+//     entry's lengths), so no length in a damaged file is allocated before it is
+//     checked; what validation cannot see is contained where arrow-go's decoder is
+//     called (contain.go), never around skiplake's own code.
 //
 // Callers choose row groups (after skipping with footer statistics or Bloom filters via
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96

@@ -15,9 +15,55 @@ var (
 	ErrInvalidArgument = errors.New("datafile: invalid argument")
 	// ErrClosed reports use of a writer after Close.
 	ErrClosed = errors.New("datafile: writer is closed")
-	// ErrCorrupt reports a Parquet file that cannot be decoded.
-	ErrCorrupt = errors.New("datafile: corrupt or unreadable parquet file")
+	// ErrCorruptData reports a Parquet data file that cannot be decoded: a footer,
+	// page or value that validation refused or that the Parquet decoder failed on
+	// (invariant D10). The error returned is a *CorruptError naming the file.
+	ErrCorruptData = errors.New("datafile: corrupt Parquet data file")
 )
+
+// errDecoderPanic marks a CorruptError whose cause is a panic of arrow-go's Parquet
+// decoder, contained at the call into it (see contain).
+var errDecoderPanic = errors.New("the Parquet decoder failed")
+
+// CorruptError reports a damaged data file: which file (ReadOptions.Name), and what
+// is wrong with it, where (row group, column, row). errors.Is(err, ErrCorruptData)
+// holds for it.
+type CorruptError struct {
+	// File names the file, as the caller gave it in ReadOptions.Name ("" if none).
+	File string
+	// Err says what is wrong and where.
+	Err error
+}
+
+// Error implements error: "datafile: FILE: corrupt Parquet: WHAT".
+func (e *CorruptError) Error() string {
+	f := e.File
+	if f == "" {
+		f = "data file"
+	}
+	return "datafile: " + f + ": corrupt Parquet: " + e.Err.Error()
+}
+
+// Is reports ErrCorruptData.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorruptData }
+
+// Unwrap returns the underlying error.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// corruptf returns a CorruptError without a file name; Reader's exported methods add it
+// (named).
+func corruptf(format string, args ...any) error {
+	return &CorruptError{Err: fmt.Errorf(format, args...)}
+}
+
+// named sets the file name of a CorruptError err carries (when it has none yet).
+func named(err error, name string) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) && ce.File == "" {
+		ce.File = name
+	}
+	return err
+}
 
 // ColumnError names the column (dotted logical path) a conversion failed on.
 type ColumnError struct {

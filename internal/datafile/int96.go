@@ -25,13 +25,13 @@ type int96Reader struct {
 }
 
 func newInt96Reader(pr *file.Reader, rg, leaf int) (*int96Reader, error) {
-	cc, err := pr.RowGroup(rg).Column(leaf)
+	cc, err := columnChunk(pr, rg, leaf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: row group %d column %d: %w", ErrCorrupt, rg, leaf, err)
+		return nil, err
 	}
 	cr, ok := cc.(*file.Int96ColumnChunkReader)
 	if !ok {
-		return nil, fmt.Errorf("%w: row group %d column %d is not INT96", ErrCorrupt, rg, leaf)
+		return nil, corruptf("row group %d column %d is not INT96", rg, leaf)
 	}
 	return &int96Reader{cr: cr, maxDef: cc.Descriptor().MaxDefinitionLevel()}, nil
 }
@@ -62,7 +62,7 @@ func (r *int96Reader) read(mem memory.Allocator, n int64) (arrow.Array, error) {
 		if r.maxDef > 0 {
 			defOut = defs[got:]
 		}
-		levels, nvals, err := r.cr.ReadBatch(n-got, vals, defOut, nil)
+		levels, nvals, err := readInt96(r.cr, n-got, vals, defOut)
 		if err != nil {
 			return nil, err
 		}
@@ -90,4 +90,13 @@ func (r *int96Reader) read(mem memory.Allocator, n int64) (arrow.Array, error) {
 	return b.NewArray(), nil
 }
 
-func (r *int96Reader) close() { _ = r.cr.Close() }
+// seek moves to row (relative to the row group), the decoder call contained (D10).
+func (r *int96Reader) seek(row int64) (err error) {
+	defer contain(&err, "INT96 column")
+	return r.cr.SeekToRow(row)
+}
+
+func (r *int96Reader) close() {
+	defer func() { _ = recover() }() // a decoder that panicked may panic again
+	_ = r.cr.Close()
+}

@@ -52,21 +52,22 @@ func (r *Reader) ReadRanges(ctx context.Context, want *arrow.Schema, rowGroup in
 	}
 	p := r.plan(want)
 	emit = r.live(emit)
-	if !r.canSeek(p) {
-		pr, fr, err := r.streamReaders(r.buffer)
-		if err != nil {
-			return err
-		}
-		defer pr.Close()
-		return r.readSliced(ctx, pr, fr, want, p, rowGroup, merged, emit)
-	}
 	// Seeking streams through a small buffer: the most read beyond what a range needs.
-	pr, fr, err := r.streamReaders(seekBufferBytes)
+	buffer := int64(seekBufferBytes)
+	if !r.canSeek(p) {
+		buffer = r.buffer
+	}
+	pr, fr, err := r.streamReaders(buffer)
 	if err != nil {
-		return err
+		return named(err, r.name)
 	}
 	defer pr.Close()
-	return r.readSeeking(ctx, pr, fr, want, p, rowGroup, merged, emit)
+	if !r.canSeek(p) {
+		err = r.readSliced(ctx, pr, fr, want, p, rowGroup, merged, emit)
+	} else {
+		err = r.readSeeking(ctx, pr, fr, want, p, rowGroup, merged, emit)
+	}
+	return named(err, r.name)
 }
 
 // normalizeRanges checks ranges against a row group of nrows rows and merges adjacent ones.
@@ -131,17 +132,16 @@ func (r *Reader) readSliced(ctx context.Context, pr *file.Reader, fr *pqarrow.Fi
 func (r *Reader) readSeeking(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, ranges []RowRange, emit EmitFunc) (err error) {
 	var readers []*pqarrow.ColumnReader
 	if len(p.leaves) > 0 {
-		readers, _, err = fr.GetFieldReaders(ctx, p.leaves, []int{rg})
-		if err != nil {
-			return fmt.Errorf("%w: row group %d: %w", ErrCorrupt, rg, err)
+		if readers, err = fieldReaders(ctx, fr, p.leaves, rg); err != nil {
+			return err
 		}
 		defer func() {
 			for _, cr := range readers {
-				cr.Release()
+				releaseColumn(cr)
 			}
 		}()
 		if len(readers) != len(p.regular) {
-			return fmt.Errorf("%w: row group %d: %d column readers for %d columns", ErrCorrupt, rg, len(readers), len(p.regular))
+			return corruptf("row group %d: %d column readers for %d columns", rg, len(readers), len(p.regular))
 		}
 	}
 	i96 := make([]*int96Reader, len(p.int96))
@@ -155,15 +155,13 @@ func (r *Reader) readSeeking(ctx context.Context, pr *file.Reader, fr *pqarrow.F
 	batch := r.batchRows(rg, p)
 	for _, rr := range ranges {
 		for j, cr := range readers {
-			if err := cr.SeekToRow(rr.Start); err != nil {
-				return fmt.Errorf("%w: row group %d column %q: seek to row %d: %w",
-					ErrCorrupt, rg, r.schema.Field(p.regular[j]).Name, rr.Start, err)
+			if err := seekColumn(cr, rr.Start, fmt.Sprintf("row group %d column %q", rg, r.schema.Field(p.regular[j]).Name)); err != nil {
+				return err
 			}
 		}
 		for j, ir := range i96 {
-			if err := ir.cr.SeekToRow(rr.Start); err != nil {
-				return fmt.Errorf("%w: row group %d column %q: seek to row %d: %w",
-					ErrCorrupt, rg, r.schema.Field(p.int96[j]).Name, rr.Start, err)
+			if err := ir.seek(rr.Start); err != nil {
+				return corruptf("row group %d column %q: seek to row %d: %w", rg, r.schema.Field(p.int96[j]).Name, rr.Start, err)
 			}
 		}
 		for pos := rr.Start; pos < rr.End; {
@@ -198,9 +196,9 @@ func (r *Reader) readSeeking(ctx context.Context, pr *file.Reader, fr *pqarrow.F
 func (r *Reader) readSeekBatch(p topPlan, rg int, pos, n int64, readers []*pqarrow.ColumnReader, i96 []*int96Reader, cols []arrow.Array) (owned []arrow.Array, err error) {
 	for j, cr := range readers {
 		name := r.schema.Field(p.regular[j]).Name
-		ch, err := cr.NextBatch(n)
+		ch, err := nextColumnBatch(cr, n, fmt.Sprintf("row group %d column %q at row %d", rg, name, pos))
 		if err != nil {
-			return owned, fmt.Errorf("%w: row group %d column %q at row %d: %w", ErrCorrupt, rg, name, pos, err)
+			return owned, err
 		}
 		var a arrow.Array
 		switch chunks := ch.Chunks(); len(chunks) {
@@ -214,19 +212,18 @@ func (r *Reader) readSeekBatch(p topPlan, rg int, pos, n int64, readers []*pqarr
 		}
 		ch.Release()
 		if err != nil {
-			return owned, fmt.Errorf("%w: row group %d column %q at row %d: %w", ErrCorrupt, rg, name, pos, err)
+			return owned, corruptf("row group %d column %q at row %d: %w", rg, name, pos, err)
 		}
 		owned = append(owned, a)
 		if int64(a.Len()) != n {
-			return owned, fmt.Errorf("%w: row group %d column %q: read %d rows at row %d, want %d",
-				ErrCorrupt, rg, name, a.Len(), pos, n)
+			return owned, corruptf("row group %d column %q: read %d rows at row %d, want %d", rg, name, a.Len(), pos, n)
 		}
 		cols[p.regular[j]] = a
 	}
 	for j, idx := range p.int96 {
 		a, err := i96[j].read(r.mem, n)
 		if err != nil {
-			return owned, fmt.Errorf("%w: row group %d column %q: %w", ErrCorrupt, rg, r.schema.Field(idx).Name, err)
+			return owned, corruptf("row group %d column %q: %w", rg, r.schema.Field(idx).Name, err)
 		}
 		owned = append(owned, a)
 		cols[idx] = a

@@ -64,6 +64,8 @@ type ReadOptions struct {
 	// whole, so a reader holds about StreamBufferBytes per column read, whatever the
 	// row group size. Default DefaultStreamBufferBytes.
 	StreamBufferBytes int64
+	// Name names the file in errors (a *CorruptError's File); default "data file".
+	Name string
 }
 
 // Reader reads one Parquet data file. Read and ReadRanges may be called concurrently
@@ -82,6 +84,10 @@ type Reader struct {
 	deleted *dv.Deleted
 	rgStart []int64
 	src     *io.SectionReader
+	name    string
+	// maxPage bounds a compressed page: the largest column chunk of the file (a
+	// page header claiming more is refused before anything is allocated for it).
+	maxPage int64
 }
 
 // Open reads the footer of the Parquet file held by ra (size bytes long). ra is not closed
@@ -106,19 +112,17 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 	// A SectionReader adds the Seek that the Parquet reader wants, and has no Close, so
 	// closing the Parquet reader never closes ra.
 	src := io.NewSectionReader(ra, 0, size)
-	pr, err := file.NewParquetReader(src, file.WithReadProps(parquet.NewReaderProperties(opts.Allocator)))
+	pr, fr, sc, err := openParquet(src, parquet.NewReaderProperties(opts.Allocator), nil,
+		pqarrow.ArrowReadProperties{BatchSize: opts.BatchSize}, opts.Allocator)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: opts.BatchSize}, opts.Allocator)
-	if err != nil {
-		return nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
-	}
-	sc, err := fr.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
+		return nil, named(err, opts.Name)
 	}
 	md := pr.MetaData()
+	maxCompressed, _, err := validateFooter(md, size)
+	if err != nil {
+		_ = pr.Close()
+		return nil, named(err, opts.Name)
+	}
 	starts := make([]int64, md.NumRowGroups())
 	var at int64
 	for i := range starts {
@@ -126,7 +130,7 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		at += md.RowGroup(i).NumRows()
 	}
 	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, bytes: opts.BatchBytes, buffer: opts.StreamBufferBytes,
-		deleted: opts.Deleted, rgStart: starts, src: src}, nil
+		deleted: opts.Deleted, rgStart: starts, src: src, name: opts.Name, maxPage: maxCompressed}, nil
 }
 
 // streamReaders opens Parquet and pqarrow readers for one Read or ReadRanges call:
@@ -137,18 +141,15 @@ func (r *Reader) streamReaders(bufferBytes int64) (*file.Reader, *pqarrow.FileRe
 	props := parquet.NewReaderProperties(r.mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = bufferBytes
-	pr, err := file.NewParquetReader(io.NewSectionReader(r.src, 0, r.src.Size()),
-		file.WithReadProps(props), file.WithMetadata(r.pr.MetaData()))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
+	// No page of the file is larger than its largest column chunk (D10).
+	props.MaxCompressedPageSize = min(parquet.DefaultMaxCompressedPageSize, r.maxPage+1)
 	// PreAllocBinaryData sizes each string batch's data buffer from the footer
 	// instead of growing it by doubling (which cost a third of a wide scan's CPU in
 	// memmove and memclr).
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: r.batch, PreAllocBinaryData: true}, r.mem)
+	pr, fr, _, err := openParquet(io.NewSectionReader(r.src, 0, r.src.Size()), props, r.pr.MetaData(),
+		pqarrow.ArrowReadProperties{BatchSize: r.batch, PreAllocBinaryData: true}, r.mem)
 	if err != nil {
-		_ = pr.Close()
-		return nil, nil, fmt.Errorf("%w: arrow schema: %w", ErrCorrupt, err)
+		return nil, nil, err
 	}
 	return pr, fr, nil
 }
@@ -333,13 +334,13 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 	p := r.plan(want)
 	pr, fr, err := r.streamReaders(r.buffer)
 	if err != nil {
-		return err
+		return named(err, r.name)
 	}
 	defer pr.Close()
 	emit = r.live(emit)
 	for _, rg := range rowGroups {
 		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, emit); err != nil {
-			return err
+			return named(err, r.name)
 		}
 	}
 	return nil
@@ -351,11 +352,10 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 	var rr pqarrow.RecordReader
 	if len(p.leaves) > 0 {
 		fr.Props.BatchSize = batch // fr belongs to this call
-		rr, err = fr.GetRecordReader(ctx, p.leaves, []int{rg})
-		if err != nil {
-			return fmt.Errorf("%w: row group %d: %w", ErrCorrupt, rg, err)
+		if rr, err = recordReader(ctx, fr, p.leaves, rg); err != nil {
+			return r.blame(ctx, p, rg, err)
 		}
-		defer rr.Release()
+		defer releaseRecords(rr)
 	}
 	i96 := make([]*int96Reader, len(p.int96))
 	for j, leaf := range p.int96At {
@@ -372,11 +372,12 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 		clear(cols)
 		var n int64
 		if rr != nil {
-			if !rr.Next() {
-				if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-					return fmt.Errorf("%w: row group %d at row %d: %w", ErrCorrupt, rg, pos, err)
-				}
-				return fmt.Errorf("%w: row group %d ended at row %d of %d", ErrCorrupt, rg, pos, nrows)
+			ok, err := nextRecord(rr, rg, pos)
+			if err != nil {
+				return r.blame(ctx, p, rg, err)
+			}
+			if !ok {
+				return corruptf("row group %d ended at row %d of %d", rg, pos, nrows)
 			}
 			rec := rr.RecordBatch()
 			n = rec.NumRows()
@@ -391,7 +392,7 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 			a, err := i96[j].read(r.mem, n)
 			if err != nil {
 				releaseAll(owned)
-				return fmt.Errorf("%w: row group %d column %q: %w", ErrCorrupt, rg, r.schema.Field(idx).Name, err)
+				return corruptf("row group %d column %q: %w", rg, r.schema.Field(idx).Name, err)
 			}
 			cols[idx] = a
 			owned = append(owned, a)
@@ -409,6 +410,52 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 		pos += n
 	}
 	return nil
+}
+
+// blame names the column behind orig, a failure of the record reader (which decodes
+// the columns of a row group together and does not say which one failed): it decodes
+// each column of row group rg alone, with readers of its own, and returns the first
+// column's failure. orig is returned as it is when it is not corruption or when every
+// column decodes alone.
+func (r *Reader) blame(ctx context.Context, p topPlan, rg int, orig error) error {
+	if !errors.Is(orig, ErrCorruptData) || ctx.Err() != nil {
+		return orig
+	}
+	pr, fr, err := r.streamReaders(seekBufferBytes)
+	if err != nil {
+		return orig
+	}
+	defer pr.Close()
+	readers, err := fieldReaders(ctx, fr, p.leaves, rg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, cr := range readers {
+			releaseColumn(cr)
+		}
+	}()
+	if len(readers) != len(p.regular) {
+		return orig
+	}
+	nrows := pr.MetaData().RowGroup(rg).NumRows()
+	batch := r.batchRows(rg, p)
+	for j, cr := range readers {
+		name := r.schema.Field(p.regular[j]).Name
+		for pos := int64(0); pos < nrows; {
+			ch, err := nextColumnBatch(cr, min(batch, nrows-pos), fmt.Sprintf("row group %d column %q at row %d", rg, name, pos))
+			if err != nil {
+				return err
+			}
+			n := int64(ch.Len())
+			ch.Release()
+			if n == 0 {
+				return corruptf("row group %d column %q ended at row %d of %d", rg, name, pos, nrows)
+			}
+			pos += n
+		}
+	}
+	return orig
 }
 
 func releaseAll(as []arrow.Array) {

@@ -7,6 +7,7 @@
 package goldentest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,19 +18,35 @@ import (
 // ../shared/golden, it skips (tb.Skip) saying where it looked.
 func Dir(tb testing.TB) string {
 	tb.Helper()
+	d, why, fatal := Lookup()
+	switch {
+	case d != "":
+		return d
+	case fatal:
+		tb.Fatal(why)
+	default:
+		tb.Skip(why)
+	}
+	return ""
+}
+
+// Lookup finds the golden tables' directory as Dir does, without a testing.TB (a fuzz
+// target seeds from them when they are there). When it finds none, why says where it
+// looked, and fatal is true when SKIPLAKE_GOLDEN is set (a test must then fail).
+func Lookup() (dir, why string, fatal bool) {
 	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
 		st, err := os.Stat(d)
 		if err != nil || !st.IsDir() {
-			tb.Fatalf("golden tables not found: SKIPLAKE_GOLDEN=%s is not a directory", d)
+			return "", fmt.Sprintf("golden tables not found: SKIPLAKE_GOLDEN=%s is not a directory", d), true
 		}
 		if entries, err := os.ReadDir(d); err != nil || len(entries) == 0 {
-			tb.Fatalf("golden tables not found: SKIPLAKE_GOLDEN=%s is empty or unreadable (%v)", d, err)
+			return "", fmt.Sprintf("golden tables not found: SKIPLAKE_GOLDEN=%s is empty or unreadable (%v)", d, err), true
 		}
-		return d
+		return d, "", false
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		tb.Skipf("golden tables not found: %v", err)
+		return "", fmt.Sprintf("golden tables not found: %v", err), false
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -41,13 +58,13 @@ func Dir(tb testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			tb.Skip("golden tables not found: no go.mod above the test directory (set SKIPLAKE_GOLDEN)")
+			return "", "golden tables not found: no go.mod above the test directory (set SKIPLAKE_GOLDEN)", false
 		}
 		dir = parent
 	}
 	g := filepath.Join(dir, "..", "shared", "golden")
 	if st, err := os.Stat(g); err != nil || !st.IsDir() {
-		tb.Skipf("golden tables not found at %s (set SKIPLAKE_GOLDEN to their directory)", g)
+		return "", fmt.Sprintf("golden tables not found at %s (set SKIPLAKE_GOLDEN to their directory)", g), false
 	}
-	return g
+	return g, "", false
 }
