@@ -45,7 +45,7 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	adds := w.it.bin.adds
 	clFields := make([]arrow.Field, len(p.clusters))
 	for i, c := range p.clusters {
-		clFields[i] = p.dataSch.Field(c)
+		clFields[i] = p.readSch.Field(c) // read through the column mapping
 	}
 	clSch := arrow.NewSchema(clFields, nil)
 
