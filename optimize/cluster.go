@@ -164,7 +164,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	var mu sync.Mutex
 	err := parallel(ctx, o.Parallelism, len(adds), func(ctx context.Context, i int) error {
 		var recs []arrow.RecordBatch
-		err := readFile(ctx, p.store, adds[i], p.dataSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+		err := p.readInput(ctx, adds[i], o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
 			rec.Retain()
 			recs = append(recs, rec)
 			return nil

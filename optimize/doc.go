@@ -96,11 +96,21 @@
 //   - Cleanup of a failed batch never deletes the files of a commit whose outcome is
 //     unknown (log.ErrCommitUnknown).
 //
+// # Column mapping
+//
+// On tables with column mapping (name or id mode) the plan works in logical names:
+// input files are read by physical name (id mode: by Parquet field id), partition
+// values and Options.Partitions are keyed by physical names as add actions key them,
+// and the files written carry physical names (and field ids in id mode), statistics
+// and Bloom tags keyed by physical names, as every other writer of the table does
+// (datafile.Spec.Mapping). Liquid clustering columns come from the domain's physical
+// names translated back to logical ones.
+//
 // # What it does not do
 //
 // Deletion vectors are applied while reading (deleted rows are dropped and the new
 // files have none), but this package never writes deletion vectors. It does not
-// handle tables with column mapping (ErrUnsupportedTable), does not index nested
+// index nested
 // columns with Bloom filters nor persist Options.BloomFPP (only the column list is
 // written to the table property), does not evaluate predicate text (callers pass Options.PartitionFilter),
 // and does not split clustered output after the fact (that would make file key

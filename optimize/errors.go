@@ -18,8 +18,8 @@ var (
 	// ErrBloomColumn reports a Bloom filter column (Options.BloomColumns) that does
 	// not exist, is a partition column or has a type that cannot be indexed.
 	ErrBloomColumn = errors.New("optimize: invalid bloom filter column")
-	// ErrUnsupportedTable reports a table this package cannot rewrite (column mapping,
-	// unsupported writer features).
+	// ErrUnsupportedTable reports a table this package cannot rewrite (unsupported
+	// writer features, a clustering column that is nested).
 	ErrUnsupportedTable = errors.New("optimize: unsupported table")
 	// ErrConflict reports that concurrent commits removed files OPTIMIZE was rewriting
 	// and the retries were used up. Nothing was committed by the failing attempt.

@@ -318,7 +318,7 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 	res := &binResult{bin: it.bin}
 	for _, a := range it.bin.adds {
 		var rows int64
-		err := readFile(ctx, p.store, a, p.dataSch, p.opts.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+		err := p.readInput(ctx, a, p.opts.Allocator, func(rec arrow.RecordBatch, _ int64) error {
 			rows += rec.NumRows()
 			return f.Write(rec)
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
@@ -98,6 +99,20 @@ func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arro
 	return in.read(ctx, want, emit)
 }
 
+// readInput reads every live row of a file of the plan with the data columns,
+// batches in the plan's logical schema (dataSch) whatever the column mapping.
+func (p *Plan) readInput(ctx context.Context, a *log.Add, mem memory.Allocator, emit datafile.EmitFunc) error {
+	if p.readSch == p.dataSch {
+		return readFile(ctx, p.store, a, p.dataSch, mem, emit)
+	}
+	return readFile(ctx, p.store, a, p.readSch, mem, func(rec arrow.RecordBatch, firstRow int64) error {
+		// Same columns; the schema without the mapping metadata the read needed.
+		out := array.NewRecordBatch(p.dataSch, rec.Columns(), rec.NumRows())
+		defer out.Release()
+		return emit(out, firstRow)
+	})
+}
+
 // newOutput returns the data-file output of one commit batch: files of the data
 // schema, statistics and compression codec as the table's properties say, the plan's
 // Bloom columns, dataChange=false.
@@ -109,6 +124,9 @@ func (p *Plan) newOutput(statsCfg stats.Config) (*datafile.Output, error) {
 	out, err := datafile.NewOutput(p.store, datafile.Spec{
 		Codec:          codec,
 		Schema:         p.dataSch,
+		Mapping:        p.snap.Properties().ColumnMappingMode,
+		Delta:          p.delta,
+		Hidden:         p.hidden,
 		TargetFileSize: p.opts.TargetFileSize,
 		Stats:          statsCfg,
 		BloomColumns:   p.BloomColumns,

@@ -77,11 +77,18 @@ type Plan struct {
 	// files than Options.MinFiles.
 	BelowMinFiles int `json:"belowMinFiles,omitempty"`
 
-	snap     *log.Snapshot
-	store    storage.Storage
-	opts     Options
-	dataSch  *arrow.Schema // logical schema without partition columns (file schema)
-	partCols []string
+	snap    *log.Snapshot
+	store   storage.Storage
+	opts    Options
+	dataSch *arrow.Schema // logical schema without partition columns (file schema)
+	// readSch is dataSch as input files are read: under column mapping its data
+	// fields carry the physical names (and, in id mode, field ids) that locate
+	// them in the files; else dataSch itself.
+	readSch  *arrow.Schema
+	partCols []string // logical names of the partition columns
+	partPhys []string // their physical names: the keys of add.partitionValues
+	physData []string // physical names of dataSch's fields (Bloom tags and stats use them)
+	delta    *log.StructType
 	clusters []int // indices of clustering columns in dataSch
 	hidden   int   // hidden row tracking columns at the end of dataSch (rowids.go)
 	bloomIdx []int // indices of BloomColumns in dataSch
@@ -178,9 +185,6 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return nil, fmt.Errorf("%w: version %d: %w", ErrInvalidOptions, snap.Version(), err)
 	}
-	if m := props.ColumnMappingMode; m != log.ColumnMappingNone {
-		return nil, fmt.Errorf("%w: column mapping mode %q", ErrUnsupportedTable, m)
-	}
 	liquid, err := liquidClustering(snap, &o, opts.MinCubeSize == 0)
 	if err != nil {
 		return nil, err
@@ -193,26 +197,57 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	if err != nil {
 		return nil, err
 	}
+	mapping := props.ColumnMappingMode
+	mapped := mapping == log.ColumnMappingName || mapping == log.ColumnMappingID
+	// Under column mapping files name columns by physical name (id mode: by field
+	// id); the plan works in logical names and reads and writes through the mapping.
+	withMapping, err := log.ToArrow(schema, log.ArrowOptions{FieldIDs: mapping == log.ColumnMappingID, MappingMetadata: mapped})
+	if err != nil {
+		return nil, err
+	}
+	physical, err := log.ToArrow(schema, log.ArrowOptions{PhysicalNames: mapped})
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{Version: snap.Version(), Curve: o.Curve, TargetFileSize: o.TargetFileSize, MinFileSize: o.MinFileSize,
-		snap: snap, store: store, opts: o, partCols: snap.PartitionColumns(), Liquid: liquid}
+		snap: snap, store: store, opts: o, partCols: snap.PartitionColumns(), Liquid: liquid, delta: schema}
 	if o.Curve != CurveNone {
 		p.MinCubeSize = o.MinCubeSize
 	}
 	partTypes := map[string]arrow.DataType{}
-	var dataFields []arrow.Field
-	for _, f := range logical.Fields() {
+	partPhys := map[string]string{} // logical -> physical partition column
+	var dataFields, readFields []arrow.Field
+	for i, f := range logical.Fields() {
 		if isPartitionCol(p.partCols, f.Name) {
 			partTypes[f.Name] = f.Type
+			partPhys[f.Name] = physical.Field(i).Name
 		} else {
 			dataFields = append(dataFields, f)
+			readFields = append(readFields, withMapping.Field(i))
+			p.physData = append(p.physData, physical.Field(i).Name)
 		}
+	}
+	for _, c := range p.partCols {
+		phys, ok := partPhys[c]
+		if !ok {
+			return nil, fmt.Errorf("%w: version %d: partition column %q is not in the schema", ErrUnsupportedTable, snap.Version(), c)
+		}
+		p.partPhys = append(p.partPhys, phys)
 	}
 	if hidden := rowTrackingFields(snap); hidden != nil {
 		// Stable row IDs travel with the rows (rowids.go).
 		dataFields = append(dataFields, hidden...)
+		readFields = append(readFields, hidden...)
+		for _, f := range hidden {
+			p.physData = append(p.physData, f.Name)
+		}
 		p.hidden = len(hidden)
 	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
+	p.readSch = p.dataSch
+	if mapped {
+		p.readSch = arrow.NewSchema(readFields, nil)
+	}
 	if o.Curve != CurveNone && len(o.ClusterBy) > 0 {
 		if err := p.resolveClusterColumns(props, logical); err != nil {
 			return nil, err
@@ -232,7 +267,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		if o.PartitionFilter != nil && len(p.partCols) > 0 {
 			vals := make(map[string]value.Value, len(p.partCols))
 			for name, t := range partTypes {
-				raw, isNull := a.PartitionValue(name)
+				raw, isNull := a.PartitionValue(partPhys[name])
 				v, err := partition.Parse(raw, !isNull, t)
 				if err != nil {
 					return nil, fmt.Errorf("optimize: version %d: file %s: column %q: %w", snap.Version(), a.Path, name, err)
@@ -243,7 +278,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 				continue
 			}
 		}
-		k := partitionKey(p.partCols, a)
+		k := partitionKey(p.partPhys, a)
 		if o.Partitions != nil && !p.wantPartition(k) {
 			continue
 		}
@@ -426,8 +461,8 @@ func (p *Plan) lacksBloom(a *log.Add) bool {
 	if err != nil {
 		return true
 	}
-	for _, c := range p.BloomColumns {
-		if !tag.HasColumn(c) {
+	for _, i := range p.bloomIdx { // the tag lists physical names
+		if !tag.HasColumn(p.physData[i]) {
 			return true
 		}
 	}
@@ -458,8 +493,8 @@ func isPartitionCol(partCols []string, name string) bool {
 
 // partitionKey is a canonical string of a file's partition values, in partition
 // column order.
-func partitionKey(partCols []string, a *log.Add) string {
-	return partition.Key(partCols, a.PartitionValues)
+func partitionKey(partPhys []string, a *log.Add) string {
+	return partition.Key(partPhys, a.PartitionValues)
 }
 
 // mostlyDeleted reports a file whose deletion vector covers at least a tenth of
@@ -684,7 +719,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 // wantPartition reports whether the partition with key k is among Options.Partitions.
 func (p *Plan) wantPartition(k string) bool {
 	for _, vals := range p.opts.Partitions {
-		if partition.Key(p.partCols, vals) == k {
+		if partition.Key(p.partPhys, vals) == k {
 			return true
 		}
 	}

@@ -45,7 +45,7 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	adds := w.it.bin.adds
 	clFields := make([]arrow.Field, len(p.clusters))
 	for i, c := range p.clusters {
-		clFields[i] = p.dataSch.Field(c)
+		clFields[i] = p.readSch.Field(c) // read through the column mapping
 	}
 	clSch := arrow.NewSchema(clFields, nil)
 
@@ -113,7 +113,7 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	err = parallel(ctx, o.Parallelism, len(adds), func(ctx context.Context, i int) error {
 		var scratch [][]uint32
 		var keys []uint64
-		err := readFile(ctx, p.store, adds[i], p.dataSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
+		err := p.readInput(ctx, adds[i], o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
 			m := int(rec.NumRows())
 			keys = slices.Grow(keys[:0], m)[:m]
 			var err error

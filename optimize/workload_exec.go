@@ -79,7 +79,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 		if colIdx[i] = fieldIndexFold(p.dataSch, n); colIdx[i] < 0 {
 			return nil, fmt.Errorf("%w: tree column %q is not a data column of the table", ErrCorruptData, n)
 		}
-		fields[i] = p.dataSch.Field(colIdx[i])
+		fields[i] = p.readSch.Field(colIdx[i]) // read through the column mapping
 	}
 	colSch := arrow.NewSchema(fields, nil)
 	colRec, live, err := e.readColumns(ctx, b, colSch, o)
@@ -360,7 +360,7 @@ func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options
 		next := offsets[i]
 		var recs []arrow.RecordBatch
 		var pos []int64
-		err := readFile(ctx, p.store, b.adds[i], p.dataSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+		err := p.readInput(ctx, b.adds[i], o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
 			m := int(rec.NumRows())
 			var idx []uint32
 			for j := range m {

@@ -79,6 +79,10 @@ type Spec struct {
 	Allocator memory.Allocator
 	// Now is the clock of the add actions' modificationTime (default time.Now).
 	Now func() time.Time
+	// Hidden is how many fields at the end of Schema are not table columns (the
+	// materialized row tracking columns OPTIMIZE carries): under column mapping they
+	// are written under their own names, which the table schema does not map.
+	Hidden int
 }
 
 // FileOptions says where a file goes, what its add action carries besides
@@ -174,7 +178,7 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 	}
 	o := &Output{store: store, spec: spec, file: spec.Schema}
 	if spec.Mapping == log.ColumnMappingName || spec.Mapping == log.ColumnMappingID {
-		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Mapping == log.ColumnMappingID)
+		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Mapping == log.ColumnMappingID, spec.Hidden)
 		if err != nil {
 			return nil, err
 		}
@@ -674,13 +678,20 @@ func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
 // physicalSchema returns the file schema of a column-mapped table's data columns:
 // each field of data (logical) replaced by the Delta field of that name converted
 // with physical names (and field ids when ids is set), nested fields included.
-func physicalSchema(data *arrow.Schema, delta *log.StructType, ids bool) (*arrow.Schema, error) {
+func physicalSchema(data *arrow.Schema, delta *log.StructType, ids bool, hidden int) (*arrow.Schema, error) {
 	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: ids})
 	if err != nil {
 		return nil, err
 	}
+	if hidden < 0 || hidden > data.NumFields() {
+		return nil, fmt.Errorf("%w: %d hidden fields of %d", ErrInvalidArgument, hidden, data.NumFields())
+	}
 	fields := make([]arrow.Field, data.NumFields())
 	for i, f := range data.Fields() {
+		if i >= data.NumFields()-hidden {
+			fields[i] = f
+			continue
+		}
 		j := -1
 		for k := range delta.Fields {
 			if delta.Fields[k].Name == f.Name {
