@@ -180,21 +180,6 @@ func Simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 	return rep, nil
 }
 
-// clusterable reports a column type OPTIMIZE and the workload tree can cluster
-// on.
-func clusterable(t arrow.DataType) bool {
-	switch tt := t.(type) {
-	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
-		*arrow.Float32Type, *arrow.Float64Type, *arrow.Decimal128Type,
-		*arrow.StringType, *arrow.LargeStringType, *arrow.BinaryType, *arrow.LargeBinaryType,
-		*arrow.BooleanType, *arrow.Date32Type:
-		return true
-	case *arrow.TimestampType:
-		return tt.Unit == arrow.Microsecond
-	}
-	return false
-}
-
 // candidateColumns resolves the columns candidates cluster on.
 func candidateColumns(sch *arrow.Schema, w *workload.Workload, partCols []string, opts Options) ([]string, error) {
 	isPart := func(n string) bool {
@@ -209,7 +194,7 @@ func candidateColumns(sch *arrow.Schema, w *workload.Workload, partCols []string
 				return nil, fmt.Errorf("%w: column %q is not in the table", ErrInvalidOptions, c)
 			case isPart(c):
 				return nil, fmt.Errorf("%w: column %q is a partition column", ErrInvalidOptions, c)
-			case !clusterable(sch.Field(i).Type):
+			case !qdtree.Cuttable(sch.Field(i).Type):
 				return nil, fmt.Errorf("%w: column %q of type %s cannot be clustered on", ErrInvalidOptions, c, sch.Field(i).Type)
 			}
 			out = append(out, sch.Field(i).Name)
@@ -223,7 +208,7 @@ func candidateColumns(sch *arrow.Schema, w *workload.Workload, partCols []string
 	var out []string
 	for _, cu := range w.Columns() {
 		i := fieldIndex(sch, cu.Column)
-		if i < 0 || isPart(cu.Column) || !clusterable(sch.Field(i).Type) {
+		if i < 0 || isPart(cu.Column) || !qdtree.Cuttable(sch.Field(i).Type) {
 			continue
 		}
 		out = append(out, sch.Field(i).Name)

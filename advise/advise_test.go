@@ -264,15 +264,7 @@ func TestHoldout(t *testing.T) {
 	if ho.Queries != 30 || ho.Fingerprint != held.Fingerprint() {
 		t.Fatalf("held-out report describes %d queries (%s)", ho.Queries, ho.Fingerprint)
 	}
-	pct := func(r *Report, name string) float64 {
-		for _, c := range r.Candidates {
-			if c.Name == name {
-				return c.FilesReadPct
-			}
-		}
-		t.Fatalf("no candidate %s", name)
-		return 0
-	}
+	pct := func(r *Report, name string) float64 { return candidatePct(t, r, name) }
 	if pct(ho, "workload") == pct(own, "workload") {
 		t.Errorf("the held-out tree scores exactly as the tree of the scored queries (%.2f%%): was it built from them?", pct(ho, "workload"))
 	}
@@ -302,15 +294,7 @@ func TestCrossValidation(t *testing.T) {
 		}
 		return w
 	}
-	pct := func(r *Report, name string) float64 {
-		for _, c := range r.Candidates {
-			if c.Name == name {
-				return c.FilesReadPct
-			}
-		}
-		t.Fatalf("no candidate %s", name)
-		return 0
-	}
+	pct := func(r *Report, name string) float64 { return candidatePct(t, r, name) }
 	hasNote := func(r *Report) bool {
 		for _, n := range r.Notes {
 			if strings.Contains(n, "cross-validation") {
@@ -349,4 +333,16 @@ func TestCrossValidation(t *testing.T) {
 	if hasNote(a) || pct(a, "workload") != pct(b, "workload") {
 		t.Errorf("%d queries were split for cross-validation (%.2f%% vs %.2f%%)", few.Len(), pct(a, "workload"), pct(b, "workload"))
 	}
+}
+
+// candidatePct is the predicted share of files read of r's candidate name.
+func candidatePct(t *testing.T, r *Report, name string) float64 {
+	t.Helper()
+	for _, c := range r.Candidates {
+		if c.Name == name {
+			return c.FilesReadPct
+		}
+	}
+	t.Fatalf("no candidate %s", name)
+	return 0
 }

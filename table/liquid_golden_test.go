@@ -219,28 +219,13 @@ func stableRowIDs(t *testing.T, dir string, snap *table.Snapshot) map[int64][2]i
 // OPTIMIZE runs, new rows get new ones, and all stay unique.
 func TestOptimizeKeepsStableRowIDs(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{ClusterBy: []string{"id"},
-		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.targetFileSize": "16kb"}})
-	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(3, 3))
-	next := int64(0)
-	write := func(n int) {
-		rec := layoutBatch(r, n, func(int) int64 { next++; return next }, 0)
-		defer rec.Release()
-		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
-		require.NoError(t, err)
-	}
-	snapshot := func() *table.Snapshot {
-		s, err := tb.Snapshot(ctx, table.Latest())
-		require.NoError(t, err)
-		return s
-	}
+	rt := newRowTracked(t, []string{"id"}, 3, 0)
+	tb, dir, write, snapshot := rt.tb, rt.dir, rt.write, rt.snapshot
 	for i := 0; i < 3; i++ {
 		write(700)
 	}
 	before := stableRowIDs(t, dir, snapshot())
-	_, err = tb.Optimize(ctx, table.OptimizeOptions{})
+	_, err := tb.Optimize(ctx, table.OptimizeOptions{})
 	require.NoError(t, err)
 	mid := stableRowIDs(t, dir, snapshot())
 	require.Equal(t, before, mid)
@@ -248,7 +233,7 @@ func TestOptimizeKeepsStableRowIDs(t *testing.T) {
 	_, err = tb.Optimize(ctx, table.OptimizeOptions{Full: true})
 	require.NoError(t, err)
 	after := stableRowIDs(t, dir, snapshot())
-	require.Len(t, after, int(next))
+	require.Len(t, after, int(rt.rows))
 	seen := map[int64]bool{}
 	for id, v := range after {
 		if old, ok := before[id]; ok {
@@ -267,23 +252,8 @@ func TestOptimizeKeepsStableRowIDs(t *testing.T) {
 // a side file, never in the clustering domain metadata).
 func TestWorkloadLayoutKeepsStableRowIDs(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{
-		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.targetFileSize": "16kb"}})
-	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(5, 5))
-	next := int64(0)
-	write := func(n int) {
-		rec := layoutBatch(r, n, func(int) int64 { next++; return next }, 0.1)
-		defer rec.Release()
-		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
-		require.NoError(t, err)
-	}
-	snapshot := func() *table.Snapshot {
-		s, err := tb.Snapshot(ctx, table.Latest())
-		require.NoError(t, err)
-		return s
-	}
+	rt := newRowTracked(t, nil, 5, 0.1)
+	tb, dir, write, snapshot := rt.tb, rt.dir, rt.write, rt.snapshot
 	for i := 0; i < 4; i++ {
 		write(800)
 	}
@@ -311,11 +281,44 @@ func TestWorkloadLayoutKeepsStableRowIDs(t *testing.T) {
 	require.NoError(t, err)
 	after := stableRowIDs(t, dir, snapshot())
 	require.Equal(t, before, after)
-	require.Len(t, after, int(next))
+	require.Len(t, after, int(rt.rows))
 	seen := map[int64]bool{}
 	for id, v := range after {
 		require.False(t, seen[v[0]], "stable row ID %d twice (row %d)", v[0], id)
 		seen[v[0]] = true
 	}
 	rowIDRanges(t, snapshot())
+}
+
+// rowTracked is a table with row tracking and a 16 KB target file size whose
+// writes append rows with ids 1, 2, 3, ... (layoutBatch).
+type rowTracked struct {
+	tb       *table.Table
+	dir      string
+	rows     int64 // rows written so far (the last id)
+	write    func(n int)
+	snapshot func() *table.Snapshot
+}
+
+func newRowTracked(t *testing.T, clusterBy []string, seed uint64, nulls float64) *rowTracked {
+	t.Helper()
+	ctx := context.Background()
+	rt := &rowTracked{dir: t.TempDir()}
+	tb, err := table.CreatePath(ctx, rt.dir, layoutSchema(), table.CreateOptions{ClusterBy: clusterBy,
+		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.targetFileSize": "16kb"}})
+	require.NoError(t, err)
+	rt.tb = tb
+	r := rand.New(rand.NewPCG(seed, seed))
+	rt.write = func(n int) {
+		rec := layoutBatch(r, n, func(int) int64 { rt.rows++; return rt.rows }, nulls)
+		defer rec.Release()
+		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		require.NoError(t, err)
+	}
+	rt.snapshot = func() *table.Snapshot {
+		s, err := tb.Snapshot(ctx, table.Latest())
+		require.NoError(t, err)
+		return s
+	}
+	return rt
 }

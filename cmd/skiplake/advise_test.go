@@ -11,19 +11,7 @@ import (
 
 func TestAdvise(t *testing.T) {
 	dir := t.TempDir()
-	tbl := filepath.Join(dir, "t")
-	for i := 0; i < 4; i++ {
-		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
-		var ids []int64
-		var cs []string
-		for k := int64(0); k < 500; k++ {
-			ids = append(ids, (k*37+int64(i)*11)%2000)
-			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
-		}
-		writeParquet(t, p, ids, cs)
-		code, _, errs := cli(t, "append", tbl, p)
-		require.Equal(t, 0, code, errs)
-	}
+	tbl := appendIDTable(t, dir, 500)
 	queries := filepath.Join(dir, "q.sql")
 	require.NoError(t, os.WriteFile(queries, []byte("# ids\nid >= 100 AND id < 300\n3: id >= 1500 AND country = 'JP'\n"), 0o644))
 	svg := filepath.Join(dir, "svg")
@@ -60,19 +48,7 @@ func TestAdvise(t *testing.T) {
 
 func TestOptimizeWorkloadLayout(t *testing.T) {
 	dir := t.TempDir()
-	tbl := filepath.Join(dir, "t")
-	for i := 0; i < 4; i++ {
-		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
-		var ids []int64
-		var cs []string
-		for k := int64(0); k < 2000; k++ {
-			ids = append(ids, (k*37+int64(i)*11)%8000)
-			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
-		}
-		writeParquet(t, p, ids, cs)
-		code, _, errs := cli(t, "append", tbl, p)
-		require.Equal(t, 0, code, errs)
-	}
+	tbl := appendIDTable(t, dir, 2000)
 	queries := filepath.Join(dir, "q.sql")
 	require.NoError(t, os.WriteFile(queries, []byte("id >= 1000 AND id < 2000\nid >= 5000 AND id < 5500\n2: id < 500\n"), 0o644))
 	code, out, errs := cli(t, "optimize", tbl, "--layout", "workload", "--queries", queries, "--target-size", "2KiB")
@@ -99,4 +75,24 @@ func TestOptimizeWorkloadLayout(t *testing.T) {
 	code, out, errs = cli(t, "advise", tbl, "--queries", queries, "--files", "8")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "the current layout is the workload tree")
+}
+
+// appendIDTable creates table dir/t by four CLI appends of rows rows each: ids
+// spread over [0, 4*rows) in a scrambled order, country cycling DE, FR, JP.
+func appendIDTable(t *testing.T, dir string, rows int64) string {
+	t.Helper()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		var ids []int64
+		var cs []string
+		for k := int64(0); k < rows; k++ {
+			ids = append(ids, (k*37+int64(i)*11)%(4*rows))
+			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
+		}
+		writeParquet(t, p, ids, cs)
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	return tbl
 }
