@@ -35,8 +35,9 @@ import (
 //     that straddles two files;
 //   - upsert-big: a source of 10% of the table's rows (half uniformly random
 //     existing keys, half new keys), generated while it is read, with a 64 MiB
-//     MERGE memory budget: the source is split by key hash and merged in passes, so
-//     peak memory follows the budget, not the source or the table;
+//     MERGE memory budget (SKIPLAKE_DML_BENCH_MERGE_MIB): the source is split by key
+//     hash and merged in passes, so the source rows held follow the budget, not the
+//     source or the table;
 //
 // each with deletion vectors (dv) and copy-on-write (cow), and rewrite-all, the cost of
 // rewriting the whole table once (scan every row, overwrite): what an upsert that loads
@@ -146,8 +147,9 @@ type dmlBenchResult struct {
 	CPUSeconds   float64 `json:"cpuSeconds"` // user + system, from the parent's wait
 }
 
-// dmlBenchOp runs one operation on the table at dir and reports it.
-func dmlBenchOp(ctx context.Context, dir, op string, rows int) (*dmlBenchResult, error) {
+// dmlBenchOp runs one operation on the table at dir and reports it (mergeMiB: the
+// MERGE memory budget of upsert-big).
+func dmlBenchOp(ctx context.Context, dir, op string, rows, mergeMiB int) (*dmlBenchResult, error) {
 	tb, err := table.OpenPath(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -188,7 +190,7 @@ func dmlBenchOp(ctx context.Context, dir, op string, rows int) (*dmlBenchResult,
 	case strings.HasPrefix(op, "upsert-big"):
 		mo := table.Upsert("id")
 		mo.DMLOptions = opts
-		mo.MemoryBudget = 64 << 20
+		mo.MemoryBudget = int64(mergeMiB) << 20
 		src := newDMLBenchSource(int64(rows), int64(rows)/10)
 		defer src.Release()
 		res, err = tb.Merge(ctx, src, mo)
@@ -325,7 +327,7 @@ func TestDMLBenchChild(t *testing.T) {
 	}
 	parts := strings.SplitN(spec, "|", 3)
 	rows, _ := strconv.Atoi(parts[2])
-	res, err := dmlBenchOp(context.Background(), parts[0], parts[1], rows)
+	res, err := dmlBenchOp(context.Background(), parts[0], parts[1], rows, proofEnvInt(t, "SKIPLAKE_DML_BENCH_MERGE_MIB", 64))
 	if err != nil {
 		t.Fatal(err)
 	}
