@@ -33,6 +33,11 @@ import (
 //   - upsert-random: 1,000 uniformly random existing keys;
 //   - delete-1pct: DELETE of 1% of the rows by a key range (the clustering column)
 //     that straddles two files;
+//   - upsert-big: a source of 10% of the table's rows (half uniformly random
+//     existing keys, half new keys), generated while it is read, with a 64 MiB
+//     MERGE memory budget (SKIPLAKE_DML_BENCH_MERGE_MIB): the source is split by key
+//     hash and merged in passes, so the source rows held follow the budget, not the
+//     source or the table;
 //
 // each with deletion vectors (dv) and copy-on-write (cow), and rewrite-all, the cost of
 // rewriting the whole table once (scan every row, overwrite): what an upsert that loads
@@ -137,12 +142,14 @@ type dmlBenchResult struct {
 	DVsWritten   int     `json:"dvsWritten"`
 	BytesWritten int64   `json:"bytesWritten"`
 	Rows         int64   `json:"rows"`
+	Passes       int     `json:"passes"`
 	MaxRSSKiB    int64   `json:"maxRSSKiB"`
 	CPUSeconds   float64 `json:"cpuSeconds"` // user + system, from the parent's wait
 }
 
-// dmlBenchOp runs one operation on the table at dir and reports it.
-func dmlBenchOp(ctx context.Context, dir, op string, rows int) (*dmlBenchResult, error) {
+// dmlBenchOp runs one operation on the table at dir and reports it (mergeMiB: the
+// MERGE memory budget of upsert-big).
+func dmlBenchOp(ctx context.Context, dir, op string, rows, mergeMiB int) (*dmlBenchResult, error) {
 	tb, err := table.OpenPath(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -180,6 +187,13 @@ func dmlBenchOp(ctx context.Context, dir, op string, rows int) (*dmlBenchResult,
 			}
 		}
 		res, err = dmlBenchMerge(ctx, tb, ids, opts)
+	case strings.HasPrefix(op, "upsert-big"):
+		mo := table.Upsert("id")
+		mo.DMLOptions = opts
+		mo.MemoryBudget = int64(mergeMiB) << 20
+		src := newDMLBenchSource(int64(rows), int64(rows)/10)
+		defer src.Release()
+		res, err = tb.Merge(ctx, src, mo)
 	case strings.HasPrefix(op, "delete-1pct"):
 		lo := int64(rows)/2 + int64(rows)/200
 		res, err = tb.Delete(ctx, fmt.Sprintf("id >= %d AND id < %d", lo, lo+int64(rows)/100), opts)
@@ -193,7 +207,58 @@ func dmlBenchOp(ctx context.Context, dir, op string, rows int) (*dmlBenchResult,
 	}
 	return &dmlBenchResult{Op: op, WallSeconds: time.Since(start).Seconds(), FilesRead: res.FilesRead, FilesTotal: res.FilesConsidered,
 		FilesRemoved: res.FilesRemoved, Rewritten: res.FilesRewritten, DVsWritten: res.DeletionVectorsAdded + res.DeletionVectorsUpdated,
-		BytesWritten: res.BytesAdded + res.DeletionVectorBytes, Rows: res.RowsUpdated + res.RowsInserted + res.RowsDeleted}, nil
+		BytesWritten: res.BytesAdded + res.DeletionVectorBytes, Rows: res.RowsUpdated + res.RowsInserted + res.RowsDeleted, Passes: res.Passes}, nil
+}
+
+// dmlBenchSource is a MERGE source of n rows made batch by batch as it is read (so
+// the child holds no copy of it): even rows update existing keys spread over the whole
+// table (j*dmlBenchStride mod the table's rows: distinct while the row count is a
+// product of 2s and 5s, as the benchmark's are, since the stride is divisible by
+// neither), odd rows insert new keys above the table's.
+type dmlBenchSource struct {
+	tableRows, n, done int64
+	cur                arrow.RecordBatch
+}
+
+const dmlBenchStride = 7_919_993
+
+func newDMLBenchSource(tableRows, n int64) *dmlBenchSource {
+	return &dmlBenchSource{tableRows: tableRows, n: n}
+}
+
+func (s *dmlBenchSource) Retain() {}
+func (s *dmlBenchSource) Release() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+func (s *dmlBenchSource) Schema() *arrow.Schema { return dmlBenchSchema }
+func (s *dmlBenchSource) Err() error            { return nil }
+func (s *dmlBenchSource) RecordBatch() arrow.RecordBatch {
+	return s.cur
+}
+
+// Record is RecordBatch (array.RecordReader's deprecated name).
+func (s *dmlBenchSource) Record() arrow.RecordBatch { return s.cur }
+
+func (s *dmlBenchSource) Next() bool {
+	s.Release()
+	if s.done >= s.n {
+		return false
+	}
+	ids := make([]int64, min(64<<10, s.n-s.done))
+	for i := range ids {
+		k := s.done + int64(i)
+		if k%2 == 1 {
+			ids[i] = s.tableRows + k/2
+			continue
+		}
+		ids[i] = (k / 2) * dmlBenchStride % s.tableRows
+	}
+	s.cur = dmlBenchBatch(ids, uint64(1000+s.done))
+	s.done += int64(len(ids))
+	return true
 }
 
 func dmlBenchMerge(ctx context.Context, tb *table.Table, ids []int64, opts table.DMLOptions) (*table.DMLResult, error) {
@@ -262,7 +327,7 @@ func TestDMLBenchChild(t *testing.T) {
 	}
 	parts := strings.SplitN(spec, "|", 3)
 	rows, _ := strconv.Atoi(parts[2])
-	res, err := dmlBenchOp(context.Background(), parts[0], parts[1], rows)
+	res, err := dmlBenchOp(context.Background(), parts[0], parts[1], rows, proofEnvInt(t, "SKIPLAKE_DML_BENCH_MERGE_MIB", 64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +362,7 @@ func TestDMLBenchReport(t *testing.T) {
 		return nil
 	})
 	t.Logf("base table: %d rows, %d files, %.1f MiB (%.2f MiB per file), built in %s", rows, nfiles, float64(size)/(1<<20), float64(size)/(1<<20)/float64(nfiles), time.Since(t0).Round(time.Second))
-	ops := []string{"upsert-cdc-dv", "upsert-cdc-cow", "upsert-random-dv", "upsert-random-cow", "delete-1pct-dv", "delete-1pct-cow", "rewrite-all"}
+	ops := []string{"upsert-cdc-dv", "upsert-cdc-cow", "upsert-random-dv", "upsert-random-cow", "delete-1pct-dv", "delete-1pct-cow", "upsert-big-dv", "rewrite-all"}
 	if s := os.Getenv("SKIPLAKE_DML_BENCH_OPS"); s != "" {
 		ops = strings.Split(s, ",")
 	}
@@ -344,14 +409,14 @@ func TestDMLBenchReport(t *testing.T) {
 	var b strings.Builder
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "\nload average at the end: %s", load)
-	fmt.Fprintf(&b, "\n| operation | files read / total | files removed (rewritten) | DVs written | bytes written | wall s (median of %d) | vs rewrite-all | CPU s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|\n", runs)
+	fmt.Fprintf(&b, "\n| operation | rows changed | passes | files read / total | files removed (rewritten) | DVs written | bytes written | wall s (median of %d) | vs rewrite-all | CPU s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n", runs)
 	for _, op := range ops {
 		r := results[op][0]
 		ratio := "-"
 		if ref > 0 {
 			ratio = fmt.Sprintf("%.1f%%", 100*median(op, wall)/ref)
 		}
-		fmt.Fprintf(&b, "| %s | %d / %d | %d (%d) | %d | %.1f MiB | %.2f | %s | %.1f | %.0f |\n", op, r.FilesRead, r.FilesTotal, r.FilesRemoved, r.Rewritten, r.DVsWritten,
+		fmt.Fprintf(&b, "| %s | %d | %d | %d / %d | %d (%d) | %d | %.1f MiB | %.2f | %s | %.1f | %.0f |\n", op, r.Rows, r.Passes, r.FilesRead, r.FilesTotal, r.FilesRemoved, r.Rewritten, r.DVsWritten,
 			float64(r.BytesWritten)/(1<<20), median(op, wall), ratio, median(op, func(r *dmlBenchResult) float64 { return r.CPUSeconds }),
 			median(op, func(r *dmlBenchResult) float64 { return float64(r.MaxRSSKiB) / 1024 }))
 	}
