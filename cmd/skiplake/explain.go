@@ -27,44 +27,70 @@ func init() {
 		run: runExplain})
 }
 
-func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Table, *table.Scan, error) {
-	if err := checkFilter("filter", filter); err != nil {
-		return nil, nil, err
+// planArgs are the flags of the commands that plan a scan without reading it
+// (files, explain, count): --filter, --version/--timestamp and --format.
+type planArgs struct {
+	fs            *flag.FlagSet
+	filter        *string
+	ref           refFlags
+	format        *string
+	formats       []string
+	requireFilter bool
+}
+
+func addPlanFlags(fs *flag.FlagSet, filterUsage, defaultFormat string, formats ...string) *planArgs {
+	return &planArgs{fs: fs, filter: fs.String("filter", "", filterUsage), ref: addRefFlags(fs),
+		format: fs.String("format", defaultFormat, strings.Join(formats, " or ")), formats: formats}
+}
+
+// plan parses args (one TABLE), checks the flags and plans the scan.
+func (p *planArgs) plan(ctx context.Context, args []string) (string, *table.Table, *table.Scan, error) {
+	pos, err := parseArgs(p.fs, args)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	path, err := oneTable(pos)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if p.requireFilter && *p.filter == "" {
+		return "", nil, nil, usagef("--filter is required")
+	}
+	if err := checkFormat(*p.format, p.formats...); err != nil {
+		return "", nil, nil, err
+	}
+	r, err := p.ref.ref()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := checkFilter("filter", *p.filter); err != nil {
+		return "", nil, nil, err
 	}
 	t, err := table.OpenURL(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	snap, err := t.Snapshot(ctx, r)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	var opts []table.ScanOption
-	if filter != "" {
-		opts = append(opts, table.WithFilter(filter))
+	if *p.filter != "" {
+		opts = append(opts, table.WithFilter(*p.filter))
 	}
 	sc, err := snap.Scan(ctx, opts...)
-	return t, sc, err
+	return path, t, sc, err
 }
 
 func runFiles(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("files", flag.ContinueOnError)
-	filter := fs.String("filter", "", "predicate; files it cannot match are left out, and the table shows the min/max of its columns")
-	ref := addRefFlags(fs)
-	format := fs.String("format", "table", "table or jsonl")
+	pa := addPlanFlags(fs, "predicate; files it cannot match are left out, and the table shows the min/max of its columns", "table", "table", "jsonl")
 	absolute := fs.Bool("absolute", false, "print each file as an absolute path (local tables) or a full URL (object stores), for other tools")
-	path, err := tableArgs(fs, args, format, "table", "jsonl")
+	path, _, sc, err := pa.plan(ctx, args)
 	if err != nil {
 		return err
 	}
-	r, err := ref.ref()
-	if err != nil {
-		return err
-	}
-	_, sc, err := planScan(ctx, path, *filter, r)
-	if err != nil {
-		return err
-	}
+	format := pa.format
 	files := sc.Files()
 	if *absolute {
 		loc, err := storage.ParseLocation(path)
@@ -168,31 +194,13 @@ func boundText(c table.ColumnStats, v value.Value, rows int64) string {
 
 func runExplain(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	filter := fs.String("filter", "", "predicate to explain (required)")
-	ref := addRefFlags(fs)
-	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args)
+	pa := addPlanFlags(fs, "predicate to explain (required)", "table", "table", "json")
+	pa.requireFilter = true
+	_, t, sc, err := pa.plan(ctx, args)
 	if err != nil {
 		return err
 	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if *filter == "" {
-		return usagef("--filter is required")
-	}
-	if err := checkFormat(*format, "table", "json"); err != nil {
-		return err
-	}
-	r, err := ref.ref()
-	if err != nil {
-		return err
-	}
-	t, sc, err := planScan(ctx, path, *filter, r)
-	if err != nil {
-		return err
-	}
+	format := pa.format
 	rep, err := sc.Explain(ctx)
 	if err != nil {
 		return err
