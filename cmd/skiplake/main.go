@@ -112,6 +112,10 @@ func run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "skiplake help: want at most one COMMAND, got %d arguments\nusage: skiplake help [COMMAND]\n", len(args)-1)
 			return 2
 		}
+		if args[1] == "help" {
+			fmt.Fprintln(e.stdout, "usage: skiplake help [COMMAND]\n\nList the commands, or print one command's synopsis, flags with their defaults, and examples.")
+			return 0
+		}
 		c := lookup(args[1])
 		if c == nil {
 			fmt.Fprintf(e.stderr, "skiplake help: unknown command %q\n", args[1])
