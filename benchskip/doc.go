@@ -17,7 +17,10 @@
 //     know the queries. Each file is in its layout's key order and is cut into
 //     Config.RowGroups row groups.
 //  3. Compute per-file and per-row-group statistics exactly as a Delta writer
-//     does: stats.NewCollector over Arrow batches of the rows, Result().
+//     does: the data-file layer's Summary (internal/datafile: the statistics and
+//     Bloom filter a file's add action and index entry carry) per file, and
+//     stats.NewCollector per row group; with Config.ParquetBytes the files are
+//     encoded by the same layer, row groups cut where the layout says.
 //  4. Run workloads: random boxes on 1–4 clustering columns at a selectivity
 //     (each column's range covers selectivity^(1/d) of its quantiles), point
 //     lookups of present and absent keys with and without per-file Bloom

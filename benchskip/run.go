@@ -2,7 +2,6 @@ package benchskip
 
 import (
 	"context"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Progress receives progress reports: stage names what is running
@@ -240,74 +240,89 @@ func (p *prepared) buildLayout(ctx context.Context, name string, progress Progre
 	start = time.Now()
 	lf.fileStart, lf.rgStart = fileRanges(p.d.rows, cfg.Files, cfg.RowGroups)
 	mem := memory.NewGoAllocator()
-	scfg := stats.Config{StatsColumns: p.statsColumns}
-	keyIdx := p.d.schema.FieldIndices(cfg.KeyColumn)[0]
+	// Files go through the data-file layer: its Summary gives the statistics and
+	// Bloom filter a file's add action and index entry would carry; with
+	// ParquetBytes the file is encoded too (into memory, deleted once measured),
+	// with the row groups cut exactly where the layout says.
+	spec := datafile.Spec{Schema: p.d.schema, Stats: stats.Config{StatsColumns: p.statsColumns}, RowGroupBytes: 1 << 40,
+		Parallelism: 1, Allocator: mem}
+	if p.needBloom {
+		spec.BloomColumns, spec.BloomFPP = []string{cfg.KeyColumn}, cfg.BloomFPP
+	}
+	store := storage.NewMemory()
+	out, err := datafile.NewOutput(store, spec)
+	if err != nil {
+		return nil, errorf(ErrInternal, "layout %s: %v", name, err)
+	}
+	rgCfg := stats.Config{StatsColumns: p.statsColumns}
 	for f := range cfg.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		fc, err := stats.NewCollector(p.d.schema, nil, scfg)
-		if err != nil {
-			return nil, errorf(ErrInternal, "layout %s file %d: %v", name, f, err)
-		}
-		var fb *bloom.Builder
-		if p.needBloom {
-			if fb, err = bloom.NewBuilder(cfg.KeyColumn, 0, cfg.BloomFPP); err != nil {
-				return nil, errorf(ErrInternal, "layout %s file %d: bloom: %v", name, f, err)
-			}
-		}
-		var pw *datafile.Writer
+		var pf *datafile.File
+		var sum *datafile.Summary
 		if cfg.ParquetBytes {
-			if pw, err = datafile.NewWriter(io.Discard, p.d.schema, datafile.WriterOptions{Allocator: mem}); err != nil {
+			if pf, err = out.Create(ctx, datafile.FileOptions{}); err != nil {
 				return nil, errorf(ErrInternal, "layout %s file %d: parquet: %v", name, f, err)
 			}
+			sum = pf.Summary()
+		} else if sum, err = out.NewSummary(); err != nil {
+			return nil, errorf(ErrInternal, "layout %s file %d: %v", name, f, err)
 		}
 		var size int64
 		for g := f * cfg.RowGroups; g < (f+1)*cfg.RowGroups; g++ {
 			rows := perm[lf.rgStart[g]:lf.rgStart[g+1]]
-			if pw == nil {
+			if pf == nil {
 				for _, r := range rows {
 					size += int64(p.d.rowBytes[r])
 				}
 			}
 			rec, err := p.d.gather(mem, rows)
 			if err != nil {
+				if pf != nil {
+					pf.Abort()
+				}
 				return nil, err
 			}
-			rc, err := stats.NewCollector(p.d.schema, nil, scfg)
+			rc, err := stats.NewCollector(p.d.schema, nil, rgCfg)
 			if err == nil {
 				err = rc.Update(rec)
 			}
-			if err == nil {
-				err = fc.Update(rec)
-			}
-			if err == nil && fb != nil {
-				err = fb.AddArray(rec.Column(keyIdx))
-			}
-			if err == nil && pw != nil {
-				err = pw.Write(rec)
+			if err == nil && pf != nil {
+				err = pf.Write(rec)
+				if err == nil {
+					err = pf.FlushRowGroup()
+				}
+			} else if err == nil {
+				err = sum.Update(rec)
 			}
 			rec.Release()
 			if err != nil {
+				if pf != nil {
+					pf.Abort()
+				}
 				return nil, errorf(ErrInternal, "layout %s file %d row group %d: %v", name, f, g-f*cfg.RowGroups, err)
 			}
 			lf.rgStats = append(lf.rgStats, rc.Result())
 		}
-		if pw != nil {
-			wr, err := pw.Close()
+		var filters []bloom.Entry
+		if pf != nil {
+			add, err := pf.Close(ctx)
 			if err != nil {
 				return nil, errorf(ErrInternal, "layout %s file %d: parquet: %v", name, f, err)
 			}
-			size = wr.Size
-		}
-		lf.fileStats = append(lf.fileStats, fc.Result())
-		lf.fileBytes = append(lf.fileBytes, size)
-		if fb != nil {
-			filter, err := fb.Finish()
-			if err != nil {
-				return nil, errorf(ErrInternal, "layout %s file %d: bloom: %v", name, f, err)
+			size = add.Size
+			if path, err := add.DecodedPath(); err == nil {
+				_ = store.Delete(ctx, path)
 			}
-			lf.filters = append(lf.filters, filter)
+			filters = pf.Filters()
+		} else if filters, err = sum.Filters(""); err != nil {
+			return nil, errorf(ErrInternal, "layout %s file %d: bloom: %v", name, f, err)
+		}
+		lf.fileStats = append(lf.fileStats, sum.Stats())
+		lf.fileBytes = append(lf.fileBytes, size)
+		if p.needBloom {
+			lf.filters = append(lf.filters, filters[0].Filter)
 		}
 		progress(stage, f+1, cfg.Files)
 	}

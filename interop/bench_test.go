@@ -19,18 +19,22 @@ import (
 
 // benchRows is the size of the peer-benchmark table: SKIPLAKE_INTEROP_BENCH_ROWS,
 // else 2,000,000 (200,000 under -short).
-func benchRows(b *testing.B) int {
-	if s := os.Getenv("SKIPLAKE_INTEROP_BENCH_ROWS"); s != "" {
+func benchRows(b *testing.B) int { return envRows(b, "SKIPLAKE_INTEROP_BENCH_ROWS", 2_000_000) }
+
+// envRows reads a benchmark size from the environment variable name (an integer >=
+// 100000), else returns def (200,000 under -short).
+func envRows(b *testing.B, name string, def int) int {
+	if s := os.Getenv(name); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 100_000 {
-			b.Fatalf("interop: SKIPLAKE_INTEROP_BENCH_ROWS=%q: want an integer >= 100000", s)
+			b.Fatalf("interop: %s=%q: want an integer >= 100000", name, s)
 		}
 		return n
 	}
 	if testing.Short() {
 		return 200_000
 	}
-	return 2_000_000
+	return def
 }
 
 const benchFiles = 100

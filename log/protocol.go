@@ -74,16 +74,23 @@ var supportedReader = []string{
 
 // Writer features this package's commits honour. columnMapping is accepted at
 // this level (commits keep the schema's ids and physical names; ADD COLUMN assigns
-// new ones); writing data files of column-mapped tables is the data-file layer's
-// job, which refuses it where it cannot. v2Checkpoint tables get v2 checkpoints.
-// changeDataFeed, generated/identity columns, rowTracking and clustering are
-// refused. invariants and checkConstraints are accepted only when unused (see
+// new ones) and the data-file layer writes the physical names and field ids.
+// v2Checkpoint tables get v2 checkpoints. changeDataFeed, generated/identity
+// columns, rowTracking and clustering are refused (but see legacyUnused).
+// invariants and checkConstraints are accepted only when unused (see
 // CheckWritable).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint,
 }
+
+// legacyUnused are the features legacy writer versions 4-6 imply for every table,
+// used or not, which a write honours by their not being used: no change data feed
+// enabled, no generation expression, no identity column (CheckWritable checks). So a
+// table Spark created at reader 2 / writer 5 for column mapping is writable. Listed
+// explicitly by a writer-7 table, they still need supportedWriter.
+var legacyUnused = []string{FeatureChangeDataFeed, FeatureGeneratedColumns, FeatureIdentityColumns}
 
 // vacuumSafe lists the writer features of tables whose files VACUUM understands: with
 // any of them every file of the table is still named by add and remove actions (data
@@ -334,9 +341,11 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // CheckWritable returns an *UnsupportedFeatureError (Reader false) when this
 // package cannot write a table with protocol p and metadata md (L4): the
 // table must be readable, the writer version at most 7, every writer feature
-// supported, invariants only when no column carries delta.invariants, check
-// constraints only when no delta.constraints.* property is set, and neither
-// delta.enableChangeDataFeed nor delta.enableRowTracking on.
+// supported (the legacyUnused ones implied by writer versions 4-6 included), and
+// features used only where they are supported: no column carrying delta.invariants,
+// no delta.constraints.* property, delta.enableChangeDataFeed and
+// delta.enableRowTracking off, no column with delta.generationExpression or
+// delta.identity.* metadata.
 func CheckWritable(p Protocol, md Metadata) error {
 	if err := CheckReadable(p); err != nil {
 		ue := err.(*UnsupportedFeatureError)
@@ -347,6 +356,9 @@ func CheckWritable(p Protocol, md Metadata) error {
 		bad = append(bad, "minWriterVersion="+strconv.Itoa(p.MinWriterVersion))
 	}
 	for _, f := range WriterFeatures(p) {
+		if p.MinWriterVersion < 7 && contains(legacyUnused, f) {
+			continue // refused below if used
+		}
 		if !contains(supportedWriter, f) && !contains(bad, f) {
 			bad = append(bad, f)
 		}
@@ -369,10 +381,16 @@ func CheckWritable(p Protocol, md Metadata) error {
 	}
 	if md.SchemaString != "" {
 		if s, err := ParseSchema(md.SchemaString); err == nil {
-			var cols []string
-			collectInvariants(s, "", &cols)
-			if len(cols) > 0 {
-				bad = append(bad, FeatureInvariants+" ("+strings.Join(cols, ", ")+")")
+			for _, u := range []struct{ feature, key string }{
+				{FeatureInvariants, "delta.invariants"},
+				{FeatureGeneratedColumns, "delta.generationExpression"},
+				{FeatureIdentityColumns, "delta.identity."},
+			} {
+				var cols []string
+				collectMetadata(s, "", u.key, &cols)
+				if len(cols) > 0 {
+					bad = append(bad, u.feature+" ("+strings.Join(cols, ", ")+")")
+				}
 			}
 		}
 	}
@@ -382,14 +400,24 @@ func CheckWritable(p Protocol, md Metadata) error {
 	return nil
 }
 
-func collectInvariants(s *StructType, path string, out *[]string) {
+// collectMetadata appends the paths of the columns (nested struct fields included)
+// whose metadata has key, or, for a key ending in '.', a key with that prefix.
+func collectMetadata(s *StructType, path, key string, out *[]string) {
 	for _, f := range s.Fields {
 		fp := joinPath(path, f.Name)
-		if _, ok := f.Metadata["delta.invariants"]; ok {
-			*out = append(*out, fp)
+		for k := range f.Metadata {
+			if k == key || (strings.HasSuffix(key, ".") && strings.HasPrefix(k, key)) {
+				*out = append(*out, fp)
+				break
+			}
 		}
 		if sub, ok := f.Type.(*StructType); ok {
-			collectInvariants(sub, fp, out)
+			collectMetadata(sub, fp, key, out)
 		}
 	}
+}
+
+// collectInvariants appends the paths of the columns that carry delta.invariants.
+func collectInvariants(s *StructType, path string, out *[]string) {
+	collectMetadata(s, path, "delta.invariants", out)
 }

@@ -42,6 +42,8 @@ func TestCheckReadable(t *testing.T) {
 func TestCheckWritable(t *testing.T) {
 	plain := `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}`
 	withInv := `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{"delta.invariants":"{\"expression\":{\"expression\":\"a > 0\"}}"}}]}`
+	generated := `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}},{"name":"g","type":"long","nullable":true,"metadata":{"delta.generationExpression":"a + 1"}}]}`
+	identity := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"delta.identity.start":1,"delta.identity.step":1,"delta.identity.allowExplicitInsert":false}}]}`
 	md := func(schema string, cfg map[string]string) Metadata {
 		return Metadata{ID: "x", SchemaString: schema, Configuration: cfg}
 	}
@@ -55,9 +57,12 @@ func TestCheckWritable(t *testing.T) {
 		{"legacy 1/3 without constraints", Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, md(plain, nil), ""},
 		{"invariants used are refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, md(withInv, nil), "invariants (a)"},
 		{"check constraints used are refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, md(plain, map[string]string{"delta.constraints.pos": "a > 0"}), "delta.constraints.pos"},
-		{"writer 4 implies cdf and generated columns", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, md(plain, nil), "changeDataFeed, generatedColumns"},
-		{"legacy column mapping 2/5 is refused for the features writer 5 implies", Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, md(plain, map[string]string{"delta.columnMapping.mode": "name"}), "changeDataFeed, generatedColumns"},
-		{"column mapping as a table feature is accepted by the log", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"}, WriterFeatures: []string{"columnMapping"}}, md(plain, map[string]string{"delta.columnMapping.mode": "name"}), ""},
+		{"writer 4 accepted while cdf and generated columns are unused", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, md(plain, nil), ""},
+		{"change data feed enabled is refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, md(plain, map[string]string{"delta.enableChangeDataFeed": "true"}), "changeDataFeed"},
+		{"generated column used is refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, md(generated, nil), "generatedColumns (g)"},
+		{"identity column used is refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, md(identity, nil), "identityColumns (id)"},
+		{"legacy column mapping 2/5 accepted (as Spark creates it)", Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, md(plain, map[string]string{"delta.columnMapping.mode": "name"}), ""},
+		{"column mapping as a table feature is accepted by the log", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"}, WriterFeatures: []string{"columnMapping"}}, md(plain, map[string]string{"delta.columnMapping.mode": "id"}), ""},
 		{"change data feed property refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, md(plain, map[string]string{"delta.enableChangeDataFeed": "true"}), "changeDataFeed"},
 		{"writer 8 refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, md(plain, nil), "minWriterVersion=8"},
 		{"v2 checkpoint accepted (v2 checkpoints are written)", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, md(plain, nil), ""},

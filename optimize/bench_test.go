@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/bloom"
-	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -184,17 +184,21 @@ func BenchmarkRewriteCeiling(b *testing.B) {
 				b.Fatal(err)
 			}
 			files := plan.snap.Files()
+			out, err := datafile.NewOutput(store, datafile.Spec{Schema: lineitemSchema, TargetFileSize: total / 4, Allocator: mem})
+			if err != nil {
+				b.Fatal(err)
+			}
 			err = parallel(ctx, runtime.GOMAXPROCS(0), len(files), func(ctx context.Context, i int) error {
-				out, err := newOutFile(ctx, store, "", "", lineitemSchema, stats.Config{}, rowGroupTarget(total/4), mem, bloomSpec{})
+				f, err := out.Create(ctx, datafile.FileOptions{Parallelism: 1})
 				if err != nil {
 					return err
 				}
-				err = readFile(ctx, store, files[i], lineitemSchema, mem, func(rec arrow.RecordBatch, _ int64) error { return out.write(rec) })
+				err = readFile(ctx, store, files[i], lineitemSchema, mem, func(rec arrow.RecordBatch, _ int64) error { return f.Write(rec) })
 				if err != nil {
-					out.abort()
+					f.Abort()
 					return err
 				}
-				_, _, err = out.finish(ctx, nil, nil)
+				_, err = f.Close(ctx)
 				return err
 			})
 			if err != nil {

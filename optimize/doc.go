@@ -11,18 +11,23 @@
 //   - Clustering (CurveLinear, CurveZOrder, CurveHilbert) ranks each clustering
 //     column by equal-frequency boundaries drawn from a sample (internal/rank: the
 //     resolution grows with the data, heavy hitters are spread), combines the ranks
-//     into one key per row (lexicographic, Morton or Hilbert), range-partitions the
-//     rows by key into files of about TargetFileSize, cutting only where the key
-//     changes, and sorts each file by key. Row groups are about an eighth of the
-//     target so that row-group and page skipping work inside a file too. Output
+//     into one key per row (lexicographic, Morton or Hilbert), sorts the rows by key
+//     and writes them in key order into files of TargetFileSize by their encoded
+//     size (internal/datafile Roller: every file of a bin but the last within a few
+//     percent of the target), cutting only where the key changes. Row groups are
+//     about an eighth of the target so that row-group and page skipping work inside
+//     a file too. Output
 //     files carry the tags ZCUBE_ID, ZCUBE_ZORDER_BY, ZCUBE_ZORDER_CURVE and
 //     OPTIMIZE_TARGET_SIZE; later runs leave cubes of at least MinCubeSize alone
 //     and cluster only new files and small cubes (Full re-clusters everything).
 //   - Inputs larger than MemoryBudget are clustered through key-range spill runs
-//     (temporary Parquet files in SpillDir, never in the table) that are sorted
+//     (temporary Arrow IPC files in SpillDir, never in the table) that are sorted
 //     one at a time.
-//   - Files are read and written by up to Parallelism goroutines, also for an
-//     unpartitioned table (clustering parallelises over output files and runs).
+//   - Up to Parallelism goroutines read the input files, compute keys, sort (parts
+//     sorted concurrently, then merged), gather the sorted rows and encode the
+//     columns of the file being written; small bins run side by side.
+//   - Every file is written through the data-file layer (internal/datafile: one
+//     Output per commit, which also deletes the commit's files when it fails).
 //   - Bloom filters: every file OPTIMIZE writes gets a filter per Bloom column
 //     (table property skiplake.bloomFilter.columns ∪ Options.BloomColumns), both
 //     natively in the Parquet file (split-block, per row group) and in one

@@ -14,9 +14,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/skiplake/skiplake/bloom"
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 )
 
 // Metrics describes what Execute did (or, for a dry run, would do).
@@ -67,11 +66,11 @@ func (m *Metrics) finishSizes() {
 }
 
 // binResult is the outcome of rewriting one bin: files stored, not yet committed.
+// (The batch's datafile.Output knows every object stored, for cleanup, and the
+// files' Bloom filters.)
 type binResult struct {
 	bin     *Bin
 	adds    []*log.Add
-	written []string      // storage paths, for cleanup
-	filters []bloom.Entry // Bloom index entries of adds, for the batch's index file
 	rows    int64
 	spilled int64
 }
@@ -161,14 +160,22 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 		// Nothing to rewrite, but the new Bloom columns are still persisted.
 		return p.commit(ctx, nil, nil, m, true)
 	}
-	e := &executor{plan: p, statsCfg: statsCfg, total: p.NumBytes}
+	e := &executor{plan: p, total: p.NumBytes}
 	for lo := 0; lo < len(items); lo += per {
 		hi := min(lo+per, len(items))
 		batch := items[lo:hi]
-		results, err := e.runBatch(ctx, batch)
+		// One Output per commit: it stores the batch's data files and Bloom index
+		// and, if the commit surely did not happen, deletes them all (best effort).
+		out, err := p.newOutput(statsCfg)
+		if err != nil {
+			return err
+		}
+		results, err := e.runBatch(ctx, batch, out)
 		var index string
 		if err == nil {
-			index, err = p.writeBloomIndex(ctx, results)
+			// B1: one index file covers exactly the batch's files, durable before
+			// the commit that references it.
+			index, err = out.WriteBloomIndex(ctx)
 		}
 		if err == nil {
 			err = p.commit(ctx, batch, results, m, hi == len(items))
@@ -177,7 +184,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 			if !errors.Is(err, log.ErrCommitUnknown) {
 				// Never delete the files of a commit that may have landed (its
 				// outcome is unknown): if it did not, they are orphans for VACUUM.
-				cleanup(p, results, index)
+				out.Discard()
 			}
 			return err
 		}
@@ -188,61 +195,12 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	return nil
 }
 
-// writeBloomIndex stores one Bloom index file holding the filters of every file
-// the batch wrote and tags their add actions with it (B1: a file is covered exactly
-// when its tag says so). Like the data files, the index is durable, under a fresh
-// name, before the commit that references it. It returns the index path ("" when
-// the plan has no Bloom columns or the batch wrote no file).
-func (p *Plan) writeBloomIndex(ctx context.Context, results []*binResult) (string, error) {
-	if len(p.BloomColumns) == 0 {
-		return "", nil
-	}
-	var entries []bloom.Entry
-	var adds []*log.Add
-	for _, r := range results {
-		entries = append(entries, r.filters...)
-		adds = append(adds, r.adds...)
-	}
-	if len(adds) == 0 {
-		return "", nil
-	}
-	if len(entries) != len(adds)*len(p.BloomColumns) {
-		return "", fmt.Errorf("optimize: internal error: %d Bloom filters for %d files and %d columns", len(entries), len(adds), len(p.BloomColumns))
-	}
-	sort.Slice(entries, func(i, j int) bool {
-		if entries[i].DataPath != entries[j].DataPath {
-			return entries[i].DataPath < entries[j].DataPath
-		}
-		return entries[i].Filter.Column() < entries[j].Filter.Column()
-	})
-	data, err := bloom.MarshalIndex(entries...)
-	if err != nil {
-		return "", fmt.Errorf("optimize: bloom index: %w", err)
-	}
-	path := bloom.NewIndexPath()
-	tag, err := bloom.EncodeTag(bloom.Tag{Path: path, Columns: p.BloomColumns})
-	if err != nil {
-		return "", fmt.Errorf("optimize: bloom index tag: %w", err)
-	}
-	if err := p.store.PutIfAbsent(ctx, path, data); err != nil {
-		return "", fmt.Errorf("optimize: writing bloom index %s: %w", path, err)
-	}
-	for _, a := range adds {
-		if a.Tags == nil {
-			a.Tags = map[string]string{}
-		}
-		a.Tags[bloom.TagKey] = tag
-	}
-	return path, nil
-}
-
 // executor holds what bin workers share.
 type executor struct {
-	plan     *Plan
-	statsCfg stats.Config
-	total    int64
-	mu       sync.Mutex
-	done     int64
+	plan  *Plan
+	total int64
+	mu    sync.Mutex
+	done  int64
 }
 
 func (e *executor) progress(phase string, bytes int64) {
@@ -261,7 +219,7 @@ func (e *executor) progress(phase string, bytes int64) {
 // larger clustering bins run one after the other, each with the whole budget and
 // every worker. So a table of many small partitions uses every core, and a single
 // large partition does too.
-func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult, error) {
+func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile.Output) ([]*binResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make([]*binResult, len(items))
@@ -272,6 +230,14 @@ func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult
 	share := o
 	share.MemoryBudget = max(o.MemoryBudget/int64(o.Parallelism), 1)
 	share.Parallelism = 1
+	// Compaction bins run side by side; their files share the cores.
+	compacting := 0
+	for _, it := range items {
+		if it.bin.Kind != KindCluster {
+			compacting++
+		}
+	}
+	compactPar := max(1, o.Parallelism/max(1, min(compacting, o.Parallelism)))
 	for i, it := range items {
 		if it.bin.Kind == KindCluster && !smallBin(it.bin, share.MemoryBudget) {
 			continue // below, after the concurrent ones
@@ -289,9 +255,9 @@ func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult
 			defer wg.Done()
 			defer func() { <-sem }()
 			if it.bin.Kind == KindCluster {
-				results[i], errs[i] = e.cluster(ctx, it, share)
+				results[i], errs[i] = e.cluster(ctx, it, share, out)
 			} else {
-				results[i], errs[i] = e.compact(ctx, it)
+				results[i], errs[i] = e.compact(ctx, it, out, compactPar)
 			}
 			if errs[i] != nil {
 				cancel()
@@ -303,16 +269,16 @@ func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult
 		if it.bin.Kind != KindCluster || smallBin(it.bin, share.MemoryBudget) || ctx.Err() != nil {
 			continue
 		}
-		results[i], errs[i] = e.cluster(ctx, it, o)
+		results[i], errs[i] = e.cluster(ctx, it, o, out)
 		if errs[i] != nil {
 			cancel()
 			break
 		}
 	}
-	var out []*binResult
+	var done []*binResult
 	for _, r := range results {
 		if r != nil {
-			out = append(out, r)
+			done = append(done, r)
 		}
 	}
 	// Report the first real error, not the cancellations it caused.
@@ -325,7 +291,7 @@ func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult
 	if first == nil {
 		first = ctx.Err()
 	}
-	return out, first
+	return done, first
 }
 
 // smallBin reports a clustering bin whose input surely fits in budget on the
@@ -333,44 +299,43 @@ func (e *executor) runBatch(ctx context.Context, items []workItem) ([]*binResult
 // times that).
 func smallBin(b *Bin, budget int64) bool { return b.Bytes*16 <= budget }
 
-// compact concatenates a bin's files into one new file (rows in input order).
-func (e *executor) compact(ctx context.Context, it workItem) (*binResult, error) {
+// compact concatenates a bin's files into one new file (rows in input order),
+// encoding up to par of its columns at once (bins run side by side).
+func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Output, par int) (*binResult, error) {
 	p := e.plan
-	o := p.opts
 	first := it.bin.adds[0]
 	dec, err := first.DecodedPath()
 	if err != nil {
 		return nil, err
 	}
-	out, err := newOutFile(ctx, p.store, dirOf(first.Path), dirOf(dec), p.dataSch, e.statsCfg, rowGroupTarget(o.TargetFileSize), o.Allocator, p.bloomSpec())
+	f, err := out.Create(ctx, datafile.FileOptions{Dir: dirOf(dec), LogDir: dirOf(first.Path),
+		PartitionValues: it.part.Values, Tags: cubeTags(it.bin.adds), Parallelism: par})
 	if err != nil {
 		return nil, err
 	}
 	res := &binResult{bin: it.bin}
 	for _, a := range it.bin.adds {
 		var rows int64
-		err := readFile(ctx, p.store, a, p.dataSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+		err := readFile(ctx, p.store, a, p.dataSch, p.opts.Allocator, func(rec arrow.RecordBatch, _ int64) error {
 			rows += rec.NumRows()
-			return out.write(rec)
+			return f.Write(rec)
 		})
 		if err == nil {
 			err = checkRows(a, rows)
 		}
 		if err != nil {
-			out.abort()
+			f.Abort()
 			return nil, err
 		}
 		res.rows += rows
 		e.progress("write", a.Size)
 	}
-	add, rel, err := out.finish(ctx, cubeTags(it.bin.adds), copyValues(it.part.Values))
+	add, err := f.Close(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if add != nil {
 		res.adds = append(res.adds, add)
-		res.written = append(res.written, rel)
-		res.filters = append(res.filters, out.filters...)
 	}
 	return res, nil
 }
@@ -409,14 +374,6 @@ func checkRows(a *log.Add, rows int64) error {
 		return fmt.Errorf("%w: %s: read %d live rows, its stats and deletion vector say %d", ErrCorruptData, a.Path, rows, n)
 	}
 	return nil
-}
-
-func copyValues(v map[string]*string) map[string]*string {
-	out := make(map[string]*string, len(v))
-	for k, s := range v {
-		out[k] = s
-	}
-	return out
 }
 
 // commit commits one batch of bin results. The last batch of a run also adds
@@ -541,23 +498,6 @@ func (p *Plan) metadataWithBloomColumns() (log.Protocol, log.Metadata, error) {
 		return proto, md, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return proto, md, nil
-}
-
-// cleanup deletes files written for results that were not committed, and the
-// given extra paths (Bloom index files; "" is skipped), best effort.
-func cleanup(p *Plan, results []*binResult, extra ...string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, r := range results {
-		for _, f := range r.written {
-			_ = p.store.Delete(ctx, f)
-		}
-	}
-	for _, f := range extra {
-		if f != "" {
-			_ = p.store.Delete(ctx, f)
-		}
-	}
 }
 
 func nonNil(s []string) []string {

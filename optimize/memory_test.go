@@ -135,9 +135,9 @@ func TestBoundedMemory(t *testing.T) {
 	if left, _ := os.ReadDir(spill); len(left) != 0 {
 		t.Fatalf("%d spill files left behind", len(left))
 	}
-	// The budget bounds the rows held; each output writer adds its encoder state and
-	// its encoded file (writerOverhead + TargetFileSize).
-	limit := budget + int64(outputWriters(plan.opts))*(plan.opts.TargetFileSize+writerOverhead) + 16<<20
+	// The budget bounds the rows held; the bin's one output writer adds its encoder
+	// state and its encoded file (writerOverhead + TargetFileSize).
+	limit := budget + (plan.opts.TargetFileSize + writerOverhead) + 16<<20
 	if heap > limit {
 		t.Errorf("peak live heap %.1f MiB > budget + writer overhead = %.1f MiB", mib(heap), mib(limit))
 	}

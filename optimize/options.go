@@ -143,10 +143,10 @@ type Options struct {
 	// MemoryBudget bounds the rows (Arrow memory) a clustering run holds; default
 	// DefaultMemoryBudget. Inputs whose estimated in-memory size times three exceeds
 	// it are clustered through temporary spill files, sorted one key range at a
-	// time, with as many concurrent output writers as fit in the budget (each
-	// writer also holds about 48 MiB of encoder state, plus its encoded file of up
-	// to TargetFileSize on stores that cannot stream, so the process peak is about
-	// MemoryBudget plus that per writer).
+	// time into one output writer (its columns encoded in parallel), which also
+	// holds about 48 MiB of encoder state and the open row group, plus its encoded
+	// file of up to TargetFileSize on stores that cannot stream: the process peak
+	// is about MemoryBudget plus that.
 	MemoryBudget int64
 	// SpillDir is where spill files go; default os.TempDir(). Never inside the table.
 	SpillDir string

@@ -11,8 +11,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/skiplake/skiplake/internal/gather"
 )
 
 // Spill sizing.
@@ -28,14 +29,16 @@ const (
 //  1. read the clustering columns only, sampling them for rank boundaries;
 //  2. read them again, computing keys and sampling the keys;
 //  3. choose R run boundaries at key-sample quantiles, R large enough that one run
-//     sorts within MemoryBudget/(4·Parallelism); equal keys always go to one run;
+//     sorts within MemoryBudget/4; equal keys always go to one run;
 //  4. stream every input row (with its key) into its run's temporary Arrow IPC
 //     stream file (LZ4) in SpillDir;
-//  5. per output file (a contiguous group of runs, about TargetFileSize of input),
-//     load each run in turn, sort it by key and append it to the file.
+//  5. load each run in turn, in key order, sort it by key and write it to the bin's
+//     files (a datafile.Roller cutting files at the target size, between keys).
 //
-// Runs of one output file are written in key order, so output files are sorted and
-// their key ranges are disjoint, exactly as on the in-memory path.
+// Runs are written in key order, so output files are sorted and their key ranges
+// are disjoint, exactly as on the in-memory path. One file is written at a time (its
+// columns encoded in parallel), so the writer's own memory is counted once:
+// writerOverhead.
 func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []fileInfo, nFiles int, memEst int64) error {
 	p := e.plan
 	o := w.o
@@ -78,7 +81,7 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		}
 	}
 	// Run boundaries.
-	perRun := max(o.MemoryBudget/int64(4*outputWriters(o)), 1)
+	perRun := max(o.MemoryBudget/4, 1)
 	nRuns := int(min(int64(maxRuns), max(int64(nFiles), (memEst+perRun-1)/perRun)))
 	sample := res.keys
 	slices.Sort(sample)
@@ -133,59 +136,23 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		}
 		w.res.spilled += r.size
 	}
-	// Pass 4: sort runs into output files.
-	groups := make([][]int, 0, nFiles)
-	for f := 0; f < nFiles; f++ {
-		lo, hi := f*nRuns/nFiles, (f+1)*nRuns/nFiles
-		if hi > lo {
-			groups = append(groups, runIndexes(lo, hi))
-		}
-	}
+	// Pass 4: sort the runs, in key order, into the bin's files.
 	dataCols := make([]int, p.dataSch.NumFields())
 	for i := range dataCols {
 		dataCols[i] = i
 	}
-	return parallel(ctx, outputWriters(o), len(groups), func(ctx context.Context, g int) error {
-		out, err := w.newFile(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range groups[g] {
-			if err := runs[r].sortInto(ctx, out, spillSch, dataCols, p.clusters, o); err != nil {
-				out.abort()
-				return err
-			}
-			runs[r].discard()
-		}
-		if err := w.finish(ctx, out); err != nil {
-			return err
-		}
-		e.progress("write", w.it.bin.Bytes/2/int64(len(groups)))
-		return nil
-	})
-}
-
-// writerOverhead is the memory one output file writer holds beyond the rows it is
-// given: the zstd encoder state and Parquet dictionary tables (measured: 40-50 MiB
-// with arrow-go v18.8 at zstd level 3, most of it zstd history buffers). On stores
-// without streaming writes (storage.Creator) the encoded file, up to
-// TargetFileSize, also stays in memory until it is stored; outputWriters budgets for
-// that case.
-const writerOverhead = 48 << 20
-
-// outputWriters is how many output files the spill path writes at once: as many as
-// Parallelism allows while the writers' own memory stays within the budget.
-func outputWriters(o Options) int {
-	n := int(o.MemoryBudget / (o.TargetFileSize + writerOverhead))
-	return max(1, min(n, o.Parallelism))
-}
-
-func runIndexes(lo, hi int) []int {
-	out := make([]int, 0, hi-lo)
-	for r := lo; r < hi; r++ {
-		out = append(out, r)
+	var after int64
+	for _, r := range runs {
+		after += r.rows
 	}
-	return out
+	for _, r := range runs {
+		after -= r.rows
+		if err := r.sortInto(ctx, w, spillSch, dataCols, p.clusters, after, o); err != nil {
+			return err
+		}
+		r.discard()
+	}
+	return nil
 }
 
 // routeRows appends each row of rec, with its key, to the run its key falls in.
@@ -195,20 +162,14 @@ func routeRows(ctx context.Context, rec arrow.RecordBatch, keys []uint64, splits
 		r := sort.Search(len(splits), func(j int) bool { return splits[j] > key })
 		byRun[r] = append(byRun[r], uint32(i))
 	}
-	tctx := compute.WithAllocator(ctx, o.Allocator)
 	for r, rows := range byRun {
-		ib := array.NewUint32Builder(o.Allocator)
-		ib.AppendValues(rows, nil)
-		ia := ib.NewArray()
-		ib.Release()
 		cols := make([]arrow.Array, rec.NumCols()+1)
 		var err error
 		for c := 0; c < int(rec.NumCols()); c++ {
-			if cols[c], err = compute.TakeArray(tctx, rec.Column(c), ia); err != nil {
+			if cols[c], err = gather.Take(ctx, rec.Column(c), rows, o.Allocator); err != nil {
 				break
 			}
 		}
-		ia.Release()
 		if err == nil {
 			kb := array.NewInt64Builder(o.Allocator)
 			kb.Reserve(len(rows))
@@ -294,8 +255,9 @@ func (r *spillRun) discard() {
 	r.f = nil
 }
 
-// sortInto loads the run, sorts it by key and appends the data columns to out.
-func (r *spillRun) sortInto(ctx context.Context, out *outFile, sch *arrow.Schema, dataCols, clusters []int, o Options) error {
+// sortInto loads the run, sorts it by key and writes the data columns to the bin's
+// files; after is the number of rows in later runs.
+func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Schema, dataCols, clusters []int, after int64, o Options) error {
 	if r.rows == 0 {
 		return nil
 	}
@@ -319,7 +281,7 @@ func (r *spillRun) sortInto(ctx context.Context, out *outFile, sch *arrow.Schema
 	if err != nil {
 		return fmt.Errorf("optimize: reading spill file: %w", err)
 	}
-	all, err := concatRecords(sch, recs, o.Allocator)
+	all, err := concatRecords(ctx, sch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
 		return err
 	}
@@ -337,6 +299,6 @@ func (r *spillRun) sortInto(ctx context.Context, out *outFile, sch *arrow.Schema
 	for _, c := range clusters {
 		tb.cols = append(tb.cols, all.Column(c))
 	}
-	sortKeyed(pairs, tb)
-	return writeSorted(ctx, out, all, pairs, dataCols, o.Allocator)
+	sortKeyed(ctx, pairs, tb, o.Parallelism)
+	return w.writeSorted(ctx, all, pairs, dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
 }

@@ -128,7 +128,7 @@ func Vacuum(ctx context.Context, lg *log.Log, opts VacuumOptions) (*VacuumResult
 	res := &VacuumResult{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}, Temporaries: []string{}}
 
 	keep := map[string]bool{}
-	root := storeRoot(lg.Storage())
+	root := storage.RootOf(lg.Storage())
 	var absDVs []string // 'p' deletion vectors not resolvable against root
 	addRef := func(p string, dv *log.DeletionVectorDescriptor, tags map[string]string) error {
 		if d, err := decodeRef(p); err == nil {

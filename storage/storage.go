@@ -64,3 +64,19 @@ type File interface {
 	// Size is the object's length in bytes.
 	Size() int64
 }
+
+// Rooted is an optional capability of stores whose objects live under a location of
+// their own, such as a local directory. Deletion vectors stored by absolute path
+// ('p' descriptors) are resolved against it.
+type Rooted interface {
+	// Root returns the absolute location of the store's root.
+	Root() string
+}
+
+// RootOf returns the root of s when s is Rooted, and "" otherwise.
+func RootOf(s Storage) string {
+	if r, ok := s.(Rooted); ok {
+		return r.Root()
+	}
+	return ""
+}

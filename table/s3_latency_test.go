@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/skiplake/skiplake/internal/cloudtest"
-	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
@@ -57,8 +56,17 @@ func TestS3LatencySelectiveScan(t *testing.T) {
 	for i := range nfiles {
 		recs[i] = batch(int64(i*rowsPerFile), int64(i*rowsPerFile+rowsPerFile))
 	}
-	// A target of half a batch's size closes a file after each batch: one file per batch.
-	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: int64(datafile.RecordBytes(recs[0])) / 2, Parallelism: 1})
+	// Files are cut on their encoded size: a target just below the size of a file of
+	// one batch (measured on a scratch table in memory) closes a file after each batch.
+	scratch, err := table.Create(ctx, storage.NewMemory(), e2eSchema, table.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := scratch.WriteBatches(ctx, recs[:1], table.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: one.BytesWritten * 95 / 100, Parallelism: 1})
 	for _, r := range recs {
 		r.Release()
 	}

@@ -4,25 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/google/uuid"
 
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -66,9 +61,9 @@ type WriteOptions struct {
 	// TargetFileSize overrides the table's delta.targetFileSize (default 128 MiB): a
 	// file is closed once its compressed size reaches it.
 	TargetFileSize int64
-	// Parallelism bounds how many files are encoded at once (default GOMAXPROCS).
-	// Each file receives a contiguous run of the input, so sorted input stays sorted
-	// within and across files.
+	// Parallelism bounds how many columns of a file are encoded at once (default
+	// GOMAXPROCS). Each file receives a contiguous run of the input, so sorted input
+	// stays sorted within and across files.
 	Parallelism int
 	// AppID and AppVersion make the write idempotent: when the table already records
 	// version >= AppVersion for AppID (a txn action), Write commits nothing and returns
@@ -231,7 +226,7 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		}
 		return nil, err
 	}
-	w, err := t.newFileSetWriter(ctx, snap, opts)
+	w, err := t.newFileSetWriter(snap, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -263,9 +258,6 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 	ls := snap.log
 	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
 		return false, err
-	}
-	if snap.mapping != log.ColumnMappingNone {
-		return false, fmt.Errorf("%w: writing to tables with column mapping mode %q is not supported", log.ErrUnsupportedFeature, snap.mapping)
 	}
 	if opts.AppID != "" {
 		if v, ok := ls.TxnVersion(opts.AppID); ok && v >= opts.AppVersion {
@@ -361,42 +353,23 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add
 }
 
 // fileSetWriter splits input by partition and streams each partition's rows into
-// files of about the target size, encoding up to Parallelism files at once.
+// files of about the target size through the data-file layer (one datafile.Roller
+// per partition), so memory holds the batch being split and each open file's
+// current row group, whatever the size of the input.
 type fileSetWriter struct {
-	t         *Table
 	snap      *Snapshot
 	opts      WriteOptions
 	mem       memory.Allocator
 	conf      *conformer
-	target    int64
+	out       *datafile.Output
 	partIdx   []int         // indices of partition columns in the table schema
 	dataIdx   []int         // indices of data columns in the table schema
-	fileSch   *arrow.Schema // data columns only
-	statsCfg  stats.Config
-	sem       chan struct{}
-	wg        sync.WaitGroup
-	mu        sync.Mutex
-	adds      []*log.Add
-	written   []string // storage paths of finished files, for cleanup
-	firstErr  error
-	open      map[string]*fileJob
-	ratio     float64       // compressed bytes per in-memory Arrow byte, learned from finished files
-	bloomCols []string      // data columns that get Bloom filters (index + native Parquet)
-	bloomFPP  float64       // their false-positive rate
-	filters   []bloom.Entry // one entry per (file, bloom column), for the commit's index file
+	fileSch   *arrow.Schema // data columns only (logical names)
+	rollers   map[string]*datafile.Roller
 	rowsTotal int64
-	seq       int
 }
 
-type fileJob struct {
-	key      string
-	values   map[string]*string
-	dir      string
-	ch       chan arrow.RecordBatch
-	estBytes int64
-}
-
-func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
+func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
 	mem := opts.Allocator
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -406,13 +379,8 @@ func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts Write
 	if target == 0 {
 		target = props.TargetFileSize
 	}
-	par := opts.Parallelism
-	if par == 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	w := &fileSetWriter{t: t, snap: snap, opts: opts, mem: mem, target: target, statsCfg: props.StatsConfig(),
-		conf: newConformer(snap.logical, snap.delta, mem), sem: make(chan struct{}, par),
-		open: map[string]*fileJob{}, ratio: 0.5}
+	w := &fileSetWriter{snap: snap, opts: opts, mem: mem,
+		conf: newConformer(snap.logical, snap.delta, mem), rollers: map[string]*datafile.Roller{}}
 	var dataFields []arrow.Field
 	for i, f := range snap.logical.Fields() {
 		if snap.isPartition(f.Name) {
@@ -431,7 +399,21 @@ func (t *Table) newFileSetWriter(ctx context.Context, snap *Snapshot, opts Write
 	if err != nil {
 		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropBloomFilterColumns, err)
 	}
-	w.bloomCols, w.bloomFPP = cols, props.BloomFilterFPP
+	w.out, err = datafile.NewOutput(t.store, datafile.Spec{
+		Schema:         w.fileSch,
+		Mapping:        snap.mapping,
+		Delta:          snap.delta,
+		TargetFileSize: target,
+		Stats:          props.StatsConfig(),
+		BloomColumns:   cols,
+		BloomFPP:       props.BloomFilterFPP,
+		DataChange:     true,
+		Parallelism:    opts.Parallelism,
+		Allocator:      mem,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
 	return w, nil
 }
 
@@ -444,74 +426,60 @@ func partPos(s *Snapshot, name string) int {
 	return -1
 }
 
-// run consumes rdr and returns the add actions of every file written.
+// run consumes rdr and returns the add actions of every file written (with the
+// Bloom index, if any, stored and referenced by their tags).
 func (w *fileSetWriter) run(ctx context.Context, rdr array.RecordReader) ([]*log.Add, int64, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var err error
-	for rdr.Next() {
-		if err = ctx.Err(); err != nil {
-			break
+	err := w.consume(ctx, rdr)
+	for _, r := range w.rollers {
+		if err == nil {
+			err = r.Close(ctx)
+		} else {
+			r.Abort()
 		}
-		if err = w.failed(); err != nil {
-			break
-		}
-		var rec arrow.RecordBatch
-		rec, err = w.conf.conform(ctx, rdr.RecordBatch())
-		if err != nil {
-			break
-		}
-		err = w.route(ctx, rec)
-		rec.Release()
-		if err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = rdr.Err()
-	}
-	if err != nil {
-		cancel()
-	}
-	for _, j := range w.open {
-		close(j.ch)
-	}
-	w.open = nil
-	w.wg.Wait()
-	if err == nil {
-		err = w.failed()
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
+	if err == nil {
+		_, err = w.out.WriteBloomIndex(ctx)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	sort.Slice(w.adds, func(a, b int) bool { return w.adds[a].Path < w.adds[b].Path })
-	if err := w.writeBloomIndex(ctx); err != nil {
-		return nil, 0, err
+	return w.out.Adds(), w.rowsTotal, nil
+}
+
+func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) error {
+	for rdr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := w.conf.conform(ctx, rdr.RecordBatch())
+		if err != nil {
+			return err
+		}
+		err = w.route(ctx, rec)
+		n := rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		w.rowsTotal += n
+		if w.opts.Progress != nil {
+			w.opts.Progress(Progress{Phase: "write", Done: w.rowsTotal, Unit: "rows"})
+		}
 	}
-	return w.adds, w.rowsTotal, nil
+	return rdr.Err()
 }
 
-func (w *fileSetWriter) failed() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.firstErr
-}
+// cleanup deletes the files this writer stored (after a failed write or commit).
+func (w *fileSetWriter) cleanup() { w.out.Discard() }
 
-func (w *fileSetWriter) fail(err error) {
-	w.mu.Lock()
-	if w.firstErr == nil {
-		w.firstErr = err
-	}
-	w.mu.Unlock()
-}
-
-// route splits rec by partition values and hands each part to its partition's open file.
+// route splits rec by partition values and hands each part to its partition's roller.
 func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error {
 	if len(w.partIdx) == 0 {
 		data := w.project(rec)
+		defer data.Release()
 		return w.send(ctx, "", nil, data)
 	}
 	n := int(rec.NumRows())
@@ -533,13 +501,13 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		}
 		keys[r] = sb.String()
 	}
-	groups := map[string][]int64{}
+	groups := map[string][]uint32{}
 	var order []string
 	for r, k := range keys {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		groups[k] = append(groups[k], int64(r))
+		groups[k] = append(groups[k], uint32(r))
 	}
 	for _, k := range order {
 		rows := groups[k]
@@ -571,35 +539,17 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		if len(rows) == n {
 			sub = w.project(rec)
 		} else {
-			idx := array.NewInt64Builder(w.mem)
-			idx.AppendValues(rows, nil)
-			ia := idx.NewArray()
-			idx.Release()
 			data := w.project(rec)
-			cols := make([]arrow.Array, data.NumCols())
 			var err error
-			for c := range cols {
-				cols[c], err = compute.TakeArray(compute.WithAllocator(ctx, w.mem), data.Column(c), ia)
-				if err != nil {
-					break
-				}
-			}
+			sub, err = gather.Record(ctx, data, rows, w.mem)
 			data.Release()
-			ia.Release()
 			if err != nil {
-				for _, c := range cols {
-					if c != nil {
-						c.Release()
-					}
-				}
 				return fmt.Errorf("table: splitting partitions: %w", err)
 			}
-			sub = array.NewRecordBatch(w.fileSch, cols, int64(len(rows)))
-			for _, c := range cols {
-				c.Release()
-			}
 		}
-		if err := w.send(ctx, dir, values, sub); err != nil {
+		err = w.send(ctx, dir, values, sub)
+		sub.Release()
+		if err != nil {
 			return err
 		}
 	}
@@ -615,232 +565,14 @@ func (w *fileSetWriter) project(rec arrow.RecordBatch) arrow.RecordBatch {
 	return array.NewRecordBatch(w.fileSch, cols, rec.NumRows())
 }
 
-// send queues data (ownership passes to the job) on the open file of its partition,
-// rolling to a new file when the current one is estimated to have reached the target.
-// A batch larger than what the current file still has room for is sliced, so file
-// sizes follow the target rather than the caller's batch sizes.
+// send writes data to its partition's roller (the caller keeps ownership of data).
 func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
-	perRow := float64(datafile.RecordBytes(data)) * w.currentRatio() / math.Max(1, float64(data.NumRows()))
-	for {
-		j := w.open[dir]
-		if j == nil {
-			j = w.startJob(ctx, dir, values)
-			w.open[dir] = j
-		}
-		n := data.NumRows()
-		room := w.target - j.estBytes
-		take := n
-		if est := perRow * float64(n); est > float64(room) && n > 1 {
-			take = max(1, int64(float64(room)/math.Max(perRow, 1)))
-		}
-		part := data
-		var rest arrow.RecordBatch
-		if take < n {
-			part = data.NewSlice(0, take)
-			rest = data.NewSlice(take, n)
-			data.Release()
-		}
-		select {
-		case j.ch <- part:
-		case <-ctx.Done():
-			part.Release()
-			if rest != nil {
-				rest.Release()
-			}
-			return ctx.Err()
-		}
-		j.estBytes += int64(perRow * float64(take))
-		if j.estBytes >= w.target {
-			close(j.ch)
-			delete(w.open, dir)
-		}
-		if rest == nil {
-			return nil
-		}
-		data = rest
+	r := w.rollers[dir]
+	if r == nil {
+		r = w.out.NewRoller(datafile.FileOptions{Dir: dir, PartitionValues: values})
+		w.rollers[dir] = r
 	}
-}
-
-func (w *fileSetWriter) currentRatio() float64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.ratio
-}
-
-func (w *fileSetWriter) startJob(ctx context.Context, dir string, values map[string]*string) *fileJob {
-	j := &fileJob{dir: dir, values: values, ch: make(chan arrow.RecordBatch, 256)}
-	w.seq++
-	seq := w.seq
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		add, rows, arrowBytes, err := w.writeFile(ctx, j, seq)
-		// Drain anything left (after an error) so the producer never blocks.
-		for rec := range j.ch {
-			rec.Release()
-		}
-		if err != nil {
-			w.fail(err)
-			return
-		}
-		if add == nil {
-			return
-		}
-		w.mu.Lock()
-		w.adds = append(w.adds, add)
-		w.rowsTotal += rows
-		if arrowBytes > 0 {
-			w.ratio = float64(add.Size) / float64(arrowBytes)
-		}
-		total := w.rowsTotal
-		w.mu.Unlock()
-		if w.opts.Progress != nil {
-			w.opts.Progress(Progress{Phase: "write", Done: total, Unit: "rows"})
-		}
-	}()
-	return j
-}
-
-// writeFile encodes one file from the job's batches, stores it and returns its add action.
-func (w *fileSetWriter) writeFile(ctx context.Context, j *fileJob, seq int) (*log.Add, int64, int64, error) {
-	name := fmt.Sprintf("part-%05d-%s.c000.zstd.parquet", seq, uuid.NewString())
-	rel := name
-	if j.dir != "" {
-		rel = j.dir + "/" + name
-	}
-	// The file streams into storage (a hidden temporary object on stores that support
-	// it) and becomes visible, complete, only at Commit (L2); Abort discards it.
-	var obj storage.ObjectWriter
-	defer func() {
-		if obj != nil {
-			_ = obj.Abort() // no-op after a successful Commit
-		}
-	}()
-	var fw *datafile.Writer
-	var col *stats.Collector
-	var rows, arrowBytes int64
-	builders := make([]*bloom.Builder, len(w.bloomCols))
-	for rec := range j.ch {
-		err := func() error {
-			defer rec.Release()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			select {
-			case w.sem <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			defer func() { <-w.sem }()
-			var err error
-			if fw == nil {
-				opts := datafile.WriterOptions{TargetRowGroupBytes: rowGroupTarget(w.target), Allocator: w.mem}
-				if len(w.bloomCols) > 0 {
-					opts.BloomColumns = map[string]int64{}
-					opts.BloomFPP = w.bloomFPP
-					for i, c := range w.bloomCols {
-						opts.BloomColumns[c] = 0 // adaptive sizing per row group
-						if builders[i], err = bloom.NewBuilder(c, 0, w.bloomFPP); err != nil {
-							return err
-						}
-					}
-				}
-				if obj, err = storage.CreateObject(ctx, w.t.store, rel); err != nil {
-					return fmt.Errorf("table: creating data file %s: %w", rel, err)
-				}
-				fw, err = datafile.NewWriter(obj, w.fileSch, opts)
-				if err != nil {
-					return err
-				}
-				col, err = stats.NewCollector(w.fileSch, nil, w.statsCfg)
-				if err != nil {
-					return err
-				}
-			}
-			if err := col.Update(rec); err != nil {
-				return err
-			}
-			for i, c := range w.bloomCols {
-				if err := builders[i].AddArray(rec.Column(w.fileSch.FieldIndices(c)[0])); err != nil {
-					return fmt.Errorf("table: bloom filter on %q: %w", c, err)
-				}
-			}
-			rows += rec.NumRows()
-			arrowBytes += int64(datafile.RecordBytes(rec))
-			return fw.Write(rec)
-		}()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-	}
-	if fw == nil {
-		return nil, 0, 0, ctx.Err()
-	}
-	res, err := fw.Close()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, 0, err
-	}
-	statsJSON, err := stats.ToJSON(col.Result(), w.fileSch)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	if err := obj.Commit(); err != nil {
-		return nil, 0, 0, fmt.Errorf("table: writing data file %s: %w", rel, err)
-	}
-	w.mu.Lock()
-	w.written = append(w.written, rel)
-	w.mu.Unlock()
-	logPath := partition.EncodeLogPath(rel)
-	for _, b := range builders {
-		f, err := b.Finish()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		w.mu.Lock()
-		w.filters = append(w.filters, bloom.Entry{DataPath: logPath, Filter: f})
-		w.mu.Unlock()
-	}
-	values := j.values
-	if values == nil {
-		values = map[string]*string{}
-	}
-	add := &log.Add{
-		Path:             logPath,
-		PartitionValues:  values,
-		Size:             res.Size,
-		ModificationTime: time.Now().UnixMilli(),
-		DataChange:       true,
-		Stats:            statsJSON,
-	}
-	return add, rows, arrowBytes, nil
-}
-
-// rowGroupTarget sizes row groups so a full file has about eight of them (in-file
-// skipping needs several), within [1 MiB, 64 MiB].
-func rowGroupTarget(fileTarget int64) int64 {
-	rg := fileTarget / 8
-	if rg < 1<<20 {
-		rg = 1 << 20
-	}
-	if rg > 64<<20 {
-		rg = 64 << 20
-	}
-	return rg
-}
-
-// cleanup deletes the files this writer stored (after a failed write or commit).
-func (w *fileSetWriter) cleanup() {
-	w.mu.Lock()
-	files := append([]string(nil), w.written...)
-	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, f := range files {
-		_ = w.t.store.Delete(ctx, f)
-	}
+	return r.Write(ctx, data)
 }
 
 // ParseSize parses a byte size such as "128MiB", "64m" or "1048576" (see
@@ -862,40 +594,3 @@ const (
 	// PropBloomFPP is the filters' false-positive rate (default 0.01).
 	PropBloomFPP = log.PropBloomFilterFPP
 )
-
-// writeBloomIndex stores one index file covering every file this write produced and
-// tags their add actions with it (B1: a file is covered exactly when its tag says so).
-// The index is durable before the commit that references it.
-func (w *fileSetWriter) writeBloomIndex(ctx context.Context) error {
-	if len(w.filters) == 0 {
-		return nil
-	}
-	sort.Slice(w.filters, func(a, b int) bool {
-		if w.filters[a].DataPath != w.filters[b].DataPath {
-			return w.filters[a].DataPath < w.filters[b].DataPath
-		}
-		return w.filters[a].Filter.Column() < w.filters[b].Filter.Column()
-	})
-	data, err := bloom.MarshalIndex(w.filters...)
-	if err != nil {
-		return err
-	}
-	path := bloom.NewIndexPath()
-	if err := w.t.store.PutIfAbsent(ctx, path, data); err != nil {
-		return fmt.Errorf("table: writing bloom index %s: %w", path, err)
-	}
-	w.mu.Lock()
-	w.written = append(w.written, path)
-	w.mu.Unlock()
-	tag, err := bloom.EncodeTag(bloom.Tag{Path: path, Columns: w.bloomCols})
-	if err != nil {
-		return err
-	}
-	for _, a := range w.adds {
-		if a.Tags == nil {
-			a.Tags = map[string]string{}
-		}
-		a.Tags[bloom.TagKey] = tag
-	}
-	return nil
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -221,7 +222,7 @@ func openParquet(ctx context.Context, path string, mem memory.Allocator) (array.
 	if err != nil {
 		return nil, err
 	}
-	pr, err := file.NewParquetReader(f)
+	pr, err := file.NewParquetReader(f, file.WithReadProps(parquetInputProps(mem)))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -237,6 +238,19 @@ func openParquet(ctx context.Context, path string, mem memory.Allocator) (array.
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &closingReader{RecordReader: rr, closer: pr}, nil
+}
+
+// parquetInputProps reads an input file as a stream: pages are fetched through a
+// small buffer instead of each column chunk being loaded whole (a file of one large
+// row group otherwise sits in memory compressed and decoded), and large plain pages
+// are decoded incrementally. So the memory of an append does not grow with the
+// input's row-group size.
+func parquetInputProps(mem memory.Allocator) *parquet.ReaderProperties {
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	props.PageStreamingEnabled = true
+	return props
 }
 
 // closingReader closes a file when its record reader is released.

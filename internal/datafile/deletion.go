@@ -22,11 +22,7 @@ func LoadDeletionVector(ctx context.Context, store storage.Storage, d *log.Delet
 	if d.Offset != nil {
 		desc.Offset = *d.Offset
 	}
-	root := ""
-	if r, ok := store.(interface{ Root() string }); ok {
-		root = r.Root()
-	}
-	del, err := dv.Load(ctx, store.Get, root, desc)
+	del, err := dv.Load(ctx, store.Get, storage.RootOf(store), desc)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: deletion vector %s: %w", d.UniqueID(), err)
 	}

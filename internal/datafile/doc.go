@@ -1,10 +1,41 @@
-// Package datafile writes and reads the Parquet data files of a Delta table.
+// Package datafile is skiplake's one data-file layer: it writes and reads the Parquet
+// data files of a Delta table. Every writer of data files — table writes, OPTIMIZE,
+// the skipping benchmark, the CLI's Parquet export — goes through it; nobody else
+// builds Parquet writers.
 //
-// The writer ([NewWriter]) turns Arrow record batches into one Parquet file laid out for
-// skipping: zstd compression, row groups cut by size so that a file has several of them,
-// small data pages, a page index and optional split-block Bloom filters. The reader
-// ([Open], [Reader.Read]) returns record batches that conform exactly to the Arrow schema
-// the caller asks for, whatever writer produced the file.
+// Writing, from the top:
+//
+//	Output (one commit) ─► Roller (one partition: files cut at the target size)
+//	                  └──► File (one data file: Parquet + statistics + Bloom filters → log.Add)
+//	                            └─► Writer (Parquet encoding: row groups by size, page index)
+//
+// The pieces:
+//
+//   - [Output] takes a [Spec] built by the caller (schema, column mapping, target file
+//     and row-group sizes, statistics configuration, Bloom columns, codec) and
+//     writes the files of one commit through storage's streaming Creator: each file
+//     is a hidden object until its Close publishes it with put-if-absent, complete
+//     (L2). It collects the add actions and Bloom filters, writes the commit's Bloom
+//     index file ([Output.WriteBloomIndex]) and removes everything it stored when the
+//     commit does not happen ([Output.Discard]).
+//   - [Roller] cuts a stream of batches into files of the target size by their
+//     encoded size, slicing a batch where a file should end.
+//   - [File] writes one file: Parquet through a [Writer], Delta statistics (package
+//     stats) and Bloom filters (package bloom) computed from the Arrow data on a
+//     goroutine of their own, and returns the file's log.Add.
+//   - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
+//     compressed size so that a file has several, small data pages, a page index,
+//     optional split-block Bloom filters, dictionary encoding chosen per column from
+//     a sample of the first batch. Columns of flat schemas are encoded concurrently
+//     (the bytes are the same as pqarrow's writer would write, which a test checks);
+//     schemas with nested columns go through pqarrow's writer.
+//
+// Column mapping: under mode name or id, files carry the physical names of the Delta
+// schema at every nesting level (and, in id mode, its ids as Parquet field ids);
+// statistics, Bloom filters and partition values are keyed by physical names.
+//
+// The reader ([Open], [Reader.Read]) returns record batches that conform exactly to
+// the Arrow schema the caller asks for, whatever writer produced the file.
 //
 // Invariants:
 //
@@ -24,7 +55,8 @@
 //     still names the first row read, deleted or not.
 //   - D4 (ownership) Batches passed to an emit callback are released when the callback
 //     returns; a callback that keeps one calls Retain. The writer never closes the
-//     io.Writer it was given.
+//     io.Writer it was given, and never retains a batch after Write returns (what the
+//     column goroutines still encode they hold references of their own to).
 //   - D5 (row ranges) [Reader.ReadRanges] emits exactly the rows of the given ranges of
 //     one row group, identical to the same rows of [Reader.Read] (D1-D4 hold). When no
 //     requested column is repeated (list or map), it seeks each column to each range with
@@ -39,14 +71,22 @@
 //     bounded buffer (ReadOptions.StreamBufferBytes; 64 KiB when seeking), so their
 //     memory does not grow with row group size, and may run concurrently on one Reader
 //     (each call has its own decoders over the shared footer).
+//   - D8 (write determinism) The row groups and files a write produces depend on the
+//     data and the options only — never on how far the column encoders have got: the
+//     size estimate is the state recorded after the oldest slice in flight, plus the
+//     Arrow size of the slices after it at a ratio learned from earlier row groups.
+//   - D9 (nothing half-written) A file is visible in storage only after Close
+//     succeeded; Abort, a failed Write or a cancelled Close leaves nothing, and
+//     Output.Discard removes what a commit that did not happen would have referenced.
 //
 // Callers choose row groups (after skipping with footer statistics or Bloom filters via
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96
 // timestamps are decoded exactly (0001-01-01 to 9999-12-31) for top-level columns; an INT96
 // nested inside a struct, list or map goes through arrow-go, which fails outside the nanosecond range (1677-2262).
 //
-// What it deliberately does not do: it knows nothing of the Delta log (partition columns are
-// added by the caller with [ConstantColumn]); it computes no Delta statistics (package
-// stats does); it does not evaluate predicates or page indexes (package skipping decides which
-// row groups and row ranges to read).
+// What it deliberately does not do: it does not commit (the caller puts the add
+// actions into a transaction), read table properties (callers build the Spec), evaluate
+// predicates or page indexes (package skipping decides which row groups and row ranges
+// to read), or add partition columns to the files (they live in the add actions; readers
+// add them back with [ConstantColumn]).
 package datafile

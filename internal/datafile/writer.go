@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -26,6 +27,21 @@ const (
 	CodecUncompressed
 )
 
+// String names the codec as file names and messages spell it.
+func (c Codec) String() string {
+	switch c {
+	case CodecSnappy:
+		return "snappy"
+	case CodecGzip:
+		return "gzip"
+	case CodecLZ4:
+		return "lz4"
+	case CodecUncompressed:
+		return "uncompressed"
+	}
+	return "zstd"
+}
+
 // Defaults applied by [WriterOptions] zero fields.
 const (
 	// DefaultTargetRowGroupBytes is the default row-group size: small enough that a
@@ -38,6 +54,25 @@ const (
 	DefaultZstdLevel = 3
 	// DefaultBloomFPP is the default false-positive probability of Bloom filters.
 	DefaultBloomFPP = 0.01
+)
+
+// Dictionary says which columns start a row group dictionary-encoded. Whatever the
+// choice, arrow-go falls back to plain encoding inside a column chunk whose dictionary
+// outgrows the limit (16 data pages).
+type Dictionary uint8
+
+// The dictionary choices.
+const (
+	// DictionaryAuto (the default) decides per top-level column from a sample of the
+	// first batch written (see chooseDictionary): a column whose values are mostly
+	// distinct starts plain, so its values are never hashed into a dictionary that
+	// would be thrown away; the others start dictionary-encoded. Nested columns keep
+	// dictionary encoding.
+	DictionaryAuto Dictionary = iota
+	// DictionaryAll starts every column dictionary-encoded (arrow-go's default).
+	DictionaryAll
+	// DictionaryNone writes every column plain.
+	DictionaryNone
 )
 
 // WriterOptions configures a [Writer]. The zero value is the documented default for
@@ -67,8 +102,25 @@ type WriterOptions struct {
 	StoreDecimalAsInteger bool
 	// KeyValueMetadata is added to the file footer.
 	KeyValueMetadata map[string]string
+	// Dictionary chooses the columns that start dictionary-encoded; default
+	// DictionaryAuto.
+	Dictionary Dictionary
+	// DictionaryColumns overrides Dictionary for the named top-level columns (true:
+	// dictionary, false: plain). A writer of several files passes the choices of its
+	// first file ([Writer.DictionaryChoices]) so that later files neither sample again
+	// nor choose differently.
+	DictionaryColumns map[string]bool
+	// Parallelism bounds how many columns are encoded at once; default GOMAXPROCS.
+	// Columns are encoded concurrently only when every column is flat (no struct, list
+	// or map); the file is byte-for-byte the same whatever the value.
+	Parallelism int
 	// Allocator allocates Arrow and Parquet buffers; default memory.DefaultAllocator.
 	Allocator memory.Allocator
+
+	// serial forces pqarrow's encoder (tests compare the two encoders).
+	serial bool
+	// sizes, when set, is shared by the files of one Output (see sizeModel).
+	sizes *sizeModel
 }
 
 // Validate reports every problem with the options at once.
@@ -85,6 +137,12 @@ func (o WriterOptions) Validate() error {
 	}
 	if o.BloomFPP < 0 || o.BloomFPP >= 1 {
 		errs = append(errs, fmt.Errorf("%w: BloomFPP %v not in (0,1)", ErrInvalidArgument, o.BloomFPP))
+	}
+	if o.Dictionary > DictionaryNone {
+		errs = append(errs, fmt.Errorf("%w: unknown dictionary choice %d", ErrInvalidArgument, o.Dictionary))
+	}
+	if o.Parallelism < 0 {
+		errs = append(errs, fmt.Errorf("%w: Parallelism %d < 0", ErrInvalidArgument, o.Parallelism))
 	}
 	return errors.Join(errs...)
 }
@@ -108,6 +166,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	if o.CompressionLevel == 0 && o.Codec == CodecZstd {
 		o.CompressionLevel = DefaultZstdLevel
 	}
+	if o.Parallelism == 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
 	return o
 }
 
@@ -123,6 +184,61 @@ func (c Codec) parquet() compress.Compression {
 		return compress.Codecs.Uncompressed
 	}
 	return compress.Codecs.Zstd
+}
+
+// properties builds the Parquet writer properties of one file; dict holds the
+// dictionary choice per top-level column (absent: arrow-go's default, on).
+func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterProperties {
+	props := []parquet.WriterProperty{
+		parquet.WithAllocator(o.Allocator),
+		parquet.WithCompression(o.Codec.parquet()),
+		parquet.WithDataPageSize(o.DataPageBytes),
+		parquet.WithDictionaryPageSizeLimit(o.DataPageBytes * 16),
+		parquet.WithPageIndexEnabled(!o.DisablePageIndex),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(1 << 40),
+		parquet.WithCreatedBy("skiplake (parquet-go arrow)"),
+	}
+	if o.CompressionLevel != 0 {
+		props = append(props, parquet.WithCompressionLevel(o.CompressionLevel))
+	}
+	if o.StoreDecimalAsInteger {
+		props = append(props, parquet.WithStoreDecimalAsInteger(true))
+	}
+	if o.Dictionary == DictionaryNone {
+		props = append(props, parquet.WithDictionaryDefault(false))
+	}
+	for col, on := range dict {
+		props = append(props, parquet.WithDictionaryPath(parquet.ColumnPath{col}, on))
+	}
+	if len(o.BloomColumns) > 0 {
+		props = append(props, parquet.WithBloomFilterFPP(o.BloomFPP))
+		for col, ndv := range o.BloomColumns {
+			if ndv <= 0 {
+				ndv = 1 << 16
+			}
+			props = append(props, parquet.WithBloomFilterEnabledFor(col, true), parquet.WithBloomFilterNDVFor(col, ndv))
+		}
+	}
+	return parquet.NewWriterProperties(props...)
+}
+
+// Properties returns the arrow-go properties of a file written with these options
+// and the given dictionary choices (see Writer.DictionaryChoices): what a plain
+// pqarrow writer needs to encode exactly as this package does, for benchmarks that
+// compare like with like.
+func (o WriterOptions) Properties(dict map[string]bool) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
+	o = o.withDefaults()
+	return o.properties(dict), o.arrowProperties()
+}
+
+func (o WriterOptions) arrowProperties() pqarrow.ArrowWriterProperties {
+	return pqarrow.NewArrowWriterProperties(
+		pqarrow.WithStoreSchema(),
+		pqarrow.WithAllocator(o.Allocator),
+		pqarrow.WithCoerceTimestamps(arrow.Microsecond),
+		pqarrow.WithTruncatedTimestamps(true),
+	)
 }
 
 // WriteResult describes a closed file.
@@ -150,20 +266,42 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// encoder turns batches into the row groups of one Parquet file: pqarrow's writer
+// (one column after the other, any schema) or the column-parallel one (flat schemas).
+type encoder interface {
+	// write appends rec, of about arrowBytes in memory, to the open row group
+	// (starting one if needed).
+	write(rec arrow.RecordBatch, arrowBytes float64) error
+	// openBytes estimates the compressed bytes of the open row group.
+	openBytes() int64
+	// endRowGroup flushes the open row group, if any, to the sink.
+	endRowGroup() error
+	// close flushes everything and writes the footer.
+	close() (*metadata.FileMetaData, error)
+	// abort stops the encoder without writing anything more.
+	abort()
+	// settle waits until everything queued is encoded (openBytes is then exact but
+	// for the current pages and dictionaries).
+	settle()
+}
+
 // Writer writes one Parquet data file. It is not safe for concurrent use.
 type Writer struct {
-	opts    WriterOptions
-	schema  *arrow.Schema
-	sink    *countingWriter
-	fw      *pqarrow.FileWriter
-	rgRows  int64   // rows in the open row group
-	rgArrow float64 // Arrow bytes appended to the open row group
-	ratio   float64 // compressed bytes per Arrow byte, from the last closed row group
-	total   int64   // rows written
+	opts   WriterOptions
+	schema *arrow.Schema
+	sink   *countingWriter
+	enc    encoder         // nil until the first non-empty Write (dictionary choice needs data)
+	dict   map[string]bool // dictionary choice per top-level column, once made
+	rgRows int64           // rows in the open row group
+	total  int64           // rows written
 	// sliceRows is how many rows are appended to the open row group before its size is
 	// checked again; adapted to the observed bytes per row.
 	sliceRows int64
-	closed    bool
+	// closedBloom is the Bloom filter bytes of closed row groups, written with the footer.
+	closedBloom int64
+	bloomPerRG  int64 // Bloom filter bytes of one row group (all Bloom columns)
+	closed      bool
+	err         error // sticky: a failed Write leaves the writer unusable
 }
 
 // NewWriter starts a Parquet file with the given Arrow schema on w. Timestamps are stored
@@ -178,62 +316,81 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	props := []parquet.WriterProperty{
-		parquet.WithAllocator(opts.Allocator),
-		parquet.WithCompression(opts.Codec.parquet()),
-		parquet.WithDataPageSize(opts.DataPageBytes),
-		parquet.WithDictionaryPageSizeLimit(opts.DataPageBytes * 16),
-		parquet.WithPageIndexEnabled(!opts.DisablePageIndex),
-		parquet.WithStats(true),
-		parquet.WithMaxRowGroupLength(1 << 40),
-		parquet.WithCreatedBy("skiplake (parquet-go arrow)"),
+	// Check the schema now (an unsupported type fails here, not at the first Write).
+	if _, err := pqarrow.ToParquet(schema, opts.properties(nil), opts.arrowProperties()); err != nil {
+		return nil, fmt.Errorf("%w: schema: %v", ErrInvalidArgument, err)
 	}
-	if opts.CompressionLevel != 0 {
-		props = append(props, parquet.WithCompressionLevel(opts.CompressionLevel))
+	wr := &Writer{opts: opts, schema: schema, sink: &countingWriter{w: w}, sliceRows: 1024}
+	for _, ndv := range opts.BloomColumns {
+		wr.bloomPerRG += bloomFilterBytes(ndv, opts.BloomFPP)
 	}
-	if opts.StoreDecimalAsInteger {
-		props = append(props, parquet.WithStoreDecimalAsInteger(true))
-	}
-	if len(opts.BloomColumns) > 0 {
-		props = append(props, parquet.WithBloomFilterFPP(opts.BloomFPP))
-		for col, ndv := range opts.BloomColumns {
-			if ndv <= 0 {
-				ndv = 1 << 16
-			}
-			props = append(props, parquet.WithBloomFilterEnabledFor(col, true), parquet.WithBloomFilterNDVFor(col, ndv))
+	if opts.Dictionary != DictionaryAuto || !isFlat(schema) {
+		// Nothing to sample: start now, so that an empty file is still a valid one.
+		if err := wr.start(nil); err != nil {
+			return nil, err
 		}
 	}
-	arrProps := pqarrow.NewArrowWriterProperties(
-		pqarrow.WithStoreSchema(),
-		pqarrow.WithAllocator(opts.Allocator),
-		pqarrow.WithCoerceTimestamps(arrow.Microsecond),
-		pqarrow.WithTruncatedTimestamps(true),
-	)
-	sink := &countingWriter{w: w}
-	fw, err := pqarrow.NewFileWriter(schema, sink, parquet.NewWriterProperties(props...), arrProps)
-	if err != nil {
-		return nil, fmt.Errorf("datafile: new writer: %w", err)
-	}
-	for k, v := range opts.KeyValueMetadata {
-		if err := fw.AppendKeyValueMetadata(k, v); err != nil {
-			return nil, fmt.Errorf("datafile: key-value metadata %q: %w", k, err)
-		}
-	}
-	return &Writer{opts: opts, schema: schema, sink: sink, fw: fw, sliceRows: 1024, ratio: 1}, nil
+	return wr, nil
 }
 
-// Write appends the batch. Its schema must equal the writer's. The batch is not retained.
+// start creates the encoder, choosing dictionary encoding from first (nil: no sample).
+func (w *Writer) start(first arrow.RecordBatch) error {
+	dict := map[string]bool{}
+	if w.opts.Dictionary == DictionaryAuto && first != nil {
+		for col, on := range chooseDictionary(first, w.opts.TargetRowGroupBytes, w.opts.DataPageBytes*16, w.opts.DictionaryColumns) {
+			dict[col] = on
+		}
+	}
+	for col, on := range w.opts.DictionaryColumns {
+		dict[col] = on
+	}
+	w.dict = dict
+	props := w.opts.properties(dict)
+	arrProps := w.opts.arrowProperties()
+	var err error
+	if isFlat(w.schema) && !w.opts.serial {
+		w.enc, err = newParallelEncoder(w.sink, w.schema, props, arrProps, w.opts.KeyValueMetadata, w.opts.Parallelism, w.opts.sizes)
+	} else {
+		w.enc, err = newSerialEncoder(w.sink, w.schema, props, arrProps, w.opts.KeyValueMetadata)
+	}
+	if err != nil {
+		return fmt.Errorf("datafile: new writer: %w", err)
+	}
+	return nil
+}
+
+// DictionaryChoices returns which top-level columns this file started
+// dictionary-encoded (true) or plain (false), for passing to the next file of the same
+// data as WriterOptions.DictionaryColumns. It is nil before the first non-empty Write
+// under DictionaryAuto.
+func (w *Writer) DictionaryChoices() map[string]bool {
+	if w.enc == nil {
+		return nil
+	}
+	out := make(map[string]bool, len(w.dict))
+	for k, v := range w.dict {
+		out[k] = v
+	}
+	return out
+}
+
+// Write appends the batch. Its schema must equal the writer's. The batch is not retained
+// after Write returns (the column-parallel encoder retains what it still encodes).
 // Row groups are closed when their estimated compressed size reaches TargetRowGroupBytes.
 //
 // The estimate: pqarrow only reports the bytes of pages already flushed, and dictionary
-// pages and the current page stay invisible until the row group closes, so flushed bytes
-// alone let a dictionary-encoded row group grow far past the target. The writer therefore
-// also counts the Arrow bytes appended to the open row group and scales them by the
-// compression ratio observed on the previous row group (1.0 before the first one is
-// closed, which errs towards smaller row groups), and takes the larger of the two.
+// pages and the current page stay invisible until the row group closes. The
+// column-parallel encoder therefore adds each column's current page and dictionary
+// (uncompressed) to its flushed pages, and scales the sum by how far that estimate
+// was off when the previous row group closed (parallelEncoder.openBytes); the pqarrow
+// encoder scales the Arrow bytes appended by the previous row group's compression
+// ratio (serialEncoder.openBytes).
 func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.closed {
 		return ErrClosed
+	}
+	if w.err != nil {
+		return w.err
 	}
 	if !rec.Schema().Equal(w.schema) {
 		return fmt.Errorf("%w: batch schema %s differs from the writer's %s", ErrInvalidArgument, rec.Schema(), w.schema)
@@ -242,6 +399,12 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
+	if w.enc == nil {
+		if err := w.start(rec); err != nil {
+			w.err = err
+			return err
+		}
+	}
 	arrowPerRow := float64(RecordBytes(rec)) / float64(n)
 	for off := int64(0); off < n; {
 		end := min(n, off+w.sliceRows)
@@ -249,33 +412,57 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		if off != 0 || end != n {
 			part = rec.NewSlice(off, end)
 		}
-		err := w.fw.WriteBuffered(part)
+		err := w.enc.write(part, float64(end-off)*arrowPerRow)
 		if part != rec {
 			part.Release()
 		}
 		if err != nil {
-			return fmt.Errorf("datafile: write rows %d..%d: %w", off, end, err)
+			w.err = fmt.Errorf("datafile: write rows %d..%d: %w", off, end, err)
+			return w.err
 		}
 		w.rgRows += end - off
 		w.total += end - off
-		w.rgArrow += float64(end-off) * arrowPerRow
 		off = end
-		flushed := max(w.fw.RowGroupTotalCompressedBytes(), w.fw.RowGroupTotalBytesWritten())
-		est := max(float64(flushed), w.rgArrow*w.ratio)
+		est := float64(w.enc.openBytes())
 		// Re-estimate the slice so that one slice is about a quarter of a row group.
 		perRow := max(1, est/float64(w.rgRows))
 		w.sliceRows = int64(min(max(float64(w.opts.TargetRowGroupBytes)/4/perRow, 64), 1<<20))
 		if est >= float64(w.opts.TargetRowGroupBytes) {
-			before := w.sink.n
-			if err := w.fw.NewBufferedRowGroupChecked(); err != nil {
-				return fmt.Errorf("datafile: new row group: %w", err)
+			if err := w.endRowGroup(); err != nil {
+				w.err = err
+				return err
 			}
-			if w.rgArrow > 0 && w.sink.n > before {
-				w.ratio = min(max(float64(w.sink.n-before)/w.rgArrow, 0.01), 4)
-			}
-			w.rgRows, w.rgArrow = 0, 0
 		}
 	}
+	return nil
+}
+
+// FlushRowGroup ends the open row group now, if it has rows (row groups otherwise
+// end by size).
+func (w *Writer) FlushRowGroup() error {
+	if w.closed {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.endRowGroup(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// endRowGroup flushes the open row group.
+func (w *Writer) endRowGroup() error {
+	if w.rgRows == 0 {
+		return nil
+	}
+	if err := w.enc.endRowGroup(); err != nil {
+		return fmt.Errorf("datafile: new row group: %w", err)
+	}
+	w.closedBloom += w.bloomPerRG
+	w.rgRows = 0
 	return nil
 }
 
@@ -283,23 +470,67 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 // row group are not included until it is flushed.
 func (w *Writer) BytesWritten() int64 { return w.sink.n }
 
+// EstimatedSize estimates the size the file would have if it were closed now: the
+// bytes written, the open row group's estimated compressed size, the Bloom filters
+// and the footer still to come. It is what a caller cutting files by size compares
+// with its target.
+func (w *Writer) EstimatedSize() int64 {
+	n := w.sink.n + w.closedBloom
+	if w.enc != nil && w.rgRows > 0 {
+		n += w.enc.openBytes() + w.bloomPerRG
+	}
+	return n + w.overhead()
+}
+
+// overhead estimates what a file holds besides its rows: the magic bytes and the
+// footer (a few hundred bytes, plus column and offset indexes per column).
+func (w *Writer) overhead() int64 { return 1024 + int64(w.schema.NumFields())*256 }
+
+// settle waits for the encoder to catch up with what was written.
+func (w *Writer) settle() {
+	if w.enc != nil && !w.closed {
+		w.enc.settle()
+	}
+}
+
 // NumRows returns the rows written so far.
 func (w *Writer) NumRows() int64 { return w.total }
 
-// Close flushes the last row group and the footer. It does not close the sink.
+// Close flushes the last row group and the footer. It does not close the sink. After
+// a failed Write, Close releases the writer and returns that error.
 func (w *Writer) Close() (*WriteResult, error) {
 	if w.closed {
 		return nil, ErrClosed
 	}
 	w.closed = true
-	if err := w.fw.Close(); err != nil {
+	if w.err != nil {
+		if w.enc != nil {
+			w.enc.abort()
+		}
+		return nil, w.err
+	}
+	if w.enc == nil {
+		if err := w.start(nil); err != nil {
+			return nil, err
+		}
+	}
+	md, err := w.enc.close()
+	if err != nil {
 		return nil, fmt.Errorf("datafile: close: %w", err)
 	}
-	md, err := w.fw.FileMetadata()
-	if err != nil {
-		return nil, fmt.Errorf("datafile: footer: %w", err)
-	}
 	return &WriteResult{NumRows: md.NumRows, Size: w.sink.n, RowGroups: md.NumRowGroups(), Metadata: md}, nil
+}
+
+// Abort stops the writer without finishing the file; what was written to the sink is
+// a truncated Parquet file the caller discards. It is safe after Close (a no-op).
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.enc != nil {
+		w.enc.abort()
+	}
 }
 
 // RecordBytes is the size of the buffers behind rec: its in-memory Arrow size. Shared

@@ -14,10 +14,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/internal/datafile"
 )
 
 // Writer receives record batches conforming to the schema it was made with.
@@ -226,20 +224,23 @@ func (j *jsonlWriter) Write(rec arrow.RecordBatch) error {
 
 func (j *jsonlWriter) Close() error { return j.w.Flush() }
 
-type nopCloser struct{ io.Writer }
-
-type parquetWriter struct{ fw *pqarrow.FileWriter }
+// parquetWriter writes one Parquet file with the data-file layer's writer: the
+// table files' settings (zstd, row groups of 16 MiB, page index, the Arrow schema in
+// the footer), columns encoded in parallel while the scan reads ahead. It never
+// closes the caller's writer.
+type parquetWriter struct{ w *datafile.Writer }
 
 func newParquetWriter(w io.Writer, schema *arrow.Schema) (Writer, error) {
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(memory.DefaultAllocator))
-	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithCoerceTimestamps(arrow.Microsecond))
-	// Wrap w so that closing the Parquet writer does not close the caller's writer.
-	fw, err := pqarrow.NewFileWriter(schema, nopCloser{w}, props, arrProps)
+	fw, err := datafile.NewWriter(w, schema, datafile.WriterOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("render: parquet: %w", err)
 	}
-	return &parquetWriter{fw: fw}, nil
+	return &parquetWriter{w: fw}, nil
 }
 
-func (p *parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
-func (p *parquetWriter) Close() error                      { return p.fw.Close() }
+func (p *parquetWriter) Write(rec arrow.RecordBatch) error { return p.w.Write(rec) }
+
+func (p *parquetWriter) Close() error {
+	_, err := p.w.Close()
+	return err
+}

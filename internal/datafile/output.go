@@ -1,0 +1,759 @@
+package datafile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+
+	"github.com/skiplake/skiplake/bloom"
+	"github.com/skiplake/skiplake/internal/partition"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
+)
+
+// DefaultTargetFileSize is the size a data file aims for when the table has no
+// delta.targetFileSize property: 128 MiB.
+const DefaultTargetFileSize = log.DefaultTargetFileSize
+
+// RowGroupTarget sizes the row groups of a file of fileTarget bytes so that a full
+// file has about eight of them (in-file skipping needs several), within
+// [256 KiB, 64 MiB]: below 256 KiB the footer and page index grow out of proportion,
+// above 64 MiB a row group is too coarse to skip.
+func RowGroupTarget(fileTarget int64) int64 {
+	return min(max(fileTarget/8, 256<<10), 64<<20)
+}
+
+// Spec is what every data file of one commit shares. Callers build it from the
+// table (schema, column mapping, properties) and their own options; the zero value of
+// each optional field is the documented default.
+type Spec struct {
+	// Schema is the Arrow schema of the batches written: the table's data columns
+	// (partition columns left out), logical names, in table order. Required.
+	Schema *arrow.Schema
+	// Mapping is the table's column mapping mode (default none). With name or id,
+	// files are written with the physical names Delta assigns (and, in id mode, the
+	// field ids as Parquet field ids), statistics and Bloom filters are keyed by
+	// physical names, and Delta must be set.
+	Mapping log.ColumnMapping
+	// Delta is the table's Delta schema (required with column mapping).
+	Delta *log.StructType
+	// TargetFileSize is the size at which Roller closes a file (default
+	// DefaultTargetFileSize). Files end within a few percent above it, the last file
+	// of a roll holding the remainder.
+	TargetFileSize int64
+	// RowGroupBytes is the compressed row-group size (default
+	// RowGroupTarget(TargetFileSize)).
+	RowGroupBytes int64
+	// Stats selects the columns that get Delta statistics; its StatsColumns are
+	// logical names (translated to physical ones under column mapping).
+	Stats stats.Config
+	// BloomColumns are data columns (Schema spelling) that get a Bloom filter per
+	// file in skiplake's index and a split-block filter per row group in the Parquet
+	// file.
+	BloomColumns []string
+	// BloomFPP is the filters' false-positive rate (default bloom.DefaultFPP).
+	BloomFPP float64
+	// BloomNDV is the distinct values per row group the Parquet filters are sized
+	// for (default 1<<16).
+	BloomNDV int64
+	// Codec and CompressionLevel choose the compression (default zstd level 3).
+	Codec            Codec
+	CompressionLevel int
+	// DataChange is the dataChange flag of the add actions (true for writes that
+	// add data, false for OPTIMIZE).
+	DataChange bool
+	// Parallelism bounds the columns of one file encoded at once (default
+	// GOMAXPROCS; a caller writing several files at once passes less).
+	Parallelism int
+	// Allocator allocates Arrow and Parquet buffers (default memory.DefaultAllocator).
+	Allocator memory.Allocator
+	// Now is the clock of the add actions' modificationTime (default time.Now).
+	Now func() time.Time
+}
+
+// FileOptions says where a file goes, what its add action carries besides
+// statistics, and how it is encoded when that differs from the Spec.
+type FileOptions struct {
+	// Dir is the storage directory (decoded; "" for the table root).
+	Dir string
+	// LogDir is Dir as add.path spells it (percent-encoded); "" derives it from Dir.
+	// OPTIMIZE passes the spelling of the files it rewrites.
+	LogDir string
+	// PartitionValues are the add's partitionValues (physical column names).
+	PartitionValues map[string]*string
+	// Tags are the add's tags (copied).
+	Tags map[string]string
+	// Parallelism overrides Spec.Parallelism for this file (0: the Spec's). A caller
+	// writing several files at once gives each a share.
+	Parallelism int
+}
+
+// Output writes the data files of one commit through storage's streaming Creator,
+// collects their add actions and Bloom filters, and remembers everything it stored
+// so that Discard can remove it when the commit does not happen. Every writer of
+// data files (table writes, OPTIMIZE, the skipping benchmark) goes through it.
+//
+// It is safe for concurrent use; each File and Roller it makes is used by one
+// goroutine at a time.
+type Output struct {
+	store storage.Storage
+	spec  Spec
+	file  *arrow.Schema // the files' schema: physical names and field ids
+	bloom []bloomColumn // Bloom-indexed columns
+	pcols []string      // physical names, for Stats translation and tags
+	opts  WriterOptions // per-file writer options (DictionaryColumns filled in later)
+	mu    sync.Mutex
+	seq   int
+	dict  map[string]bool // dictionary choices of the first file, reused by the next
+	// stored lists every object stored (data files, index), for Discard.
+	stored  []string
+	adds    []*log.Add
+	filters []bloom.Entry
+	// closedBytes and closedRows total the files closed so far, closedBytes without
+	// each file's estimated overhead (for Roller's bytes-per-row estimate: the overhead
+	// is counted once per file, by EstimatedSize).
+	closedBytes, closedRows int64
+}
+
+type bloomColumn struct {
+	idx  int    // index in Spec.Schema
+	phys string // physical name: the index's and the Parquet filter's column
+}
+
+// NewOutput validates spec and returns an Output writing into store.
+func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
+	if store == nil || spec.Schema == nil {
+		return nil, fmt.Errorf("%w: nil store or schema", ErrInvalidArgument)
+	}
+	var errs []error
+	if spec.TargetFileSize < 0 || spec.RowGroupBytes < 0 || spec.BloomNDV < 0 || spec.Parallelism < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative TargetFileSize, RowGroupBytes, BloomNDV or Parallelism", ErrInvalidArgument))
+	}
+	if spec.BloomFPP != 0 && !(spec.BloomFPP >= bloom.MinFPP && spec.BloomFPP <= bloom.MaxFPP) {
+		errs = append(errs, fmt.Errorf("%w: BloomFPP %v not in [%g, %g]", ErrInvalidArgument, spec.BloomFPP, bloom.MinFPP, bloom.MaxFPP))
+	}
+	switch spec.Mapping {
+	case "", log.ColumnMappingNone:
+	case log.ColumnMappingName, log.ColumnMappingID:
+		if spec.Delta == nil {
+			errs = append(errs, fmt.Errorf("%w: column mapping %q needs the Delta schema", ErrInvalidArgument, spec.Mapping))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("%w: unknown column mapping mode %q", ErrInvalidArgument, spec.Mapping))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if spec.TargetFileSize == 0 {
+		spec.TargetFileSize = DefaultTargetFileSize
+	}
+	if spec.RowGroupBytes == 0 {
+		spec.RowGroupBytes = RowGroupTarget(spec.TargetFileSize)
+	}
+	if spec.BloomFPP == 0 {
+		spec.BloomFPP = bloom.DefaultFPP
+	}
+	if spec.Allocator == nil {
+		spec.Allocator = memory.DefaultAllocator
+	}
+	if spec.Now == nil {
+		spec.Now = time.Now
+	}
+	o := &Output{store: store, spec: spec, file: spec.Schema}
+	if spec.Mapping == log.ColumnMappingName || spec.Mapping == log.ColumnMappingID {
+		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Mapping == log.ColumnMappingID)
+		if err != nil {
+			return nil, err
+		}
+		o.file = fs
+	}
+	for _, f := range o.file.Fields() {
+		o.pcols = append(o.pcols, f.Name)
+	}
+	o.opts = WriterOptions{Codec: spec.Codec, CompressionLevel: spec.CompressionLevel, TargetRowGroupBytes: spec.RowGroupBytes,
+		BloomFPP: spec.BloomFPP, Parallelism: spec.Parallelism, Allocator: spec.Allocator, sizes: newSizeModel(o.file.NumFields())}
+	for _, c := range spec.BloomColumns {
+		idx := fieldIndex(spec.Schema, c)
+		if idx < 0 {
+			return nil, fmt.Errorf("%w: Bloom column %q is not a data column", ErrInvalidArgument, c)
+		}
+		if o.opts.BloomColumns == nil {
+			o.opts.BloomColumns = map[string]int64{}
+		}
+		o.bloom = append(o.bloom, bloomColumn{idx: idx, phys: o.pcols[idx]})
+		o.opts.BloomColumns[o.pcols[idx]] = spec.BloomNDV
+	}
+	if o.file != spec.Schema && len(spec.Stats.StatsColumns) > 0 {
+		cols := make([]string, len(spec.Stats.StatsColumns))
+		for i, c := range spec.Stats.StatsColumns {
+			cols[i] = physicalColumn(spec.Schema, o.file, c)
+		}
+		o.spec.Stats.StatsColumns = cols
+	}
+	// Fail now on a bad statistics configuration rather than at the first file.
+	if _, err := stats.NewCollector(o.file, nil, o.spec.Stats); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// FileSchema is the schema of the Parquet files: physical names and field ids under
+// column mapping, else Spec.Schema.
+func (o *Output) FileSchema() *arrow.Schema { return o.file }
+
+// TargetFileSize is the file size Roller aims for.
+func (o *Output) TargetFileSize() int64 { return o.spec.TargetFileSize }
+
+// fieldIndex finds name among the top-level fields (exactly, else case-insensitively).
+func fieldIndex(s *arrow.Schema, name string) int {
+	if ix := s.FieldIndices(name); len(ix) > 0 {
+		return ix[0]
+	}
+	for i, f := range s.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Summary collects what the log and the Bloom index say about one file's rows:
+// Delta statistics and one Bloom filter per Bloom column. File keeps one; the
+// skipping benchmark, which lays out files without always encoding them, uses it
+// alone. Not safe for concurrent use.
+type Summary struct {
+	o        *Output
+	coll     *stats.Collector
+	builders []*bloom.Builder
+}
+
+// NewSummary returns an empty Summary for files of this Output.
+func (o *Output) NewSummary() (*Summary, error) {
+	coll, err := stats.NewCollector(o.file, nil, o.spec.Stats)
+	if err != nil {
+		return nil, err
+	}
+	sm := &Summary{o: o, coll: coll}
+	for _, b := range o.bloom {
+		bb, err := bloom.NewBuilder(b.phys, 0, o.spec.BloomFPP)
+		if err != nil {
+			return nil, fmt.Errorf("datafile: %w", err)
+		}
+		sm.builders = append(sm.builders, bb)
+	}
+	return sm, nil
+}
+
+// Update adds rec, a batch of Spec.Schema (logical names); it is not retained.
+func (sm *Summary) Update(rec arrow.RecordBatch) error {
+	phys, err := sm.o.physical(rec)
+	if err != nil {
+		return err
+	}
+	defer phys.Release()
+	return sm.update(phys)
+}
+
+// update adds a batch of the file schema.
+func (sm *Summary) update(phys arrow.RecordBatch) error {
+	if err := sm.coll.Update(phys); err != nil {
+		return err
+	}
+	for i, b := range sm.builders {
+		if err := b.AddArray(phys.Column(sm.o.bloom[i].idx)); err != nil {
+			return fmt.Errorf("datafile: Bloom filter on %q: %w", sm.o.bloom[i].phys, err)
+		}
+	}
+	return nil
+}
+
+// Stats returns the statistics of the rows added so far (keyed by physical names).
+func (sm *Summary) Stats() *stats.File { return sm.coll.Result() }
+
+// Filters builds the Bloom filters of the rows added so far, one per Bloom column in
+// Spec.BloomColumns order, as index entries for dataPath. The Summary takes no more
+// rows afterwards.
+func (sm *Summary) Filters(dataPath string) ([]bloom.Entry, error) {
+	out := make([]bloom.Entry, 0, len(sm.builders))
+	for _, b := range sm.builders {
+		flt, err := b.Finish()
+		if err != nil {
+			return nil, fmt.Errorf("datafile: Bloom filter of %s: %w", dataPath, err)
+		}
+		out = append(out, bloom.Entry{DataPath: dataPath, Filter: flt})
+	}
+	sm.builders = nil
+	return out, nil
+}
+
+// physical relabels a batch of Spec.Schema with the file schema (a new reference to
+// rec when they are the same).
+func (o *Output) physical(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if !rec.Schema().Equal(o.spec.Schema) {
+		return nil, fmt.Errorf("%w: batch schema %s differs from the data schema %s", ErrInvalidArgument, rec.Schema(), o.spec.Schema)
+	}
+	if o.file == o.spec.Schema {
+		rec.Retain()
+		return rec, nil
+	}
+	return retypeRecord(rec, o.file)
+}
+
+// File is one data file being written: Parquet into a hidden storage object,
+// statistics and Bloom filters alongside. Write any number of batches, then Close
+// (or Abort). Not safe for concurrent use.
+type File struct {
+	o       *Output
+	place   FileOptions
+	rel     string // storage path (decoded)
+	logPath string // add.path (encoded)
+	obj     storage.ObjectWriter
+	w       *Writer
+	sum     *Summary
+	// sumIn feeds the goroutine that updates sum (started by the first Write);
+	// sumErr receives its result when sumIn is closed.
+	sumIn   chan arrow.RecordBatch
+	sumErr  chan error
+	filters []bloom.Entry // after Close
+	rows    int64
+	done    bool
+}
+
+// Create starts a new file at place. The name is unique (part-NNNNN-<uuid>), so the
+// put-if-absent commit at Close cannot collide (L2).
+func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
+	o.mu.Lock()
+	o.seq++
+	seq := o.seq
+	dict := o.dict
+	o.mu.Unlock()
+	name := fmt.Sprintf("part-%05d-%s.c000.%s.parquet", seq%100000, uuid.NewString(), o.opts.Codec)
+	f := &File{o: o, place: place, rel: name, logPath: name}
+	if place.Dir != "" {
+		f.rel = place.Dir + "/" + name
+		logDir := place.LogDir
+		if logDir == "" {
+			logDir = partition.EncodeLogPath(place.Dir)
+		}
+		f.logPath = logDir + "/" + name
+	} else {
+		f.logPath = partition.EncodeLogPath(name)
+	}
+	var err error
+	if f.sum, err = o.NewSummary(); err != nil {
+		return nil, err
+	}
+	// The file streams into storage (a hidden temporary object on stores that support
+	// it) and becomes visible, complete, only at Commit (L2); Abort discards it.
+	if f.obj, err = storage.CreateObject(ctx, o.store, f.rel); err != nil {
+		return nil, fmt.Errorf("datafile: creating data file %s: %w", f.rel, err)
+	}
+	opts := o.opts
+	opts.DictionaryColumns = dict
+	if place.Parallelism > 0 {
+		opts.Parallelism = place.Parallelism
+	}
+	if f.w, err = NewWriter(f.obj, o.file, opts); err != nil {
+		_ = f.obj.Abort()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Write appends rec, a batch of Spec.Schema (logical names). The batch is not retained
+// after Write returns.
+func (f *File) Write(rec arrow.RecordBatch) error {
+	if f.done {
+		return ErrClosed
+	}
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	phys, err := f.o.physical(rec)
+	if err != nil {
+		return err
+	}
+	defer phys.Release()
+	// The Parquet writer queues the columns to its encoders and returns; statistics
+	// and Bloom filters are computed by a goroutine of their own meanwhile (in
+	// order: the collectors see the batches as the file holds them).
+	if err := f.w.Write(phys); err != nil {
+		return err
+	}
+	if f.sumIn == nil {
+		f.sumIn, f.sumErr = make(chan arrow.RecordBatch, 2), make(chan error, 1)
+		go func(in <-chan arrow.RecordBatch, out chan<- error) {
+			var err error
+			for rec := range in {
+				if err == nil {
+					err = f.sum.update(rec)
+				}
+				rec.Release()
+			}
+			out <- err
+		}(f.sumIn, f.sumErr)
+	}
+	phys.Retain()
+	f.sumIn <- phys
+	if f.rows == 0 {
+		f.o.mu.Lock()
+		if f.o.dict == nil {
+			f.o.dict = f.w.DictionaryChoices()
+		}
+		f.o.mu.Unlock()
+	}
+	f.rows += rec.NumRows()
+	return nil
+}
+
+// Rows returns the rows written so far.
+func (f *File) Rows() int64 { return f.rows }
+
+// Summary returns the file's statistics and Bloom filters. Read it only after Close
+// (its statistics are computed concurrently with the writes until then).
+func (f *File) Summary() *Summary { return f.sum }
+
+// summaryDone waits until every batch written has been added to the summary.
+func (f *File) summaryDone() error {
+	if f.sumIn == nil {
+		return nil
+	}
+	close(f.sumIn)
+	err := <-f.sumErr
+	f.sumIn = nil
+	return err
+}
+
+// Filters returns the file's Bloom index entries once Close has succeeded.
+func (f *File) Filters() []bloom.Entry { return f.filters }
+
+// FlushRowGroup ends the current row group now (the writer otherwise ends row
+// groups by size).
+func (f *File) FlushRowGroup() error { return f.w.FlushRowGroup() }
+
+// EstimatedSize estimates the file's size if it were closed now (see
+// Writer.EstimatedSize). It does not wait for columns still being encoded.
+func (f *File) EstimatedSize() int64 { return f.w.EstimatedSize() }
+
+// Settle waits until every column has encoded what it was given, so that the next
+// EstimatedSize counts encoded pages rather than Arrow bytes.
+func (f *File) Settle() { f.w.settle() }
+
+// Close finishes the file, publishes it in storage (put-if-absent; the file is
+// complete and durable before any commit can reference it, L2) and returns its add
+// action. A file with no rows is discarded and Close returns nil. On error nothing is
+// left in storage.
+func (f *File) Close(ctx context.Context) (*log.Add, error) {
+	if f.done {
+		return nil, ErrClosed
+	}
+	f.done = true
+	sumErr := f.summaryDone()
+	res, err := f.w.Close()
+	if err == nil {
+		err = sumErr
+	}
+	if err != nil {
+		_ = f.obj.Abort()
+		return nil, err
+	}
+	if f.rows == 0 {
+		return nil, f.obj.Abort()
+	}
+	statsJSON, err := f.sum.coll.ToJSON()
+	if err != nil {
+		_ = f.obj.Abort()
+		return nil, err
+	}
+	filters, err := f.sum.Filters(f.logPath)
+	if err != nil {
+		_ = f.obj.Abort()
+		return nil, err
+	}
+	f.filters = filters
+	if err := ctx.Err(); err != nil {
+		_ = f.obj.Abort()
+		return nil, err
+	}
+	if err := f.obj.Commit(); err != nil {
+		return nil, fmt.Errorf("datafile: writing data file %s: %w", f.rel, err)
+	}
+	values := make(map[string]*string, len(f.place.PartitionValues))
+	for k, v := range f.place.PartitionValues {
+		values[k] = v
+	}
+	var tags map[string]string
+	if len(f.place.Tags) > 0 {
+		tags = make(map[string]string, len(f.place.Tags))
+		for k, v := range f.place.Tags {
+			tags[k] = v
+		}
+	}
+	add := &log.Add{Path: f.logPath, PartitionValues: values, Size: res.Size, ModificationTime: f.o.spec.Now().UnixMilli(),
+		DataChange: f.o.spec.DataChange, Stats: statsJSON, Tags: tags}
+	o := f.o
+	o.mu.Lock()
+	o.stored = append(o.stored, f.rel)
+	o.adds = append(o.adds, add)
+	o.filters = append(o.filters, filters...)
+	o.closedBytes += max(res.Size-f.w.overhead(), 0)
+	o.closedRows += f.rows
+	o.mu.Unlock()
+	return add, nil
+}
+
+// Abort discards the file. It is a no-op after Close.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	_ = f.summaryDone()
+	f.w.Abort()
+	_ = f.obj.Abort()
+}
+
+// Adds returns the add actions of the files closed so far, sorted by path.
+func (o *Output) Adds() []*log.Add {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := append([]*log.Add(nil), o.adds...)
+	sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
+	return out
+}
+
+// BloomColumns returns the index's column names (physical) of the Bloom-indexed
+// columns, in Spec.BloomColumns order.
+func (o *Output) BloomColumns() []string {
+	out := make([]string, len(o.bloom))
+	for i, b := range o.bloom {
+		out[i] = b.phys
+	}
+	return out
+}
+
+// WriteBloomIndex stores one index file holding the Bloom filters of every file
+// closed so far and tags their add actions with it (B1: a file is covered exactly
+// when its tag says so). Like the data files, the index is durable, under a fresh
+// name, before the commit that references it. It returns the index path, "" when
+// there are no Bloom columns or no files.
+func (o *Output) WriteBloomIndex(ctx context.Context) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.bloom) == 0 || len(o.adds) == 0 {
+		return "", nil
+	}
+	if len(o.filters) != len(o.adds)*len(o.bloom) {
+		return "", fmt.Errorf("datafile: internal error: %d Bloom filters for %d files and %d columns", len(o.filters), len(o.adds), len(o.bloom))
+	}
+	entries := append([]bloom.Entry(nil), o.filters...)
+	sort.Slice(entries, func(a, b int) bool {
+		if entries[a].DataPath != entries[b].DataPath {
+			return entries[a].DataPath < entries[b].DataPath
+		}
+		return entries[a].Filter.Column() < entries[b].Filter.Column()
+	})
+	data, err := bloom.MarshalIndex(entries...)
+	if err != nil {
+		return "", fmt.Errorf("datafile: Bloom index: %w", err)
+	}
+	cols := make([]string, len(o.bloom))
+	for i, b := range o.bloom {
+		cols[i] = b.phys
+	}
+	path := bloom.NewIndexPath()
+	tag, err := bloom.EncodeTag(bloom.Tag{Path: path, Columns: cols})
+	if err != nil {
+		return "", fmt.Errorf("datafile: Bloom index tag: %w", err)
+	}
+	if err := o.store.PutIfAbsent(ctx, path, data); err != nil {
+		return "", fmt.Errorf("datafile: writing Bloom index %s: %w", path, err)
+	}
+	o.stored = append(o.stored, path)
+	for _, a := range o.adds {
+		if a.Tags == nil {
+			a.Tags = map[string]string{}
+		}
+		a.Tags[bloom.TagKey] = tag
+	}
+	return path, nil
+}
+
+// Discard deletes everything the Output stored (data files and index), best effort:
+// after a failed or abandoned commit the files are unreferenced, and any left behind
+// are removed by VACUUM. It uses its own short deadline, so it works after ctx of the
+// write was cancelled.
+func (o *Output) Discard() {
+	o.mu.Lock()
+	paths := o.stored
+	o.stored = nil
+	o.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, p := range paths {
+		_ = o.store.Delete(ctx, p)
+	}
+}
+
+// retypeRecord relabels rec's columns with the (physical) file schema: the same
+// buffers, the field names and metadata of sch at every nesting level.
+func retypeRecord(rec arrow.RecordBatch, sch *arrow.Schema) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	for i := range cols {
+		d, err := retypeData(rec.Column(i).Data(), sch.Field(i).Type)
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, fmt.Errorf("datafile: column %q: %w", sch.Field(i).Name, err)
+		}
+		cols[i] = array.MakeFromData(d)
+		d.Release()
+	}
+	out := array.NewRecordBatch(sch, cols, rec.NumRows())
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
+}
+
+// retypeData returns d with type to, which must have d's layout (the same type but
+// for field names and metadata), children retyped likewise.
+func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
+	if d.DataType().ID() != to.ID() {
+		return nil, fmt.Errorf("%w: %s cannot be written as %s", ErrSchemaMismatch, d.DataType(), to)
+	}
+	var childTypes []arrow.DataType
+	switch t := to.(type) {
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			childTypes = append(childTypes, f.Type)
+		}
+	case *arrow.MapType:
+		childTypes = []arrow.DataType{t.Elem()}
+	case arrow.ListLikeType:
+		childTypes = []arrow.DataType{t.Elem()}
+	}
+	if len(childTypes) != len(d.Children()) {
+		if len(childTypes) == 0 && len(d.Children()) == 0 {
+			return array.NewData(to, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset()), nil
+		}
+		return nil, fmt.Errorf("%w: %s has %d children, %s %d", ErrSchemaMismatch, d.DataType(), len(d.Children()), to, len(childTypes))
+	}
+	children := make([]arrow.ArrayData, len(childTypes))
+	for i, c := range d.Children() {
+		rc, err := retypeData(c, childTypes[i])
+		if err != nil {
+			for _, x := range children[:i] {
+				x.Release()
+			}
+			return nil, err
+		}
+		children[i] = rc
+	}
+	out := array.NewData(to, d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
+	for _, c := range children {
+		c.Release()
+	}
+	return out, nil
+}
+
+// physicalSchema returns the file schema of a column-mapped table's data columns:
+// each field of data (logical) replaced by the Delta field of that name converted
+// with physical names (and field ids when ids is set), nested fields included.
+func physicalSchema(data *arrow.Schema, delta *log.StructType, ids bool) (*arrow.Schema, error) {
+	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	fields := make([]arrow.Field, data.NumFields())
+	for i, f := range data.Fields() {
+		j := -1
+		for k := range delta.Fields {
+			if delta.Fields[k].Name == f.Name {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			for k := range delta.Fields {
+				if strings.EqualFold(delta.Fields[k].Name, f.Name) {
+					j = k
+					break
+				}
+			}
+		}
+		if j < 0 {
+			return nil, fmt.Errorf("%w: column %q is not in the table schema", ErrInvalidArgument, f.Name)
+		}
+		pf := phys.Field(j)
+		if !arrow.TypeEqual(stripNames(pf.Type), stripNames(f.Type)) {
+			return nil, fmt.Errorf("%w: column %q is %s in the batches, %s in the table", ErrSchemaMismatch, f.Name, f.Type, pf.Type)
+		}
+		fields[i] = pf
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// stripNames renames every nested field to its position, so that two types compare
+// equal when only their field names and metadata differ.
+func stripNames(t arrow.DataType) arrow.DataType {
+	switch dt := t.(type) {
+	case *arrow.StructType:
+		fs := make([]arrow.Field, dt.NumFields())
+		for i, f := range dt.Fields() {
+			fs[i] = arrow.Field{Name: fmt.Sprint(i), Type: stripNames(f.Type), Nullable: f.Nullable}
+		}
+		return arrow.StructOf(fs...)
+	case *arrow.ListType:
+		return arrow.ListOfField(arrow.Field{Name: "e", Type: stripNames(dt.Elem()), Nullable: dt.ElemField().Nullable})
+	case *arrow.MapType:
+		m := arrow.MapOfFields(arrow.Field{Name: "k", Type: stripNames(dt.KeyType())},
+			arrow.Field{Name: "v", Type: stripNames(dt.ItemType()), Nullable: dt.ItemField().Nullable})
+		m.KeysSorted = dt.KeysSorted
+		return m
+	}
+	return t
+}
+
+// physicalColumn translates a statistics column reference in logical names into the
+// physical names of file (matched case-insensitively, struct by struct); a reference
+// that does not resolve is returned unchanged, for the collector to report.
+func physicalColumn(logical, file *arrow.Schema, ref string) string {
+	parts, err := stats.ParseColumnPath(ref)
+	if err != nil {
+		return ref
+	}
+	lf, pf := logical.Fields(), file.Fields()
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		idx := -1
+		for i, f := range lf {
+			if f.Name == p || (idx < 0 && strings.EqualFold(f.Name, p)) {
+				idx = i
+			}
+		}
+		if idx < 0 || idx >= len(pf) {
+			return ref
+		}
+		out = append(out, "`"+strings.ReplaceAll(pf[idx].Name, "`", "``")+"`")
+		ls, ok1 := lf[idx].Type.(*arrow.StructType)
+		ps, ok2 := pf[idx].Type.(*arrow.StructType)
+		if ok1 && ok2 {
+			lf, pf = ls.Fields(), ps.Fields()
+		} else {
+			lf, pf = nil, nil
+		}
+	}
+	return strings.Join(out, ".")
+}

@@ -1,0 +1,201 @@
+package interop
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/internal/benchdata"
+	"github.com/skiplake/skiplake/internal/render"
+	"github.com/skiplake/skiplake/table"
+)
+
+// rewriteRows is the size of the rewrite benchmark's table:
+// SKIPLAKE_INTEROP_REWRITE_ROWS, else 1,000,000 (200,000 under -short). The issue's
+// figures used 5,000,000.
+func rewriteRows(b *testing.B) int { return envRows(b, "SKIPLAKE_INTEROP_REWRITE_ROWS", 1_000_000) }
+
+// rewriteTable returns a table of rows seeded rows × 6 columns in 100 files (100
+// appends in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the
+// table is built once under that directory and reused by later runs, so that a
+// process measuring one operation's peak memory does not also count the table's
+// creation.
+func rewriteTable(b *testing.B, rows int) (string, []string) {
+	b.Helper()
+	var dir string
+	if base := os.Getenv("SKIPLAKE_INTEROP_BENCH_DIR"); base != "" {
+		dir = filepath.Join(base, fmt.Sprintf("rewrite-rows=%d", rows))
+	} else {
+		dir = filepath.Join(b.TempDir(), "t")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {
+		tbl, err := table.CreatePath(bg, dir, benchdata.Schema, table.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, rows/benchFiles) {
+			_, err := tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{})
+			rec.Release()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	tbl, err := table.OpenPath(bg, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap, err := tbl.Snapshot(bg, table.Latest())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var files []string
+	for _, a := range snap.Log().Files() {
+		p, err := a.DecodedPath()
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, filepath.Join(dir, filepath.FromSlash(p)))
+	}
+	if n := snap.Log().NumFiles(); n != benchFiles {
+		b.Fatalf("table %s has %d files, want %d (remove it to rebuild)", dir, n, benchFiles)
+	}
+	return dir, files
+}
+
+// maxRSS is the process's peak resident memory in MiB (a high-water mark: it means
+// one operation's peak only when the process ran that operation alone).
+func maxRSS() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024
+}
+
+// BenchmarkRewrite compares skiplake's rewrites with DuckDB's on the same Parquet
+// files (rewriteTable: 100 files, 6 columns), both writing zstd Parquet:
+//
+//   - op=export: skiplake's scan into one Parquet file (what `skiplake scan --format
+//     parquet` does) vs DuckDB `COPY (SELECT * FROM read_parquet(...)) TO ...`;
+//   - op=compact: skiplake OPTIMIZE compaction (no clustering) vs the same DuckDB copy;
+//   - op=zorder, op=hilbert: skiplake OPTIMIZE clustering on (day, price) vs DuckDB
+//     `COPY (SELECT * ... ORDER BY day, price) TO ...` (op=sort).
+//
+// Every op reports rows/s and maxrss-MB, the process's peak RSS: run one op per
+// process (-bench 'Rewrite/op=hilbert/engine=skiplake') with SKIPLAKE_INTEROP_BENCH_DIR
+// set (after one run that builds the table) for that figure to be the op's own.
+// OPTIMIZE runs on a fresh copy of the table each iteration (the copy is not timed).
+func BenchmarkRewrite(b *testing.B) {
+	rows := rewriteRows(b)
+	dir, files := rewriteTable(b, rows)
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = sqlString(f)
+	}
+	from := "read_parquet([" + strings.Join(quoted, ", ") + "])"
+	size := fmt.Sprintf("rows=%d/files=%d", rows, len(files))
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(maxRSS(), "maxrss-MB")
+	}
+	duck := func(b *testing.B, q string) {
+		db, err := sql.Open("duckdb", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		out := filepath.Join(b.TempDir(), "out.parquet")
+		b.ResetTimer()
+		for b.Loop() {
+			os.Remove(out)
+			if _, err := db.Exec("COPY (" + q + ") TO " + sqlString(out) + " (FORMAT parquet, COMPRESSION zstd)"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b)
+	}
+	optimize := func(b *testing.B, opts table.OptimizeOptions) {
+		var n int64
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			work := filepath.Join(b.TempDir(), fmt.Sprint("t", i))
+			if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
+				b.Fatal(err)
+			}
+			tbl, err := table.OpenPath(bg, work)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			res, err := tbl.Optimize(bg, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += res.Metrics.NumRows
+		}
+		if n != int64(rows)*int64(b.N) {
+			b.Fatalf("rewrote %d rows, want %d", n, int64(rows)*int64(b.N))
+		}
+		report(b)
+	}
+
+	b.Run("op=export/engine=skiplake/"+size, func(b *testing.B) {
+		tbl, err := table.OpenPath(bg, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := filepath.Join(b.TempDir(), "out.parquet")
+		for b.Loop() {
+			f, err := os.Create(out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sc, err := tbl.Scan(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rd, err := sc.Read(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := render.New("parquet", f, sc.Schema())
+			if err != nil {
+				b.Fatal(err)
+			}
+			for rd.Next() {
+				if err := w.Write(rd.RecordBatch()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := rd.Err(); err != nil {
+				b.Fatal(err)
+			}
+			rd.Release()
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+		report(b)
+	})
+	b.Run("op=copy/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from) })
+	b.Run("op=compact/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
+	})
+	b.Run("op=sort/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from+" ORDER BY day, price") })
+	b.Run("op=zorder/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{ZOrderBy: []string{"day", "price"}, Full: true})
+	})
+	b.Run("op=hilbert/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{HilbertBy: []string{"day", "price"}, Full: true})
+	})
+}

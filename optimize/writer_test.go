@@ -1,0 +1,151 @@
+package optimize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/log"
+)
+
+// A clustering bin whose input file is missing from storage fails with
+// ErrCorruptData, commits nothing and leaves no output file behind, whichever path
+// (in memory or spilled) and however many bins run side by side. (The cleanup of a
+// failed bin once dereferenced the nil result it had just returned.)
+func TestClusterBinWithMissingInputFailsCleanly(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget int64
+	}{{"in memory", 0}, {"spilled", 256 << 10}} {
+		for _, c := range []Curve{CurveZOrder, CurveHilbert} {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, c), func(t *testing.T) {
+				tt := smallTable(t, "p", []*string{ptr("a"), ptr("b"), nil}, 12, 1500)
+				before := tt.snapshot(t)
+				files := before.Files()
+				sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+				gone, err := files[len(files)/2].DecodedPath()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tt.store.Delete(context.Background(), gone); err != nil {
+					t.Fatal(err)
+				}
+				objects := tt.objects(t)
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				plan, err := NewPlan(context.Background(), before, tt.store, Options{Curve: c, ClusterBy: []string{"x", "y"},
+					TargetFileSize: avgFileSize(t, tt) * 2, MemoryBudget: tc.budget, Parallelism: 2, Allocator: mem})
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := Execute(context.Background(), plan)
+				if !errors.Is(err, ErrCorruptData) {
+					t.Fatalf("want ErrCorruptData, got %v", err)
+				}
+				if len(m.Versions) != 0 {
+					t.Fatalf("committed %v", m.Versions)
+				}
+				if v := tt.snapshot(t).Version(); v != before.Version() {
+					t.Fatalf("table moved from version %d to %d", before.Version(), v)
+				}
+				if after := tt.objects(t); !slices.Equal(objects, after) {
+					t.Fatalf("storage changed: %d objects before, %d after", len(objects), len(after))
+				}
+			})
+		}
+	}
+}
+
+// Clustered output files are cut by their encoded size: every file of a bin but the
+// last is within 10% of the target (the last holds the remainder, at most 10% over).
+func TestClusteredFilesFollowTheTargetSize(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget int64
+	}{{"in memory", 0}, {"spilled", 512 << 10}} {
+		for _, c := range []Curve{CurveZOrder, CurveHilbert} {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, c), func(t *testing.T) {
+				tt := smallTable(t, "", nil, 16, 6000)
+				var total int64
+				for _, a := range tt.snapshot(t).Files() {
+					total += a.Size
+				}
+				target := total / 5
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				_, m := runOptimize(t, tt, Options{Curve: c, ClusterBy: []string{"x", "y"}, TargetFileSize: target,
+					MemoryBudget: tc.budget, Parallelism: 2, Allocator: mem})
+				if tc.budget > 0 && m.SpilledBytes == 0 {
+					t.Fatalf("nothing spilled")
+				}
+				var sizes []int64
+				var last *log.Add
+				for _, a := range tt.snapshot(t).Files() {
+					if a.Tags[TagCubeID] == "" {
+						t.Fatalf("%s: not written by this OPTIMIZE", a.Path)
+					}
+					sizes = append(sizes, a.Size)
+					if last == nil || a.Size < last.Size {
+						last = a
+					}
+				}
+				sort.Slice(sizes, func(i, j int) bool { return sizes[i] > sizes[j] })
+				t.Logf("target %d, files %v", target, sizes)
+				if len(sizes) < 4 {
+					t.Fatalf("%d files for %d bytes at target %d", len(sizes), total, target)
+				}
+				for i, s := range sizes {
+					r := float64(s) / float64(target)
+					if r > 1.1 || (i < len(sizes)-1 && r < 0.9) {
+						t.Errorf("file of %d bytes is %.2f of the target", s, r)
+					}
+				}
+			})
+		}
+	}
+}
+
+// sortKeyed (radix sort on the key, equal-key runs ordered by the clustering values)
+// orders pairs exactly as a comparison sort by (key, clustering values, position).
+func TestSortKeyedMatchesComparisonSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 1, 255, 1000, 1 << 16, 200_003} {
+		for _, keyBits := range []uint{3, 20, 64} {
+			b := array.NewInt64Builder(memory.DefaultAllocator)
+			pairs := make([]keyed, n)
+			for i := range pairs {
+				pairs[i] = keyed{key: rng.Uint64() >> (64 - keyBits), pos: uint32(i)}
+				if rng.IntN(10) == 0 {
+					b.AppendNull()
+				} else {
+					b.Append(rng.Int64N(5))
+				}
+			}
+			col := b.NewArray()
+			b.Release()
+			tb := tieBreak{cols: []arrow.Array{col}}
+			want := slices.Clone(pairs)
+			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tb) })
+			got := slices.Clone(pairs)
+			sortKeyed(context.Background(), got, tb, 2)
+			if !slices.Equal(want, got) {
+				t.Fatalf("n=%d keyBits=%d: radix sort differs from the comparison sort", n, keyBits)
+			}
+			got = slices.Clone(pairs)
+			sortKeyed(context.Background(), got, tieBreak{}, 2)
+			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tieBreak{}) })
+			if !slices.Equal(want, got) {
+				t.Fatalf("n=%d keyBits=%d: without clustering values", n, keyBits)
+			}
+			col.Release()
+		}
+	}
+}
