@@ -285,6 +285,8 @@ type CommitInfo struct {
 	EngineInfo string `json:"engineInfo,omitempty"`
 	// TxnID is the transaction's unique id.
 	TxnID string `json:"txnId,omitempty"`
+	// Tags are free-form commit tags (delta.rowTracking.preserved, ...).
+	Tags map[string]string `json:"tags,omitempty"`
 	// Raw is every field as read (nil for commit infos built in memory).
 	Raw map[string]any `json:"-"`
 }
@@ -314,6 +316,7 @@ func (c *CommitInfo) UnmarshalJSON(b []byte) error {
 		c.IsBlindAppend = &v
 	}
 	c.OperationParameters = stringMap(raw["operationParameters"])
+	c.Tags = stringMap(raw["tags"])
 	c.OperationMetrics = stringMap(raw["operationMetrics"])
 	return nil
 }

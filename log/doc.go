@@ -76,13 +76,27 @@
 // table features listing every feature they implied). ParseSize and
 // ParseInterval are the project's only size and interval parsers.
 //
+// Domain metadata: reconciled per domain (newest wins, removed=true is a
+// tombstone the snapshot drops), kept in checkpoints, and never touched unless a
+// transaction sets it; callers may set user domains and, on a clustered table,
+// delta.clustering (Snapshot.Clustering reads it, and Databricks' delta.liquid;
+// ClusteringDomain writes it), never other system-controlled delta.* domains.
+// Row tracking (rowtracking.go): on tables whose protocol supports rowTracking
+// every commit attempt gives new files fresh baseRowId (above the
+// delta.rowTracking high-water mark, which the commit raises) and
+// defaultRowCommitVersion (the committed version); recommitted files and removes
+// keep their file's values; a retry reassigns from the winners' mark; commitInfo
+// says delta.rowTracking.preserved (OPTIMIZE materializes stable row IDs and
+// declares it with PreserveRowTracking). CleanupExpiredLog deletes
+// log files past delta.logRetentionDuration that a checkpoint covers.
+//
 // What this package deliberately does not do: it never reads or writes data
 // files or deletion-vector files (package table does), it does not write
 // change-data files, multi-part checkpoints, v2 checkpoints with sidecars, log
 // compaction files or .crc files (it ignores the last two when reading), and it
 // does not support absolute file URIs. Tables with the v2Checkpoint feature get
-// v2 checkpoints in JSON with every action inline. Writes to tables with row
-// tracking, change data feed, generated or identity columns or clustering are
-// refused (see CheckWritable); column mapping is accepted here (commits keep ids
-// and physical names) and refused by the data-file writers that cannot honour it.
+// v2 checkpoints in JSON with every action inline. Writes to tables with change
+// data feed, generated or identity columns are refused (see CheckWritable); column
+// mapping is accepted here (commits keep ids and physical names) and refused by the
+// data-file writers that cannot honour it.
 package log

@@ -18,47 +18,52 @@ import (
 // keys; when properties are set, any letter case of a known key is accepted and
 // stored under the canonical spelling (see NormalizeProperties).
 const (
-	PropAppendOnly                        = "delta.appendOnly"
-	PropAutoOptimize                      = "delta.autoOptimize"
-	PropAutoOptimizeAutoCompact           = "delta.autoOptimize.autoCompact"
-	PropAutoOptimizeOptimizeWrite         = "delta.autoOptimize.optimizeWrite"
-	PropCheckpointInterval                = "delta.checkpointInterval"
-	PropCheckpointPolicy                  = "delta.checkpointPolicy"
-	PropCheckpointRetentionDuration       = "delta.checkpointRetentionDuration"
-	PropCheckpointWriteStatsAsJSON        = "delta.checkpoint.writeStatsAsJson"
-	PropCheckpointWriteStatsAsStruct      = "delta.checkpoint.writeStatsAsStruct"
-	PropColumnMappingMode                 = ColumnMappingModeKey
-	PropColumnMappingMaxColumnID          = "delta.columnMapping.maxColumnId"
-	PropDataSkippingNumIndexedCols        = "delta.dataSkippingNumIndexedCols"
-	PropDataSkippingStatsColumns          = "delta.dataSkippingStatsColumns"
-	PropDataSkippingStringPrefixLength    = "delta.dataSkippingStringPrefixLength"
-	PropDeletedFileRetentionDuration      = "delta.deletedFileRetentionDuration"
-	PropEnableChangeDataFeed              = "delta.enableChangeDataFeed"
-	PropEnableDeletionVectors             = "delta.enableDeletionVectors"
-	PropEnableExpiredLogCleanup           = "delta.enableExpiredLogCleanup"
-	PropEnableIcebergCompatV1             = "delta.enableIcebergCompatV1"
-	PropEnableIcebergCompatV2             = "delta.enableIcebergCompatV2"
-	PropEnableInCommitTimestamps          = "delta.enableInCommitTimestamps"
-	PropEnableRowTracking                 = "delta.enableRowTracking"
-	PropEnableTypeWidening                = "delta.enableTypeWidening"
-	PropEnableVariantShredding            = "delta.enableVariantShredding"
-	PropIsolationLevel                    = "delta.isolationLevel"
-	PropLogRetentionDuration              = "delta.logRetentionDuration"
-	PropMinReaderVersion                  = "delta.minReaderVersion"
-	PropMinWriterVersion                  = "delta.minWriterVersion"
-	PropParquetCompressionCodec           = "delta.parquet.compression.codec"
-	PropRandomizeFilePrefixes             = "delta.randomizeFilePrefixes"
-	PropRandomPrefixLength                = "delta.randomPrefixLength"
-	PropSetTransactionRetentionDuration   = "delta.setTransactionRetentionDuration"
-	PropTargetFileSize                    = "delta.targetFileSize"
-	PropTuneFileSizesForRewrites          = "delta.tuneFileSizesForRewrites"
-	PropUniversalFormatEnabledFormats     = "delta.universalFormat.enabledFormats"
-	PropBloomFilterColumns                = "skiplake.bloomFilter.columns"
-	PropBloomFilterFPP                    = "skiplake.bloomFilter.fpp"
-	PropCompatSymlinkManifestEnabled      = "delta.compatibility.symlinkFormatManifest.enabled"
-	PropInCommitTimestampEnablementVer    = "delta.inCommitTimestampEnablementVersion"
-	PropInCommitTimestampEnablementTime   = "delta.inCommitTimestampEnablementTimestamp"
-	PropCheckpointProtectionBeforeVersion = "delta.requireCheckpointProtectionBeforeVersion"
+	PropAppendOnly                         = "delta.appendOnly"
+	PropAutoOptimize                       = "delta.autoOptimize"
+	PropAutoOptimizeAutoCompact            = "delta.autoOptimize.autoCompact"
+	PropAutoOptimizeOptimizeWrite          = "delta.autoOptimize.optimizeWrite"
+	PropCheckpointInterval                 = "delta.checkpointInterval"
+	PropCheckpointPolicy                   = "delta.checkpointPolicy"
+	PropCheckpointRetentionDuration        = "delta.checkpointRetentionDuration"
+	PropCheckpointWriteStatsAsJSON         = "delta.checkpoint.writeStatsAsJson"
+	PropCheckpointWriteStatsAsStruct       = "delta.checkpoint.writeStatsAsStruct"
+	PropColumnMappingMode                  = ColumnMappingModeKey
+	PropColumnMappingMaxColumnID           = "delta.columnMapping.maxColumnId"
+	PropDataSkippingNumIndexedCols         = "delta.dataSkippingNumIndexedCols"
+	PropDataSkippingStatsColumns           = "delta.dataSkippingStatsColumns"
+	PropDataSkippingStringPrefixLength     = "delta.dataSkippingStringPrefixLength"
+	PropDeletedFileRetentionDuration       = "delta.deletedFileRetentionDuration"
+	PropEnableChangeDataFeed               = "delta.enableChangeDataFeed"
+	PropEnableDeletionVectors              = "delta.enableDeletionVectors"
+	PropEnableExpiredLogCleanup            = "delta.enableExpiredLogCleanup"
+	PropEnableIcebergCompatV1              = "delta.enableIcebergCompatV1"
+	PropEnableIcebergCompatV2              = "delta.enableIcebergCompatV2"
+	PropEnableInCommitTimestamps           = "delta.enableInCommitTimestamps"
+	PropEnableRowTracking                  = "delta.enableRowTracking"
+	PropEnableTypeWidening                 = "delta.enableTypeWidening"
+	PropEnableVariantShredding             = "delta.enableVariantShredding"
+	PropIsolationLevel                     = "delta.isolationLevel"
+	PropLogRetentionDuration               = "delta.logRetentionDuration"
+	PropMinReaderVersion                   = "delta.minReaderVersion"
+	PropMinWriterVersion                   = "delta.minWriterVersion"
+	PropParquetCompressionCodec            = "delta.parquet.compression.codec"
+	PropRandomizeFilePrefixes              = "delta.randomizeFilePrefixes"
+	PropRandomPrefixLength                 = "delta.randomPrefixLength"
+	PropSetTransactionRetentionDuration    = "delta.setTransactionRetentionDuration"
+	PropTargetFileSize                     = "delta.targetFileSize"
+	PropTuneFileSizesForRewrites           = "delta.tuneFileSizesForRewrites"
+	PropUniversalFormatEnabledFormats      = "delta.universalFormat.enabledFormats"
+	PropBloomFilterColumns                 = "skiplake.bloomFilter.columns"
+	PropBloomFilterFPP                     = "skiplake.bloomFilter.fpp"
+	PropAutoCompactMinNumFiles             = "skiplake.autoCompact.minNumFiles"
+	PropAutoCompactSmallFileSize           = "skiplake.autoCompact.smallFileSize"
+	PropRowTrackingSuspended               = "delta.rowTrackingSuspended"
+	PropMaterializedRowIDColumn            = "delta.rowTracking.materializedRowIdColumnName"
+	PropMaterializedRowCommitVersionColumn = "delta.rowTracking.materializedRowCommitVersionColumnName"
+	PropCompatSymlinkManifestEnabled       = "delta.compatibility.symlinkFormatManifest.enabled"
+	PropInCommitTimestampEnablementVer     = "delta.inCommitTimestampEnablementVersion"
+	PropInCommitTimestampEnablementTime    = "delta.inCommitTimestampEnablementTimestamp"
+	PropCheckpointProtectionBeforeVersion  = "delta.requireCheckpointProtectionBeforeVersion"
 
 	// PrefixConstraints starts the keys of CHECK constraints ("delta.constraints.<name>").
 	PrefixConstraints = "delta.constraints."
@@ -83,6 +88,11 @@ const (
 	DefaultTargetFileSize = 128 << 20
 	// DefaultRandomPrefixLength is delta.randomPrefixLength's default.
 	DefaultRandomPrefixLength = 2
+	// DefaultAutoCompactMinNumFiles is skiplake.autoCompact.minNumFiles's default:
+	// auto-compaction runs on a partition once it has this many small files (Delta
+	// Spark's spark.databricks.delta.autoCompact.minNumFiles default, there a
+	// session setting).
+	DefaultAutoCompactMinNumFiles = 50
 )
 
 // CheckpointPolicy is delta.checkpointPolicy.
@@ -115,9 +125,22 @@ type TableProperties struct {
 	// AutoOptimize is the legacy delta.autoOptimize flag (default false).
 	AutoOptimize bool
 	// AutoCompact is delta.autoOptimize.autoCompact ("true", "auto" or "legacy";
-	// default false). skiplake records it; it does not compact after writes.
+	// default false): after a write commits, the small files of the partitions it
+	// touched are compacted (clustered on a clustered table) in a separate commit
+	// once a partition has AutoCompactMinNumFiles of them.
 	AutoCompact bool
-	// OptimizeWrite is delta.autoOptimize.optimizeWrite (default false).
+	// AutoCompactMinNumFiles is skiplake.autoCompact.minNumFiles (default
+	// DefaultAutoCompactMinNumFiles = 50, at least 2): how many small files a
+	// partition needs before auto-compaction rewrites them.
+	AutoCompactMinNumFiles int
+	// AutoCompactSmallFileSize is skiplake.autoCompact.smallFileSize in bytes: files
+	// smaller than this count as small for auto-compaction (0 when unset: three
+	// quarters of TargetFileSize, OPTIMIZE's own threshold).
+	AutoCompactSmallFileSize int64
+	// OptimizeWrite is delta.autoOptimize.optimizeWrite (default false): a write
+	// buffers each partition's rows across all its inputs into files of about
+	// TargetFileSize (few, full files instead of one per input and partition), and
+	// on a clustered table sorts each file by the clustering columns.
 	OptimizeWrite bool
 	// CheckpointInterval is delta.checkpointInterval (default 10): a checkpoint is
 	// written after every commit whose version is a multiple of it.
@@ -161,8 +184,18 @@ type TableProperties struct {
 	EnableIcebergCompatV1, EnableIcebergCompatV2 bool
 	// EnableInCommitTimestamps is delta.enableInCommitTimestamps (default false).
 	EnableInCommitTimestamps bool
-	// EnableRowTracking is delta.enableRowTracking (default false).
+	// EnableRowTracking is delta.enableRowTracking (default false): every live file
+	// has row IDs (writers assign them whenever the protocol supports rowTracking).
 	EnableRowTracking bool
+	// RowTrackingSuspended is delta.rowTrackingSuspended (default false): writers do
+	// not assign row IDs although the protocol supports rowTracking.
+	RowTrackingSuspended bool
+	// MaterializedRowIDColumn and MaterializedRowCommitVersionColumn are
+	// delta.rowTracking.materializedRowIdColumnName and
+	// delta.rowTracking.materializedRowCommitVersionColumnName: the hidden columns of
+	// materialized row IDs and row commit versions (internal; assigned when row
+	// tracking is enabled).
+	MaterializedRowIDColumn, MaterializedRowCommitVersionColumn string
 	// EnableTypeWidening is delta.enableTypeWidening (default false).
 	EnableTypeWidening bool
 	// EnableVariantShredding is delta.enableVariantShredding (default false).
@@ -254,6 +287,15 @@ func (p *TableProperties) StatsConfig() stats.Config {
 		cfg.NumIndexedCols = n
 	}
 	return cfg
+}
+
+// SmallFileSize is the size below which auto-compaction counts a file as small:
+// skiplake.autoCompact.smallFileSize, else three quarters of TargetFileSize.
+func (p *TableProperties) SmallFileSize() int64 {
+	if p.AutoCompactSmallFileSize > 0 {
+		return p.AutoCompactSmallFileSize
+	}
+	return p.TargetFileSize * 3 / 4
 }
 
 // StringPrefixForReading is the string prefix length readers assume when they
@@ -461,6 +503,15 @@ func init() {
 		boolDef(PropEnableIcebergCompatV2, func(p *TableProperties) *bool { return &p.EnableIcebergCompatV2 }),
 		boolDef(PropEnableInCommitTimestamps, func(p *TableProperties) *bool { return &p.EnableInCommitTimestamps }),
 		boolDef(PropEnableRowTracking, func(p *TableProperties) *bool { return &p.EnableRowTracking }),
+		boolDef(PropRowTrackingSuspended, func(p *TableProperties) *bool { return &p.RowTrackingSuspended }),
+		&propDef{key: PropMaterializedRowIDColumn, internal: true, parse: func(p *TableProperties, v string) (string, error) {
+			p.MaterializedRowIDColumn = v
+			return v, nil
+		}},
+		&propDef{key: PropMaterializedRowCommitVersionColumn, internal: true, parse: func(p *TableProperties, v string) (string, error) {
+			p.MaterializedRowCommitVersionColumn = v
+			return v, nil
+		}},
 		boolDef(PropEnableTypeWidening, func(p *TableProperties) *bool { return &p.EnableTypeWidening }),
 		boolDef(PropEnableVariantShredding, func(p *TableProperties) *bool { return &p.EnableVariantShredding }),
 		&propDef{key: PropIsolationLevel, parse: func(p *TableProperties, v string) (string, error) {
@@ -527,6 +578,15 @@ func init() {
 			p.BloomFilterColumns = cols
 			return strings.Join(cols, ","), nil
 		}},
+		intDef(PropAutoCompactMinNumFiles, 2, "an integer of at least 2", func(p *TableProperties, n int64) { p.AutoCompactMinNumFiles = int(n) }),
+		&propDef{key: PropAutoCompactSmallFileSize, parse: func(p *TableProperties, v string) (string, error) {
+			n, err := ParseSize(v)
+			if err != nil {
+				return "", errors.New("want a positive size in bytes, optionally with a unit (\"8mb\")")
+			}
+			p.AutoCompactSmallFileSize = n
+			return strconv.FormatInt(n, 10), nil
+		}},
 		&propDef{key: PropBloomFilterFPP, parse: func(p *TableProperties, v string) (string, error) {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil || !(f >= bloom.MinFPP && f <= bloom.MaxFPP) {
@@ -588,6 +648,7 @@ func defaultTableProperties() *TableProperties {
 		RandomPrefixLength:             DefaultRandomPrefixLength,
 		TargetFileSize:                 DefaultTargetFileSize,
 		BloomFilterFPP:                 bloom.DefaultFPP,
+		AutoCompactMinNumFiles:         DefaultAutoCompactMinNumFiles,
 		Constraints:                    map[string]string{},
 		Unknown:                        map[string]string{},
 		set:                            map[string]bool{},
@@ -674,6 +735,11 @@ func (p *TableProperties) Settings() []Setting {
 		PropLogRetentionDuration:           FormatInterval(p.LogRetention),
 		PropTargetFileSize:                 strconv.FormatInt(p.TargetFileSize, 10),
 		PropBloomFilterFPP:                 strconv.FormatFloat(p.BloomFilterFPP, 'g', -1, 64),
+		PropAutoOptimizeAutoCompact:        b(p.AutoCompact),
+		PropAutoOptimizeOptimizeWrite:      b(p.OptimizeWrite),
+		PropAutoCompactMinNumFiles:         strconv.Itoa(p.AutoCompactMinNumFiles),
+		PropAutoCompactSmallFileSize:       strconv.FormatInt(p.SmallFileSize(), 10),
+		PropEnableRowTracking:              b(p.EnableRowTracking),
 	}
 	if p.set[PropDataSkippingStatsColumns] {
 		vals[PropDataSkippingStatsColumns] = strings.Join(p.DataSkippingStatsColumns, ",")

@@ -264,6 +264,20 @@ func applyProperties(p Protocol, md Metadata, change PropertyChange, creating bo
 		}
 		md.SchemaString = schema.JSON()
 	}
+	// Enabling row tracking assigns the hidden materialized columns' names (kept
+	// when the table has them already: they must never change).
+	if next.EnableRowTracking && !old.EnableRowTracking {
+		id, ver := materializedColumnNames()
+		if next.MaterializedRowIDColumn == "" {
+			conf[PropMaterializedRowIDColumn] = id
+		}
+		if next.MaterializedRowCommitVersionColumn == "" {
+			conf[PropMaterializedRowCommitVersionColumn] = ver
+		}
+		if err := checkRowTrackingEnablement(ParseTableProperties(conf), schema); err != nil {
+			bad(PropEnableRowTracking, "true", err.Error(), ErrInvalidProperty)
+		}
+	}
 	if len(errs) > 0 {
 		return p, md, errors.Join(errs...)
 	}
@@ -530,7 +544,6 @@ func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error)
 // unwritableWhy says why skiplake refuses to turn on a feature it cannot honour.
 var unwritableWhy = map[string]string{
 	FeatureChangeDataFeed:    "skiplake does not write the change data feed (its DELETE, UPDATE and MERGE would not record _change_data files, so change readers would miss changes)",
-	FeatureRowTracking:       "skiplake does not assign row IDs and row commit versions yet",
 	FeatureCheckConstraints:  "skiplake cannot evaluate CHECK constraints, so it could not enforce them on writes",
 	FeatureInvariants:        "skiplake cannot evaluate column invariants, so it could not enforce them on writes",
 	FeatureInCommitTimestamp: "skiplake does not write in-commit timestamps yet",

@@ -42,7 +42,10 @@ func TestParseTablePropertiesReadsCanonicalKeysOnly(t *testing.T) {
 	if p.TargetFileSize != DefaultTargetFileSize || p.AppendOnly {
 		t.Fatalf("non-canonical keys were read: target %d appendOnly %v", p.TargetFileSize, p.AppendOnly)
 	}
-	for _, k := range []string{"delta.TargetFileSize", "delta.appendonly", "delta.rowTracking.materializedRowIdColumnName", "owner"} {
+	if p.MaterializedRowIDColumn != "_row-id-col-1" {
+		t.Errorf("materialized row ID column %q", p.MaterializedRowIDColumn)
+	}
+	for _, k := range []string{"delta.TargetFileSize", "delta.appendonly", "owner"} {
 		if _, ok := p.Unknown[k]; !ok {
 			t.Errorf("%s not in Unknown: %v", k, p.Unknown)
 		}
@@ -251,7 +254,7 @@ func TestPrepareCreateRefuses(t *testing.T) {
 		{"bloom on a struct", map[string]string{"skiplake.bloomFilter.columns": "st"}, ErrInvalidProperty, "primitive"},
 		{"log retention below file retention", map[string]string{"delta.deletedFileRetentionDuration": "interval 60 days"}, ErrInvalidProperty, "delta.logRetentionDuration"},
 		{"change data feed", map[string]string{"delta.enableChangeDataFeed": "true"}, ErrUnsupportedFeature, "_change_data"},
-		{"row tracking", map[string]string{"delta.enableRowTracking": "true"}, ErrUnsupportedFeature, "rowTracking"},
+		{"row tracking while suspended", map[string]string{"delta.enableRowTracking": "true", "delta.rowTrackingSuspended": "true"}, ErrInvalidProperty, "suspended"},
 		{"check constraints", map[string]string{"delta.constraints.pos": "id > 0"}, ErrUnsupportedFeature, "CHECK constraints"},
 		{"in-commit timestamps", map[string]string{"delta.enableInCommitTimestamps": "true"}, ErrUnsupportedFeature, "inCommitTimestamp"},
 		{"a feature skiplake cannot write", map[string]string{"delta.feature.identityColumns": "supported"}, ErrUnsupportedFeature, "identityColumns"},

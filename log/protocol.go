@@ -75,14 +75,38 @@ var supportedReader = []string{
 // Writer features this package's commits honour. columnMapping is accepted at
 // this level (commits keep the schema's ids and physical names; ADD COLUMN assigns
 // new ones) and the data-file layer writes the physical names and field ids.
-// v2Checkpoint tables get v2 checkpoints. changeDataFeed, generated/identity
-// columns, rowTracking and clustering are refused (but see legacyUnused).
-// invariants and checkConstraints are accepted only when unused (see
-// CheckWritable).
+// v2Checkpoint tables get v2 checkpoints. rowTracking is written (Transaction
+// assigns row IDs, see rowtracking.go), as is clustering (and Databricks' preview
+// feature liquid, whose domain is kept as is). changeDataFeed and generated/identity
+// columns are refused (but see legacyUnused). invariants and checkConstraints are
+// accepted only when unused (see CheckWritable).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint,
+	FeatureRowTracking, FeatureClustering, FeatureLiquid,
+}
+
+// requiredFeatures are the features a feature depends on: supporting it supports
+// them too (Delta Spark's requiredFeatures). Row tracking keeps its high-water mark
+// and clustering its columns in domain metadata.
+var requiredFeatures = map[string][]string{
+	FeatureRowTracking: {FeatureDomainMetadata},
+	FeatureClustering:  {FeatureDomainMetadata},
+}
+
+// withRequired returns features followed by the features they require that are
+// not listed yet.
+func withRequired(features []string) []string {
+	out := append([]string(nil), features...)
+	for i := 0; i < len(out); i++ {
+		for _, r := range requiredFeatures[out[i]] {
+			if !contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // legacyUnused are the features legacy writer versions 4-6 imply for every table,
@@ -271,6 +295,7 @@ func UpgradeProtocol(p Protocol, minReader, minWriter int, features ...string) (
 }
 
 func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, features []string) (Protocol, error) {
+	features = withRequired(features)
 	for _, f := range features {
 		if !contains(knownFeatures, f) {
 			return p, &UnsupportedFeatureError{Features: []string{f}}
@@ -343,9 +368,8 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // table must be readable, the writer version at most 7, every writer feature
 // supported (the legacyUnused ones implied by writer versions 4-6 included), and
 // features used only where they are supported: no column carrying delta.invariants,
-// no delta.constraints.* property, delta.enableChangeDataFeed and
-// delta.enableRowTracking off, no column with delta.generationExpression or
-// delta.identity.* metadata.
+// no delta.constraints.* property, delta.enableChangeDataFeed off, no column with
+// delta.generationExpression or delta.identity.* metadata.
 func CheckWritable(p Protocol, md Metadata) error {
 	if err := CheckReadable(p); err != nil {
 		ue := err.(*UnsupportedFeatureError)
@@ -367,9 +391,6 @@ func CheckWritable(p Protocol, md Metadata) error {
 	props := ParseTableProperties(md.Configuration)
 	if props.EnableChangeDataFeed && !contains(bad, FeatureChangeDataFeed) {
 		bad = append(bad, FeatureChangeDataFeed)
-	}
-	if props.EnableRowTracking && !contains(bad, FeatureRowTracking) {
-		bad = append(bad, FeatureRowTracking)
 	}
 	var keys []string
 	for name := range props.Constraints {

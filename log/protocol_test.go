@@ -67,7 +67,8 @@ func TestCheckWritable(t *testing.T) {
 		{"writer 8 refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, md(plain, nil), "minWriterVersion=8"},
 		{"v2 checkpoint accepted (v2 checkpoints are written)", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, md(plain, nil), ""},
 		{"dv + domain metadata accepted", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors", "domainMetadata", "appendOnly"}}, md(plain, nil), ""},
-		{"row tracking refused", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"rowTracking", "domainMetadata"}}, md(plain, nil), "rowTracking"},
+		{"row tracking accepted (row IDs are assigned)", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"rowTracking", "domainMetadata"}}, md(plain, nil), ""},
+		{"clustering and the liquid preview accepted", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"clustering", "liquid", "domainMetadata"}}, md(plain, nil), ""},
 		{"unreadable is unwritable", Protocol{MinReaderVersion: 99, MinWriterVersion: 7}, md(plain, nil), "minReaderVersion=99"},
 	}
 	for _, c := range cases {

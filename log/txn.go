@@ -60,6 +60,7 @@ type Transaction struct {
 	readAll   bool
 	used      bool
 	cpErr     error
+	rt        rowTrackingState
 }
 
 // NewTransaction starts a transaction that reads snap. On a snapshot from
@@ -70,20 +71,24 @@ func (s *Snapshot) NewTransaction(opts TxnOptions) *Transaction {
 	if s.pending {
 		md, p := s.metadata, s.protocol
 		t.metadata, t.protocol = &md, &p
+		t.domains = append(t.domains, s.domains...)
 	}
 	return t
 }
 
 // NewTableSnapshot returns the state of a table that does not exist yet and will be
-// created with metadata md and protocol p: version -1, no files. Writers use it to
+// created with metadata md, protocol p and domain metadata domains (a clustered
+// table's clustering columns): version -1, no files. Writers use it to
 // prepare a table's first data (its schema, partitioning and properties are md's) and
 // commit that data in the same version-0 commit that creates the table (see
 // NewTransaction), so a failed first write leaves no table behind. If another writer
 // creates the table first, the commit fails with a *ConflictError at version 0
 // (ErrProtocolChanged or ErrMetadataChanged).
-func (l *Log) NewTableSnapshot(md Metadata, p Protocol) *Snapshot {
+func (l *Log) NewTableSnapshot(md Metadata, p Protocol, domains ...DomainMetadata) *Snapshot {
 	s := l.emptySnapshot()
 	s.metadata, s.protocol, s.pending = md, p, true
+	s.domains = append([]DomainMetadata(nil), domains...)
+	sort.Slice(s.domains, func(i, j int) bool { return s.domains[i].Domain < s.domains[j].Domain })
 	return s
 }
 
@@ -245,7 +250,7 @@ func (t *Transaction) validate() error {
 	if len(t.domains) > 0 && !contains(WriterFeatures(p), FeatureDomainMetadata) {
 		return fmt.Errorf("log: domainMetadata needs the domainMetadata writer feature: %w", ErrInvalidTransaction)
 	}
-	return nil
+	return checkSystemDomains(p, t.domains)
 }
 
 // isolation returns the isolation level and whether the commit is a blind append.
@@ -307,6 +312,7 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 		info.EngineInfo = "skiplake/" + EngineVersion
 	}
 	info.TxnID = uuid.NewString()
+	t.rowTrackingTags(&info)
 	if info.Operation == "" {
 		info.Operation = "WRITE"
 	}
@@ -321,6 +327,9 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 			ts = prevTS + 1 // monotonic commit timestamps
 		}
 		info.Timestamp = ts
+		if err := t.prepareRowTracking(version); err != nil {
+			return -1, err
+		}
 		data, err := MarshalActions(t.actions(&info))
 		if err != nil {
 			return -1, err
@@ -387,7 +396,8 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 // actions orders the commit: commitInfo, protocol, metaData, txn,
 // domainMetadata, removes, adds.
 func (t *Transaction) actions(info *CommitInfo) []Action {
-	out := make([]Action, 0, 3+len(t.txns)+len(t.domains)+len(t.removes)+len(t.adds))
+	adds, removes, domains := t.fileActions()
+	out := make([]Action, 0, 3+len(t.txns)+len(domains)+len(removes)+len(adds))
 	out = append(out, Action{CommitInfo: info})
 	if t.protocol != nil {
 		out = append(out, Action{Protocol: t.protocol})
@@ -398,13 +408,13 @@ func (t *Transaction) actions(info *CommitInfo) []Action {
 	for i := range t.txns {
 		out = append(out, Action{Txn: &t.txns[i]})
 	}
-	for i := range t.domains {
-		out = append(out, Action{DomainMetadata: &t.domains[i]})
+	for i := range domains {
+		out = append(out, Action{DomainMetadata: &domains[i]})
 	}
-	for _, r := range t.removes {
+	for _, r := range removes {
 		out = append(out, Action{Remove: r})
 	}
-	for _, a := range t.adds {
+	for _, a := range adds {
 		out = append(out, Action{Add: a})
 	}
 	return out
@@ -450,6 +460,9 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 	)
 	path := CommitPath(version)
 	ci, err := t.log.readCommit(ctx, path, func(a *Action) error {
+		if err := t.observeWinner(version, a); err != nil {
+			return err
+		}
 		switch {
 		case a.Metadata != nil:
 			metadataChanged = true

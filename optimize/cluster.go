@@ -65,7 +65,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 		memEst += fi.memEst
 		rows += fi.rows
 	}
-	nFiles := int(math.Round(float64(b.Bytes) / float64(p.opts.TargetFileSize)))
+	nFiles := int(math.Round(float64(b.Bytes) / float64(b.fileSize(p.opts.TargetFileSize))))
 	nFiles = max(nFiles, 1)
 	cols, _ := json.Marshal(p.ClusterBy)
 	first := b.adds[0]
@@ -75,6 +75,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 	}
 	w := &clusterWriter{e: e, it: it, o: o, res: res, rowsTotal: rows, roller: out.NewRoller(datafile.FileOptions{
 		Dir: dirOf(dec), LogDir: dirOf(first.Path), PartitionValues: it.part.Values, Parallelism: o.Parallelism,
+		TargetFileSize: b.FileSize,
 		Tags: map[string]string{
 			TagCubeID:      uuid.NewString(),
 			TagCubeColumns: string(cols),

@@ -36,6 +36,25 @@
 //     BackfillBloom) files whose tag lacks a column are rewritten too, and new
 //     columns are added to the table property by the run's last commit.
 //
+// Clustered tables (Delta liquid clustering, log.Snapshot.Clustering): OPTIMIZE
+// without a curve clusters by the table's clustering columns with a Hilbert curve;
+// explicit curves are refused there, as in Delta. The run is incremental: it takes
+// the files without a clusteringProvider and, per size tier (Options.CubeFanIn),
+// the unfinished cubes of a tier once it holds CubeFanIn of them; a small cube is
+// cut into at least Options.CubeFiles files. Files it clusters carry
+// clusteringProvider "liquid" (a single-file rewrite keeps its input's). Files
+// clustered by earlier clustering columns are left alone unless Full.
+//
+// Row tracking: on a table with delta.enableRowTracking every file OPTIMIZE writes
+// carries the rows' stable row IDs and row commit versions in the hidden
+// materialized columns (rowids.go), so rows keep them through any rewrite; the
+// new files get fresh baseRowId and defaultRowCommitVersion from the commit.
+//
+// Plain compaction never undoes clustering: files with cube tags or a
+// clusteringProvider are never merged with others (only rewritten alone, rows in
+// order, to purge deleted rows or add Bloom filters). Options.MaxBytes bounds a run
+// (scheduled maintenance), Options.Partitions and MinFiles serve auto-compaction.
+//
 // Vacuum deletes files that no version inside the retention window references.
 //
 // # Invariants

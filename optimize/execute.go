@@ -152,7 +152,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if per <= 0 || per > len(items) {
 		per = len(items)
 	}
-	statsCfg := p.snap.Properties().StatsConfig()
+	statsCfg := p.statsConfig()
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
 			return nil
@@ -383,6 +383,9 @@ func checkRows(a *log.Add, rows int64) error {
 // batch's metadata change.)
 func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics, last bool) error {
 	txn := p.snap.NewTransaction(log.TxnOptions{})
+	if p.hidden > 0 {
+		txn.PreserveRowTracking()
+	}
 	if last && len(p.NewBloomColumns) > 0 {
 		proto, md, err := p.metadataWithBloomColumns()
 		if err != nil {
@@ -410,6 +413,7 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 		}
 	}
 	for _, r := range results {
+		p.markClustered(r)
 		txn.Add(r.adds...)
 		for _, a := range r.adds {
 			added = append(added, a.Size)
@@ -443,6 +447,7 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 	if len(p.BloomColumns) > 0 {
 		params["bloomFilterColumns"] = jsonString(p.BloomColumns)
 	}
+	p.liquidParameters(params)
 	info := log.CommitInfo{
 		Operation:           "OPTIMIZE",
 		OperationParameters: params,

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
@@ -19,10 +20,12 @@ const readBatchRows = 32 << 10
 
 // inputFile opens one input file of the log for reading.
 type inputFile struct {
-	add  *log.Add
-	path string // storage path (decoded)
-	f    storage.File
-	r    *datafile.Reader
+	add     *log.Add
+	path    string // storage path (decoded)
+	f       storage.File
+	r       *datafile.Reader
+	deleted *dv.Deleted // its deletion vector (with deletions)
+	mem     memory.Allocator
 }
 
 // With deletions, the file's deletion vector is loaded and its rows are left out of
@@ -50,7 +53,7 @@ func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memor
 		f.Close()
 		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptData, p, err)
 	}
-	return &inputFile{add: a, path: p, f: f, r: r}, nil
+	return &inputFile{add: a, path: p, f: f, r: r, deleted: opts.Deleted, mem: mem}, nil
 }
 
 func (in *inputFile) close() {
@@ -62,6 +65,17 @@ func (in *inputFile) close() {
 // want. The batch passed to emit is released when emit returns; firstRow is the file
 // position of the first row read for the batch, before deletions.
 func (in *inputFile) read(ctx context.Context, want *arrow.Schema, emit datafile.EmitFunc) error {
+	if fill := stableRowFiller(want, in.add, in.deleted, in.mem); fill != nil {
+		inner := emit
+		emit = func(rec arrow.RecordBatch, firstRow int64) error {
+			filled, err := fill(rec, firstRow)
+			if err != nil {
+				return err
+			}
+			defer filled.Release()
+			return inner(filled, firstRow)
+		}
+	}
 	if err := in.r.Read(ctx, want, nil, emit); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -183,7 +183,45 @@ type Options struct {
 	// rewrites a file of a finished cube on its own, keeping its cube tags (its rows
 	// keep their order). Set automatically when BloomColumns is non-empty.
 	BackfillBloom bool
+
+	// Liquid clustering and scheduled maintenance (skiplake maintain, auto-compaction).
+
+	// MaxBytes, when positive, bounds the bytes a run rewrites: bins are planned in
+	// partition order while they fit, and a clustering bin larger than what is left
+	// is cut to its oldest files that fit (clustering a subset of the candidates is
+	// still incremental clustering). Files left out are counted in
+	// Plan.DeferredFiles and Plan.DeferredBytes. Default 0: no bound.
+	MaxBytes int64
+	// Partitions, when non-nil, restricts the run to the partitions whose
+	// serialized values (log.Add.PartitionValues, nil meaning null) equal one of
+	// these maps: auto-compaction passes the partitions a write touched. Default nil:
+	// every partition (PartitionFilter still applies).
+	Partitions []map[string]*string
+	// MinFiles, when positive, skips a partition with fewer than MinFiles candidate
+	// files that are not clustered yet (auto-compaction's threshold: small files, or
+	// on a clustered table new files). Default 0: any number.
+	MinFiles int
+	// CubeFanIn is the tiering of incremental liquid clustering (a clustered table's
+	// OPTIMIZE): unfinished cubes are grouped in size tiers (tier t holds cubes of
+	// TargetFileSize·CubeFanIn^t up to TargetFileSize·CubeFanIn^(t+1)), and the cubes
+	// of a tier are re-clustered together, with the new files, once the tier holds
+	// CubeFanIn of them. Each byte is so rewritten about once per tier it climbs,
+	// while a query on the clustering columns meets at most CubeFanIn-1 cubes per
+	// tier. Default DefaultCubeFanIn (4). On a clustered table MinCubeSize defaults to
+	// TargetFileSize·CubeFanIn³: cubes that large are finished.
+	CubeFanIn int
+	// CubeFiles is the least number of files a liquid clustering bin is cut into,
+	// so that a small cube still splits the key space finely (a query reads the
+	// files whose key ranges it meets: the more files per cube, the fewer bytes);
+	// its files are never smaller than TargetFileSize/8. Default DefaultCubeFiles (16).
+	CubeFiles int
 }
+
+// Defaults of incremental liquid clustering (Options.CubeFanIn, Options.CubeFiles).
+const (
+	DefaultCubeFanIn = 4
+	DefaultCubeFiles = 16
+)
 
 // Validate reports every problem with o at once (as *InvalidOptionsError).
 func (o Options) Validate() error {
@@ -214,6 +252,18 @@ func (o Options) Validate() error {
 	}
 	if o.Curve != CurveNone && len(o.ClusterBy) == 0 {
 		p = append(p, fmt.Sprintf("Curve %s needs ClusterBy columns", o.Curve))
+	}
+	if o.MaxBytes < 0 {
+		p = append(p, fmt.Sprintf("MaxBytes %d is negative", o.MaxBytes))
+	}
+	if o.CubeFanIn < 0 || o.CubeFanIn == 1 {
+		p = append(p, fmt.Sprintf("CubeFanIn %d: want 0 (default) or at least 2", o.CubeFanIn))
+	}
+	if o.CubeFiles < 0 {
+		p = append(p, fmt.Sprintf("CubeFiles %d is negative", o.CubeFiles))
+	}
+	if o.MinFiles < 0 {
+		p = append(p, fmt.Sprintf("MinFiles %d is negative", o.MinFiles))
 	}
 	if len(o.ClusterBy) > 8 {
 		p = append(p, fmt.Sprintf("%d clustering columns (at most 8)", len(o.ClusterBy)))

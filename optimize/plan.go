@@ -60,6 +60,22 @@ type Plan struct {
 	// BackfillFiles counts the planned files whose skiplake.bloom tag lacks one of
 	// BloomColumns (see Options.BackfillBloom).
 	BackfillFiles int `json:"backfillFiles,omitempty"`
+	// Liquid is true on a clustered table with clustering columns (Delta liquid
+	// clustering): the run clusters by those columns (Curve CurveHilbert) and every
+	// file it clusters carries clusteringProvider "liquid".
+	Liquid bool `json:"liquid,omitempty"`
+	// ClusteredFiles counts files left alone because they are clustered already and
+	// the run must not merge them: clustered files under plain compaction (which
+	// would undo their clustering), files of a clustered table clustered by earlier
+	// clustering columns (only Full re-clusters them).
+	ClusteredFiles int `json:"clusteredFiles,omitempty"`
+	// DeferredFiles and DeferredBytes count the candidate files Options.MaxBytes left
+	// for a later run.
+	DeferredFiles int   `json:"deferredFiles,omitempty"`
+	DeferredBytes int64 `json:"deferredBytes,omitempty"`
+	// BelowMinFiles counts the partitions skipped because they had fewer candidate
+	// files than Options.MinFiles.
+	BelowMinFiles int `json:"belowMinFiles,omitempty"`
 
 	snap     *log.Snapshot
 	store    storage.Storage
@@ -67,6 +83,7 @@ type Plan struct {
 	dataSch  *arrow.Schema // logical schema without partition columns (file schema)
 	partCols []string
 	clusters []int // indices of clustering columns in dataSch
+	hidden   int   // hidden row tracking columns at the end of dataSch (rowids.go)
 	bloomIdx []int // indices of BloomColumns in dataSch
 }
 
@@ -89,6 +106,9 @@ type Bin struct {
 	// Rows is the total live row count from the files' stats minus deletion
 	// vectors (-1 when any is unknown).
 	Rows int64 `json:"rows"`
+	// FileSize is the size the bin's output files aim for when it differs from the
+	// plan's TargetFileSize (a liquid clustering bin cut into Options.CubeFiles files).
+	FileSize int64 `json:"fileSize,omitempty"`
 
 	adds []*log.Add
 }
@@ -154,6 +174,10 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	if m := props.ColumnMappingMode; m != log.ColumnMappingNone {
 		return nil, fmt.Errorf("%w: column mapping mode %q", ErrUnsupportedTable, m)
 	}
+	liquid, err := liquidClustering(snap, &o, opts.MinCubeSize == 0)
+	if err != nil {
+		return nil, err
+	}
 	schema, err := snap.Schema()
 	if err != nil {
 		return nil, err
@@ -163,7 +187,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		return nil, err
 	}
 	p := &Plan{Version: snap.Version(), Curve: o.Curve, TargetFileSize: o.TargetFileSize, MinFileSize: o.MinFileSize,
-		snap: snap, store: store, opts: o, partCols: snap.PartitionColumns()}
+		snap: snap, store: store, opts: o, partCols: snap.PartitionColumns(), Liquid: liquid}
 	if o.Curve != CurveNone {
 		p.MinCubeSize = o.MinCubeSize
 	}
@@ -175,6 +199,11 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		} else {
 			dataFields = append(dataFields, f)
 		}
+	}
+	if hidden := rowTrackingFields(snap); hidden != nil {
+		// Stable row IDs travel with the rows (rowids.go).
+		dataFields = append(dataFields, hidden...)
+		p.hidden = len(hidden)
 	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
 	if o.Curve != CurveNone {
@@ -207,6 +236,9 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			}
 		}
 		k := partitionKey(p.partCols, a)
+		if o.Partitions != nil && !p.wantPartition(k) {
+			continue
+		}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -224,6 +256,20 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		if len(bins) == 0 {
 			continue
 		}
+		if o.MinFiles > 0 {
+			n := 0
+			for _, b := range bins {
+				for _, a := range b.adds {
+					if !isClustered(a) {
+						n++
+					}
+				}
+			}
+			if n < o.MinFiles {
+				p.BelowMinFiles++
+				continue
+			}
+		}
 		pp := &PartitionPlan{Values: files[0].PartitionValues, Bins: bins}
 		if pp.Values == nil {
 			pp.Values = map[string]*string{}
@@ -240,13 +286,14 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			}
 		}
 	}
+	p.applyBudget()
 	return p, nil
 }
 
 // resolveClusterColumns checks the clustering columns (exist, not partition columns,
 // have statistics, rankable) and records their canonical names and indices.
 func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
-	coll, err := stats.NewCollector(p.dataSch, nil, props.StatsConfig())
+	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
 	if err != nil {
 		return err
 	}
@@ -400,17 +447,7 @@ func isPartitionCol(partCols []string, name string) bool {
 // partitionKey is a canonical string of a file's partition values, in partition
 // column order.
 func partitionKey(partCols []string, a *log.Add) string {
-	var sb strings.Builder
-	for _, c := range partCols {
-		v, isNull := a.PartitionValue(c)
-		if isNull {
-			sb.WriteString("\x00N")
-		} else {
-			sb.WriteString("\x00V")
-			sb.WriteString(v)
-		}
-	}
-	return sb.String()
+	return partition.Key(partCols, a.PartitionValues)
 }
 
 // mostlyDeleted reports a file whose deletion vector covers at least a tenth of
@@ -442,12 +479,26 @@ func newBin(kind string, files []*log.Add) *Bin {
 
 // compactionBins packs the partition's small files next-fit, in modification-time
 // order, into bins of at most the target size; single-file bins are dropped.
+//
+// Clustered files (cube tags or a clusteringProvider) are never merged: merging
+// them with others would undo their clustering. Such a file is rewritten on its own
+// (rows in their order, tags kept) only to purge deleted rows or add Bloom filters.
 func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 	var small []*log.Add
+	var alone []*Bin
 	for _, a := range files {
-		if a.Size < p.opts.MinFileSize || mostlyDeleted(a) || p.needsBackfill(a) {
-			small = append(small, a)
+		if !(a.Size < p.opts.MinFileSize || mostlyDeleted(a) || p.needsBackfill(a)) {
+			continue
 		}
+		if isClustered(a) {
+			if mostlyDeleted(a) || p.needsBackfill(a) {
+				alone = append(alone, newBin(KindCompact, []*log.Add{a}))
+			} else {
+				p.ClusteredFiles++
+			}
+			continue
+		}
+		small = append(small, a)
 	}
 	sort.SliceStable(small, func(i, j int) bool {
 		if small[i].ModificationTime != small[j].ModificationTime {
@@ -474,12 +525,21 @@ func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 		bytes += a.Size
 	}
 	flush()
-	return bins
+	return append(bins, alone...)
+}
+
+// isClustered reports a file written by a clustering run: it carries cube tags or
+// a clusteringProvider.
+func isClustered(a *log.Add) bool {
+	return a.ClusteringProvider != "" || (a.Tags != nil && a.Tags[TagCubeID] != "")
 }
 
 // clusterBins returns one bin with every file of the partition that is not in a
 // finished cube of the same clustering (see Plan).
 func (p *Plan) clusterBins(files []*log.Add) []*Bin {
+	if p.Liquid && !p.opts.Full {
+		return p.liquidBins(files)
+	}
 	colsJSON := p.clusterColumnsJSON()
 	cubeSize := map[string]int64{}
 	for _, a := range files {
@@ -492,6 +552,17 @@ func (p *Plan) clusterBins(files []*log.Add) []*Bin {
 	unclustered, lacking := 0, 0
 	for _, a := range files {
 		id := matchingCube(a, colsJSON, p.Curve)
+		if p.Liquid && !p.opts.Full && id == "" && a.ClusteringProvider != "" {
+			// Clustered by this table's earlier clustering columns (or by another
+			// engine's run): incremental liquid clustering takes only files without a
+			// clusteringProvider, and the cubes of the current columns.
+			if p.needsBackfill(a) {
+				backfill = append(backfill, a)
+			} else {
+				p.ClusteredFiles++
+			}
+			continue
+		}
 		if id != "" && !p.opts.Full && cubeSize[id] >= p.opts.MinCubeSize {
 			if p.needsBackfill(a) {
 				backfill = append(backfill, a)
@@ -554,3 +625,117 @@ func dirOf(p string) string {
 // Snapshot returns the snapshot the plan was made against (nil for a plan decoded
 // from JSON, which cannot be executed).
 func (p *Plan) Snapshot() *log.Snapshot { return p.snap }
+
+// liquidClustering applies a clustered table's clustering to o: OPTIMIZE without a
+// curve clusters by the clustering columns with a Hilbert curve (Delta liquid
+// clustering); a table clustered by no columns (CLUSTER BY NONE) is only compacted.
+// Explicit curves are refused on clustered tables, as in Delta. It reports whether
+// the run is a liquid clustering run.
+func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, error) {
+	c, err := snap.Clustering()
+	if err != nil || c == nil {
+		return false, err
+	}
+	names := c.Names()
+	if o.Curve == CurveHilbert && len(names) > 0 && strings.Join(o.ClusterBy, "\x00") == strings.Join(names, "\x00") {
+		// Options resolved for this very clustering (a replan after a conflict).
+		return true, nil
+	}
+	if o.Curve != CurveNone {
+		return false, &InvalidOptionsError{Problems: []string{fmt.Sprintf(
+			"the table is clustered by %v: OPTIMIZE clusters it by those columns (change them with ALTER CLUSTER BY); %s clustering by other columns is refused, as in Delta",
+			c.Names(), o.Curve)}}
+	}
+	if len(c.Columns) == 0 {
+		return false, nil
+	}
+	for _, col := range c.Columns {
+		if len(col) > 1 {
+			return false, fmt.Errorf("%w: clustering column %s is nested; OPTIMIZE clusters by top-level columns only", ErrUnsupportedTable, strings.Join(col, "."))
+		}
+	}
+	o.Curve, o.ClusterBy = CurveHilbert, names
+	if o.CubeFanIn == 0 {
+		o.CubeFanIn = DefaultCubeFanIn
+	}
+	if o.CubeFiles == 0 {
+		o.CubeFiles = DefaultCubeFiles
+	}
+	if defaultCube {
+		f := int64(o.CubeFanIn)
+		o.MinCubeSize = o.TargetFileSize * f * f * f
+	}
+	return true, nil
+}
+
+// wantPartition reports whether the partition with key k is among Options.Partitions.
+func (p *Plan) wantPartition(k string) bool {
+	for _, vals := range p.opts.Partitions {
+		if partition.Key(p.partCols, vals) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// applyBudget keeps the bins that fit into Options.MaxBytes, in plan order: a bin
+// that does not fit is dropped, except that a clustering bin is cut to its oldest
+// files that fit. The totals are recomputed; left-out files are counted as deferred.
+func (p *Plan) applyBudget() {
+	if p.opts.MaxBytes <= 0 {
+		return
+	}
+	left := p.opts.MaxBytes
+	var parts []*PartitionPlan
+	p.NumBins, p.NumFiles, p.NumBytes = 0, 0, 0
+	for _, pp := range p.Partitions {
+		var keep []*Bin
+		for _, b := range pp.Bins {
+			switch {
+			case b.Bytes <= left:
+				keep = append(keep, b)
+				left -= b.Bytes
+				continue
+			case b.Kind == KindCluster && left > 0:
+				files := append([]*log.Add(nil), b.adds...)
+				sort.SliceStable(files, func(i, j int) bool {
+					if files[i].ModificationTime != files[j].ModificationTime {
+						return files[i].ModificationTime < files[j].ModificationTime
+					}
+					return files[i].Path < files[j].Path
+				})
+				var cut []*log.Add
+				var bytes int64
+				for _, a := range files {
+					if bytes+a.Size > left {
+						break
+					}
+					cut = append(cut, a)
+					bytes += a.Size
+				}
+				if len(cut) > 0 {
+					sort.Slice(cut, func(i, j int) bool { return cut[i].Path < cut[j].Path })
+					nb := newBin(KindCluster, cut)
+					keep = append(keep, nb)
+					left -= nb.Bytes
+					p.DeferredFiles += len(b.Files) - len(cut)
+					p.DeferredBytes += b.Bytes - nb.Bytes
+					continue
+				}
+			}
+			p.DeferredFiles += len(b.Files)
+			p.DeferredBytes += b.Bytes
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		pp.Bins = keep
+		parts = append(parts, pp)
+		for _, b := range keep {
+			p.NumBins++
+			p.NumFiles += len(b.Files)
+			p.NumBytes += b.Bytes
+		}
+	}
+	p.Partitions = parts
+}

@@ -94,11 +94,7 @@ func NewCollector(schema *arrow.Schema, partitionColumns []string, cfg Config) (
 		return false
 	}
 	// Enumerate all leaves in schema order.
-	type cand struct {
-		path []string
-		idx  []int
-		typ  arrow.DataType
-	}
+	type cand = leafCand
 	var all []cand
 	var walk func(fields []arrow.Field, path []string, idx []int)
 	walk = func(fields []arrow.Field, path []string, idx []int) {
@@ -152,12 +148,43 @@ func NewCollector(schema *arrow.Schema, partitionColumns []string, cfg Config) (
 		}
 		chosen = all[:n]
 	}
+	if len(cfg.AlwaysColumns) > 0 {
+		chosen = withAlways(all, chosen, cfg.AlwaysColumns, isPart)
+	}
 	for _, cd := range chosen {
 		l := newLeaf(cd.path, cd.idx, cd.typ)
 		l.prefix = c.prefix
 		c.leaves = append(c.leaves, l)
 	}
 	return c, nil
+}
+
+// leafCand is a leaf column NewCollector may collect statistics for.
+type leafCand struct {
+	path []string
+	idx  []int
+	typ  arrow.DataType
+}
+
+// withAlways adds to chosen (a subsequence of all) the leaves under the always
+// paths, keeping schema order; partition columns never get statistics.
+func withAlways(all, chosen []leafCand, always [][]string, isPart func(string) bool) []leafCand {
+	key := func(c leafCand) string { return fmt.Sprint(c.idx) }
+	picked := make(map[string]bool, len(chosen))
+	for _, c := range chosen {
+		picked[key(c)] = true
+	}
+	out := make([]leafCand, 0, len(chosen)+len(always))
+	for _, c := range all {
+		keep := picked[key(c)]
+		for _, p := range always {
+			keep = keep || (len(p) > 0 && !isPart(p[0]) && hasPrefixFold(c.path, p))
+		}
+		if keep {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // checkPath verifies that path names a field of schema (case-insensitively), only

@@ -439,3 +439,38 @@ func TestConfigValidateReportsAllProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestCollectorAlwaysColumns(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "b", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32}, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String})},
+		{Name: "p", Type: arrow.BinaryTypes.String},
+	}, nil)
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"beyond the first n leaves", Config{NumIndexedCols: 1, AlwaysColumns: [][]string{{"ST", "y"}}}, "a st.y"},
+		{"with an explicit list, in schema order", Config{StatsColumns: []string{"b"}, AlwaysColumns: [][]string{{"a"}}}, "a b"},
+		{"a struct selects its leaves", Config{NumIndexedCols: IndexNoColumns, AlwaysColumns: [][]string{{"st"}}}, "st.x st.y"},
+		{"already selected once only", Config{AlwaysColumns: [][]string{{"a"}}}, "a b st.x st.y"},
+		{"unknown and partition columns ignored", Config{NumIndexedCols: 1, AlwaysColumns: [][]string{{"zz"}, {"p"}}}, "a"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			coll, err := NewCollector(schema, []string{"p"}, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range coll.Columns() {
+				got = append(got, strings.Join(p, "."))
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Fatalf("columns %v, want %s", got, c.want)
+			}
+		})
+	}
+}

@@ -47,6 +47,12 @@ type Config struct {
 	// that many; 0 the default (DefaultStringPrefixLength = 32); NoStringBounds (-1)
 	// none at all.
 	StringPrefixLength int
+	// AlwaysColumns are column paths (names of the schema given to NewCollector,
+	// matched case-insensitively; a struct selects its leaves) that get statistics
+	// whatever NumIndexedCols and StatsColumns select: a clustered table's clustering
+	// columns, which PROTOCOL.md ("Clustered Table") requires statistics for. Paths
+	// the schema does not have are ignored.
+	AlwaysColumns [][]string
 }
 
 // Validate reports every problem of c at once, wrapped in ErrInvalidConfig.

@@ -39,9 +39,11 @@ type AlterOptions struct {
 	// property that needs a feature the protocol lacks upgrades the protocol (a
 	// legacy reader 1 / writer 2 table moves to reader 3 / writer 7, listing the
 	// features the legacy versions implied). delta.columnMapping.mode may only go
-	// from none to name. Properties skiplake cannot honour as a writer
-	// (delta.enableChangeDataFeed, delta.enableRowTracking, CHECK constraints, ...)
-	// are refused with an error naming them. Only the keys set are validated: the
+	// from none to name. delta.enableRowTracking=true gives every live file row IDs
+	// in the same commit (its files are re-added with dataChange=false; no data is
+	// rewritten). Properties skiplake cannot honour as a writer
+	// (delta.enableChangeDataFeed, CHECK constraints, ...) are refused with an error
+	// naming them. Only the keys set are validated: the
 	// rest of the configuration is kept as it is.
 	SetProperties map[string]string
 	// UnsetProperties removes table properties (a known key in any letter case).
@@ -50,6 +52,18 @@ type AlterOptions struct {
 	UnsetProperties []string
 	// IfExists makes UnsetProperties ignore keys the table does not have.
 	IfExists bool
+	// ClusterBy changes the clustering columns (ALTER TABLE CLUSTER BY): a
+	// metadata-only commit of the delta.clustering domain that rewrites no file. An
+	// unpartitioned table that is not clustered yet becomes clustered (the protocol
+	// gains the clustering feature). Every live file must have statistics for every
+	// column that becomes a clustering column (PROTOCOL.md), else the change is
+	// refused naming the files; the columns must qualify as at creation
+	// (CreateOptions.ClusterBy). Files already clustered keep their layout; OPTIMIZE
+	// clusters new and unclustered data by the new columns (Full re-clusters all).
+	ClusterBy []string
+	// ClusterByNone removes the clustering columns (CLUSTER BY NONE): the table stays
+	// a clustered table with an empty column list, and OPTIMIZE only compacts.
+	ClusterByNone bool
 	// AddColumns appends nullable columns, in order, at the end of the table (or of
 	// the struct column a path names). With column mapping each new column gets
 	// the next id and a fresh physical name. Data files already written lack the
@@ -83,19 +97,26 @@ type AlterResult struct {
 // concurrent appends do not make it fail.
 func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, error) {
 	kinds := 0
-	for _, set := range []bool{len(opts.SetProperties) > 0, len(opts.UnsetProperties) > 0, len(opts.AddColumns) > 0} {
+	for _, set := range []bool{len(opts.SetProperties) > 0, len(opts.UnsetProperties) > 0, len(opts.AddColumns) > 0,
+		len(opts.ClusterBy) > 0 || opts.ClusterByNone} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties or AddColumns), got %d", ErrInvalidArgument, kinds)
+		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns or ClusterBy), got %d", ErrInvalidArgument, kinds)
 	}
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
 		return nil, err
 	}
 	ls := snap.log
+	if len(opts.ClusterBy) > 0 || opts.ClusterByNone {
+		if len(opts.ClusterBy) > 0 && opts.ClusterByNone {
+			return nil, fmt.Errorf("%w: ClusterBy and ClusterByNone together", ErrInvalidArgument)
+		}
+		return alterClustering(ctx, snap, opts.ClusterBy)
+	}
 	var (
 		proto log.Protocol
 		md    log.Metadata
@@ -144,7 +165,23 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 	}
 	txn := ls.NewTransaction(log.TxnOptions{})
 	txn.SetMetadata(md)
-	upgraded := !reflect.DeepEqual(proto, ls.Protocol())
+	if log.ParseTableProperties(md.Configuration).EnableRowTracking && !ls.Properties().EnableRowTracking {
+		// PROTOCOL.md: every live file needs row IDs in the version that enables row
+		// tracking. The files without them are re-added (dataChange=false) and the
+		// commit assigns theirs; a concurrent removal of one of them is a conflict.
+		backfill := ls.BackfillRowIDs()
+		for _, a := range backfill {
+			txn.ReadFiles(a.Path)
+		}
+		txn.Add(backfill...)
+	}
+	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
+}
+
+// commitAlter commits an alter transaction, with proto as its protocol when it
+// differs from the table's (old), and describes the result.
+func commitAlter(ctx context.Context, txn *log.Transaction, old, proto log.Protocol, info log.CommitInfo) (*AlterResult, error) {
+	upgraded := !reflect.DeepEqual(proto, old)
 	if upgraded {
 		txn.SetProtocol(proto)
 	}

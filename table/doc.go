@@ -2,8 +2,9 @@
 // and opens tables (any storage.Storage; local directories via CreatePath/OpenPath),
 // writes Arrow record batches as Parquet files plus one log commit (append, overwrite,
 // idempotent by application id), scans a version with a projection and a filter, and
-// runs the maintenance operations (Checkpoint, Optimize, Vacuum, History, Describe)
-// and table changes (Alter: set or unset properties, add columns).
+// runs the maintenance operations (Checkpoint, Optimize, Vacuum, Maintain, History,
+// Describe, Layout) and table changes (Alter: set or unset properties, add columns,
+// change clustering columns).
 //
 // # Reading: plan, then read
 //
@@ -52,6 +53,29 @@
 // re-validated. Every operation reads them from the snapshot's typed
 // log.TableProperties, by canonical key only, and refuses to run when a property it
 // depends on holds a value that does not parse.
+//
+// # Clustered tables and maintenance
+//
+// CreateOptions.ClusterBy makes a Delta clustered table (liquid clustering: the
+// clustering writer feature and a delta.clustering domain); AlterOptions.ClusterBy
+// changes its columns without rewriting a file. Writes always collect statistics on
+// the clustering columns; Optimize without a curve clusters a clustered table
+// incrementally by them (package optimize: new files plus full size tiers of small
+// cubes, files marked clusteringProvider "liquid"). Tables with the rowTracking
+// feature get row IDs and row commit versions on every commit (package log), and
+// OPTIMIZE keeps the stable row IDs of the rows it rewrites when row tracking is
+// enabled, which is what lets OPTIMIZE and maintenance work on Spark's clustered
+// tables.
+//
+// delta.autoOptimize.autoCompact makes every write that commits compact (or, on a
+// clustered table, cluster) the partitions it touched in a separate commit, once they
+// hold skiplake.autoCompact.minNumFiles small files (WriteResult.AutoCompact; its
+// failure never fails the write). Maintain does what a scheduled job should: a
+// checkpoint when due, compaction, incremental clustering and Bloom backfill within a
+// byte and time budget, VACUUM, expired log cleanup — safe beside writers and
+// idempotent. Layout reports layout health from the log alone (no data file read):
+// file sizes, small files, clustered share, per column the overlap depth and the
+// expected share of files a point or 1% range query reads, write amplification.
 //
 // # Invariants
 //

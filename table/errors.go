@@ -23,4 +23,9 @@ var (
 	// location that already holds files which are not part of a Delta table (see
 	// CreateOptions.AllowNonEmpty).
 	ErrLocationNotEmpty = errors.New("table: location is not empty and not a Delta table")
+	// ErrMissingStats reports files without statistics for a column that is to become
+	// a clustering column (PROTOCOL.md requires every file of a clustered table to
+	// have statistics for its clustering columns). Rewriting those files (OPTIMIZE)
+	// gives them statistics.
+	ErrMissingStats = errors.New("table: files lack statistics for a clustering column")
 )

@@ -94,29 +94,36 @@ func pathMapper(logical, physical *arrow.Schema) skipping.PathMapper {
 		return nil
 	}
 	return func(path []string) ([]string, bool) {
-		lf, pf := logical.Fields(), physical.Fields()
-		out := make([]string, 0, len(path))
-		for _, name := range path {
-			idx := -1
-			for i, f := range lf {
-				if f.Name == name || (idx < 0 && strings.EqualFold(f.Name, name)) {
-					idx = i
-				}
-			}
-			if idx < 0 {
-				return nil, false
-			}
-			out = append(out, pf[idx].Name)
-			ls, ok1 := lf[idx].Type.(*arrow.StructType)
-			ps, ok2 := pf[idx].Type.(*arrow.StructType)
-			if ok1 && ok2 {
-				lf, pf = ls.Fields(), ps.Fields()
-			} else {
-				lf, pf = nil, nil
+		_, out, ok := walkColumn(logical, physical, path)
+		return out, ok
+	}
+}
+
+// walkColumn finds a column path in logical (each name exactly, else
+// case-insensitively) and returns its logical spelling and its physical path.
+func walkColumn(logical, physical *arrow.Schema, path []string) (lp, pp []string, ok bool) {
+	lf, pf := logical.Fields(), physical.Fields()
+	for _, name := range path {
+		idx := -1
+		for i, f := range lf {
+			if f.Name == name || (idx < 0 && strings.EqualFold(f.Name, name)) {
+				idx = i
 			}
 		}
-		return out, true
+		if idx < 0 {
+			return nil, nil, false
+		}
+		lp = append(lp, lf[idx].Name)
+		pp = append(pp, pf[idx].Name)
+		ls, ok1 := lf[idx].Type.(*arrow.StructType)
+		ps, ok2 := pf[idx].Type.(*arrow.StructType)
+		if ok1 && ok2 {
+			lf, pf = ls.Fields(), ps.Fields()
+		} else {
+			lf, pf = nil, nil
+		}
 	}
+	return lp, pp, true
 }
 
 func hasNested(fields []arrow.Field) bool {

@@ -38,6 +38,15 @@ type CreateOptions struct {
 	// adds a table feature; properties that need a feature (deletion vectors, column
 	// mapping, v2 checkpoints) give the table the protocol that has it.
 	Properties map[string]string
+	// ClusterBy makes the table a clustered table (Delta liquid clustering): the
+	// clustering feature and a delta.clustering domain naming these top-level columns
+	// (at most log.MaxClusteringColumns; skiplake reads nested ones other engines
+	// wrote, but its OPTIMIZE clusters by top-level columns only). Each must have
+	// min/max statistics under the table's data-skipping properties. OPTIMIZE without
+	// flags then clusters the table by them incrementally, and writes always collect
+	// their statistics. Clustering and PartitionColumns are exclusive, as in Delta.
+	// Change them later with Alter (AlterOptions.ClusterBy).
+	ClusterBy []string
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
 	// AllowNonEmpty creates the table even when the location already holds files
@@ -77,29 +86,41 @@ func OpenPath(ctx context.Context, dir string) (*Table, error) {
 // the store untouched. To create a table together with its first rows, in one
 // commit, use CreateWrite.
 func Create(ctx context.Context, store storage.Storage, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
-	md, proto, err := newTableMetadata(schema, opts)
+	nt, err := newTableMetadata(schema, opts)
 	if err != nil {
 		return nil, err
 	}
-	return create(ctx, store, md, proto, opts.AllowNonEmpty)
+	return create(ctx, store, nt, opts.AllowNonEmpty)
 }
 
-// newTableMetadata validates a new table's schema, partition columns and
-// properties and returns its version-0 metadata and protocol. Nothing is written.
-func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (log.Metadata, log.Protocol, error) {
+// newTable is what a table's version 0 records.
+type newTable struct {
+	md      log.Metadata
+	proto   log.Protocol
+	domains []log.DomainMetadata // the clustering domain of a clustered table
+}
+
+// newTableMetadata validates a new table's schema, partition columns, clustering
+// columns and properties and returns its version-0 metadata, protocol and domains.
+// Nothing is written.
+func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (*newTable, error) {
 	if schema == nil || schema.NumFields() == 0 {
-		return log.Metadata{}, log.Protocol{}, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: empty schema", ErrInvalidArgument)
 	}
 	ds, err := log.FromArrow(schema)
 	if err != nil {
-		return log.Metadata{}, log.Protocol{}, err
+		return nil, err
 	}
 	if err := checkColumnNames(schema); err != nil {
-		return log.Metadata{}, log.Protocol{}, err
+		return nil, err
 	}
 	parts, err := resolvePartitionColumns(schema, opts.PartitionColumns)
 	if err != nil {
-		return log.Metadata{}, log.Protocol{}, err
+		return nil, err
+	}
+	if len(parts) > 0 && len(opts.ClusterBy) > 0 {
+		return nil, fmt.Errorf("%w: partition columns %v and clustering columns %v: clustering and partitioning are exclusive (as in Delta)",
+			ErrInvalidArgument, parts, opts.ClusterBy)
 	}
 	now := time.Now().UnixMilli()
 	md := log.Metadata{
@@ -111,11 +132,28 @@ func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (log.Metadata, l
 		PartitionColumns: parts,
 		CreatedTime:      &now,
 	}
-	proto, md, err := log.PrepareCreate(md, opts.Properties)
-	if err != nil {
-		return log.Metadata{}, log.Protocol{}, propertyErr(err)
+	props := opts.Properties
+	if len(opts.ClusterBy) > 0 {
+		// The table's protocol lists exactly the features it needs, clustering too.
+		props = make(map[string]string, len(opts.Properties)+1)
+		for k, v := range opts.Properties {
+			props[k] = v
+		}
+		props[log.PrefixFeature+log.FeatureClustering] = "supported"
 	}
-	return md, proto, nil
+	proto, md, err := log.PrepareCreate(md, props)
+	if err != nil {
+		return nil, propertyErr(err)
+	}
+	nt := &newTable{md: md, proto: proto}
+	if len(opts.ClusterBy) > 0 {
+		_, phys, err := resolveClustering(md, opts.ClusterBy)
+		if err != nil {
+			return nil, err
+		}
+		nt.domains = []log.DomainMetadata{log.ClusteringDomain(phys)}
+	}
+	return nt, nil
 }
 
 // propertyErr marks a property error from package log as a bad argument of this
@@ -124,23 +162,16 @@ func propertyErr(err error) error {
 	return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 }
 
-func create(ctx context.Context, store storage.Storage, md log.Metadata, proto log.Protocol, allowNonEmpty bool) (*Table, error) {
+func create(ctx context.Context, store storage.Storage, nt *newTable, allowNonEmpty bool) (*Table, error) {
 	if !allowNonEmpty {
 		if err := checkEmpty(ctx, store); err != nil {
 			return nil, err
 		}
 	}
 	l := log.New(store)
-	info := log.CommitInfo{
-		Operation: "CREATE TABLE",
-		OperationParameters: map[string]string{
-			"partitionBy": jsonString(md.PartitionColumns),
-			"description": jsonString(md.Description),
-			"isManaged":   "false",
-			"properties":  jsonString(md.Configuration),
-		},
-	}
-	if _, err := l.Create(ctx, md, proto, nil, info); err != nil {
+	info := log.CommitInfo{Operation: "CREATE TABLE", OperationParameters: createParameters(nt)}
+	txn := l.NewTableSnapshot(nt.md, nt.proto, nt.domains...).NewTransaction(log.TxnOptions{})
+	if _, err := txn.Commit(ctx, info); err != nil {
 		if errors.Is(err, storage.ErrExist) {
 			return nil, fmt.Errorf("%w: %v", ErrTableExists, err)
 		}
@@ -152,6 +183,28 @@ func create(ctx context.Context, store storage.Storage, md log.Metadata, proto l
 		return nil, err
 	}
 	return &Table{store: store, log: l}, nil
+}
+
+// createParameters are CREATE TABLE's commitInfo.operationParameters, in Spark's
+// shape (clusterBy as Delta Spark records it for clustered tables).
+func createParameters(nt *newTable) map[string]string {
+	params := map[string]string{
+		"partitionBy": jsonString(nt.md.PartitionColumns),
+		"description": jsonString(nt.md.Description),
+		"isManaged":   "false",
+		"properties":  jsonString(nt.md.Configuration),
+	}
+	for _, d := range nt.domains {
+		if d.Domain == log.DomainClustering {
+			cols, _ := log.ParseClusteringDomain(d.Configuration)
+			names := make([]string, len(cols))
+			for i, c := range cols {
+				names[i] = strings.Join(c, ".")
+			}
+			params["clusterBy"] = jsonString(names)
+		}
+	}
+	return params
 }
 
 // checkEmpty refuses a location that holds files VACUUM could one day consider
@@ -190,14 +243,14 @@ func checkEmpty(ctx context.Context, store storage.Storage) error {
 // invalid input creates no directory. It is CreateURL: a location with a scheme
 // ("s3://...") is a URL, never a directory named "s3:".
 func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
-	md, proto, err := newTableMetadata(schema, opts)
+	nt, err := newTableMetadata(schema, opts)
 	if err != nil {
 		return nil, err
 	}
 	var t *Table
 	err = inNewDir(dir, func(st storage.Storage) error {
 		var err error
-		t, err = create(ctx, st, md, proto, opts.AllowNonEmpty)
+		t, err = create(ctx, st, nt, opts.AllowNonEmpty)
 		return err
 	})
 	return t, err
@@ -387,6 +440,9 @@ type Description struct {
 	// writer may have meant: a known key in a non-canonical spelling (ignored, as
 	// Delta ignores it) or a value that does not parse.
 	PropertyNotes []string `json:"propertyNotes,omitempty"`
+	// ClusteringColumns are a clustered table's clustering columns (empty after
+	// CLUSTER BY NONE; nil for a table that is not clustered).
+	ClusteringColumns []string `json:"clusteringColumns,omitempty"`
 }
 
 // Describe summarises the table at ref.
@@ -406,6 +462,9 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	}
 	for k, v := range md.Configuration {
 		d.Properties[k] = v
+	}
+	if d.ClusteringColumns, err = snap.ClusteringColumns(); err != nil {
+		return nil, err
 	}
 	props := ls.Properties()
 	d.Settings = props.Settings()

@@ -87,6 +87,10 @@ type WriteResult struct {
 	FilesRemoved int   `json:"filesRemoved"`
 	RowsWritten  int64 `json:"rowsWritten"`
 	BytesWritten int64 `json:"bytesWritten"`
+	// AutoCompact is what auto-compaction did after the commit, when the table
+	// property delta.autoOptimize.autoCompact asks for it (nil otherwise, or when
+	// nothing was due). Its failure is reported there and never fails the write.
+	AutoCompact *AutoCompaction `json:"autoCompact,omitempty"`
 }
 
 // WriteBatches writes the given batches (see Write). The caller keeps ownership of them.
@@ -134,10 +138,11 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOpt
 // committed. An overwrite (wopts.Mode) never replaces the rows of a table another
 // writer created concurrently: that is ErrTableExists too.
 func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
-	md, proto, err := newTableMetadata(schema, copts)
+	nt, err := newTableMetadata(schema, copts)
 	if err != nil {
 		return nil, nil, err
 	}
+	md := nt.md
 	t := &Table{store: store, log: log.New(store)}
 	if _, err := t.log.LatestVersion(ctx); err == nil {
 		snap, err := t.Snapshot(ctx, Latest())
@@ -160,7 +165,7 @@ func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schem
 			return nil, nil, err
 		}
 	}
-	snap, err := newSnapshot(t.store, t.log.NewTableSnapshot(md, proto))
+	snap, err := newSnapshot(t.store, t.log.NewTableSnapshot(md, nt.proto, nt.domains...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,7 +253,9 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 	}
 	if res.Skipped {
 		w.cleanup()
+		return res, nil
 	}
+	res.AutoCompact = t.autoCompactAfter(ctx, snap.log.Properties(), adds)
 	return res, nil
 }
 
@@ -367,6 +374,7 @@ type fileSetWriter struct {
 	fileSch   *arrow.Schema // data columns only (logical names)
 	rollers   map[string]*datafile.Roller
 	rowsTotal int64
+	sorter    *sortBuffers // optimized write on a clustered table (nil otherwise)
 }
 
 func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
@@ -404,7 +412,7 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 		Mapping:        snap.mapping,
 		Delta:          snap.delta,
 		TargetFileSize: target,
-		Stats:          props.StatsConfig(),
+		Stats:          snap.log.StatsConfig(),
 		BloomColumns:   cols,
 		BloomFPP:       props.BloomFilterFPP,
 		DataChange:     true,
@@ -414,6 +422,7 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
+	w.sorter = newSortBuffers(snap, w.fileSch, target)
 	return w, nil
 }
 
@@ -430,6 +439,12 @@ func partPos(s *Snapshot, name string) int {
 // Bloom index, if any, stored and referenced by their tags).
 func (w *fileSetWriter) run(ctx context.Context, rdr array.RecordReader) ([]*log.Add, int64, error) {
 	err := w.consume(ctx, rdr)
+	if err == nil && w.sorter != nil {
+		err = w.sorter.flushAll(ctx, w)
+	}
+	if w.sorter != nil {
+		w.sorter.release()
+	}
 	for _, r := range w.rollers {
 		if err == nil {
 			err = r.Close(ctx)
@@ -480,7 +495,7 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 	if len(w.partIdx) == 0 {
 		data := w.project(rec)
 		defer data.Release()
-		return w.send(ctx, "", nil, data)
+		return w.deliver(ctx, "", nil, data)
 	}
 	n := int(rec.NumRows())
 	keys := make([]string, n)
@@ -547,7 +562,7 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 				return fmt.Errorf("table: splitting partitions: %w", err)
 			}
 		}
-		err = w.send(ctx, dir, values, sub)
+		err = w.deliver(ctx, dir, values, sub)
 		sub.Release()
 		if err != nil {
 			return err

@@ -10,8 +10,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... [--format table|json]`,
-		summary: "change table properties or add columns (one metaData commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`},
+	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... | [--cluster-by c1,c2|none] [--format table|json]`,
+		summary: "change table properties, add columns or change clustering columns (one commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`, `skiplake alter /tmp/t --cluster-by country,ts`},
 		run: runAlter})
 }
 
@@ -33,24 +33,31 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	fs.Var(&unset, "unset-property", "table property key to remove (repeatable)")
 	ifExists := fs.Bool("if-exists", false, "with --unset-property: ignore keys the table does not have")
 	fs.Var(&add, "add-column", `column to append, "name type" (e.g. "amount decimal(10,2)", "address.zip int"; repeatable)`)
+	var cluster listFlag
+	fs.Var(&cluster, "cluster-by", "new clustering columns (comma-separated; none for CLUSTER BY NONE): a metadata-only commit that rewrites no file; the table becomes clustered if it is not (unpartitioned tables only)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
 	}
 	kinds := 0
-	for _, n := range []int{len(set), len(unset), len(add)} {
+	for _, n := range []int{len(set), len(unset), len(add), len(cluster)} {
 		if n > 0 {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return usagef("give one kind of change: --set-property, --unset-property or --add-column (each is one operation in the table history)")
+		return usagef("give one kind of change: --set-property, --unset-property, --add-column or --cluster-by (each is one operation in the table history)")
 	}
 	if *ifExists && len(unset) == 0 {
 		return usagef("--if-exists applies to --unset-property only")
 	}
 	opts := table.AlterOptions{SetProperties: set, UnsetProperties: unset, IfExists: *ifExists}
+	if len(cluster) == 1 && strings.EqualFold(cluster[0], "none") {
+		opts.ClusterByNone = true
+	} else {
+		opts.ClusterBy = cluster
+	}
 	for _, def := range add {
 		c, err := table.ParseColumn(def)
 		if err != nil {

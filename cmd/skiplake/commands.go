@@ -25,8 +25,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2] [--property k=v]... [--allow-non-empty]",
-		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`},
+	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2 | --cluster-by c1,c2] [--property k=v]... [--allow-non-empty]",
+		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`, `skiplake create /tmp/t --schema "id bigint, ts timestamp, v double" --cluster-by id,ts`},
 		run: runCreate})
 	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--txn-app-id ID --txn-version N] [--allow-non-empty]",
 		summary: "append Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`},
@@ -34,8 +34,8 @@ func init() {
 	register(&command{name: "scan", usage: "TABLE [--filter EXPR] [--columns a,b] [--version N | --timestamp TS] [--format table|jsonl|csv|parquet] [--null STRING] [--output PATH] [--limit N]",
 		summary: "print rows of a table version", examples: []string{`skiplake scan /tmp/t --filter "amount > 100 AND country = 'JP'" --columns id,amount --format jsonl`, `skiplake scan /tmp/t --version 3 --format parquet --output /tmp/v3.parquet`},
 		run: runScan})
-	register(&command{name: "describe", usage: "TABLE [--version N | --timestamp TS] [--format table|json]",
-		summary: "show schema, partitioning, properties, protocol and size", examples: []string{`skiplake describe /tmp/t`, `skiplake describe /tmp/t --version 0 --format json`},
+	register(&command{name: "describe", usage: "TABLE [--version N | --timestamp TS] [--layout [--columns c1,c2]] [--format table|json]",
+		summary: "show schema, partitioning, properties, protocol and size (or, with --layout, layout health)", examples: []string{`skiplake describe /tmp/t`, `skiplake describe /tmp/t --version 0 --format json`, `skiplake describe /tmp/t --layout --columns id,ts`},
 		run: runDescribe})
 	register(&command{name: "history", usage: "TABLE [--limit N] [--format table|jsonl]",
 		summary: "list commits, newest first", examples: []string{`skiplake history /tmp/t --limit 5`, `skiplake history /tmp/t --format jsonl`},
@@ -58,6 +58,8 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	schemaText := fs.String("schema", "", "the schema: SQL columns (\"id bigint NOT NULL, ts timestamp\"), a Delta JSON schema, or @FILE holding either")
 	var parts listFlag
 	fs.Var(&parts, "partition-by", "partition columns (comma-separated)")
+	var cluster listFlag
+	fs.Var(&cluster, "cluster-by", "clustering columns (comma-separated, at most 4): a Delta clustered table (liquid clustering) that OPTIMIZE clusters by them; exclusive with --partition-by")
 	props := kvFlag{}
 	fs.Var(props, "property", "table property key=value (repeatable)")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
@@ -84,7 +86,10 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("--schema-from or --schema is required")
 	}
-	_, err = table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty})
+	if len(parts) > 0 && len(cluster) > 0 {
+		return usagef("--partition-by and --cluster-by are mutually exclusive (clustering and partitioning are, in Delta)")
+	}
+	_, err = table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, ClusterBy: cluster, Properties: props, AllowNonEmpty: *allowNonEmpty})
 	if errors.Is(err, table.ErrTableExists) {
 		return fmt.Errorf("%w; add data with skiplake append, change the table with skiplake alter", err)
 	}
@@ -509,10 +514,16 @@ func checkFilter(name, s string) error {
 func runDescribe(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("describe", flag.ContinueOnError)
 	ref := addRefFlags(fs)
+	layout := fs.Bool("layout", false, "show layout health from the log (no data file is read): file sizes, small files, clustered share, write amplification, and per column the overlap depth and the expected share of files a point or 1% range query reads")
+	var layoutCols listFlag
+	fs.Var(&layoutCols, "columns", "with --layout: the columns to analyse (default the clustering columns, else those of the last clustering run)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
+	}
+	if len(layoutCols) > 0 && !*layout {
+		return usagef("--columns needs --layout")
 	}
 	r, err := ref.ref()
 	if err != nil {
@@ -521,6 +532,20 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	t, err := table.OpenURL(ctx, path)
 	if err != nil {
 		return err
+	}
+	if *layout {
+		snap, err := t.Snapshot(ctx, r)
+		if err != nil {
+			return err
+		}
+		rep, err := snap.Layout(ctx, table.LayoutOptions{Columns: layoutCols})
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			return writeJSON(e.stdout, rep)
+		}
+		return printLayout(e, rep)
 	}
 	d, err := t.Describe(ctx, r)
 	if err != nil {
@@ -541,6 +566,9 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "features\treader [%s], writer [%s]\n", strings.Join(d.ReaderFeatures, ", "), strings.Join(d.WriterFeatures, ", "))
 	}
 	fmt.Fprintf(tw, "partitioned by\t%s\n", strings.Join(d.PartitionColumns, ", "))
+	if d.ClusteringColumns != nil {
+		fmt.Fprintf(tw, "clustered by\t%s\n", strings.Join(d.ClusteringColumns, ", "))
+	}
 	fmt.Fprintf(tw, "files\t%d\n", d.NumFiles)
 	fmt.Fprintf(tw, "size\t%d bytes\n", d.SizeBytes)
 	fmt.Fprintf(tw, "records\t%d", d.NumRecords)

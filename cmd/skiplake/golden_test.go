@@ -32,6 +32,7 @@ var (
 	uuidRE      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	isoTimeRE   = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
 	epochMSKeys = regexp.MustCompile(`"(modificationTime|deletionTimestamp|timestamp|createdTime)":\s*\d{10,}`)
+	elapsedKeys = regexp.MustCompile(`"(elapsedNanos)":\s*\d+`)
 )
 
 // normalize replaces what differs from run to run (the temp directory, UUIDs, wall-clock
@@ -41,6 +42,7 @@ func normalize(s, dir string) string {
 	s = strings.ReplaceAll(s, dir, "$DIR")
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
 	s = isoTimeRE.ReplaceAllString(s, "<time>")
+	s = elapsedKeys.ReplaceAllString(s, `"$1": <nanos>`)
 	return epochMSKeys.ReplaceAllString(s, `"$1":<epoch-ms>`)
 }
 
@@ -75,6 +77,7 @@ func goldenTable(t *testing.T, dir string) string {
 func TestGoldenOutputs(t *testing.T) {
 	dir := t.TempDir()
 	tbl := goldenTable(t, dir)
+	ev := filepath.Join(dir, "events")
 	cases := []struct {
 		name string
 		args []string
@@ -91,6 +94,8 @@ func TestGoldenOutputs(t *testing.T) {
 		{"explain", []string{"explain", tbl, "--filter", "id >= 10 AND id <= 12"}},
 		{"explain-json", []string{"explain", tbl, "--filter", "country IN ('DE', 'JP') AND id > 20", "--format", "json"}},
 		{"scan-csv", []string{"scan", tbl, "--filter", "country = 'FR'", "--columns", "id,country", "--format", "csv"}},
+		{"describe-layout", []string{"describe", tbl, "--layout", "--columns", "id,country"}},
+		{"maintain-dry-run", []string{"maintain", tbl, "--dry-run"}},
 		{"count", []string{"count", tbl, "--filter", "id >= 10"}},
 		{"count-json", []string{"count", tbl, "--filter", "id > 10 AND country = 'FR'", "--format", "json"}},
 		{"optimize-dry-run", []string{"optimize", tbl, "--hilbert-by", "id", "--dry-run"}},
@@ -104,6 +109,18 @@ func TestGoldenOutputs(t *testing.T) {
 		{"alter-add-column", []string{"alter", tbl, "--add-column", "note string", "--format", "json"}},
 		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
 		{"describe-after-alter", []string{"describe", tbl}},
+		{"maintain", []string{"maintain", tbl}},
+		{"clustered-create", []string{"create", ev, "--schema", "id bigint, country string", "--cluster-by", "id"}},
+		{"clustered-append", []string{"append", ev, filepath.Join(dir, "in0.parquet"), filepath.Join(dir, "in1.parquet")}},
+		{"clustered-append-2", []string{"append", ev, filepath.Join(dir, "in2.parquet")}},
+		{"clustered-optimize-dry-run", []string{"optimize", ev, "--dry-run"}},
+		{"clustered-optimize-zorder", []string{"optimize", ev, "--zorder-by", "country"}},
+		{"clustered-maintain", []string{"maintain", ev}},
+		{"clustered-describe", []string{"describe", ev}},
+		{"clustered-layout", []string{"describe", ev, "--layout"}},
+		{"clustered-alter", []string{"alter", ev, "--cluster-by", "country,id"}},
+		{"maintain-again", []string{"maintain", tbl, "--format", "json"}},
+		{"describe-layout-after-maintain", []string{"describe", tbl, "--layout", "--format", "json"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,6 +173,8 @@ func TestGoldenErrors(t *testing.T) {
 		},
 		"create": {
 			{"create"},
+			{"create", filepath.Join(dir, "new"), "--schema", "id bigint, p string", "--partition-by", "p", "--cluster-by", "id"},
+			{"create", filepath.Join(dir, "new"), "--schema", "id bigint, ok boolean", "--cluster-by", "ok"},
 			{"create", filepath.Join(dir, "new")},
 			{"create", filepath.Join(dir, "new"), "--schema", "id bigint", "--schema-from", input},
 			{"create", filepath.Join(dir, "new"), "--schema", "id bigwig"},
@@ -192,6 +211,15 @@ func TestGoldenErrors(t *testing.T) {
 			{"describe", missing},
 			{"describe", tbl, tbl},
 			{"describe", tbl, "--format", "jsonl"},
+			{"describe", tbl, "--columns", "id"},
+			{"describe", tbl, "--layout", "--columns", "nosuch"},
+		},
+		"maintain": {
+			{"maintain"},
+			{"maintain", missing},
+			{"maintain", tbl, "--max-bytes", "lots"},
+			{"maintain", tbl, "--max-duration", "-5m"},
+			{"maintain", tbl, "--format", "jsonl"},
 		},
 		"history": {
 			{"history", tbl, "--limit", "0"},
@@ -223,6 +251,8 @@ func TestGoldenErrors(t *testing.T) {
 			{"alter", tbl},
 			{"alter", tbl, "--if-exists", "--set-property", "a=b"},
 			{"alter", tbl, "--add-column", "note"},
+			{"alter", tbl, "--cluster-by", "id"},
+			{"alter", tbl, "--cluster-by", "id", "--add-column", "note string"},
 		},
 		"bench": {
 			{"bench"},

@@ -57,6 +57,7 @@ type command struct {
 	name     string
 	usage    string // argument synopsis: positionals and every flag as --name PLACEHOLDER
 	summary  string // one line, lower case, for the command list and help
+	details  string // optional paragraphs help prints after the summary (exit statuses, ...)
 	examples []string
 	run      func(ctx context.Context, env *env, args []string) error
 }
@@ -88,6 +89,16 @@ func usagef(format string, args ...any) error { return &usageError{msg: fmt.Spri
 type helpRequest struct{ fs *flag.FlagSet }
 
 func (h *helpRequest) Error() string { return "help requested" }
+
+// exitStatus is returned by a command that did its work but must exit with a
+// particular status a monitor can act on (maintain: work remains, a task failed);
+// msg, when not empty, goes to stderr.
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e *exitStatus) Error() string { return e.msg }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -137,7 +148,13 @@ func run(ctx context.Context, e *env, args []string) int {
 	if err := c.run(ctx, e, args[1:]); err != nil {
 		var ue *usageError
 		var hr *helpRequest
+		var es *exitStatus
 		switch {
+		case errors.As(err, &es):
+			if es.msg != "" {
+				fmt.Fprintf(e.stderr, "skiplake %s: %s\n", c.name, es.msg)
+			}
+			return es.code
 		case errors.As(err, &hr):
 			writeHelp(e.stdout, c, hr.fs)
 			return 0
@@ -172,7 +189,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "  help       show a command's flags, defaults and examples: skiplake help COMMAND")
-	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure, 2 usage error. Run 'skiplake help COMMAND' for a command's flags.")
+	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure, 2 usage error (maintain adds 3 and 4: see 'skiplake help maintain'). Run 'skiplake help COMMAND' for a command's flags.")
 }
 
 // commandFlags returns the flags c declares, by running it with -h under a cancelled
@@ -205,6 +222,9 @@ func printHelp(w io.Writer, c *command) error {
 // from the synopsis and their defaults) and examples.
 func writeHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: skiplake %s %s\n\n%s\n", c.name, c.usage, upperFirst(c.summary))
+	if c.details != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.details))
+	}
 	var flags []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
 	if len(flags) > 0 {

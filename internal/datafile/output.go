@@ -96,6 +96,9 @@ type FileOptions struct {
 	// Parallelism overrides Spec.Parallelism for this file (0: the Spec's). A caller
 	// writing several files at once gives each a share.
 	Parallelism int
+	// TargetFileSize overrides Spec.TargetFileSize for a Roller's files (0: the
+	// Spec's). OPTIMIZE cuts a small liquid clustering cube into smaller files.
+	TargetFileSize int64
 }
 
 // Output writes the data files of one commit through storage's streaming Creator,

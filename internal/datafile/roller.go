@@ -10,7 +10,7 @@ import (
 )
 
 // Roller writes a stream of batches for one place (one partition) into files of
-// about the Output's TargetFileSize, in input order: each file receives a contiguous
+// about the Output's TargetFileSize (or the place's own), in input order: each file receives a contiguous
 // run of the input, so sorted input stays sorted within and across files. Not safe
 // for concurrent use.
 //
@@ -69,7 +69,7 @@ const lastFileSlack = 0.1
 // that may cut files only at certain rows (OPTIMIZE, between different keys) moves
 // the cut forward to the next such row and Appends.
 func (r *Roller) Fill(remaining int64, arrowPerRow float64) int64 {
-	target := float64(r.o.spec.TargetFileSize)
+	target := float64(r.target())
 	used := 0.0
 	if r.cur != nil {
 		used = float64(r.cur.EstimatedSize())
@@ -99,7 +99,7 @@ func (r *Roller) Append(ctx context.Context, rec arrow.RecordBatch) error {
 	if err := f.Write(rec); err != nil {
 		return err
 	}
-	target := float64(r.o.spec.TargetFileSize)
+	target := float64(r.target())
 	if float64(f.EstimatedSize()) >= 0.95*target {
 		// Near the end: let the encoders catch up so that the estimate counts
 		// encoded pages, then decide.
@@ -109,6 +109,14 @@ func (r *Roller) Append(ctx context.Context, rec arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// target is the size the Roller's files aim for.
+func (r *Roller) target() int64 {
+	if r.place.TargetFileSize > 0 {
+		return r.place.TargetFileSize
+	}
+	return r.o.spec.TargetFileSize
 }
 
 // bytesPerRow estimates the compressed bytes per row of the data: from the files

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/skiplake/skiplake/internal/health"
+	"github.com/skiplake/skiplake/table"
+)
+
+// Exit statuses of maintain beyond 0 (healthy), 1 (error) and 2 (usage).
+const (
+	exitWorkRemains = 3 // something due was left undone (budget, dry run)
+	exitTaskFailed  = 4 // a task failed; the report says which
+)
+
+func init() {
+	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--dry-run] [--format table|json]",
+		summary: "do the maintenance that is due: checkpoint, compact, cluster, Bloom backfill, VACUUM, log cleanup",
+		details: `Tasks run in this order, each only when due: a checkpoint when delta.checkpointInterval
+commits came after the last one; one OPTIMIZE that compacts small files, clusters
+unclustered data incrementally (a clustered table by its clustering columns, another
+table by the columns of its last clustering run) and backfills missing Bloom filters,
+within --max-bytes, oldest data first; VACUUM past delta.deletedFileRetentionDuration;
+a checkpoint again if the run made one due; cleanup of log files past
+delta.logRetentionDuration that a checkpoint covers. Safe beside writers; a second
+run right after a complete one does nothing.
+
+Exit status: 0 the table is healthy (everything due was done, or nothing was due);
+1 the table could not be read; 2 usage error; 3 work remains (a budget ran out, or
+--dry-run found work to do); 4 a task failed (see the report; later tasks still ran).`,
+		examples: []string{`skiplake maintain /tmp/t`, `skiplake maintain s3://bucket/events --max-bytes 10g --max-duration 30m --format json`, `skiplake maintain /tmp/t --dry-run`},
+		run:      runMaintain})
+}
+
+func runMaintain(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("maintain", flag.ContinueOnError)
+	maxBytes := fs.String("max-bytes", "", "rewrite at most SIZE bytes (compaction, clustering, Bloom backfill) in this run, e.g. 10g; default no bound")
+	maxDuration := fs.String("max-duration", "", "start no task after D (e.g. 30m, 2h, \"interval 1 hour\") and cancel a rewrite still running then; default no bound")
+	dryRun := fs.Bool("dry-run", false, "report what is due without changing anything (exit status 3 when anything is)")
+	format := fs.String("format", "table", "table or json")
+	path, err := tableArgs(fs, args, format, "table", "json")
+	if err != nil {
+		return err
+	}
+	opts := table.MaintainOptions{DryRun: *dryRun}
+	if *maxBytes != "" {
+		if opts.MaxBytes, err = table.ParseSize(*maxBytes); err != nil {
+			return usagef("--max-bytes %q: %v", *maxBytes, err)
+		}
+	}
+	if *maxDuration != "" {
+		if opts.MaxDuration, err = table.ParseInterval(*maxDuration); err != nil || opts.MaxDuration <= 0 {
+			return usagef("--max-duration %q: want a positive duration such as 30m or \"interval 1 hour\"", *maxDuration)
+		}
+	}
+	t, err := table.OpenURL(ctx, path)
+	if err != nil {
+		return err
+	}
+	bar := newBar(e, "maintain")
+	defer bar.Done()
+	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Unit) }
+	rep, err := t.Maintain(ctx, opts)
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		if err := writeJSON(e.stdout, rep); err != nil {
+			return err
+		}
+	} else if err := printMaintain(e, path, rep); err != nil {
+		return err
+	}
+	switch {
+	case rep.Failed:
+		return &exitStatus{code: exitTaskFailed, msg: "a maintenance task failed (see the report)"}
+	case rep.WorkRemains:
+		return &exitStatus{code: exitWorkRemains}
+	}
+	return nil
+}
+
+func printMaintain(e *env, path string, rep *table.MaintainReport) error {
+	f := rep.Found
+	dry := ""
+	if rep.DryRun {
+		dry = " (dry run)"
+	}
+	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", path, rep.Version, rep.FinalVersion, dry)
+	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, health.FormatBytes(f.Bytes), f.SmallFiles)
+	if len(f.ClusteringColumns) > 0 {
+		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))
+	}
+	cp := fmt.Sprintf("%d commits since checkpoint %d", f.CommitsSinceCheckpoint, f.CheckpointVersion)
+	if f.CheckpointVersion < 0 {
+		cp = fmt.Sprintf("%d commits, no checkpoint", f.CommitsSinceCheckpoint)
+	}
+	fmt.Fprintf(e.stdout, "%s (interval %d); %d files lack Bloom filters; %d tombstones (%d expired); %d vacuumable files (%s); %d expired log files\n",
+		cp, f.CheckpointInterval, f.FilesLackingBloom, f.Tombstones, f.ExpiredTombstones,
+		f.VacuumableFiles, health.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
+	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATUS\tFILES\tBYTES\tVERSIONS\tDETAIL")
+	for _, task := range rep.Tasks {
+		versions := make([]string, len(task.Versions))
+		for i, v := range task.Versions {
+			versions[i] = fmt.Sprint(v)
+		}
+		detail := task.Reason
+		if task.Error != "" {
+			detail = strings.TrimSpace(detail + " " + task.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", task.Task, task.Status, task.Files, task.Bytes, strings.Join(versions, ","), detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	state := "healthy"
+	switch {
+	case rep.Failed:
+		state = "a task failed"
+	case rep.WorkRemains:
+		state = "work remains"
+	}
+	fmt.Fprintln(e.stdout, state)
+	return nil
+}
+
+// printLayout renders a layout report (describe --layout).
+func printLayout(e *env, rep *table.LayoutReport) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintf(tw, "version\t%d\n", rep.Version)
+	fmt.Fprintf(tw, "files\t%d (%s) in %d partition(s)\n", rep.Files, health.FormatBytes(rep.Bytes), rep.Partitions)
+	fmt.Fprintf(tw, "small files\t%d (%s) below %s (target %s)\n", rep.SmallFiles, health.FormatBytes(rep.SmallBytes),
+		health.FormatBytes(rep.SmallFileSize), health.FormatBytes(rep.TargetFileSize))
+	if len(rep.ClusteringColumns) > 0 {
+		fmt.Fprintf(tw, "clustering columns\t%s\n", strings.Join(rep.ClusteringColumns, ", "))
+	}
+	fmt.Fprintf(tw, "clustered\t%.1f%% of bytes (%.1f%% by the analysed columns)\n", 100*rep.ClusteredFraction, 100*rep.ClusteredByCurrentFraction)
+	if w := rep.WriteAmplification; w != nil {
+		fmt.Fprintf(tw, "write amplification\t%.2f (versions %d-%d: %s of data, %s rewritten)\n", w.Ratio, w.FromVersion, w.ToVersion,
+			health.FormatBytes(w.DataBytes), health.FormatBytes(w.RearrangedBytes))
+	}
+	fmt.Fprintln(tw, "size histogram\t")
+	for _, b := range rep.Histogram {
+		if b.Files > 0 {
+			fmt.Fprintf(tw, "  %s\t%d files, %s\n", b.Label(), b.Files, health.FormatBytes(b.Bytes))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Columns) == 0 {
+		return nil
+	}
+	tw = tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "COLUMN\tNO-BOUNDS\tAVG-DEPTH\tMAX-DEPTH\tPOINT-READ%%\tRANGE-READ%%\t\n")
+	for _, c := range rep.Columns {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%d\t%.2f\t%.2f\t\n", c.Column, c.FilesWithoutBounds, c.AverageDepth, c.MaxDepth, c.PointReadPercent, c.RangeReadPercent)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "(range queries select %g%% of the rows; figures from the files' min/max in the log)\n", 100*rep.Columns[0].RangeFraction)
+	return nil
+}

@@ -1,0 +1,283 @@
+package table_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/bloom"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/table"
+)
+
+func listAll(t *testing.T, st storage.Storage) []string {
+	t.Helper()
+	objs, err := st.List(context.Background(), "", "")
+	require.NoError(t, err)
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.Path)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// badTable builds a table in every bad state maintenance exists for: thousands of
+// small files, a checkpoint far behind, tombstones and unreferenced files past the
+// retention, files without the table's Bloom filters, and log files past the log
+// retention. It returns the table, its store and the time "now" is for maintenance.
+func badTable(t *testing.T, files int, props map[string]string, copts table.CreateOptions) (*table.Table, *storage.Memory, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	st := storage.NewMemory()
+	copts.Properties = props
+	tb, err := table.Create(ctx, st, layoutSchema(), copts)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(9, 9))
+	// Tombstones (past the retention by the maintenance clock): files overwritten.
+	for i := 0; i < 5; i++ {
+		writeLayout(t, tb, r, 20)
+	}
+	over := layoutBatch(r, 30, func(int) int64 { return r.Int64N(1_000_000) }, 0)
+	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{over}, table.WriteOptions{Mode: table.Overwrite})
+	over.Release()
+	require.NoError(t, err)
+	// Thousands of one-row files in one write (one-row batches, a one-byte target).
+	var recs []arrow.RecordBatch
+	for i := 0; i < files; i++ {
+		recs = append(recs, layoutBatch(r, 1, func(int) int64 { return r.Int64N(1_000_000) }, 0.05))
+	}
+	_, err = tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: 1})
+	require.NoError(t, err)
+	for _, rec := range recs {
+		rec.Release()
+	}
+	// More commits, so that the lost checkpoints leave the state far behind.
+	for i := 0; i < 12; i++ {
+		writeLayout(t, tb, r, 20)
+	}
+	// Bloom filters the existing files lack.
+	_, err = tb.Alter(ctx, table.AlterOptions{SetProperties: map[string]string{"skiplake.bloomFilter.columns": "s"}})
+	require.NoError(t, err)
+	// A stale checkpoint: the checkpoints the writers wrote are lost.
+	for _, p := range listAll(t, st) {
+		if strings.Contains(p, ".checkpoint.") || strings.HasSuffix(p, "_last_checkpoint") {
+			require.NoError(t, st.Delete(ctx, p))
+		}
+	}
+	// An unreferenced file left by a crashed writer.
+	require.NoError(t, st.Put(ctx, "part-00000-orphan.c000.zstd.parquet", []byte("junk")))
+	return tb, st, time.Now().Add(40 * 24 * time.Hour)
+}
+
+// TestMaintainHealsEveryBadState runs maintenance on a table in every bad state: one
+// run brings it to health (every task done, rows unchanged, layout as compact as the
+// target allows), and a second run finds nothing to do and changes nothing.
+func TestMaintainHealsEveryBadState(t *testing.T) {
+	ctx := context.Background()
+	files := proofEnvInt(t, "SKIPLAKE_MAINTAIN_FILES", 2000)
+	if testing.Short() {
+		files = 300
+	}
+	tb, st, now := badTable(t, files, map[string]string{}, table.CreateOptions{})
+	rows := countRows(t, tb)
+	all := readAll(t, tb)
+	defer all.Release()
+	before := listAll(t, st)
+
+	dry, err := tb.Maintain(ctx, table.MaintainOptions{DryRun: true, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.True(t, dry.WorkRemains)
+	require.Equal(t, before, listAll(t, st), "a dry run changes nothing")
+	f := dry.Found
+	require.GreaterOrEqual(t, f.SmallFiles, files)
+	require.GreaterOrEqual(t, f.CommitsSinceCheckpoint, int64(10))
+	require.GreaterOrEqual(t, f.FilesLackingBloom, files)
+	require.Greater(t, f.VacuumableFiles, 5)
+	require.GreaterOrEqual(t, f.ExpiredTombstones, 5)
+	for _, task := range dry.Tasks {
+		if task.Task != table.TaskCluster && task.Task != table.TaskLogCleanup {
+			require.Equal(t, table.StatusPlanned, task.Status, "%+v", task)
+		}
+	}
+
+	rep, err := tb.Maintain(ctx, table.MaintainOptions{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.False(t, rep.Failed, "%+v", rep.Tasks)
+	require.False(t, rep.WorkRemains, "%+v", rep.Tasks)
+	for _, name := range []string{table.TaskCheckpoint, table.TaskCompact, table.TaskBloomBackfill, table.TaskVacuum, table.TaskLogCleanup} {
+		require.Equal(t, table.StatusDone, rep.Task(name).Status, "%+v", rep.Task(name))
+	}
+	require.Equal(t, rows, countRows(t, tb), "maintenance never changes the rows")
+	got := readAll(t, tb)
+	defer got.Release()
+	compareMultiset(t, "after maintenance", got, all)
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	require.LessOrEqual(t, snap.Log().NumFiles(), 2, "thousands of small files compacted into the target size")
+	for _, a := range snap.Log().Files() {
+		tag, err := bloom.DecodeTag(a.Tags[bloom.TagKey])
+		require.NoError(t, err)
+		require.True(t, tag.HasColumn("s"))
+	}
+	require.Equal(t, snap.Version(), snap.Log().CheckpointVersion(), "the state ends checkpointed")
+	cutoff := now.Add(-7 * 24 * time.Hour).UnixMilli()
+	for _, r := range snap.Log().Tombstones() {
+		require.Greater(t, *r.DeletionTimestamp, cutoff, "expired tombstone %s left in the state", r.Path)
+	}
+	for _, p := range listAll(t, st) {
+		if strings.HasSuffix(p, ".json") && strings.HasPrefix(p, "_delta_log/") && !strings.Contains(p, "checkpoint") {
+			v, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(p, "_delta_log/"), ".json"), 10, 64)
+			require.GreaterOrEqual(t, v, rep.Task(table.TaskCheckpoint).Versions[0], "commit %s older than the checkpoint the cleanup kept", p)
+		}
+	}
+	_, err = st.Stat(ctx, "part-00000-orphan.c000.zstd.parquet")
+	require.ErrorIs(t, err, storage.ErrNotExist, "VACUUM removed the orphan")
+
+	after := listAll(t, st)
+	again, err := tb.Maintain(ctx, table.MaintainOptions{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.False(t, again.WorkRemains, "%+v", again.Tasks)
+	for _, task := range again.Tasks {
+		require.Equal(t, table.StatusNotNeeded, task.Status, "second run: %+v", task)
+	}
+	require.Equal(t, again.Version, again.FinalVersion, "a second run commits nothing")
+	require.Equal(t, after, listAll(t, st), "a second run changes no file")
+}
+
+// TestMaintainClusteredTableAndBudget: on a clustered table maintenance clusters the
+// unclustered data incrementally; a byte budget spreads the work over several runs
+// (each reports work left), and the runs converge.
+func TestMaintainClusteredTableAndBudget(t *testing.T) {
+	ctx := context.Background()
+	tb, _, now := badTable(t, 300, map[string]string{"delta.targetFileSize": "64kb"}, table.CreateOptions{ClusterBy: []string{"id"}})
+	rows := countRows(t, tb)
+	snap, _ := tb.Snapshot(ctx, table.Latest())
+	var total int64
+	for _, a := range snap.Log().Files() {
+		total += a.Size
+	}
+	opts := table.MaintainOptions{Now: func() time.Time { return now }, MaxBytes: total / 3}
+	var runs int
+	for runs = 1; runs <= 10; runs++ {
+		rep, err := tb.Maintain(ctx, opts)
+		require.NoError(t, err)
+		require.False(t, rep.Failed, "%+v", rep.Tasks)
+		if runs == 1 {
+			require.Equal(t, table.StatusPartial, rep.Task(table.TaskCluster).Status, "%+v", rep.Task(table.TaskCluster))
+			require.True(t, rep.WorkRemains)
+			require.Equal(t, []string{"id"}, rep.Found.ClusteringColumns)
+			require.Equal(t, rep.Found.Files, rep.Found.UnclusteredFiles)
+		}
+		if !rep.WorkRemains {
+			break
+		}
+	}
+	require.Less(t, runs, 10, "budgeted runs must converge")
+	require.GreaterOrEqual(t, runs, 3)
+	require.Equal(t, rows, countRows(t, tb))
+	snap, _ = tb.Snapshot(ctx, table.Latest())
+	for _, a := range snap.Log().Files() {
+		require.Equal(t, log.ClusteringProviderLiquid, a.ClusteringProvider, "every file clustered: %s", a.Path)
+	}
+	rep, err := tb.Maintain(ctx, table.MaintainOptions{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.False(t, rep.WorkRemains, "%+v", rep.Tasks)
+}
+
+// TestMaintainBesideWriters runs maintenance repeatedly while a writer appends to a
+// clustered, row-tracked table: every append lands, no row is lost or duplicated, and
+// row IDs stay unique.
+func TestMaintainBesideWriters(t *testing.T) {
+	ctx := context.Background()
+	st := storage.NewMemory()
+	tb, err := table.Create(ctx, st, layoutSchema(), table.CreateOptions{ClusterBy: []string{"id"},
+		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.autoOptimize.autoCompact": "true",
+			"skiplake.autoCompact.minNumFiles": "3", "delta.checkpointInterval": "5"}})
+	require.NoError(t, err)
+	const appends = 40
+	var ids []int64
+	done := make(chan error, 1)
+	go func() {
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < appends; i++ {
+			base := int64(i) * 100
+			rec := layoutBatch(r, 100, func(j int) int64 { return base + int64(j) }, 0)
+			_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+			rec.Release()
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := int64(0); i < appends*100; i++ {
+		ids = append(ids, i)
+	}
+	runs := 0
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			finished = true
+		default:
+		}
+		rep, err := tb.Maintain(ctx, table.MaintainOptions{})
+		require.NoError(t, err)
+		require.False(t, rep.Failed, "%+v", rep.Tasks)
+		runs++
+	}
+	require.Greater(t, runs, 1)
+	got := readAll(t, tb)
+	defer got.Release()
+	var seen []int64
+	for _, ch := range got.Column(0).Data().Chunks() {
+		seen = append(seen, ch.(*array.Int64).Int64Values()...)
+	}
+	sort.Slice(seen, func(i, j int) bool { return seen[i] < seen[j] })
+	require.Equal(t, ids, seen, "every appended row exactly once")
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	rowIDRanges(t, snap)
+}
+
+// TestMaintainReportsWhatItCannotRewrite: a table another engine clustered by a
+// nested column cannot be clustered by skiplake's OPTIMIZE; maintenance says so in
+// the rewrite tasks and still does the rest.
+func TestMaintainReportsWhatItCannotRewrite(t *testing.T) {
+	ctx := context.Background()
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), Nullable: true},
+	}, nil)
+	tb, err := table.Create(ctx, storage.NewMemory(), sch, table.CreateOptions{})
+	require.NoError(t, err)
+	snap, err := tb.Log().Snapshot(ctx, -1)
+	require.NoError(t, err)
+	p, err := log.UpgradeProtocol(snap.Protocol(), 0, 0, log.FeatureClustering)
+	require.NoError(t, err)
+	txn := snap.NewTransaction(log.TxnOptions{})
+	txn.SetProtocol(p)
+	txn.SetDomainMetadata(log.ClusteringDomain([][]string{{"st", "x"}}))
+	_, err = txn.Commit(ctx, log.CommitInfo{Operation: "CLUSTER BY"})
+	require.NoError(t, err)
+	rep, err := tb.Maintain(ctx, table.MaintainOptions{})
+	require.NoError(t, err)
+	require.True(t, rep.Failed)
+	require.Equal(t, table.StatusFailed, rep.Task(table.TaskCluster).Status)
+	require.Contains(t, rep.Task(table.TaskCluster).Error, "nested")
+	for _, name := range []string{table.TaskCheckpoint, table.TaskVacuum, table.TaskLogCleanup} {
+		require.NotNil(t, rep.Task(name), "the other tasks still run")
+		require.NotEqual(t, table.StatusFailed, rep.Task(name).Status)
+	}
+}
