@@ -7,15 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/skipping"
-	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
-	"github.com/skiplake/skiplake/value"
 )
 
 func init() {
@@ -93,12 +89,10 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	format := pa.format
 	files := sc.Files()
 	if *absolute {
-		loc, err := storage.ParseLocation(path)
-		if err != nil {
-			return err
-		}
 		for i := range files {
-			files[i].Path = absoluteFile(loc, files[i].Path)
+			if files[i].Path, err = table.FileLocation(path, files[i].Path); err != nil {
+				return err
+			}
 		}
 	}
 	if *format == "jsonl" {
@@ -155,28 +149,14 @@ func newFileRecord(f table.PlannedFile) fileRecord {
 	return r
 }
 
-// absoluteFile is a data file's absolute path (local table) or full URL (object
-// store: the table URL without its query, then the file's key as stored, unescaped,
-// as aws s3, gsutil and DuckDB take it).
-func absoluteFile(loc storage.Location, rel string) string {
-	if loc.IsLocal() {
-		return filepath.Join(loc.Dir, filepath.FromSlash(rel))
-	}
-	prefix := strings.Trim(loc.URL.Path, "/")
-	if prefix != "" {
-		prefix += "/"
-	}
-	return loc.Scheme + "://" + loc.URL.Host + "/" + prefix + rel
-}
-
 // boundText renders a file's min or max statistic of a filter column for the table
 // format: "?" when the statistics do not say, NULL when every row is null.
-func boundText(c table.ColumnStats, v value.Value, rows int64) string {
+func boundText(c table.ColumnStats, v table.Value, rows int64) string {
 	if !v.IsNull() {
 		switch v.Kind() {
-		case value.KindString:
+		case table.KindString:
 			return v.AsString()
-		case value.KindDate, value.KindTimestamp, value.KindTimestampNTZ:
+		case table.KindDate, table.KindTimestamp, table.KindTimestampNTZ:
 			// DATE '2026-01-01' -> 2026-01-01
 			s := v.String()
 			if i := strings.IndexByte(s, '\''); i >= 0 {
@@ -215,7 +195,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(e.stdout, "warning:", w)
 	}
-	if rc, ok := storage.Requests(t.Storage()); ok {
+	if rc, ok := t.RequestCounts(); ok {
 		// Object stores count their requests: what opening the table, planning and
 		// reading the footers of the kept files cost.
 		fmt.Fprintf(e.stdout, "requests: GET %d, HEAD %d, LIST %d, %d bytes read\n", rc.GET, rc.HEAD, rc.LIST, rc.BytesRead)
@@ -260,10 +240,10 @@ func writeLevels(w io.Writer, rep *table.ScanReport) error {
 }
 
 // levelRow formats one level; figures a level does not measure print as "-".
-func levelRow(name string, l skipping.LevelStats) []string {
+func levelRow(name string, l table.LevelStats) []string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	row := []string{name, l.Unit, n(l.Total), n(l.Skipped), n(l.Kept), n(l.MustMatch), n(l.BytesTotal), n(l.BytesSkipped)}
-	if l.Unit == skipping.UnitRows {
+	if l.Unit == table.UnitRows {
 		row[5], row[6], row[7] = "-", "-", "-"
 	}
 	return row

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/skiplake/skiplake/internal/progress"
-	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -84,7 +82,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	}
 	if *format == "table" {
 		// The plan is printed before any work starts, so a long run shows what it does.
-		opts.OnPlan = func(p *optimize.Plan) { writePlan(e.stdout, p) }
+		opts.OnPlan = func(p *table.OptimizePlan) { writePlan(e.stdout, p) }
 	}
 	res, err := t.Optimize(ctx, opts)
 	prog.Done()
@@ -117,9 +115,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 }
 
 // writePlan prints OPTIMIZE's plan: one line for the run, one per bin.
-func writePlan(w io.Writer, p *optimize.Plan) {
+func writePlan(w io.Writer, p *table.OptimizePlan) {
 	curve := "compaction"
-	if p.Curve != optimize.CurveNone {
+	if p.Curve != table.CurveNone {
 		curve = p.Curve.String()
 	}
 	if len(p.ClusterBy) > 0 {
@@ -136,13 +134,13 @@ func writePlan(w io.Writer, p *optimize.Plan) {
 
 // nothingToDo says why a plan has no bins and what would do the work, naming the
 // command line to run (the given one with --full when that is what is missing).
-func nothingToDo(p *optimize.Plan, targetGiven bool, cmdline []string) string {
+func nothingToDo(p *table.OptimizePlan, targetGiven bool, cmdline []string) string {
 	quoted := make([]string, len(cmdline))
 	for i, a := range cmdline {
 		quoted[i] = shellQuote(a)
 	}
 	withFull := strings.Join(quoted, " ") + " --full"
-	if p.Curve == optimize.CurveNone {
+	if p.Curve == table.CurveNone {
 		why := fmt.Sprintf("no partition has two or more files smaller than %s (three quarters of the target file size, %s), and OPTIMIZE compacts small files: it does not split or resize larger ones",
 			progress.FormatBytes(p.MinFileSize), progress.FormatBytes(p.TargetFileSize))
 		if targetGiven {
@@ -199,10 +197,10 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	res, err := t.Vacuum(ctx, opts)
-	var short *optimize.RetentionTooShortError
+	var short *table.RetentionTooShortError
 	if errors.As(err, &short) {
 		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions or unfinished writes still need could be deleted; add --force to vacuum anyway",
-			*retain, formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration)
+			*retain, formatDuration(short.TableRetention), table.PropDeletedFileRetentionDuration)
 	}
 	if err != nil {
 		return err
