@@ -96,6 +96,15 @@
 //   - P1 Table properties are validated and normalised when set, parsed once per
 //     snapshot into a typed value, and read from that value everywhere.
 //
+// # One package for programs
+//
+// A program needs no other skiplake package to use tables: the results and inputs
+// that come from elsewhere are re-exported here deliberately, as aliases of the same
+// types (OptimizePlan, VacuumResult, RetentionTooShortError, LevelStats, Value,
+// RequestCounts) and small wrappers (ParseSchema, CheckFilter, ParseSize,
+// ParseInterval, FileLocation). The skiplake CLI is held to this by a test; storage
+// backends are still imported blank to register their URL schemes.
+//
 // # Not here
 //
 // Writing to tables with column mapping, deletion vectors or change data feed (reading
