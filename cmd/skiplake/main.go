@@ -162,7 +162,8 @@ func run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "skiplake %s: %s\nusage: skiplake %s %s\n(run 'skiplake help %s' for the flags)\n", c.name, ue.msg, c.name, c.usage, c.name)
 			return 2
 		}
-		fmt.Fprintf(e.stderr, "skiplake %s: %v\n", c.name, err)
+		// "skiplake optimize: optimize: ..." says the component twice.
+		fmt.Fprintf(e.stderr, "skiplake %s: %s\n", c.name, strings.TrimPrefix(err.Error(), c.name+": "))
 		return 1
 	}
 	return 0
