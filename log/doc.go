@@ -49,6 +49,15 @@
 // written (classic; v2 in JSON for tables with the v2Checkpoint feature); its
 // failure never fails the commit and is reported by Transaction.CheckpointErr.
 //
+// Read tracking: a transaction declares what its result depends on — files
+// (ReadFiles), the whole table (ReadWholeTable) or predicates (AddReadPredicate, which
+// DML uses) — and a concurrent winner conflicts per Delta's rules for the isolation
+// level: removing a file read is ErrConcurrentDeleteRead, adding files a read predicate
+// might match is ErrConcurrentAppend under Serializable (any winner) and
+// WriteSerializable (winners that are not blind appends). A *ConflictError says whether
+// the winner only rearranged data (Rearrangement: OPTIMIZE), in which case redoing the
+// transaction's reads on the new snapshot is safe.
+//
 // DML file actions: Add.RemoveAction builds the remove that cancels exactly one live
 // (path, deletion vector) key, and ReplaceDeletionVector the remove/add pair that gives
 // a live file a grown deletion vector, with stats marked "tightBounds":false

@@ -90,6 +90,12 @@ type ConflictError struct {
 	Version int64
 	// Files names the conflicting files (or app ids / domains), if any.
 	Files []string
+	// Rearrangement is true when the winning commit only rearranged data: it
+	// changed neither metadata nor protocol and every add and remove it holds has
+	// dataChange=false (OPTIMIZE, REORG). Redoing the losing transaction's reads on
+	// the new snapshot then sees the same rows, so a DML command may re-plan and
+	// retry instead of failing (Spark fails with ConcurrentDeleteReadException).
+	Rearrangement bool
 }
 
 // Error names the conflict kind, the winning version and up to five files.

@@ -58,6 +58,7 @@ type Transaction struct {
 	domains   []DomainMetadata
 	readFiles map[string]bool
 	readAll   bool
+	readPreds []ReadPredicate // see txn_predicates.go
 	used      bool
 	cpErr     error
 	rt        rowTrackingState
@@ -262,7 +263,7 @@ func (t *Transaction) isolation() (string, bool) {
 	for _, r := range t.removes {
 		dataChange = dataChange || r.DataChange
 	}
-	blind := len(t.removes) == 0 && !t.readAll && len(t.readFiles) == 0 && t.metadata == nil && t.protocol == nil
+	blind := len(t.removes) == 0 && !t.readAll && len(t.readFiles) == 0 && len(t.readPreds) == 0 && t.metadata == nil && t.protocol == nil
 	for _, a := range t.adds {
 		blind = blind && a.DataChange
 	}
@@ -457,6 +458,8 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 		metadataChanged, protocolChanged bool
 		removed, added, txnIDs, domains  []string
 		winnerBlind                      bool
+		addedFiles                       []*Add // dataChange adds, for read predicates
+		rearranged                       = true // every file action has dataChange=false
 	)
 	path := CommitPath(version)
 	ci, err := t.log.readCommit(ctx, path, func(a *Action) error {
@@ -470,9 +473,12 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 			protocolChanged = true
 		case a.Remove != nil:
 			removed = append(removed, canonicalPath(a.Remove.Path))
+			rearranged = rearranged && !a.Remove.DataChange
 		case a.Add != nil:
 			if a.Add.DataChange {
 				added = append(added, canonicalPath(a.Add.Path))
+				addedFiles = append(addedFiles, a.Add)
+				rearranged = false
 			}
 		case a.Txn != nil:
 			txnIDs = append(txnIDs, a.Txn.AppID)
@@ -493,7 +499,7 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 	}
 	conflict := func(kind error, files []string) error {
 		sort.Strings(files)
-		return &ConflictError{Kind: kind, Version: version, Files: files}
+		return &ConflictError{Kind: kind, Version: version, Files: files, Rearrangement: rearranged && !metadataChanged && !protocolChanged}
 	}
 	if protocolChanged {
 		return 0, false, conflict(ErrProtocolChanged, nil)
@@ -533,6 +539,9 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 		if check {
 			return 0, false, conflict(ErrConcurrentAppend, added)
 		}
+	}
+	if hit := t.predicateHits(level, winnerBlind, addedFiles); len(hit) > 0 {
+		return 0, false, conflict(ErrConcurrentAppend, hit)
 	}
 	var sameApp []string
 	for _, id := range txnIDs {

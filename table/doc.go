@@ -2,9 +2,10 @@
 // and opens tables (any storage.Storage; local directories via CreatePath/OpenPath),
 // writes Arrow record batches as Parquet files plus one log commit (append, overwrite,
 // idempotent by application id), scans a version with a projection and a filter, and
-// runs the maintenance operations (Checkpoint, Optimize, Vacuum, Maintain, History,
-// Describe, Layout) and table changes (Alter: set or unset properties, add columns,
-// change clustering columns).
+// changes rows (Delete, Update, Merge — DML — and Restore), runs the maintenance
+// operations (Checkpoint, Optimize, Vacuum, Maintain, History, Describe, Layout) and
+// table changes (Alter: set or unset properties, add columns, change clustering
+// columns).
 //
 // # Reading: plan, then read
 //
@@ -43,6 +44,55 @@
 // winner's table when schema and partitioning match. Create and CreateWrite refuse a
 // location holding files that are not part of a table (ErrLocationNotEmpty) unless
 // CreateOptions.AllowNonEmpty.
+//
+// # Changing rows: DELETE, UPDATE, MERGE, RESTORE
+//
+// A DML command plans on the latest snapshot with the same Planner as a scan, then
+// touches only the files it must (invariant D1): files that cannot match are
+// untouched; files proven to match entirely are removed by DELETE without being read;
+// the others are read — only the columns the command needs, skipping the row groups and
+// pages their footers and page indexes exclude — and the positions of the changed rows
+// are recorded per file. The touched files then get a grown deletion vector (tables
+// with delta.enableDeletionVectors=true, files written as deletion_vector_<uuid>.bin, at
+// most one new vector per file per command) or are rewritten without those rows
+// (copy-on-write: every other table, or DMLOptions.RewriteFiles); a file whose live rows
+// all go is removed. Updated and inserted rows go to new files through the same writer
+// as Write. Everything lands in one commit with Spark's operation name, parameters and
+// metrics (DELETE, UPDATE, MERGE).
+//
+// Merge joins a source (Arrow batches, read once) with the table by key columns. The
+// source's keys become a predicate (IN list, or range) that prunes files by partition
+// values, statistics and the Bloom index, and row groups and pages inside them; a
+// source larger than MergeOptions.MemoryBudget is partitioned by key hash into spill
+// files and merged in passes, so memory follows the budget and the touched files,
+// never the table; a file's deletions from all passes make one deletion vector.
+//
+// Concurrency: a DML command records what it read as read predicates and files
+// (log.Transaction.AddReadPredicate, ReadFiles). Under WriteSerializable (the default)
+// concurrent blind appends never conflict with it; under Serializable an append whose
+// files could hold matching rows does; a concurrent removal of a file it read or
+// removes conflicts (*log.ConflictError). When the winner only rearranged data
+// (OPTIMIZE), the command re-plans and re-reads on the new snapshot instead, up to
+// DMLOptions.ConflictRetries times, then fails with nothing committed. Files written by
+// a failed attempt are deleted, except after log.ErrCommitUnknown.
+//
+// Row tracking: on a table with delta.enableRowTracking=true, DML runs only when it
+// moves no existing row — DELETE, and MERGE without update clauses, with deletion
+// vectors — so every remaining row keeps its stable row ID and row commit version
+// (its file is re-added with the same baseRowId), inserted rows get fresh IDs, and the
+// commit says delta.rowTracking.preserved=true. UPDATE, upserts and copy-on-write
+// would copy rows to new files without their stable IDs and are refused
+// (log.ErrUnsupportedFeature). With the feature merely supported, every command runs
+// and moved rows take fresh IDs.
+//
+// Deletion vectors are off for new tables by default (reader 1 / writer 2, which every
+// Delta reader reads, as Delta Spark creates tables): enabling them makes the table
+// reader 3 / writer 7 with the deletionVectors feature, which readers without table
+// features or without deletion-vector support refuse to read. Set delta.enableDeletionVectors=true at Create or with Alter
+// for tables whose DML touches a few rows of large files.
+//
+// Restore makes the table hold what an older version held in one commit, after
+// checking that every file it re-adds still exists (VACUUM may have deleted some).
 //
 // # Table properties
 //
@@ -95,6 +145,9 @@
 //   - O1 Optimize never changes the multiset of live rows (package optimize).
 //   - P1 Table properties are validated and normalised when set, parsed once per
 //     snapshot into a typed value, and read from that value everywhere.
+//   - D1 DML removes a file without reading it only when the Planner proves every live
+//     row matches; a deletion vector only grows (the old vector is merged into the new
+//     one); a file's vector is replaced by a remove/add pair keyed by (path, vector).
 //
 // # One package for programs
 //
@@ -107,7 +160,7 @@
 //
 // # Not here
 //
-// Writing to tables with column mapping, deletion vectors or change data feed (reading
-// them is supported); MERGE, UPDATE and DELETE; object stores other than what a
-// storage.Storage implementation provides.
+// Writing to tables with change data feed (reading them is supported); DML that moves
+// rows on tables with row tracking enabled (see above); inline deletion vectors (Spark never writes them; package dv
+// can); object stores other than what a storage.Storage implementation provides.
 package table

@@ -23,6 +23,13 @@ var (
 	// location that already holds files which are not part of a Delta table (see
 	// CreateOptions.AllowNonEmpty).
 	ErrLocationNotEmpty = errors.New("table: location is not empty and not a Delta table")
+	// ErrMergeCardinality reports a MERGE in which several source rows match the same
+	// target row while a WHEN MATCHED clause other than a single unconditional DELETE
+	// would apply (Spark's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).
+	ErrMergeCardinality = errors.New("table: several source rows match one target row")
+	// ErrRestoreMissingFiles reports a RESTORE to a version some of whose files no
+	// longer exist (VACUUM deleted them).
+	ErrRestoreMissingFiles = errors.New("table: files of the version to restore are missing")
 	// ErrMissingStats reports files without statistics for a column that is to become
 	// a clustering column (PROTOCOL.md requires every file of a clustered table to
 	// have statistics for its clustering columns). Rewriting those files (OPTIMIZE)

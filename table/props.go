@@ -1,13 +1,19 @@
 package table
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // jsonString renders v as JSON text: commitInfo.operationParameters values are JSON
-// documents stored as strings, as Spark writes them.
+// documents stored as strings, as Spark writes them (predicates keep their < > &
+// unescaped, as Jackson writes them).
 func jsonString(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return `""`
 	}
-	return string(b)
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }

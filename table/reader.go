@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/storage"
@@ -428,7 +429,30 @@ func (r *Reader) decode(u *readUnit) error {
 // constants, rechecking the filter when asked.
 func (r *Reader) assemble(task *fileTask, data arrow.RecordBatch, recheck bool) (arrow.RecordBatch, error) {
 	p := r.proj
-	mem := r.cfg.mem
+	rec, err := p.withPartitions(task, data, r.cfg.mem)
+	if err != nil {
+		return nil, err
+	}
+	if recheck && p.recheck != nil {
+		filtered, err := r.applyFilter(rec)
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+		rec = filtered
+	}
+	out := make([]arrow.Array, len(p.outIdx))
+	for i, j := range p.outIdx {
+		out[i] = rec.Column(j)
+	}
+	res := array.NewRecordBatch(p.schema, out, rec.NumRows())
+	rec.Release()
+	return res, nil
+}
+
+// withPartitions builds a batch of the read schema from a batch of the file's data
+// columns plus the task's partition values as constant columns. The caller releases it.
+func (p *projection) withPartitions(task *fileTask, data arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
 	n := int(data.NumRows())
 	cols := make([]arrow.Array, len(p.outCols))
 	di := 0
@@ -449,21 +473,7 @@ func (r *Reader) assemble(task *fileTask, data arrow.RecordBatch, recheck bool) 
 	}
 	rec := array.NewRecordBatch(p.readSch, cols, int64(n))
 	releaseArrays(cols)
-	if recheck && p.recheck != nil {
-		filtered, err := r.applyFilter(rec)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-		rec = filtered
-	}
-	out := make([]arrow.Array, len(p.outIdx))
-	for i, j := range p.outIdx {
-		out[i] = rec.Column(j)
-	}
-	res := array.NewRecordBatch(p.schema, out, rec.NumRows())
-	rec.Release()
-	return res, nil
+	return rec, nil
 }
 
 func releaseArrays(as []arrow.Array) {

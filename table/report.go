@@ -114,3 +114,18 @@ func (r *ScanReport) warn(msg string) {
 	r.Warnings = append(r.Warnings, msg)
 	r.mu.Unlock()
 }
+
+// merge adds src's file levels, row-group and page counters and warnings to r (a
+// MERGE sums the reports of its passes). Files and Version are left as they are.
+func (r *ScanReport) merge(src *ScanReport) {
+	src.mu.Lock()
+	levels := append([]skipping.LevelStats(nil), src.Levels...)
+	warnings := append([]string(nil), src.Warnings...)
+	src.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range levels {
+		r.level(l.Level).Merge(l)
+	}
+	r.Warnings = append(r.Warnings, warnings...)
+}

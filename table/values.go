@@ -34,6 +34,8 @@ func valueAt(arr arrow.Array, i int) (value.Value, error) {
 		return value.String(a.Value(i)), nil
 	case *array.LargeString:
 		return value.String(a.Value(i)), nil
+	case *array.Binary:
+		return value.Binary(a.Value(i)), nil
 	case *array.Date32:
 		return value.Date(int64(a.Value(i))), nil
 	case *array.Decimal128:

@@ -109,6 +109,16 @@ func TestGoldenOutputs(t *testing.T) {
 		{"alter-add-column", []string{"alter", tbl, "--add-column", "note string", "--format", "json"}},
 		{"alter-refused", []string{"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true", "--set-property", "delta.nosuch=1"}},
 		{"describe-after-alter", []string{"describe", tbl}},
+		// DML after alter-set enabled deletion vectors (cmd/skiplake/dml.go).
+		{"delete-dry-run", []string{"delete", tbl, "--where", "id = 3 OR id = 22", "--dry-run"}},
+		{"delete", []string{"delete", tbl, "--where", "id = 3 OR id = 22"}},
+		{"delete-partition", []string{"delete", tbl, "--where", "country = 'JP'"}},
+		{"update", []string{"update", tbl, "--set", "note = 'late', id = id + 100", "--where", "id = 11"}},
+		{"merge", []string{"merge", tbl, filepath.Join(dir, "upsert.csv"), "--on", "id"}},
+		{"merge-refused", []string{"merge", tbl, filepath.Join(dir, "upsert.csv"), "--on", "id", "--when-matched", "ignore", "--when-not-matched", "ignore"}},
+		{"scan-after-dml", []string{"scan", tbl, "--format", "csv"}},
+		{"restore", []string{"restore", tbl, "--version", "2"}},
+		{"scan-after-restore", []string{"scan", tbl, "--format", "csv"}},
 		{"maintain", []string{"maintain", tbl}},
 		{"clustered-create", []string{"create", ev, "--schema", "id bigint, country string", "--cluster-by", "id"}},
 		{"clustered-append", []string{"append", ev, filepath.Join(dir, "in0.parquet"), filepath.Join(dir, "in1.parquet")}},
@@ -122,6 +132,7 @@ func TestGoldenOutputs(t *testing.T) {
 		{"maintain-again", []string{"maintain", tbl, "--format", "json"}},
 		{"describe-layout-after-maintain", []string{"describe", tbl, "--layout", "--format", "json"}},
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "upsert.csv"), []byte("id,country,note\n1,DE,merged\n30,FR,new\n"), 0o644))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			checkGolden(t, c.name, transcript(t, dir, c.args))
@@ -261,6 +272,28 @@ func TestGoldenErrors(t *testing.T) {
 		"version": {
 			{"version", "extra"},
 			{"version", "--format", "yaml"},
+		},
+		"delete": {
+			{"delete", tbl},
+			{"delete", tbl, "--where", "nosuch = 1"},
+			{"delete", tbl, "--where", "id >"},
+			{"delete", tbl, "--where", "id = 1", "--isolation", "snapshot"},
+		},
+		"update": {
+			{"update", tbl, "--where", "id = 1"},
+			{"update", tbl, "--set", "id = 'x'"},
+			{"update", tbl, "--set", "nosuch = 1"},
+		},
+		"merge": {
+			{"merge", tbl, "--on", "id"},
+			{"merge", tbl, filepath.Join(dir, "in0.parquet")},
+			{"merge", tbl, filepath.Join(dir, "in0.parquet"), "--on", "nosuch"},
+			{"merge", tbl, filepath.Join(dir, "in0.parquet"), "--on", "id", "--when-matched", "upsert"},
+		},
+		"restore": {
+			{"restore", tbl},
+			{"restore", tbl, "--version", "99"},
+			{"restore", tbl, "--version", "2"},
 		},
 	}
 	for _, c := range commands {

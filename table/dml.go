@@ -1,0 +1,782 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/skipping"
+	"github.com/skiplake/skiplake/stats"
+)
+
+// DefaultConflictRetries is how many times a DML command re-plans and re-reads on a new
+// snapshot after losing its commit to a concurrent commit that only rearranged data
+// (OPTIMIZE), before failing with the conflict.
+const DefaultConflictRetries = 3
+
+// DMLOptions are the options DELETE, UPDATE and MERGE share. The zero value runs the
+// command with the table's settings.
+type DMLOptions struct {
+	// DryRun plans and reads (to find the rows the command would change) but writes
+	// nothing: the result lists the files and rows that would be touched.
+	DryRun bool
+	// RewriteFiles rewrites every touched file (copy-on-write) even when the table has
+	// deletion vectors enabled. Default false: a table with
+	// delta.enableDeletionVectors=true gets deletion vectors, any other table is
+	// rewritten.
+	RewriteFiles bool
+	// IsolationLevel is log.WriteSerializable or log.Serializable. Default: Serializable
+	// when the table sets delta.isolationLevel, else WriteSerializable (concurrent blind
+	// appends never conflict with the command; see log.Transaction.AddReadPredicate).
+	IsolationLevel string
+	// ConflictRetries bounds how many times the command is re-planned and re-read on
+	// the newest snapshot after a concurrent commit that only rearranged data (OPTIMIZE)
+	// removed a file it read (0: DefaultConflictRetries; negative: never). Conflicts
+	// with concurrent data changes are returned as *log.ConflictError.
+	ConflictRetries int
+	// TargetFileSize overrides delta.targetFileSize for the files written.
+	TargetFileSize int64
+	// Parallelism bounds the files read (and written) at once (default GOMAXPROCS).
+	Parallelism int
+	// Progress, if set, is called as files are scanned and rewritten.
+	Progress func(Progress)
+	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
+	Allocator memory.Allocator
+}
+
+func (o DMLOptions) validate() error {
+	var errs []error
+	switch o.IsolationLevel {
+	case "", log.WriteSerializable, log.Serializable:
+	default:
+		errs = append(errs, fmt.Errorf("%w: isolation level %q (want %s or %s)", ErrInvalidArgument, o.IsolationLevel, log.WriteSerializable, log.Serializable))
+	}
+	if o.TargetFileSize < 0 || o.Parallelism < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument))
+	}
+	return errors.Join(errs...)
+}
+
+// Modes a DML result reports.
+const (
+	// ModeDeletionVectors: touched files got deletion vectors; changed rows went to new files.
+	ModeDeletionVectors = "deletion-vectors"
+	// ModeCopyOnWrite: touched files were rewritten without their deleted rows.
+	ModeCopyOnWrite = "copy-on-write"
+)
+
+// Actions a DMLFile reports.
+const (
+	// FileRemoved: every live row of the file was deleted (or replaced); the file left
+	// the table.
+	FileRemoved = "removed"
+	// FileDeletionVector: the file got a new (grown) deletion vector.
+	FileDeletionVector = "deletion-vector"
+	// FileRewritten: the file's surviving rows were copied to new files and the file
+	// removed (copy-on-write).
+	FileRewritten = "rewritten"
+)
+
+// DMLFile is one data file a DML command changed (or, in a dry run, would change).
+type DMLFile struct {
+	// Path is the file's path relative to the table root, as the log spells it.
+	Path string `json:"path"`
+	// Action is FileRemoved, FileDeletionVector or FileRewritten.
+	Action string `json:"action"`
+	// LiveRows is the file's live rows before the command (-1 when unknown).
+	LiveRows int64 `json:"liveRows"`
+	// RowsDeleted counts the live rows the command deleted or replaced in it.
+	RowsDeleted int64 `json:"rowsDeleted"`
+	// Read is false when the file was removed without being read (the planner proved
+	// that every live row matches, invariant D1).
+	Read bool `json:"read"`
+}
+
+// DMLResult says what a DELETE, UPDATE or MERGE did (or would do, in a dry run).
+type DMLResult struct {
+	// Operation is DELETE, UPDATE or MERGE.
+	Operation string `json:"operation"`
+	// Version is the committed version; -1 when nothing was committed (a dry run, or
+	// no row changed).
+	Version int64 `json:"version"`
+	// ReadVersion is the version the command read (the last attempt's).
+	ReadVersion int64 `json:"readVersion"`
+	// DryRun is true when nothing was written.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Mode is ModeDeletionVectors or ModeCopyOnWrite.
+	Mode string `json:"mode"`
+	// RowsDeleted, RowsUpdated and RowsInserted count the rows the command deleted,
+	// updated and inserted; RowsCopied the unchanged rows rewritten (copy-on-write).
+	RowsDeleted  int64 `json:"rowsDeleted"`
+	RowsUpdated  int64 `json:"rowsUpdated"`
+	RowsInserted int64 `json:"rowsInserted"`
+	RowsCopied   int64 `json:"rowsCopied"`
+	// SourceRows counts the rows of a MERGE source.
+	SourceRows int64 `json:"sourceRows,omitempty"`
+	// FilesConsidered counts the live files of the snapshot; FilesRead the files whose
+	// data was read to find matching rows (rewrites not included).
+	FilesConsidered int `json:"filesConsidered"`
+	FilesRead       int `json:"filesRead"`
+	// FilesAdded and FilesRemoved count the commit's data-file adds and removes (a file
+	// that only gets a deletion vector counts in neither); FilesRewritten counts the
+	// removed files whose surviving rows were copied.
+	FilesAdded     int `json:"filesAdded"`
+	FilesRemoved   int `json:"filesRemoved"`
+	FilesRewritten int `json:"filesRewritten"`
+	// DeletionVectorsAdded counts files that got their first deletion vector,
+	// DeletionVectorsUpdated files whose vector grew, DeletionVectorsRemoved files whose
+	// vector left the table with them.
+	DeletionVectorsAdded   int `json:"deletionVectorsAdded"`
+	DeletionVectorsUpdated int `json:"deletionVectorsUpdated"`
+	DeletionVectorsRemoved int `json:"deletionVectorsRemoved"`
+	// BytesAdded is the size of the data files written; BytesRemoved of those removed;
+	// DeletionVectorBytes of the deletion-vector files written.
+	BytesAdded          int64 `json:"bytesAdded"`
+	BytesRemoved        int64 `json:"bytesRemoved"`
+	DeletionVectorBytes int64 `json:"deletionVectorBytes"`
+	// Passes is the number of passes over the target a MERGE made (its source was
+	// partitioned by key hash to fit the memory budget).
+	Passes int `json:"passes,omitempty"`
+	// Attempts counts plans made: 1, plus one per re-plan after a concurrent OPTIMIZE.
+	Attempts int `json:"attempts"`
+	// Files lists the changed files, by path.
+	Files []DMLFile `json:"files,omitempty"`
+	// Report is what skipping decided while finding the rows (levels partition, stats,
+	// bloom, rowgroup, page), summed over the passes of a MERGE.
+	Report *ScanReport `json:"report,omitempty"`
+	// Metrics are the operationMetrics the commit records (Spark's names).
+	Metrics map[string]string `json:"metrics,omitempty"`
+}
+
+// touchedFile is a live file some of whose rows a DML command deletes or replaces.
+type touchedFile struct {
+	add *log.Add
+	// old is the file's current deletion vector (nil: none).
+	old *dv.Deleted
+	// deleted holds the positions the command deletes (never one old holds).
+	deleted *roaring64.Bitmap
+	// whole: every live row is deleted, known from metadata alone (not read).
+	whole bool
+	// numRecords is the physical row count (-1 until known from stats or footer).
+	numRecords int64
+	read       bool
+}
+
+func (f *touchedFile) liveRows() int64 {
+	if f.numRecords < 0 {
+		return -1
+	}
+	n := f.numRecords
+	if d := f.add.DeletionVector; d != nil {
+		n -= d.Cardinality
+	}
+	return n
+}
+
+// dmlAttempt is one attempt of a DML command against one snapshot: what it read,
+// which rows of which files it deletes, and where its new rows go.
+type dmlAttempt struct {
+	t     *Table
+	snap  *Snapshot
+	opts  DMLOptions
+	op    string
+	mem   memory.Allocator
+	par   int
+	useDV bool
+	// rowIDs is set on tables with stable row IDs (keepsStableRowIDs): checkDML
+	// admitted only commands that move no row, and finish refuses to copy one.
+	rowIDs  bool
+	rep     *ScanReport
+	started time.Time
+
+	mu        sync.Mutex
+	touched   map[string]*touchedFile // by add.Key()
+	readPaths map[string]bool
+	readPreds []log.ReadPredicate
+	readAll   bool
+	sink      rowSink
+	res       *DMLResult
+	dvFiles   []string // DV files written (for cleanup)
+	scanTime  time.Duration
+	merge     mergeCounts // MERGE's row counters
+}
+
+func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
+	mem := opts.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	par := opts.Parallelism
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	a := &dmlAttempt{t: t, snap: snap, opts: opts, op: op, mem: mem, par: par, started: time.Now(),
+		touched: map[string]*touchedFile{}, readPaths: map[string]bool{},
+		rep: &ScanReport{Version: snap.Version()}}
+	a.useDV = !opts.RewriteFiles && deletionVectorsEnabled(snap)
+	a.rowIDs = keepsStableRowIDs(snap)
+	a.res = &DMLResult{Operation: op, Version: -1, ReadVersion: snap.Version(), DryRun: opts.DryRun,
+		FilesConsidered: snap.log.NumFiles(), Mode: ModeCopyOnWrite}
+	if a.useDV {
+		a.res.Mode = ModeDeletionVectors
+	}
+	if opts.DryRun {
+		a.sink = &countSink{}
+	} else {
+		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem}}
+	}
+	return a, nil
+}
+
+// keepsStableRowIDs reports whether rows of snap's table have stable row IDs that
+// writers must keep: row tracking enabled (delta.enableRowTracking=true) and active.
+// With the feature merely supported, rows copied to new files may take fresh IDs.
+func keepsStableRowIDs(snap *Snapshot) bool {
+	props := snap.Properties()
+	return props.EnableRowTracking && log.RowTrackingActive(snap.log.Protocol(), props)
+}
+
+// deletionVectorsEnabled reports whether DML on snap's table writes deletion vectors:
+// delta.enableDeletionVectors=true and the deletionVectors writer feature in the
+// protocol (ALTER and CREATE add it with the property).
+func deletionVectorsEnabled(snap *Snapshot) bool {
+	if !snap.Properties().EnableDeletionVectors {
+		return false
+	}
+	for _, f := range log.WriterFeatures(snap.log.Protocol()) {
+		if f == log.FeatureDeletionVectors {
+			return true
+		}
+	}
+	return false
+}
+
+// dmlIsolation is the isolation level a DML command commits at.
+func dmlIsolation(snap *Snapshot, opt string) string {
+	if opt != "" {
+		return opt
+	}
+	if _, set := snap.log.Metadata().Configuration[log.PropIsolationLevel]; set {
+		return log.Serializable
+	}
+	return log.WriteSerializable
+}
+
+// checkDML checks that a DML command may change snap's table. movesRows says whether
+// the command writes existing rows to new files even with deletion vectors (an UPDATE,
+// a MERGE with an update clause).
+func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error {
+	ls := snap.log
+	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+		return err
+	}
+	props := ls.Properties()
+	if props.AppendOnly {
+		return fmt.Errorf("%w: table is append-only (delta.appendOnly=true); %s refused", ErrInvalidArgument, op)
+	}
+	for _, f := range log.WriterFeatures(ls.Protocol()) {
+		if f == log.FeatureChangeDataFeed && props.EnableChangeDataFeed {
+			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
+		}
+	}
+	if keepsStableRowIDs(snap) && (movesRows || opts.RewriteFiles || !deletionVectorsEnabled(snap)) {
+		// Rows moved to new files would need their stable row IDs materialized in
+		// them (PROTOCOL.md "Row Tracking"), which DML does not do yet.
+		return fmt.Errorf("%w: %s on a table with row tracking (%s=true) would write existing rows to new files "+
+			"without their stable row IDs; supported there: DELETE, and MERGE without update clauses, "+
+			"with deletion vectors (%s=true, no copy-on-write)",
+			log.ErrUnsupportedFeature, op, log.PropEnableRowTracking, log.PropEnableDeletionVectors)
+	}
+	if err := props.Err(log.DataFileKeys...); err != nil {
+		return fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
+	}
+	return nil
+}
+
+// file returns the touched record of a, creating it.
+func (a *dmlAttempt) file(add *log.Add) *touchedFile {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := add.Key()
+	f := a.touched[k]
+	if f == nil {
+		f = &touchedFile{add: add, numRecords: -1}
+		if n, ok := add.NumRecords(); ok {
+			f.numRecords = n
+		}
+		a.touched[k] = f
+	}
+	return f
+}
+
+// markRead records that the command's result depends on the file's rows.
+func (a *dmlAttempt) markRead(add *log.Add) {
+	a.mu.Lock()
+	a.readPaths[add.Path] = true
+	a.mu.Unlock()
+}
+
+// removeWhole records that every live row of add is deleted without reading it.
+func (a *dmlAttempt) removeWhole(add *log.Add) {
+	f := a.file(add)
+	a.mu.Lock()
+	f.whole = true
+	a.mu.Unlock()
+}
+
+// deleteRows records that the command deletes the rows at positions pos of the file
+// (rows already deleted by its current vector are never passed: readLive skips them).
+func (a *dmlAttempt) deleteRows(f *touchedFile, pos []int64) {
+	if len(pos) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f.deleted == nil {
+		f.deleted = roaring64.New()
+	}
+	for _, p := range pos {
+		f.deleted.Add(uint64(p))
+	}
+}
+
+// predicateFor returns the read predicate that tests files added concurrently
+// against b (bound to the table's logical schema) by their partition values and
+// statistics.
+func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
+	if b == nil {
+		return log.ReadPredicate{Text: "true"}
+	}
+	s := a.snap
+	m, err := s.meta()
+	parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.log.Properties().StringPrefixForReading()})
+	return log.ReadPredicate{Text: b.String(), MightMatch: func(add *log.Add) bool {
+		if err != nil {
+			return true
+		}
+		var st *stats.File
+		if add.Stats != "" {
+			if f, perr := parser.Parse(add.Stats); perr == nil {
+				st = f
+			}
+		}
+		pv, perr := s.partitionValues(add)
+		if perr != nil {
+			return true
+		}
+		return skipping.EvaluateFile(b, st, pv, m.mapper) != skipping.CannotMatch
+	}}
+}
+
+// forEachTask runs fn on every task with up to a.par goroutines; the first error stops
+// the others (through ctx) and is returned.
+func (a *dmlAttempt) forEachTask(ctx context.Context, phase string, tasks []*fileTask, fn func(context.Context, *fileTask) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		done  int64
+	)
+	sem := make(chan struct{}, a.par)
+	for _, task := range tasks {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(task *fileTask) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := fn(ctx, task)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = err
+				cancel()
+			}
+			done++
+			if a.opts.Progress != nil {
+				a.opts.Progress(Progress{Phase: phase, Done: done, Total: int64(len(tasks)), Unit: "files"})
+			}
+		}(task)
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// loadDV loads a file's current deletion vector.
+func (a *dmlAttempt) loadDV(ctx context.Context, add *log.Add) (*dv.Deleted, error) {
+	del, err := datafile.LoadDeletionVector(ctx, a.snap.store, add.DeletionVector)
+	if err != nil {
+		return nil, fmt.Errorf("table: deletion vector of %s: %w", add.Path, err)
+	}
+	return del, nil
+}
+
+// finish turns the touched files into the commit's file actions: files all of whose
+// live rows are deleted are removed; the others get a grown deletion vector (useDV) or
+// are rewritten without the deleted rows. Then the new rows' files are closed. It fills
+// the result's counters.
+func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, error) {
+	keys := make([]string, 0, len(a.touched))
+	for k, f := range a.touched {
+		if f.whole || (f.deleted != nil && !f.deleted.IsEmpty()) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	now := a.t.log.Now().UnixMilli()
+	res := a.res
+	var (
+		removes   []*log.Remove
+		adds      []*log.Add
+		dvFiles   []*touchedFile
+		bitmaps   []*roaring64.Bitmap
+		rewrite   []*touchedFile
+		rewriteTk []*fileTask
+	)
+	idx := map[string]int{}
+	for i, add := range a.snap.log.Files() {
+		idx[add.Key()] = i
+	}
+	for _, k := range keys {
+		f := a.touched[k]
+		live := f.liveRows()
+		var n int64
+		if f.deleted != nil {
+			n = int64(f.deleted.GetCardinality())
+		}
+		if f.whole {
+			n = live
+		}
+		entry := DMLFile{Path: f.add.Path, LiveRows: live, RowsDeleted: n, Read: f.read}
+		switch {
+		case f.whole || (live >= 0 && n == live):
+			entry.Action = FileRemoved
+			removes = append(removes, f.add.RemoveAction(now, true))
+			res.FilesRemoved++
+			res.BytesRemoved += f.add.Size
+			if f.add.DeletionVector != nil {
+				res.DeletionVectorsRemoved++
+			}
+		case a.useDV && f.numRecords >= 0 && dvCapable(f.add):
+			entry.Action = FileDeletionVector
+			merged, _, err := dv.Union(f.old, f.deleted, f.numRecords)
+			if err != nil {
+				return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", f.add.Path, err)
+			}
+			dvFiles = append(dvFiles, f)
+			bitmaps = append(bitmaps, merged)
+		default:
+			if a.rowIDs {
+				return nil, nil, fmt.Errorf("%w: %s would rewrite %s (no row count for a deletion vector), copying its rows without their stable row IDs",
+					log.ErrUnsupportedFeature, a.op, f.add.Path)
+			}
+			entry.Action = FileRewritten
+			i, ok := idx[k]
+			if !ok {
+				return nil, nil, fmt.Errorf("table: internal error: touched file %s not in the snapshot", f.add.Path)
+			}
+			task, err := a.snap.taskFor(i)
+			if err != nil {
+				return nil, nil, err
+			}
+			rewrite = append(rewrite, f)
+			rewriteTk = append(rewriteTk, task)
+			removes = append(removes, f.add.RemoveAction(now, true))
+			res.FilesRemoved++
+			res.FilesRewritten++
+			res.BytesRemoved += f.add.Size
+			if f.add.DeletionVector != nil {
+				res.DeletionVectorsRemoved++
+			}
+		}
+		res.Files = append(res.Files, entry)
+	}
+	if len(rewrite) > 0 {
+		if a.opts.DryRun {
+			// The rows a rewrite would copy, from the counts (nothing is read).
+			for _, f := range rewrite {
+				if live := f.liveRows(); live >= 0 {
+					res.RowsCopied += live - int64(f.deleted.GetCardinality())
+				}
+			}
+		} else if err := a.rewriteFiles(ctx, rewrite, rewriteTk); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(dvFiles) > 0 {
+		for _, f := range dvFiles {
+			if f.add.DeletionVector != nil {
+				res.DeletionVectorsUpdated++
+			} else {
+				res.DeletionVectorsAdded++
+			}
+		}
+		if !a.opts.DryRun {
+			props := a.snap.Properties()
+			wo := dv.WriteOptions{}
+			if props.RandomizeFilePrefixes {
+				wo.RandomPrefixLength = props.RandomPrefixLength
+			}
+			written, err := dv.Write(ctx, a.t.store, bitmaps, wo)
+			if err != nil {
+				return nil, nil, fmt.Errorf("table: writing deletion vectors: %w", err)
+			}
+			a.dvFiles = append(a.dvFiles, written.Files...)
+			res.DeletionVectorBytes += written.Bytes
+			for i, f := range dvFiles {
+				live := f.add
+				if live.Stats == "" {
+					c := *live
+					c.Stats = `{"numRecords":` + strconv.FormatInt(f.numRecords, 10) + `}`
+					live = &c
+				}
+				rm, add, err := log.ReplaceDeletionVector(live, written.Descriptors[i], now)
+				if err != nil {
+					return nil, nil, err
+				}
+				removes = append(removes, rm)
+				adds = append(adds, add)
+			}
+		}
+	}
+	newAdds, err := a.sink.finish(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ad := range newAdds {
+		res.FilesAdded++
+		res.BytesAdded += ad.Size
+	}
+	if n := a.sink.filesEstimate(); a.opts.DryRun && n > 0 {
+		res.FilesAdded = n
+	}
+	adds = append(adds, newAdds...)
+	if a.op == "DELETE" {
+		// UPDATE and MERGE count their deletes themselves: their other removed rows
+		// were replaced by updated ones.
+		for _, f := range res.Files {
+			res.RowsDeleted += f.RowsDeleted
+		}
+	}
+	return removes, adds, nil
+}
+
+// dvCapable reports whether a file can take a deletion vector: ReplaceDeletionVector
+// needs numRecords in its statistics (a file without statistics gets minimal ones).
+func dvCapable(add *log.Add) bool {
+	if add.Stats == "" {
+		return true
+	}
+	_, ok := add.NumRecords()
+	return ok
+}
+
+// rewriteFiles copies the surviving live rows of the given files to the row sink
+// (copy-on-write).
+func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tasks []*fileTask) error {
+	sc, err := a.snap.Scan(ctx, WithAllocator(a.mem))
+	if err != nil {
+		return err
+	}
+	byTask := map[*fileTask]*touchedFile{}
+	for i, t := range tasks {
+		byTask[t] = files[i]
+	}
+	var copied int64
+	var mu sync.Mutex
+	err = a.forEachTask(ctx, "rewrite", tasks, func(ctx context.Context, task *fileTask) error {
+		f := byTask[task]
+		old, err := a.loadDV(ctx, task.add)
+		if err != nil {
+			return err
+		}
+		var n int64
+		_, err = sc.readLive(ctx, task, old, true, &ScanReport{}, func(b liveBatch) error {
+			keep := make([]bool, len(b.pos))
+			any := false
+			for i, p := range b.pos {
+				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
+				any = any || keep[i]
+			}
+			if !any {
+				return nil
+			}
+			out, err := filterRows(ctx, b.rec, keep, a.mem)
+			if err != nil {
+				return err
+			}
+			defer out.Release()
+			n += out.NumRows()
+			return a.sink.write(ctx, out)
+		})
+		mu.Lock()
+		copied += n
+		mu.Unlock()
+		return err
+	})
+	a.res.RowsCopied += copied
+	return err
+}
+
+// commit commits the attempt's actions. It returns -1 (and no error) when there is
+// nothing to commit.
+func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*log.Add, info log.CommitInfo) (int64, error) {
+	if len(removes) == 0 && len(adds) == 0 {
+		return -1, nil
+	}
+	level := dmlIsolation(a.snap, a.opts.IsolationLevel)
+	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
+	txn.Remove(removes...)
+	txn.Add(adds...)
+	if a.rowIDs {
+		// No existing row moved (checkDML, finish): the rows left keep their
+		// files' row IDs, new rows take fresh ones.
+		txn.PreserveRowTracking()
+	}
+	paths := make([]string, 0, len(a.readPaths))
+	for p := range a.readPaths {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	txn.ReadFiles(paths...)
+	if a.readAll {
+		txn.ReadWholeTable()
+	}
+	for _, p := range a.readPreds {
+		txn.AddReadPredicate(p)
+	}
+	if a.opts.Progress != nil {
+		a.opts.Progress(Progress{Phase: "commit", Done: 0, Total: 1, Unit: "commits"})
+	}
+	v, err := txn.Commit(ctx, info)
+	if err != nil {
+		return -1, err
+	}
+	if a.opts.Progress != nil {
+		a.opts.Progress(Progress{Phase: "commit", Done: 1, Total: 1, Unit: "commits"})
+	}
+	return v, nil
+}
+
+// cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
+func (a *dmlAttempt) cleanup() {
+	a.sink.discard()
+	if len(a.dvFiles) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, p := range a.dvFiles {
+		_ = a.t.store.Delete(ctx, p)
+	}
+	a.dvFiles = nil
+}
+
+// dvMetrics adds Spark's deletion-vector metrics (prefix "" or "Target" for MERGE):
+// Added and Removed include the updated vectors, as Spark reports them.
+func dvMetrics(m map[string]string, prefix string, res *DMLResult) {
+	m["num"+prefix+"DeletionVectorsAdded"] = strconv.Itoa(res.DeletionVectorsAdded + res.DeletionVectorsUpdated)
+	m["num"+prefix+"DeletionVectorsRemoved"] = strconv.Itoa(res.DeletionVectorsRemoved + res.DeletionVectorsUpdated)
+	m["num"+prefix+"DeletionVectorsUpdated"] = strconv.Itoa(res.DeletionVectorsUpdated)
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// runDML runs a DML command: body plans and reads against a snapshot (recording the
+// rows to delete and writing the new rows), then finish and commit. A commit that
+// loses to a concurrent commit which only rearranged data is re-planned on the new
+// snapshot (opts.ConflictRetries). Anything written by a failed attempt is deleted,
+// except after log.ErrCommitUnknown (the commit may have landed).
+func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRows bool,
+	body func(ctx context.Context, a *dmlAttempt) error,
+	info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	retries := opts.ConflictRetries
+	if retries == 0 {
+		retries = DefaultConflictRetries
+	}
+	for attempt := 1; ; attempt++ {
+		snap, err := t.Snapshot(ctx, Latest())
+		if err != nil {
+			return nil, err
+		}
+		if err := checkDML(snap, op, opts, movesRows); err != nil {
+			return nil, err
+		}
+		a, err := t.newAttempt(ctx, snap, op, opts)
+		if err != nil {
+			return nil, err
+		}
+		a.res.Attempts = attempt
+		res, err := a.run(ctx, body, info)
+		if err == nil {
+			return res, nil
+		}
+		var ce *log.ConflictError
+		if errors.As(err, &ce) && ce.Rearrangement && attempt <= retries {
+			a.cleanup()
+			continue
+		}
+		if !errors.Is(err, log.ErrCommitUnknown) {
+			a.cleanup()
+		}
+		return nil, err
+	}
+}
+
+func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *dmlAttempt) error, info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
+	if err := a.sink.start(ctx); err != nil {
+		return nil, err
+	}
+	if err := body(ctx, a); err != nil {
+		return nil, err
+	}
+	a.scanTime = time.Since(a.started)
+	removes, adds, err := a.finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := a.res
+	res.Report = a.rep.clone()
+	ci := info(a)
+	res.Metrics = ci.OperationMetrics
+	if a.opts.DryRun {
+		a.sink.discard()
+		return res, nil
+	}
+	v, err := a.commit(ctx, removes, adds, ci)
+	if err != nil {
+		return nil, err
+	}
+	res.Version = v
+	return res, nil
+}
+
+// timeMetrics adds Spark's timing metrics.
+func (a *dmlAttempt) timeMetrics(m map[string]string) {
+	total := time.Since(a.started)
+	m["executionTimeMs"] = itoa64(total.Milliseconds())
+	m["scanTimeMs"] = itoa64(a.scanTime.Milliseconds())
+	m["rewriteTimeMs"] = itoa64((total - a.scanTime).Milliseconds())
+}

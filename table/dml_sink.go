@@ -1,0 +1,242 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/log"
+)
+
+// rowSink receives the rows a DML command writes (updated, inserted and copied rows,
+// in the table's logical schema) and turns them into data files. write may be called
+// from several goroutines at once.
+type rowSink interface {
+	// start prepares the sink; ctx governs the whole command.
+	start(ctx context.Context) error
+	// write takes rec (the caller keeps its reference).
+	write(ctx context.Context, rec arrow.RecordBatch) error
+	// finish closes the files and returns their add actions.
+	finish(ctx context.Context) ([]*log.Add, error)
+	// discard deletes everything written (best effort).
+	discard()
+	// rows counts the rows written.
+	rows() int64
+	// filesEstimate is the number of files a dry run would write (0 when it wrote them).
+	filesEstimate() int
+}
+
+// errSinkStopped reports a write after the file writer stopped (it failed; finish
+// returns why).
+var errSinkStopped = errors.New("table: data file writer stopped")
+
+// writerSink streams rows into the table's data-file writer (newFileSetWriter: split by
+// partition, files of the target size, statistics and Bloom filters), which runs on a
+// goroutine of its own and reads from a pipe.
+type writerSink struct {
+	t    *Table
+	snap *Snapshot
+	opts WriteOptions
+
+	w    *fileSetWriter
+	pipe *batchPipe
+	done chan struct{}
+	adds []*log.Add
+	n    int64
+	err  error
+}
+
+func (s *writerSink) start(ctx context.Context) error {
+	w, err := s.t.newFileSetWriter(s.snap, s.opts)
+	if err != nil {
+		return err
+	}
+	s.w = w
+	s.pipe = newBatchPipe(s.snap.logical)
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		s.adds, s.n, s.err = w.run(ctx, s.pipe)
+		s.pipe.stop()
+	}()
+	return nil
+}
+
+func (s *writerSink) write(ctx context.Context, rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	if err := s.pipe.push(ctx, rec); err != nil {
+		if errors.Is(err, errSinkStopped) {
+			<-s.done
+			if s.err != nil {
+				return s.err
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *writerSink) finish(ctx context.Context) ([]*log.Add, error) {
+	s.pipe.close()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		<-s.done
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.adds, ctx.Err()
+}
+
+func (s *writerSink) discard() {
+	if s.pipe == nil {
+		return
+	}
+	s.pipe.close()
+	s.pipe.stop()
+	<-s.done
+	s.w.cleanup()
+}
+
+func (s *writerSink) rows() int64 { return s.n }
+
+func (s *writerSink) filesEstimate() int { return 0 }
+
+// countSink counts rows instead of writing them (dry runs).
+type countSink struct {
+	mu    sync.Mutex
+	n     int64
+	bytes int64
+}
+
+func (s *countSink) start(context.Context) error { return nil }
+
+func (s *countSink) write(_ context.Context, rec arrow.RecordBatch) error {
+	s.mu.Lock()
+	s.n += rec.NumRows()
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *countSink) finish(context.Context) ([]*log.Add, error) { return nil, nil }
+func (s *countSink) discard()                                   {}
+func (s *countSink) rows() int64                                { return s.n }
+
+// filesEstimate: a dry run reports one file per touched partition at least; without
+// writing, the count is not known, so it reports 1 when any row would be written.
+func (s *countSink) filesEstimate() int {
+	if s.n > 0 {
+		return 1
+	}
+	return 0
+}
+
+// batchPipe is an array.RecordReader fed by push from other goroutines: the DML
+// command produces rows while the file writer consumes them.
+type batchPipe struct {
+	schema    *arrow.Schema
+	ch        chan arrow.RecordBatch
+	stopped   chan struct{}
+	cur       arrow.RecordBatch
+	closeOnce sync.Once
+	stopOnce  sync.Once
+	mu        sync.Mutex // orders push against close
+	closed    bool
+}
+
+func newBatchPipe(schema *arrow.Schema) *batchPipe {
+	return &batchPipe{schema: schema, ch: make(chan arrow.RecordBatch, 2), stopped: make(chan struct{})}
+}
+
+// push hands rec (retained for the consumer) to the reader side.
+func (p *batchPipe) push(ctx context.Context, rec arrow.RecordBatch) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("table: internal error: write after the data files were closed")
+	}
+	rec.Retain()
+	select {
+	case p.ch <- rec:
+		return nil
+	case <-p.stopped:
+		rec.Release()
+		return errSinkStopped
+	case <-ctx.Done():
+		rec.Release()
+		return ctx.Err()
+	}
+}
+
+// close ends the input: Next returns false once the queued batches are read.
+func (p *batchPipe) close() {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		close(p.ch)
+		p.mu.Unlock()
+	})
+}
+
+// stop says the consumer is gone: pending and later pushes fail, queued batches are
+// released.
+func (p *batchPipe) stop() {
+	p.stopOnce.Do(func() { close(p.stopped) })
+	go func() {
+		for rec := range p.ch {
+			rec.Release()
+		}
+	}()
+}
+
+func (p *batchPipe) Retain()  {}
+func (p *batchPipe) Release() {}
+
+func (p *batchPipe) Schema() *arrow.Schema { return p.schema }
+
+func (p *batchPipe) Next() bool {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	rec, ok := <-p.ch
+	if !ok {
+		return false
+	}
+	p.cur = rec
+	return true
+}
+
+func (p *batchPipe) RecordBatch() arrow.RecordBatch { return p.cur }
+
+// Record is RecordBatch (array.RecordReader's deprecated name).
+func (p *batchPipe) Record() arrow.RecordBatch { return p.cur }
+
+func (p *batchPipe) Err() error { return nil }
+
+// filterRows returns the rows of rec where keep is true. The caller releases the result.
+func filterRows(ctx context.Context, rec arrow.RecordBatch, keep []bool, mem memory.Allocator) (arrow.RecordBatch, error) {
+	all := true
+	for _, k := range keep {
+		all = all && k
+	}
+	if all {
+		rec.Retain()
+		return rec, nil
+	}
+	bb := array.NewBooleanBuilder(mem)
+	defer bb.Release()
+	bb.AppendValues(keep, nil)
+	mask := bb.NewBooleanArray()
+	defer mask.Release()
+	return compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, mask, compute.DefaultFilterOptions())
+}

@@ -1,0 +1,594 @@
+package table
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/internal/datafile"
+)
+
+// DefaultMergeMemory is the default memory budget of a MERGE source: the source rows
+// (in Arrow form, plus the join table) one pass holds.
+const DefaultMergeMemory = 256 << 20
+
+// mergeFanout is the number of key-hash partitions a source larger than the memory
+// budget is spilled into; passes take consecutive partitions up to the budget. A
+// partition that alone exceeds the budget is split again with a new hash seed.
+const mergeFanout = 64
+
+// maxSplitDepth bounds re-splitting: a partition still over budget after it (one
+// hot key) is merged in one pass over the budget.
+const maxSplitDepth = 3
+
+// joinOverheadPerRow estimates the join table's memory per source row (map entry,
+// key bytes, row index), counted against the budget.
+const joinOverheadPerRow = 96
+
+// keyEncoder appends the canonical bytes of the key of row i: equal keys (SQL
+// equality after conversion to the table's key types, with Spark's float
+// normalization: -0.0 = 0.0, NaN = NaN) give equal bytes, different keys different
+// bytes. A row with a NULL key component matches nothing (hasNull).
+type keyEncoder struct {
+	cols []arrow.Array
+}
+
+// encode appends row i's key to dst; ok is false when a component is NULL.
+func (k keyEncoder) encode(dst []byte, i int) (out []byte, ok bool) {
+	for _, c := range k.cols {
+		if c.IsNull(i) {
+			return dst, false
+		}
+		switch a := c.(type) {
+		case *array.Int8:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(i)))
+		case *array.Int16:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(i)))
+		case *array.Int32:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(i)))
+		case *array.Int64:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(i)))
+		case *array.Float32:
+			dst = binary.LittleEndian.AppendUint64(dst, floatKey(float64(a.Value(i))))
+		case *array.Float64:
+			dst = binary.LittleEndian.AppendUint64(dst, floatKey(a.Value(i)))
+		case *array.Boolean:
+			if a.Value(i) {
+				dst = append(dst, 1)
+			} else {
+				dst = append(dst, 0)
+			}
+		case *array.String:
+			dst = binary.AppendUvarint(dst, uint64(a.ValueLen(i)))
+			dst = append(dst, a.Value(i)...)
+		case *array.LargeString:
+			s := a.Value(i)
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		case *array.Binary:
+			b := a.Value(i)
+			dst = binary.AppendUvarint(dst, uint64(len(b)))
+			dst = append(dst, b...)
+		case *array.Date32:
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(a.Value(i)))
+		case *array.Timestamp:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(i)))
+		case *array.Decimal128:
+			v := a.Value(i)
+			dst = binary.LittleEndian.AppendUint64(dst, v.LowBits())
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.HighBits()))
+		default:
+			// checkKeyType refuses every other type before any row is encoded.
+			panic(fmt.Sprintf("table: internal error: key type %s", c.DataType()))
+		}
+	}
+	return dst, true
+}
+
+// floatKey normalizes a float for equality as Spark joins do: every NaN is one value
+// and -0.0 equals 0.0.
+func floatKey(f float64) uint64 {
+	switch {
+	case math.IsNaN(f):
+		return 0x7ff8000000000001
+	case f == 0:
+		return 0
+	}
+	return math.Float64bits(f)
+}
+
+// checkKeyType refuses MERGE key types keyEncoder does not handle.
+func checkKeyType(name string, t arrow.DataType) error {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL,
+		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.DATE32, arrow.TIMESTAMP, arrow.DECIMAL128:
+		return nil
+	}
+	return fmt.Errorf("%w: MERGE key column %q has type %s; keys must be numbers, strings, binary, booleans, dates, timestamps or decimals", ErrInvalidArgument, name, t)
+}
+
+// hashConstraint says a key belongs to partition part of a split with seed.
+type hashConstraint struct {
+	seed maphash.Seed
+	part int
+}
+
+func partOf(seed maphash.Seed, key []byte) int {
+	return int(maphash.Bytes(seed, key) % mergeFanout)
+}
+
+// sourceUnit is a piece of the source merged in one pass with others: held in memory
+// (recs) or spilled to a file, with the hash constraints its keys satisfy.
+type sourceUnit struct {
+	recs  []arrow.RecordBatch
+	path  string
+	rows  int64
+	bytes int64
+	cons  []hashConstraint
+}
+
+// member reports whether a key belongs to the unit.
+func (u *sourceUnit) member(key []byte) bool {
+	for _, c := range u.cons {
+		if partOf(c.seed, key) != c.part {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeSource is a MERGE source read once and kept for the command's passes (and its
+// re-plans): in memory when it fits the budget, else partitioned by key hash into
+// spill files. Its batches have the source's schema with the key columns converted to
+// the table's key types.
+type mergeSource struct {
+	schema   *arrow.Schema // the batches kept: key columns converted
+	inSchema *arrow.Schema // the source's own schema
+	keyIdx   []int         // key columns in schema
+	budget   int64
+	dir      string // spill directory ("" until spilling)
+	spillTo  string // where to create dir
+	mem      memory.Allocator
+	units    []*sourceUnit
+	rows     int64
+}
+
+// release frees the in-memory batches and deletes the spill files.
+func (s *mergeSource) release() {
+	for _, u := range s.units {
+		for _, r := range u.recs {
+			r.Release()
+		}
+		u.recs = nil
+	}
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+		s.dir = ""
+	}
+}
+
+// readMergeSource reads rdr (every batch must have the first batch's schema, which
+// may differ from rdr.Schema() for readers that conform lazily), converts the key
+// columns to the table's types (keyTypes[i] for column keyNames[i]) and keeps the rows
+// in memory up to budget bytes, spilling by key hash beyond.
+func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []string, keyTypes []arrow.DataType, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
+	s := &mergeSource{budget: budget, spillTo: spillDir, mem: mem}
+	if !rdr.Next() {
+		if err := rdr.Err(); err != nil {
+			return nil, fmt.Errorf("table: reading the MERGE source: %w", err)
+		}
+		// An empty source: its declared schema.
+		if _, err := s.init(rdr.Schema(), keyNames, keyTypes); err != nil {
+			return nil, err
+		}
+		s.units = []*sourceUnit{{}}
+		return s, nil
+	}
+	casts, err := s.init(rdr.RecordBatch().Schema(), keyNames, keyTypes)
+	if err != nil {
+		return nil, err
+	}
+	mem0 := &sourceUnit{}
+	s.units = []*sourceUnit{mem0}
+	var spill []*spillPart
+	fail := func(err error) (*mergeSource, error) {
+		for _, p := range spill {
+			p.discard()
+		}
+		s.release()
+		return nil, err
+	}
+	for more := true; more; more = rdr.Next() {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		rec, err := s.conform(ctx, rdr.RecordBatch(), casts)
+		if err != nil {
+			return fail(err)
+		}
+		s.rows += rec.NumRows()
+		if spill == nil {
+			mem0.recs = append(mem0.recs, rec)
+			mem0.rows += rec.NumRows()
+			mem0.bytes += datafile.RecordBytes(rec) + rec.NumRows()*joinOverheadPerRow
+			if mem0.bytes <= budget {
+				continue
+			}
+			// Over budget: partition what is held and everything that follows.
+			if spill, err = s.startSpill(); err != nil {
+				return fail(err)
+			}
+			held := mem0.recs
+			mem0.recs = nil
+			for i, r := range held {
+				if err == nil {
+					err = s.route(ctx, spill, r)
+				}
+				held[i].Release()
+			}
+			if err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		err = s.route(ctx, spill, rec)
+		rec.Release()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return fail(fmt.Errorf("table: reading the MERGE source: %w", err))
+	}
+	if spill == nil {
+		return s, nil
+	}
+	s.units = nil
+	for _, p := range spill {
+		if err := p.close(); err != nil {
+			return fail(err)
+		}
+		s.units = append(s.units, p.unit())
+	}
+	return s, nil
+}
+
+// init sets the source schema from the first batch's and finds the key columns; it
+// returns which keys need a conversion to the table's type.
+func (s *mergeSource) init(in *arrow.Schema, keyNames []string, keyTypes []arrow.DataType) ([]bool, error) {
+	s.inSchema = in
+	fields := append([]arrow.Field(nil), in.Fields()...)
+	casts := make([]bool, len(keyNames))
+	for i, k := range keyNames {
+		j := fieldIndexFold(in, k)
+		if j < 0 {
+			return nil, fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", ErrSchemaMismatch, k, fieldNames(in))
+		}
+		s.keyIdx = append(s.keyIdx, j)
+		if !sameType(keyTypes[i], in.Field(j).Type) {
+			if !keyCastable(keyTypes[i], in.Field(j).Type) {
+				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, keyTypes[i], in.Field(j).Type)
+			}
+			casts[i] = true
+			fields[j].Type = keyTypes[i]
+		}
+	}
+	s.schema = arrow.NewSchema(fields, nil)
+	return casts, nil
+}
+
+// keyCastable reports whether a source key of type have converts to the table's key
+// type want without changing any value: what Write converts silently, plus widening
+// of integers (an int32 source key matches an int64 column) and float to double.
+func keyCastable(want, have arrow.DataType) bool {
+	if castable(want, have) {
+		return true
+	}
+	width := func(t arrow.DataType) (bits int, signed, ok bool) {
+		switch t.ID() {
+		case arrow.INT8:
+			return 8, true, true
+		case arrow.INT16:
+			return 16, true, true
+		case arrow.INT32:
+			return 32, true, true
+		case arrow.INT64:
+			return 64, true, true
+		case arrow.UINT8:
+			return 8, false, true
+		case arrow.UINT16:
+			return 16, false, true
+		case arrow.UINT32:
+			return 32, false, true
+		}
+		return 0, false, false
+	}
+	wb, ws, wok := width(want)
+	hb, hs, hok := width(have)
+	if wok && hok && ws {
+		return hb < wb || (hs && hb == wb)
+	}
+	return want.ID() == arrow.FLOAT64 && have.ID() == arrow.FLOAT32
+}
+
+// conform converts the key columns of a source batch to the table's types. The caller
+// releases the result.
+func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch, casts []bool) (arrow.RecordBatch, error) {
+	if !rec.Schema().Equal(s.inSchema) {
+		return nil, fmt.Errorf("%w: MERGE source batches change schema: %s, then %s", ErrSchemaMismatch, s.inSchema, rec.Schema())
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i := range cols {
+		cols[i] = rec.Column(i)
+		cols[i].Retain()
+	}
+	defer releaseArrays(cols)
+	for k, j := range s.keyIdx {
+		if !casts[k] {
+			continue
+		}
+		out, err := castTo(ctx, rec.Column(j), s.schema.Field(j).Type, s.mem)
+		if err != nil {
+			return nil, fmt.Errorf("%w: MERGE key %q: cannot convert %s to %s: %v", ErrSchemaMismatch, s.schema.Field(j).Name, rec.Column(j).DataType(), s.schema.Field(j).Type, err)
+		}
+		cols[j].Release()
+		cols[j] = out
+	}
+	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
+}
+
+func (s *mergeSource) keysOf(rec arrow.RecordBatch) keyEncoder {
+	cols := make([]arrow.Array, len(s.keyIdx))
+	for i, j := range s.keyIdx {
+		cols[i] = rec.Column(j)
+	}
+	return keyEncoder{cols: cols}
+}
+
+// spillPart is one key-hash partition's spill file.
+type spillPart struct {
+	f     *os.File
+	bw    *bufio.Writer
+	w     *ipc.Writer
+	rows  int64
+	bytes int64 // Arrow bytes of the rows (what loading them costs)
+	seed  maphash.Seed
+	cons  []hashConstraint
+}
+
+func (p *spillPart) close() error {
+	if p.w == nil {
+		return nil
+	}
+	err := p.w.Close()
+	p.w = nil
+	if err == nil {
+		err = p.bw.Flush()
+	}
+	if err == nil {
+		err = p.f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("table: finishing MERGE spill file: %w", err)
+	}
+	return nil
+}
+
+// unit returns the closed partition as a source unit. An empty partition keeps no
+// file but stays a unit: every key hash must belong to exactly one unit, so that a NOT
+// MATCHED BY SOURCE clause sees each target row in exactly one pass.
+func (p *spillPart) unit() *sourceUnit {
+	u := &sourceUnit{rows: p.rows, bytes: p.bytes, cons: p.cons}
+	if p.rows == 0 {
+		p.discard()
+	} else {
+		u.path = p.f.Name()
+	}
+	return u
+}
+
+func (p *spillPart) discard() {
+	if p.w != nil {
+		p.w.Close()
+		p.w = nil
+	}
+	p.f.Close()
+	os.Remove(p.f.Name())
+}
+
+// startSpill creates the spill directory and one partition file per hash bucket.
+func (s *mergeSource) startSpill() ([]*spillPart, error) {
+	if s.dir == "" {
+		dir, err := os.MkdirTemp(s.spillTo, "skiplake-merge-*")
+		if err != nil {
+			return nil, fmt.Errorf("table: creating MERGE spill directory: %w", err)
+		}
+		s.dir = dir
+	}
+	return s.newParts(maphash.MakeSeed(), nil)
+}
+
+func (s *mergeSource) newParts(seed maphash.Seed, parent []hashConstraint) ([]*spillPart, error) {
+	parts := make([]*spillPart, mergeFanout)
+	for i := range parts {
+		f, err := os.CreateTemp(s.dir, "part-*.arrows")
+		if err != nil {
+			for _, p := range parts[:i] {
+				p.discard()
+			}
+			return nil, fmt.Errorf("table: creating MERGE spill file: %w", err)
+		}
+		bw := bufio.NewWriterSize(f, 64<<10)
+		cons := append(append([]hashConstraint(nil), parent...), hashConstraint{seed: seed, part: i})
+		parts[i] = &spillPart{f: f, bw: bw, w: ipc.NewWriter(bw, ipc.WithSchema(s.schema), ipc.WithAllocator(s.mem), ipc.WithLZ4()),
+			seed: seed, cons: cons}
+	}
+	return parts, nil
+}
+
+// route writes each row of rec to the partition its key hashes to.
+func (s *mergeSource) route(ctx context.Context, parts []*spillPart, rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	seed := parts[0].seed
+	enc := s.keysOf(rec)
+	idx := make([][]int32, len(parts))
+	var buf []byte
+	for i := 0; i < n; i++ {
+		buf, _ = enc.encode(buf[:0], i)
+		p := partOf(seed, buf)
+		idx[p] = append(idx[p], int32(i))
+	}
+	for p, rows := range idx {
+		if len(rows) == 0 {
+			continue
+		}
+		part, err := takeRows(ctx, rec, rows, s.mem)
+		if err != nil {
+			return err
+		}
+		parts[p].rows += part.NumRows()
+		parts[p].bytes += datafile.RecordBytes(part) + part.NumRows()*joinOverheadPerRow
+		err = parts[p].w.Write(part)
+		part.Release()
+		if err != nil {
+			return fmt.Errorf("table: writing MERGE spill file: %w", err)
+		}
+	}
+	return nil
+}
+
+// passes groups the source units into passes of at most budget bytes each (a unit
+// over budget is split by a new hash first, up to maxSplitDepth times).
+func (s *mergeSource) passes(ctx context.Context) ([][]*sourceUnit, error) {
+	var out [][]*sourceUnit
+	var cur []*sourceUnit
+	var curBytes int64
+	var visit func(u *sourceUnit, depth int) error
+	visit = func(u *sourceUnit, depth int) error {
+		if u.bytes > s.budget && u.path != "" && depth < maxSplitDepth {
+			subs, err := s.split(ctx, u)
+			if err != nil {
+				return err
+			}
+			for _, sub := range subs {
+				if err := visit(sub, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if len(cur) > 0 && curBytes+u.bytes > s.budget {
+			out = append(out, cur)
+			cur, curBytes = nil, 0
+		}
+		cur = append(cur, u)
+		curBytes += u.bytes
+		return nil
+	}
+	for _, u := range s.units {
+		if err := visit(u, 0); err != nil {
+			return nil, err
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	s.units = nil
+	for _, p := range out {
+		s.units = append(s.units, p...)
+	}
+	return out, nil
+}
+
+// split re-partitions a spilled unit with a new seed (its file is deleted).
+func (s *mergeSource) split(ctx context.Context, u *sourceUnit) ([]*sourceUnit, error) {
+	parts, err := s.newParts(maphash.MakeSeed(), u.cons)
+	if err != nil {
+		return nil, err
+	}
+	err = s.load(ctx, u, func(rec arrow.RecordBatch) error { return s.route(ctx, parts, rec) })
+	var out []*sourceUnit
+	for _, p := range parts {
+		if cerr := p.close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		for _, p := range parts {
+			p.discard()
+		}
+		return nil, err
+	}
+	os.Remove(u.path)
+	for _, p := range parts {
+		out = append(out, p.unit())
+	}
+	return out, nil
+}
+
+// load calls fn with every batch of the unit (released after fn returns).
+func (s *mergeSource) load(ctx context.Context, u *sourceUnit, fn func(arrow.RecordBatch) error) error {
+	if u.path == "" {
+		for _, r := range u.recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f, err := os.Open(u.path)
+	if err != nil {
+		return fmt.Errorf("table: opening MERGE spill file: %w", err)
+	}
+	defer f.Close()
+	rd, err := ipc.NewReader(bufio.NewReaderSize(f, 64<<10), ipc.WithAllocator(s.mem))
+	if err != nil {
+		return fmt.Errorf("table: reading MERGE spill file: %w", err)
+	}
+	defer rd.Release()
+	for rd.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(rd.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rd.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("table: reading MERGE spill file: %w", err)
+	}
+	return nil
+}
+
+// takeRows returns the rows of rec at the given indices. The caller releases it.
+func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int32, mem memory.Allocator) (arrow.RecordBatch, error) {
+	ib := array.NewInt32Builder(mem)
+	defer ib.Release()
+	ib.AppendValues(rows, nil)
+	idx := ib.NewInt32Array()
+	defer idx.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	defer releaseArrays(cols)
+	for i := range cols {
+		c, err := compute.TakeArray(compute.WithAllocator(ctx, mem), rec.Column(i), idx)
+		if err != nil {
+			return nil, fmt.Errorf("table: gathering rows: %w", err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
+}
