@@ -57,6 +57,16 @@ type RetentionTooShortError = optimize.RetentionTooShortError
 // period Vacuum keeps by default (7 days unless set).
 const PropDeletedFileRetentionDuration = log.PropDeletedFileRetentionDuration
 
+// The isolation levels of DMLOptions.IsolationLevel (Delta's names).
+const (
+	// Serializable: a concurrent append conflicts with a transaction that read the
+	// rows it adds to (the default).
+	Serializable = log.Serializable
+	// WriteSerializable: like Serializable, but concurrent blind appends never
+	// conflict.
+	WriteSerializable = log.WriteSerializable
+)
+
 // LevelStats is one skipping level's figures in a ScanReport: units total,
 // skipped, kept and proven to match, and the stored bytes of those units.
 type LevelStats = skipping.LevelStats
