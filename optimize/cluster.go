@@ -53,6 +53,9 @@ type keyed struct {
 // (a share of them when small bins run side by side); the columns of each file are
 // encoded on up to o.Parallelism goroutines.
 func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *datafile.Output) (*binResult, error) {
+	if it.bin.Layout != nil {
+		return e.clusterWorkload(ctx, it, o, out)
+	}
 	p := e.plan
 	b := it.bin
 	res := &binResult{bin: b}
@@ -60,11 +63,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 	if err != nil {
 		return nil, err
 	}
-	var memEst, rows int64
-	for _, fi := range infos {
-		memEst += fi.memEst
-		rows += fi.rows
-	}
+	memEst, rows := totals(infos)
 	nFiles := int(math.Round(float64(b.Bytes) / float64(b.fileSize(p.opts.TargetFileSize))))
 	nFiles = max(nFiles, 1)
 	cols, _ := json.Marshal(p.ClusterBy)
@@ -130,6 +129,15 @@ func (e *executor) footers(ctx context.Context, adds []*log.Add, par int) ([]fil
 		off += infos[i].rows
 	}
 	return infos, nil
+}
+
+// totals returns the estimated Arrow bytes and the rows of a bin's files.
+func totals(infos []fileInfo) (memEst, rows int64) {
+	for _, fi := range infos {
+		memEst += fi.memEst
+		rows += fi.rows
+	}
+	return memEst, rows
 }
 
 // clusterColumns returns the clustering columns of a batch of the data schema.

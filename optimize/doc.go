@@ -20,6 +20,19 @@
 //     files carry the tags ZCUBE_ID, ZCUBE_ZORDER_BY, ZCUBE_ZORDER_CURVE and
 //     OPTIMIZE_TARGET_SIZE; later runs leave cubes of at least MinCubeSize alone
 //     and cluster only new files and small cubes (Full re-clusters everything).
+//   - The workload layout (CurveWorkload, Options.Workload) builds a tree of cuts
+//     from a workload's filters (package qdtree) on a sample of a partition's rows,
+//     with one leaf per file of TargetFileSize, and writes one file per leaf
+//     (sorted inside by the Hilbert key of the tree's columns). The tree is stored
+//     in a side file under TreeDir that every file names in its tags (TagTree,
+//     TagTreeNode); the table's metadata and protocol are untouched. Later runs
+//     route new rows through the stored tree: rows wait, in files tagged
+//     TagTreeWaiting, at the lowest node whose subtree has a file's worth of them,
+//     and move down to their leaves (re-read once) when the waiting rows under a
+//     node give each of its leaves about three quarters of a file. Full builds a new
+//     tree; PartitionPlan.Drift compares Options.Workload with the tree's training
+//     workload. Workload bins are rewritten in bounded memory by reading the input
+//     again per group of destinations that fits a third of MemoryBudget.
 //   - Inputs larger than MemoryBudget are clustered through key-range spill runs
 //     (temporary Arrow IPC files in SpillDir, never in the table) that are sorted
 //     one at a time.
@@ -73,6 +86,12 @@
 //     with put-if-absent under a fresh name before the commit (like L2), and
 //     deleted with the commit's data files when the commit fails or is retried.
 //     Every filter contains every non-null value of its file (B2).
+//   - O4 Every file a workload-layout commit adds is tagged with a tree file that
+//     is stored (put-if-absent, under a fresh name) before the commit and decodes;
+//     the file's rows all route to the node its tag names or below it, and rows
+//     tagged waiting are re-read at most once more (the run that moves them down
+//     writes final files). A failed commit deletes its new tree files with its
+//     data files.
 //   - L2 (package log) Data files are written in full with put-if-absent under
 //     unique names before the commit that references them.
 //   - V1 Vacuum deletes only files no version inside the retention window

@@ -73,6 +73,7 @@ type binResult struct {
 	adds    []*log.Add
 	rows    int64
 	spilled int64
+	trees   []string // workload tree files stored for adds (deleted with them on failure)
 }
 
 // workItem is a bin with its partition.
@@ -185,6 +186,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 				// Never delete the files of a commit that may have landed (its
 				// outcome is unknown): if it did not, they are orphans for VACUUM.
 				out.Discard()
+				p.discardTrees(results)
 			}
 			return err
 		}
@@ -443,6 +445,9 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 	}
 	if p.Curve != CurveNone {
 		params["clusteringCurve"] = jsonString(p.Curve.String())
+	}
+	if trees := workloadTrees(items, results); len(trees) > 0 {
+		params["workloadTrees"] = jsonString(trees)
 	}
 	if len(p.BloomColumns) > 0 {
 		params["bloomFilterColumns"] = jsonString(p.BloomColumns)

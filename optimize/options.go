@@ -11,6 +11,7 @@ import (
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // Defaults applied to zero Options and VacuumOptions fields.
@@ -52,6 +53,11 @@ const (
 	CurveZOrder
 	// CurveHilbert sorts rows by the Hilbert index of the columns' ranks.
 	CurveHilbert
+	// CurveWorkload lays rows out by a tree of cuts learned from
+	// Options.Workload (package qdtree): one file per leaf, sorted inside by the
+	// Hilbert index of the tree's columns; later runs route new rows through the
+	// stored tree (see workload.go).
+	CurveWorkload
 )
 
 // String names the curve as the ZCUBE_ZORDER_CURVE tag and commitInfo record it.
@@ -65,6 +71,8 @@ func (c Curve) String() string {
 		return "zorder"
 	case CurveHilbert:
 		return "hilbert"
+	case CurveWorkload:
+		return "workload"
 	}
 	return "curve(" + strconv.Itoa(int(c)) + ")"
 }
@@ -82,8 +90,8 @@ func (c *Curve) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseCurve parses "none", "linear", "zorder" (or "z-order") and "hilbert",
-// case-insensitively.
+// ParseCurve parses "none", "linear", "zorder" (or "z-order"), "hilbert" and
+// "workload", case-insensitively.
 func ParseCurve(s string) (Curve, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "none":
@@ -94,8 +102,10 @@ func ParseCurve(s string) (Curve, error) {
 		return CurveZOrder, nil
 	case "hilbert":
 		return CurveHilbert, nil
+	case "workload":
+		return CurveWorkload, nil
 	}
-	return CurveNone, fmt.Errorf("%w: unknown curve %q (want none, linear, zorder or hilbert)", ErrInvalidOptions, s)
+	return CurveNone, fmt.Errorf("%w: unknown curve %q (want none, linear, zorder, hilbert or workload)", ErrInvalidOptions, s)
 }
 
 // Progress reports how far Execute has come. Callbacks are made from several
@@ -130,8 +140,18 @@ type Options struct {
 	// Curve selects compaction (CurveNone, default) or clustering.
 	Curve Curve
 	// ClusterBy names the clustering columns (1..8); required unless Curve is
-	// CurveNone. With one column every curve is a plain sort.
+	// CurveNone or CurveWorkload. With one column every curve is a plain sort.
+	// For CurveWorkload they are optional: columns the tree may cut besides the
+	// ones the workload filters on (with Robustness, they get resolution too).
 	ClusterBy []string
+	// Workload is the filters CurveWorkload builds its tree for. Needed when the
+	// partition has no tree yet or Full is set; otherwise new rows are routed
+	// through the stored tree and the plan reports how far Workload has drifted
+	// from the tree's training workload (PartitionPlan.Drift).
+	Workload *workload.Workload
+	// Robustness, in [0, 0.9], blends generic queries into a new tree's workload
+	// (qdtree.Options.Robustness; default 0).
+	Robustness float64
 	// Full re-clusters every file, including finished cubes.
 	Full bool
 	// MinCubeSize: a cube (the files of one clustering run with the same columns and
@@ -244,13 +264,19 @@ func (o Options) Validate() error {
 	if o.CommitEvery < 0 {
 		p = append(p, fmt.Sprintf("CommitEvery %d is negative", o.CommitEvery))
 	}
-	if o.Curve > CurveHilbert {
+	if o.Curve > CurveWorkload {
 		p = append(p, fmt.Sprintf("unknown Curve %d", o.Curve))
+	}
+	if o.Curve != CurveWorkload && (o.Workload != nil || o.Robustness != 0) {
+		p = append(p, "Workload and Robustness are for CurveWorkload")
+	}
+	if !(o.Robustness >= 0 && o.Robustness <= 0.9) {
+		p = append(p, fmt.Sprintf("Robustness %v outside [0, 0.9]", o.Robustness))
 	}
 	if o.Curve == CurveNone && len(o.ClusterBy) > 0 {
 		p = append(p, "ClusterBy given without a Curve")
 	}
-	if o.Curve != CurveNone && len(o.ClusterBy) == 0 {
+	if o.Curve != CurveNone && o.Curve != CurveWorkload && len(o.ClusterBy) == 0 {
 		p = append(p, fmt.Sprintf("Curve %s needs ClusterBy columns", o.Curve))
 	}
 	if o.MaxBytes < 0 {

@@ -14,7 +14,7 @@ import (
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
 )
@@ -85,6 +85,8 @@ type Plan struct {
 	clusters []int // indices of clustering columns in dataSch
 	hidden   int   // hidden row tracking columns at the end of dataSch (rowids.go)
 	bloomIdx []int // indices of BloomColumns in dataSch
+	logical  *arrow.Schema
+	trees    map[string]*qdtree.Tree // stored workload trees, by path
 }
 
 // PartitionPlan is the work planned for one partition.
@@ -93,12 +95,17 @@ type PartitionPlan struct {
 	Values map[string]*string `json:"partitionValues"`
 	// Bins are rewritten independently (each by its own goroutine).
 	Bins []*Bin `json:"bins"`
+	// Drift compares Options.Workload with the training workload of the tree the
+	// partition's new rows are routed through (CurveWorkload).
+	Drift *qdtree.Drift `json:"drift,omitempty"`
 }
 
 // Bin is a set of files of one partition rewritten together.
 type Bin struct {
 	// Kind is KindCompact or KindCluster.
 	Kind string `json:"kind"`
+	// Layout describes the tree work of a CurveWorkload bin.
+	Layout *TreeBin `json:"layout,omitempty"`
 	// Files are the input files, in the order they are read.
 	Files []FileRef `json:"files"`
 	// Bytes is the total size of Files.
@@ -206,11 +213,12 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		p.hidden = len(hidden)
 	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
-	if o.Curve != CurveNone {
+	if o.Curve != CurveNone && len(o.ClusterBy) > 0 {
 		if err := p.resolveClusterColumns(props, logical); err != nil {
 			return nil, err
 		}
 	}
+	p.logical, p.trees = logical, map[string]*qdtree.Tree{}
 	if err := p.resolveBloomColumns(props, logical); err != nil {
 		return nil, err
 	}
@@ -248,9 +256,19 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	for _, k := range keys {
 		files := groups[k]
 		var bins []*Bin
-		if o.Curve == CurveNone {
+		var drift *qdtree.Drift
+		switch o.Curve {
+		case CurveNone:
 			bins = p.compactionBins(files)
-		} else {
+		case CurveWorkload:
+			var err error
+			if bins, err = p.workloadBins(ctx, files); err != nil {
+				return nil, err
+			}
+			if drift, err = p.drift(files); err != nil {
+				return nil, err
+			}
+		default:
 			bins = p.clusterBins(files)
 		}
 		if len(bins) == 0 {
@@ -270,7 +288,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 				continue
 			}
 		}
-		pp := &PartitionPlan{Values: files[0].PartitionValues, Bins: bins}
+		pp := &PartitionPlan{Values: files[0].PartitionValues, Bins: bins, Drift: drift}
 		if pp.Values == nil {
 			pp.Values = map[string]*string{}
 		}
@@ -293,15 +311,9 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 // resolveClusterColumns checks the clustering columns (exist, not partition columns,
 // have statistics, rankable) and records their canonical names and indices.
 func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
-	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
+	withStats, err := newStatsColumns(p)
 	if err != nil {
 		return err
-	}
-	withStats := map[string]bool{}
-	for _, c := range coll.Columns() {
-		if len(c) == 1 {
-			withStats[c[0]] = true
-		}
 	}
 	for _, name := range p.opts.ClusterBy {
 		if isPartitionCol(p.partCols, name) {
@@ -528,10 +540,11 @@ func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 	return append(bins, alone...)
 }
 
-// isClustered reports a file written by a clustering run: it carries cube tags or
-// a clusteringProvider.
+// isClustered reports a file written by a clustering run: it carries cube tags, a
+// clusteringProvider, or a workload tree's tags (its rows belong to one node of the
+// tree; merging it with others would put rows of several nodes into one file).
 func isClustered(a *log.Add) bool {
-	return a.ClusteringProvider != "" || (a.Tags != nil && a.Tags[TagCubeID] != "")
+	return a.ClusteringProvider != "" || (a.Tags != nil && (a.Tags[TagCubeID] != "" || a.Tags[TagTree] != ""))
 }
 
 // clusterBins returns one bin with every file of the partition that is not in a

@@ -94,6 +94,14 @@
 // Restore makes the table hold what an older version held in one commit, after
 // checking that every file it re-adds still exists (VACUUM may have deleted some).
 //
+// # Workloads
+//
+// ObserveFilters hands the filter of every scan and count to a callback (a
+// workload.Recorder collects them); OptimizeOptions.Layout "workload" lays the files
+// out by a tree of cuts learned from a workload (package qdtree via package
+// optimize), which later runs route new rows through. Package advise predicts, from
+// a sample, which layout suits a workload.
+//
 // # Table properties
 //
 // Properties are set at Create and by Alter, validated and canonicalised as Delta
@@ -153,7 +161,7 @@
 //
 // A program needs no other skiplake package to use tables: the results and inputs
 // that come from elsewhere are re-exported here deliberately, as aliases of the same
-// types (OptimizePlan, VacuumResult, RetentionTooShortError, LevelStats, Value,
+// types (OptimizePlan, VacuumResult, RetentionTooShortError, LevelStats, Value, Workload,
 // RequestCounts) and small wrappers (ParseSchema, CheckFilter, ParseSize,
 // ParseInterval, FileLocation). The skiplake CLI is held to this by a test; storage
 // backends are still imported blank to register their URL schemes.

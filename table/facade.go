@@ -16,6 +16,7 @@ import (
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // This file re-exports, deliberately, the names of other skiplake packages that a
@@ -46,7 +47,19 @@ const (
 	CurveHilbert = optimize.CurveHilbert
 	// CurveLinear: lexicographic sort (the baseline).
 	CurveLinear = optimize.CurveLinear
+	// CurveWorkload: files laid out by a tree of cuts learned from a workload
+	// (OptimizeOptions.Layout "workload").
+	CurveWorkload = optimize.CurveWorkload
 )
+
+// Workload is a set of weighted filters, as OptimizeOptions.Workload and the
+// advisor (package advise) take it.
+type Workload = workload.Workload
+
+// ParseWorkloadFile reads a workload file: one filter per line in the expr grammar,
+// optionally prefixed by "WEIGHT:"; the error names the file and line of a filter
+// that does not parse.
+func ParseWorkloadFile(path string) (*Workload, error) { return workload.ParseFile(path) }
 
 // RetentionTooShortError is the error Vacuum returns when the retention asked for
 // is shorter than the table's (delta.deletedFileRetentionDuration) and

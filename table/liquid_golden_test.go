@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,7 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // copyTree copies a golden table (log and data) so a test can write to it.
@@ -252,6 +255,66 @@ func TestOptimizeKeepsStableRowIDs(t *testing.T) {
 			require.Equal(t, old, v, "row %d", id)
 		}
 		require.False(t, seen[v[0]], "stable row ID %d twice", v[0])
+		seen[v[0]] = true
+	}
+	rowIDRanges(t, snapshot())
+}
+
+// TestWorkloadLayoutKeepsStableRowIDs: OPTIMIZE with a workload tree on a table
+// with row tracking copies every row's stable row ID and row commit version into
+// the files it writes, on the run that builds the tree and on the run that routes
+// new rows through it; the table stays unclustered (the tree lives in add.tags and
+// a side file, never in the clustering domain metadata).
+func TestWorkloadLayoutKeepsStableRowIDs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{
+		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.targetFileSize": "16kb"}})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 5))
+	next := int64(0)
+	write := func(n int) {
+		rec := layoutBatch(r, n, func(int) int64 { next++; return next }, 0.1)
+		defer rec.Release()
+		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		require.NoError(t, err)
+	}
+	snapshot := func() *table.Snapshot {
+		s, err := tb.Snapshot(ctx, table.Latest())
+		require.NoError(t, err)
+		return s
+	}
+	for i := 0; i < 4; i++ {
+		write(800)
+	}
+	wl, err := workload.Parse(strings.NewReader("id BETWEEN 100 AND 900\nd < -0.5\nid > 2500 AND d > 0\n"), "queries.sql")
+	require.NoError(t, err)
+	before := stableRowIDs(t, dir, snapshot())
+	_, err = tb.Optimize(ctx, table.OptimizeOptions{Layout: "workload", Workload: wl})
+	require.NoError(t, err)
+	snap := snapshot()
+	trees := 0
+	for _, f := range snap.Log().Files() {
+		if f.Tags[optimize.TagTree] != "" {
+			trees++
+		}
+	}
+	require.Positive(t, trees, "no file carries the tree's tags")
+	require.Equal(t, before, stableRowIDs(t, dir, snap))
+	c, err := snap.Log().Clustering()
+	require.NoError(t, err)
+	require.Nil(t, c, "a workload layout must not declare clustering columns")
+
+	write(1500)
+	before = stableRowIDs(t, dir, snapshot())
+	_, err = tb.Optimize(ctx, table.OptimizeOptions{Layout: "workload"})
+	require.NoError(t, err)
+	after := stableRowIDs(t, dir, snapshot())
+	require.Equal(t, before, after)
+	require.Len(t, after, int(next))
+	seen := map[int64]bool{}
+	for id, v := range after {
+		require.False(t, seen[v[0]], "stable row ID %d twice (row %d)", v[0], id)
 		seen[v[0]] = true
 	}
 	rowIDRanges(t, snapshot())

@@ -10,6 +10,7 @@ import (
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/value"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // OptimizeOptions configures Optimize. The zero value compacts small files in every
@@ -22,7 +23,24 @@ type OptimizeOptions struct {
 	// columns with a Z-order or Hilbert curve over their ranks. LinearBy sorts
 	// lexicographically (the baseline).
 	ZOrderBy, HilbertBy, LinearBy []string
-	// Full re-clusters every file, including cubes a previous run finished.
+	// Layout "workload" lays the data out by a tree of cuts learned from Workload
+	// (optimize.CurveWorkload): a file per leaf, the tree stored beside the data
+	// and named by every file's tags, so that later runs route new rows through
+	// it. Workload is needed for the first run and with Full; later runs without
+	// it route through the stored tree, and with it report the drift from the
+	// tree's training workload (OptimizeResult.Plan's partitions). "" clusters by
+	// the curves above.
+	Layout string
+	// Workload is the workload of Layout "workload".
+	Workload *workload.Workload
+	// Robustness blends generic queries into a new workload tree (0..0.9).
+	Robustness float64
+	// WorkloadColumns are columns the workload tree may cut besides those the
+	// workload filters on (they keep some skipping for other queries, more so
+	// with Robustness).
+	WorkloadColumns []string
+	// Full re-clusters every file, including cubes a previous run finished (and,
+	// for Layout "workload", builds a new tree).
 	Full bool
 	// BloomColumns adds Bloom filters on these columns to every file OPTIMIZE writes,
 	// rewrites files that lack them (backfill), and records them in the table property
@@ -77,6 +95,19 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 	}
 	if n > 1 {
 		return nil, fmt.Errorf("%w: choose one of ZOrderBy, HilbertBy and LinearBy", ErrInvalidArgument)
+	}
+	switch opts.Layout {
+	case "":
+		if opts.Workload != nil || opts.Robustness != 0 || len(opts.WorkloadColumns) > 0 {
+			return nil, fmt.Errorf("%w: Workload, Robustness and WorkloadColumns need Layout \"workload\"", ErrInvalidArgument)
+		}
+	case "workload":
+		if n > 0 {
+			return nil, fmt.Errorf("%w: Layout \"workload\" does not combine with ZOrderBy, HilbertBy or LinearBy", ErrInvalidArgument)
+		}
+		o.Curve, o.Workload, o.Robustness, o.ClusterBy = optimize.CurveWorkload, opts.Workload, opts.Robustness, opts.WorkloadColumns
+	default:
+		return nil, fmt.Errorf("%w: unknown Layout %q (want \"workload\" or none)", ErrInvalidArgument, opts.Layout)
 	}
 	if opts.Where != "" {
 		filter, err := partitionFilter(snap, opts.Where)

@@ -188,6 +188,7 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 		if err != nil {
 			return nil, err
 		}
+		s.filters.observe(pred)
 		sc.pred, sc.table = pred, b
 		// The filter as given (numbers as the user wrote them), not as bound:
 		// binding coerces literals to the columns' types (500 to a double prints

@@ -59,6 +59,7 @@ type Snapshot struct {
 	mapping  log.ColumnMapping
 	store    storage.Storage // where the data files are
 	fm       fileMeta        // typed stats, partition values and skipping index, built on first use
+	filters  *filterHook     // the table's ObserveFilters callbacks (nil: none)
 }
 
 // Snapshot loads the table at ref. Reading fails (with an error naming the features)
@@ -82,7 +83,12 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(t.store, ls)
+	s, err := newSnapshot(t.store, ls)
+	if err != nil {
+		return nil, err
+	}
+	s.filters = &t.filters
+	return s, nil
 }
 
 func newSnapshot(store storage.Storage, ls *log.Snapshot) (*Snapshot, error) {

@@ -21,8 +21,9 @@ import (
 // the log afresh (or the version it is asked for), so a Table is safe for concurrent
 // use by many goroutines and never goes stale.
 type Table struct {
-	store storage.Storage
-	log   *log.Log
+	store   storage.Storage
+	log     *log.Log
+	filters filterHook // ObserveFilters
 }
 
 // CreateOptions configures Create. The zero value creates an unpartitioned table

@@ -252,6 +252,13 @@ func TestGoldenErrors(t *testing.T) {
 			{"optimize", tbl, "--where", "id > 3"},
 			{"optimize", tbl, "--zorder-by", "id", "--hilbert-by", "id"},
 			{"optimize", tbl, "--target-size", "big"},
+			{"optimize", tbl, "--queries", "q.sql"},
+			{"optimize", tbl, "--layout", "workload"},
+		},
+		"advise": {
+			{"advise", tbl},
+			{"advise", tbl, "--queries", missing},
+			{"advise", tbl, "--queries", input, "--files", "-1"},
 		},
 		"vacuum": {
 			{"vacuum", tbl, "--retain", "0h"},

@@ -10,14 +10,15 @@ import (
 
 // TestImportsOnlyTheTableFacade keeps the CLI a client of the library's public
 // facade: of skiplake's own packages its non-test files import table, the storage
-// backends (blank, to register their schemes), benchskip (the bench command) and the
-// internal packages that only format output for people. A CLI that needs more of the
+// backends (blank, to register their schemes), advise (the advisor's public entry
+// point, which builds on table) and the internal packages that serve the CLI alone
+// (benchskip for the bench command, progress and render for output). A CLI that needs more of the
 // library is a sign the facade lacks it: add it to table deliberately.
 func TestImportsOnlyTheTableFacade(t *testing.T) {
 	const module = "github.com/skiplake/skiplake"
 	allowed := map[string]bool{
 		module + "/table":              true,
-		module + "/benchskip":          true, // being moved under internal/ (issue #11 item 6)
+		module + "/advise":             true, // the advisor's own public entry point (it builds on table)
 		module + "/internal/benchskip": true,
 		module + "/internal/progress":  true,
 		module + "/internal/render":    true,

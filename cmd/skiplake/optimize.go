@@ -14,8 +14,9 @@ import (
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--quiet] [--format table|json]",
-		summary: "compact small files and cluster on Z-order or Hilbert keys", examples: []string{`skiplake optimize /tmp/t --hilbert-by id,amount --bloom id`, `skiplake optimize /tmp/t --where "country = 'JP'" --target-size 256MiB --format json`},
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--quiet] [--format table|json]",
+		summary: "compact small files and cluster on Z-order or Hilbert keys, or lay files out by a tree learned from a workload", examples: []string{`skiplake optimize /tmp/t --hilbert-by id,amount --bloom id`, `skiplake optimize /tmp/t --where "country = 'JP'" --target-size 256MiB --format json`,
+			`skiplake optimize /tmp/t --layout workload --queries dashboards.sql`},
 		run: runOptimize})
 	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--format table|json]",
 		summary: "delete files no version inside the retention window references", examples: []string{`skiplake vacuum /tmp/t --dry-run`, `skiplake vacuum /tmp/t --retain 24h --force`},
@@ -29,7 +30,12 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	fs.Var(&zorder, "zorder-by", "cluster on a Z-order curve over these columns' ranks")
 	fs.Var(&hilbert, "hilbert-by", "cluster on a Hilbert curve over these columns' ranks")
 	fs.Var(&linear, "sort-by", "cluster by a plain sort on these columns (baseline)")
-	full := fs.Bool("full", false, "re-cluster every file, including finished clusters (needed for a new --target-size to reach them)")
+	full := fs.Bool("full", false, "re-cluster every file, including finished clusters (needed for a new --target-size to reach them; with --layout workload: build a new tree)")
+	layout := fs.String("layout", "", "workload: lay files out by a tree of cuts learned from --queries; later runs route new rows through the stored tree")
+	queries := fs.String("queries", "", "workload file for --layout workload (one filter per line, optional \"WEIGHT:\" prefix)")
+	robustness := fs.Float64("robustness", 0, "share of generic queries blended into a new workload tree (0..0.9)")
+	var treeCols listFlag
+	fs.Var(&treeCols, "workload-columns", "columns the workload tree may cut besides the workload's own")
 	var bloomCols listFlag
 	fs.Var(&bloomCols, "bloom", "add Bloom filters on these columns (backfills files that lack them)")
 	target := fs.String("target-size", "", "target file size, e.g. 128MiB (default: the table's delta.targetFileSize or 128 MiB)")
@@ -53,7 +59,22 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if err := checkFilter("where", *where); err != nil {
 		return err
 	}
-	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols}
+	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols,
+		Layout: *layout, Robustness: *robustness, WorkloadColumns: treeCols}
+	if *layout != "" && *layout != "workload" {
+		return usagef("--layout %q: want workload", *layout)
+	}
+	if *layout == "" && (*queries != "" || *robustness != 0 || len(treeCols) > 0) {
+		return usagef("--queries, --robustness and --workload-columns need --layout workload")
+	}
+	if *layout != "" && n > 0 {
+		return usagef("--layout workload does not combine with --zorder-by, --hilbert-by or --sort-by")
+	}
+	if *queries != "" {
+		if opts.Workload, err = table.ParseWorkloadFile(*queries); err != nil {
+			return err
+		}
+	}
 	if *target != "" {
 		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
 			return usagef("--target-size: %v", err)
@@ -128,6 +149,16 @@ func writePlan(w io.Writer, p *table.OptimizePlan) {
 	for _, part := range p.Partitions {
 		for i, b := range part.Bins {
 			fmt.Fprintf(w, "%-9s %s %s: %d files, %d bytes, %d rows\n", fmt.Sprintf("  bin %d", i), partLabel(part.Values), b.Kind, len(b.Files), b.Bytes, b.Rows)
+			switch l := b.Layout; {
+			case l == nil:
+			case l.Action == "build":
+				fmt.Fprintf(w, "%-9s build a new tree from the workload over %d files\n", "  tree", l.NewFiles)
+			default:
+				fmt.Fprintf(w, "%-9s route %d new files through %s; %d waiting files move down, %d keep waiting\n", "  tree", l.NewFiles, l.Tree, l.PendingFiles, l.WaitingFiles)
+			}
+		}
+		if part.Drift != nil {
+			fmt.Fprintf(w, "%-9s %s: %s\n", "  drift", partLabel(part.Values), part.Drift)
 		}
 	}
 }
@@ -147,6 +178,9 @@ func nothingToDo(p *table.OptimizePlan, targetGiven bool, cmdline []string) stri
 			why += "; to rewrite every file at the new --target-size, cluster with --full (e.g. add --zorder-by COLUMNS --full)"
 		}
 		return why
+	}
+	if p.Curve == table.CurveWorkload {
+		return "every file is already laid out by the partition's workload tree (new files are routed through it as they come); to build a new tree run: " + withFull + " --queries FILE"
 	}
 	on := p.Curve.String() + " on " + strings.Join(p.ClusterBy, ", ")
 	if p.FinishedCubeFiles > 0 {

@@ -4,6 +4,8 @@
 // range, or share a long common prefix, still spreads over the whole rank
 // space.
 //
+// Points (exact cut values, as a workload tree's) is the exact counterpart.
+//
 // One column at a time: a [Sampler] draws a seeded reservoir sample of the
 // column's values (from Arrow arrays, or value.Value for tests), then
 // [Sampler.Boundaries] turns the sample into equal-frequency cut points, and
@@ -32,6 +34,9 @@
 //   - R5 (equal frequency): buckets hold about the same number of rows; exactly
 //     one sample value each when the sample holds every value and values are
 //     distinct.
+//   - R6 (exact slots) Points maps every value to a slot among explicit cut
+//     values such that a comparison with any cut value is decided by the slot
+//     alone (see Points); NULL has slot 0.
 //
 // # What it does not do
 //

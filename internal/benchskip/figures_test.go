@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/benchskip"
 )
 
 // TestRecordFigures runs the issue-7 target configuration and writes

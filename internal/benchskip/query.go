@@ -87,7 +87,12 @@ func absentValue(r *rand.Rand, c *column) (value.Value, bool) {
 // genQueries generates the queries of workload w. It returns a note instead
 // of queries when the workload cannot run on this data.
 func (p *prepared) genQueries(w Workload, name string, n int, seed uint64) ([]*query, string, error) {
-	r := rand.New(rand.NewPCG(seed, hashName(name)))
+	return p.genQueriesStream(w, name, n, seed, hashName(name))
+}
+
+// genQueriesStream is genQueries drawing from the random stream (seed, stream).
+func (p *prepared) genQueriesStream(w Workload, name string, n int, seed, stream uint64) ([]*query, string, error) {
+	r := rand.New(rand.NewPCG(seed, stream))
 	out := make([]*query, 0, n)
 	for range n {
 		q := &query{bloom: w.Bloom}
@@ -97,6 +102,9 @@ func (p *prepared) genQueries(w Workload, name string, n int, seed uint64) ([]*q
 			for _, ci := range r.Perm(len(p.cl))[:w.Dims] {
 				q.terms = append(q.terms, quantileRange(r, p.cl[ci], ci, frac, p.d.rows))
 			}
+			q.matching = p.count.count(q.terms)
+		case WorkloadTemplate:
+			q.terms = p.templateQuery(r, w.Dims == 3)
 			q.matching = p.count.count(q.terms)
 		case WorkloadUnclustered:
 			t := quantileRange(r, p.unclustered, -1, w.Selectivity, p.d.rows)

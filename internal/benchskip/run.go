@@ -14,6 +14,7 @@ import (
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // Progress receives progress reports: stage names what is running
@@ -28,7 +29,8 @@ type Result struct {
 	Config Config `json:"config"`
 	// Rows is the number of rows of the dataset.
 	Rows int `json:"rows"`
-	// MaxRowsPerFile is ceil(Rows / Files), the divisor of the lower bound.
+	// MaxRowsPerFile is ceil(Rows / Files), the divisor of the lower bound of
+	// the equal-file layouts (LayoutInfo.MaxFileRows is each layout's own).
 	MaxRowsPerFile int `json:"max_rows_per_file"`
 	// TotalBytes is the estimated Arrow size of the whole dataset or, with
 	// Config.ParquetBytes, the largest total Parquet size of any layout
@@ -43,6 +45,8 @@ type Result struct {
 	Cells []Cell `json:"cells"`
 	// Notes explains skipped workloads and other caveats.
 	Notes []string `json:"notes,omitempty"`
+	// Advice holds the advisor checks of Config.Advise.
+	Advice []AdviceCheck `json:"advice,omitempty"`
 }
 
 // LayoutInfo describes one layout's files.
@@ -59,6 +63,10 @@ type LayoutInfo struct {
 	// rows with a smaller value), so boxes are comparable across columns.
 	// Empty when fewer than two clustering columns are configured.
 	FileBoxes []Rect `json:"file_boxes,omitempty"`
+	// MaxFileRows is the row count of the layout's largest file, the divisor of
+	// its lower bound: MaxRowsPerFile for the equal-file layouts, somewhat more
+	// for the workload layouts (their files vary within the tree's tolerance).
+	MaxFileRows int `json:"max_file_rows"`
 }
 
 // Rect is an axis-aligned box in rank space.
@@ -79,8 +87,8 @@ type Cell struct {
 	Queries int `json:"queries"`
 	// MatchingRows is the mean number of rows matching a query (exact).
 	MatchingRows float64 `json:"matching_rows"`
-	// LowerBound is the mean of ceil(matching rows / MaxRowsPerFile): no
-	// layout of this many files can read fewer files.
+	// LowerBound is the mean of ceil(matching rows / LayoutInfo.MaxFileRows):
+	// no layout of this many files of at most that size can read fewer files.
 	LowerBound float64 `json:"lower_bound"`
 	// FilesRead is the mean number of files whose statistics (and Bloom
 	// filter, for "+bloom" workloads) cannot rule the query out.
@@ -95,6 +103,10 @@ type Cell struct {
 	// 1 is optimal, and a query matching nothing scores the files it reads.
 	RatioGeoMean float64 `json:"ratio_geomean"`
 	RatioP90     float64 `json:"ratio_p90"`
+	// RatioEqualFiles is RatioGeoMean against the bound of equal files,
+	// ceil(matching rows / Result.MaxRowsPerFile), the same for every layout of
+	// this many files (it equals RatioGeoMean for the equal-file layouts).
+	RatioEqualFiles float64 `json:"ratio_equal_files"`
 	// RowGroupsRead is the mean number of row groups of read files whose
 	// statistics cannot rule the query out; RowGroupsReadPct relates it to
 	// all row groups.
@@ -117,7 +129,7 @@ type QueryFigures struct {
 	Predicate string `json:"predicate"`
 	// MatchingRows is the exact number of matching rows.
 	MatchingRows int64 `json:"matching_rows"`
-	// LowerBound is ceil(MatchingRows / MaxRowsPerFile).
+	// LowerBound is ceil(MatchingRows / LayoutInfo.MaxFileRows).
 	LowerBound int `json:"lower_bound"`
 	// FilesRead, RowGroupsRead and BytesRead are what the layout reads.
 	FilesRead     int   `json:"files_read"`
@@ -150,6 +162,7 @@ type prepared struct {
 	queries     [][]*query
 	needBloom   bool
 	notes       []string
+	train       *workload.Workload // training queries of the workload layouts
 	// statsColumns are the columns that get statistics: those the queries
 	// reference (skipping never looks at others).
 	statsColumns []string
@@ -194,6 +207,12 @@ func prepare(ctx context.Context, cfg Config, progress Progress) (*prepared, err
 	}
 	p.unclustered, p.key = p.d.col(cfg.Unclustered), p.d.col(cfg.KeyColumn)
 	p.count = newCountIndex(p.cl, p.d.rows)
+	if slices.ContainsFunc(cfg.Layouts, workloadLayout) {
+		if p.train, err = p.trainingWorkload(); err != nil {
+			p.d.release()
+			return nil, err
+		}
+	}
 	for i, name := range cfg.Workloads {
 		w, _ := ParseWorkload(name) // validated
 		qs, note, err := p.genQueries(w, name, cfg.Queries, cfg.Seed)
@@ -224,6 +243,7 @@ type layoutFiles struct {
 	filters   []*bloom.Filter
 	build     time.Duration
 	collect   time.Duration
+	maxRows   int // rows of the largest file
 }
 
 // buildLayout orders the rows and collects per-file and per-row-group
@@ -232,13 +252,23 @@ func (p *prepared) buildLayout(ctx context.Context, name string, progress Progre
 	cfg := p.cfg
 	stage := "layout " + name
 	start := time.Now()
-	perm, err := layoutPerm(name, p.d, p.cl, cfg.Files, cfg.RowGroups, cfg.Seed)
+	var perm []int32
+	var starts []int // file starts; nil: equal files
+	var err error
+	if workloadLayout(name) {
+		perm, starts, err = p.treeLayout(ctx, name == LayoutWorkloadRobust)
+	} else {
+		perm, err = layoutPerm(name, p.d, p.cl, cfg.Files, cfg.RowGroups, cfg.Seed)
+	}
 	if err != nil {
 		return nil, err
 	}
 	lf := &layoutFiles{perm: perm, build: time.Since(start)}
 	start = time.Now()
-	lf.fileStart, lf.rgStart = fileRanges(p.d.rows, cfg.Files, cfg.RowGroups)
+	lf.fileStart, lf.rgStart = fileRanges(p.d.rows, cfg.Files, cfg.RowGroups, starts)
+	for f := range cfg.Files {
+		lf.maxRows = max(lf.maxRows, lf.fileStart[f+1]-lf.fileStart[f])
+	}
 	mem := memory.NewGoAllocator()
 	// Files go through the data-file layer: its Summary gives the statistics and
 	// Bloom filter a file's add action and index entry would carry; with
@@ -395,7 +425,7 @@ func (p *prepared) evaluate(q *query, lf *layoutFiles, fi, ri *skipping.FileInde
 	}
 	ev.fig.Predicate = q.text
 	ev.fig.MatchingRows = q.matching
-	maxRows := int64((p.d.rows + p.cfg.Files - 1) / p.cfg.Files)
+	maxRows := int64(max(lf.maxRows, 1))
 	ev.fig.LowerBound = int((q.matching + maxRows - 1) / maxRows)
 	return ev, nil
 }
@@ -436,7 +466,7 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 		}
 		res.Layouts = append(res.Layouts, LayoutInfo{
 			Name: name, BuildSeconds: lf.build.Seconds(), StatsSeconds: lf.collect.Seconds(),
-			FileBoxes: p.fileBoxes(lf),
+			FileBoxes: p.fileBoxes(lf), MaxFileRows: lf.maxRows,
 		})
 		var layoutBytes int64
 		for _, b := range lf.fileBytes {
@@ -452,6 +482,7 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 		for wi, wname := range p.workloads {
 			cell := Cell{Layout: name, Workload: wname, Queries: len(p.queries[wi])}
 			ratios := make([]float64, 0, cell.Queries)
+			eqRatios := make([]float64, 0, cell.Queries)
 			for _, q := range p.queries[wi] {
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -469,6 +500,8 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 				cell.PlanMicros += fig.PlanMicros
 				cell.CrossCheckMismatches += ev.mismatches
 				ratios = append(ratios, float64(max(fig.FilesRead, 1))/float64(max(fig.LowerBound, 1)))
+				eqBound := (fig.MatchingRows + int64(res.MaxRowsPerFile) - 1) / int64(res.MaxRowsPerFile)
+				eqRatios = append(eqRatios, float64(max(fig.FilesRead, 1))/float64(max(eqBound, 1)))
 				if cfg.PerQuery {
 					cell.PerQuery = append(cell.PerQuery, fig)
 				}
@@ -483,8 +516,14 @@ func Run(ctx context.Context, cfg Config, progress Progress) (*Result, error) {
 				cell.FilesReadPct = 100 * cell.FilesRead / float64(cfg.Files)
 				cell.RowGroupsReadPct = 100 * cell.RowGroupsRead / float64(cfg.Files*cfg.RowGroups)
 				cell.RatioGeoMean, cell.RatioP90 = geoMean(ratios), percentile(ratios, 0.9)
+				cell.RatioEqualFiles = geoMean(eqRatios)
 			}
 			res.Cells = append(res.Cells, cell)
+		}
+	}
+	if cfg.Advise {
+		if res.Advice, err = p.checkAdvice(ctx, progress); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

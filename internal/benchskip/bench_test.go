@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/benchskip"
 )
 
 // BenchmarkRun times a whole run (generate, lay out, collect statistics,

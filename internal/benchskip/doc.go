@@ -66,4 +66,8 @@
 // groups are skipped from the same Delta-style statistics as files (not from
 // Parquet footers), and Bloom filters are per file, not per row group. The CLI
 // wiring (flags, progress bar) lives in cmd/skiplake.
+//
+// The package is internal: it is a measuring instrument of this repository, not
+// an API. Programs that want a layout recommendation for their own table and
+// workload use package advise (advise.Table, advise.Simulate).
 package benchskip

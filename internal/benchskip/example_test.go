@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/benchskip"
 )
 
 // Example runs a small benchmark on the synthetic table and compares the

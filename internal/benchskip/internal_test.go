@@ -208,7 +208,7 @@ func smallPrepared(t *testing.T, cfg Config) *prepared {
 func TestLayoutsArePermutationsWithEqualFiles(t *testing.T) {
 	for _, ds := range []string{DatasetSynthetic, DatasetLineitem} {
 		p := smallPrepared(t, Config{Dataset: ds, Rows: 5003, Files: 17, RowGroups: 3, Queries: 1, Workloads: []string{"box1-1%"}})
-		for _, name := range AllLayouts {
+		for _, name := range DefaultLayouts {
 			perm, err := layoutPerm(name, p.d, p.cl, 17, 3, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -237,7 +237,7 @@ func TestLayoutsArePermutationsWithEqualFiles(t *testing.T) {
 				}
 			}
 		}
-		fs, _ := fileRanges(p.d.rows, 17, 3)
+		fs, _ := fileRanges(p.d.rows, 17, 3, nil)
 		for f := range 17 {
 			if n := fs[f+1] - fs[f]; n != p.d.rows/17 && n != p.d.rows/17+1 {
 				t.Fatalf("file %d has %d rows", f, n)
@@ -252,7 +252,7 @@ func TestKDTreeOnOneColumnIsRangePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rg := fileRanges(p.d.rows, 10, 4)
+	_, rg := fileRanges(p.d.rows, 10, 4, nil)
 	codes := p.cl[0].codes
 	for g := 0; g+1 < len(rg)-1; g++ {
 		maxHere, minNext := uint32(0), uint32(math.MaxUint32)
@@ -353,7 +353,7 @@ func TestCountIndexMatchesBruteForce(t *testing.T) {
 // is read, for every layout and workload.
 func TestSkippingNeverDropsMatchingFiles(t *testing.T) {
 	for _, ds := range []string{DatasetSynthetic, DatasetLineitem} {
-		p := smallPrepared(t, Config{Dataset: ds, Rows: 6000, Files: 12, RowGroups: 4, Queries: 8})
+		p := smallPrepared(t, Config{Dataset: ds, Rows: 6000, Files: 12, RowGroups: 4, Queries: 8, Train: "template", TrainQueries: 30, Layouts: AllLayouts})
 		rec := p.d.record()
 		defer rec.Release()
 		for _, name := range AllLayouts {
@@ -417,5 +417,82 @@ func TestAbsentValueIsAbsent(t *testing.T) {
 				t.Fatalf("absent value %v is at row %d", v, row)
 			}
 		}
+	}
+}
+
+// TestWorkloadLayoutFiles checks the workload layouts: a permutation of the
+// rows in exactly Files files (Q2's units), each within the tree's tolerance of
+// the average plus the sample's error, and training queries held out (no
+// evaluated query equals a training query's text).
+func TestWorkloadLayoutFiles(t *testing.T) {
+	p := smallPrepared(t, Config{Dataset: DatasetLineitem, Rows: 30_000, Files: 20, RowGroups: 2, Queries: 30, Train: "template",
+		TrainQueries: 40, Workloads: []string{"template", "box2-1%"}, Layouts: []string{LayoutWorkload, LayoutWorkloadRobust}})
+	if p.train == nil || p.train.Len() != 40 {
+		t.Fatalf("training workload %v", p.train)
+	}
+	train := map[string]bool{}
+	for _, q := range p.train.Queries {
+		train[q.Filter] = true
+	}
+	held := 0
+	for _, q := range p.queries[0] {
+		if !train[q.bound.Source().String()] {
+			held++
+		}
+	}
+	if held < len(p.queries[0])*3/4 {
+		t.Errorf("only %d of %d evaluated template queries differ from every training query", held, len(p.queries[0]))
+	}
+	for _, robust := range []bool{false, true} {
+		perm, starts, err := p.treeLayout(context.Background(), robust)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(starts) != 21 || starts[0] != 0 || starts[20] != p.d.rows {
+			t.Fatalf("robust=%v: file starts %v", robust, starts)
+		}
+		seen := make([]bool, p.d.rows)
+		for _, r := range perm {
+			if seen[r] {
+				t.Fatalf("row %d placed twice", r)
+			}
+			seen[r] = true
+		}
+		avg := float64(p.d.rows) / 20
+		for f := range 20 {
+			if n := float64(starts[f+1] - starts[f]); n < 0.6*avg || n > 1.4*avg {
+				t.Errorf("robust=%v: file %d holds %.0f rows, average %.0f", robust, f, n, avg)
+			}
+		}
+	}
+}
+
+// TestAdviceCheck runs the advisor check on a small table: one check per box or
+// template workload, whose predicted and best candidates are among the
+// advisor's candidates, with consistent shares.
+func TestAdviceCheck(t *testing.T) {
+	res, err := Run(context.Background(), Config{Dataset: DatasetLineitem, Rows: 20_000, Files: 20, RowGroups: 2, Queries: 20,
+		Layouts: []string{LayoutHilbert}, Workloads: []string{"template", "point-present", "box2-10%"}, TrainQueries: 20, Advise: true, AdviseSample: 5_000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Advice) != 2 || res.Advice[0].Workload != "template" || res.Advice[1].Workload != "box2-10%" {
+		t.Fatalf("advice %+v", res.Advice)
+	}
+	for _, c := range res.Advice {
+		names := map[string]bool{}
+		for _, row := range c.Candidates {
+			names[row.Name] = true
+		}
+		if !names[c.Predicted] || !names[c.Best] || c.SampleRows != 5_000 {
+			t.Errorf("%s: predicted %q / best %q not among the candidates", c.Workload, c.Predicted, c.Best)
+		}
+		if c.BestPct > c.ActualPct || c.Excess < 0 || c.Candidates[0].ActualPct != c.BestPct {
+			t.Errorf("%s: inconsistent shares %+v", c.Workload, c)
+		}
+	}
+	var sb strings.Builder
+	if err := res.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "advice template: advisor") {
+		t.Fatalf("text: %v\n%s", err, sb.String())
 	}
 }

@@ -38,10 +38,25 @@ const (
 	// clustering columns: the reference for the best layout that does not know
 	// the queries.
 	LayoutKDTree = "kdtree"
+	// LayoutWorkload cuts rows by a tree of cuts trained on the workload
+	// Config.Train (package qdtree): files are its leaves.
+	LayoutWorkload = "workload"
+	// LayoutWorkloadRobust is LayoutWorkload cut on every clustering column, not
+	// only those the workload filters on, with generic queries blended in
+	// (Config.Robustness): it trades some skipping on the training workload for
+	// skipping on queries the workload did not show.
+	LayoutWorkloadRobust = "workload-robust"
 )
 
 // AllLayouts lists every layout, in reporting order.
-var AllLayouts = []string{LayoutInsertion, LayoutSort, LayoutZOrderRaw, LayoutZOrder, LayoutHilbert, LayoutKDTree}
+var AllLayouts = []string{LayoutInsertion, LayoutSort, LayoutZOrderRaw, LayoutZOrder, LayoutHilbert, LayoutKDTree, LayoutWorkload, LayoutWorkloadRobust}
+
+// DefaultLayouts are the layouts run when Config.Layouts is empty: every layout
+// that needs no training workload.
+var DefaultLayouts = []string{LayoutInsertion, LayoutSort, LayoutZOrderRaw, LayoutZOrder, LayoutHilbert, LayoutKDTree}
+
+// workloadLayout reports a layout trained on Config.Train.
+func workloadLayout(name string) bool { return name == LayoutWorkload || name == LayoutWorkloadRobust }
 
 // Defaults used where a Config field is zero.
 const (
@@ -55,6 +70,15 @@ const (
 	DefaultRowGroups = 8
 	// DefaultQueries is the default number of queries per workload.
 	DefaultQueries = 50
+	// DefaultTrainQueries is the default number of training queries of the
+	// workload layouts.
+	DefaultTrainQueries = 100
+	// DefaultRobustness is the generic-query blend of LayoutWorkloadRobust.
+	DefaultRobustness = 0.2
+	// DefaultTrainSampleRowsPerFile sizes the sample a workload tree is built on:
+	// this many rows per file, as OPTIMIZE builds its trees (at least 100,000
+	// rows, at most all).
+	DefaultTrainSampleRowsPerFile = 1000
 	// MaxClusteringColumns is the most clustering columns a layout accepts
 	// (the key packages interleave at most 8; boxes use at most 4).
 	MaxClusteringColumns = 4
@@ -113,6 +137,30 @@ type Config struct {
 	// PerQuery keeps every query's figures in Cell.PerQuery (default off: the
 	// JSON stays small).
 	PerQuery bool `json:"per_query,omitempty"`
+	// Train is the workload (a ParseWorkload name) the workload layouts are
+	// trained on; required when Layouts has one. Its queries come from a random
+	// stream of their own, so every evaluated query is held out.
+	Train string `json:"train,omitempty"`
+	// TrainQueries is the number of training queries (default
+	// DefaultTrainQueries).
+	TrainQueries int `json:"train_queries,omitempty"`
+	// TrainSample is the number of rows a workload tree is built on (default
+	// DefaultTrainSampleRowsPerFile per file, at least 100,000, at most all rows).
+	TrainSample int `json:"train_sample,omitempty"`
+	// Robustness is the generic-query blend of LayoutWorkloadRobust, which also
+	// cuts on every clustering column (default DefaultRobustness).
+	Robustness float64 `json:"robustness,omitempty"`
+	// Tolerance is the leaf-size tolerance of the workload trees (default
+	// qdtree.DefaultTolerance).
+	Tolerance float64 `json:"tolerance,omitempty"`
+	// Advise checks the layout advisor (package advise) on every box and template
+	// workload: its pick from a sample of AdviseSample rows and TrainQueries
+	// training queries against the best candidate on all rows with the held-out
+	// queries (Result.Advice). Slow: every candidate is laid out on all rows.
+	Advise bool `json:"advise,omitempty"`
+	// AdviseSample is the advisor's sample size (default 200 rows per file, at
+	// least 100,000, at most all rows).
+	AdviseSample int `json:"advise_sample,omitempty"`
 }
 
 // DefaultWorkloads are the workloads run when Config.Workloads is empty.
@@ -141,6 +189,12 @@ const (
 	// WorkloadUnclustered is a range covering Selectivity of the quantiles of
 	// a column no layout clusters on.
 	WorkloadUnclustered
+	// WorkloadTemplate is a dashboard query: one of a few fixed pairs of
+	// clustering columns (templatePairs), with bounds on a grid of 5% quantiles,
+	// the first column's range biased toward its highest values. "template"
+	// uses two pairs sharing a column, "template3" (Dims 3) a third pair on
+	// another column.
+	WorkloadTemplate
 )
 
 // Workload is a parsed workload name.
@@ -164,6 +218,11 @@ func (w Workload) String() string {
 		return fmt.Sprintf("box%d-%s", w.Dims, pct)
 	case WorkloadUnclustered:
 		return "unclustered-" + pct
+	case WorkloadTemplate:
+		if w.Dims == 3 {
+			return "template3"
+		}
+		return "template"
 	case WorkloadPoint, WorkloadAbsent:
 		s := "point-present"
 		if w.Kind == WorkloadAbsent {
@@ -179,8 +238,8 @@ func (w Workload) String() string {
 
 // ParseWorkload reads a workload name: "box<d>-<p>%" (d in 1..4 clustering
 // columns, p the selectivity in percent, 0 < p ≤ 100), "unclustered-<p>%",
-// "point-present", "point-absent", optionally followed by "+bloom" for the
-// point lookups. Errors wrap ErrUnknownWorkload.
+// "template", "template3", "point-present", "point-absent", optionally followed by "+bloom"
+// for the point lookups. Errors wrap ErrUnknownWorkload.
 func ParseWorkload(name string) (Workload, error) {
 	bad := func(why string) (Workload, error) {
 		return Workload{}, fmt.Errorf("%w: %q: %s", ErrUnknownWorkload, name, why)
@@ -194,6 +253,10 @@ func ParseWorkload(name string) (Workload, error) {
 		return Workload{Kind: WorkloadPoint, Bloom: true}, nil
 	case "point-absent+bloom":
 		return Workload{Kind: WorkloadAbsent, Bloom: true}, nil
+	case "template":
+		return Workload{Kind: WorkloadTemplate}, nil
+	case "template3":
+		return Workload{Kind: WorkloadTemplate, Dims: 3}, nil
 	}
 	var w Workload
 	var rest string
@@ -213,7 +276,7 @@ func ParseWorkload(name string) (Workload, error) {
 		w = Workload{Kind: WorkloadUnclustered}
 		rest = strings.TrimPrefix(name, "unclustered-")
 	default:
-		return bad("want box<d>-<p>%, unclustered-<p>%, point-present or point-absent (+bloom)")
+		return bad("want box<d>-<p>%, unclustered-<p>%, template, point-present or point-absent (+bloom)")
 	}
 	if !strings.HasSuffix(rest, "%") {
 		return bad("selectivity must end in %")
@@ -259,8 +322,22 @@ func (c Config) withDefaults() Config {
 		c.Columns = cols
 	}
 	if len(c.Layouts) == 0 {
-		c.Layouts = slices.Clone(AllLayouts)
+		c.Layouts = slices.Clone(DefaultLayouts)
 	}
+	if c.TrainQueries == 0 {
+		c.TrainQueries = DefaultTrainQueries
+	}
+	if c.Robustness == 0 {
+		c.Robustness = DefaultRobustness
+	}
+	if c.TrainSample == 0 {
+		c.TrainSample = max(DefaultTrainSampleRowsPerFile*c.Files, 100_000)
+	}
+	c.TrainSample = min(c.TrainSample, c.numRows())
+	if c.AdviseSample == 0 {
+		c.AdviseSample = max(200*c.Files, 100_000)
+	}
+	c.AdviseSample = min(c.AdviseSample, c.numRows())
 	if len(c.Workloads) == 0 {
 		for _, name := range DefaultWorkloads {
 			if w, err := ParseWorkload(name); err == nil && (w.Kind != WorkloadBox || w.Dims <= len(c.Columns)) {
@@ -359,6 +436,25 @@ func (c Config) Validate() error {
 		if w.Kind == WorkloadBox && w.Dims > len(c.Columns) {
 			add("Workloads[%d] %q needs %d clustering columns, have %d", i, name, w.Dims, len(c.Columns))
 		}
+	}
+	needTrain := slices.ContainsFunc(c.Layouts, workloadLayout)
+	switch {
+	case c.Train != "":
+		if w, err := ParseWorkload(c.Train); err != nil {
+			add("Train: %v", err)
+		} else if w.Kind != WorkloadBox && w.Kind != WorkloadTemplate {
+			add("Train %q: workload layouts train on box or template workloads", c.Train)
+		} else if w.Kind == WorkloadBox && w.Dims > len(c.Columns) {
+			add("Train %q needs %d clustering columns, have %d", c.Train, w.Dims, len(c.Columns))
+		}
+	case needTrain:
+		add("the workload layouts need a training workload (Train)")
+	}
+	if c.TrainQueries < 0 || c.TrainSample < 0 || c.AdviseSample < 0 {
+		add("TrainQueries, TrainSample and AdviseSample must not be negative")
+	}
+	if c.Robustness < 0 || c.Robustness > 0.9 || math.IsNaN(c.Robustness) {
+		add("Robustness %v must be in [0, 0.9]", c.Robustness)
 	}
 	if c.BloomFPP < 0 || c.BloomFPP >= 1 || math.IsNaN(c.BloomFPP) {
 		add("BloomFPP %v must be in [0, 1)", c.BloomFPP)

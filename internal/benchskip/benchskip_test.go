@@ -13,7 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/benchskip"
+	"github.com/skiplake/skiplake/internal/benchskip"
 )
 
 // testRows is the size knob of the property tests.
@@ -152,7 +152,7 @@ func TestRunProperties(t *testing.T) {
 	res := run(t, benchskip.Config{
 		Dataset: "synthetic", Rows: testRows(), Files: 30, Queries: 40, Seed: 11, PerQuery: true,
 	})
-	if len(res.Cells) != len(res.Layouts)*len(res.Workloads) || len(res.Layouts) != len(benchskip.AllLayouts) {
+	if len(res.Cells) != len(res.Layouts)*len(res.Workloads) || len(res.Layouts) != len(benchskip.DefaultLayouts) {
 		t.Fatalf("%d cells for %d layouts × %d workloads", len(res.Cells), len(res.Layouts), len(res.Workloads))
 	}
 	for _, c := range res.Cells {
@@ -196,7 +196,7 @@ func TestRunProperties(t *testing.T) {
 		t.Errorf("2-column boxes: Hilbert reads %.1f files in total, Z-order on ranks %.1f", h, z)
 	}
 	// Bloom filters must cut point lookups of a UUID column (stats cannot).
-	for _, l := range benchskip.AllLayouts {
+	for _, l := range benchskip.DefaultLayouts {
 		with, without := res.Cell(l, "point-absent+bloom"), res.Cell(l, "point-absent")
 		if with.FilesRead >= without.FilesRead/4 {
 			t.Errorf("%s: absent-key lookups read %.1f files with Bloom filters, %.1f without", l, with.FilesRead, without.FilesRead)
@@ -265,7 +265,7 @@ func TestOutputs(t *testing.T) {
 	if err := res.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range append([]string{"files read %", "ratio gmean", "box2-1%", "point-present", "0 mismatches"}, benchskip.AllLayouts...) {
+	for _, want := range append([]string{"files read %", "ratio gmean", "box2-1%", "point-present", "0 mismatches"}, benchskip.DefaultLayouts...) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, text.String())
 		}

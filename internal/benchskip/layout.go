@@ -251,13 +251,18 @@ func nthElement(a []int32, k int, key []uint32) {
 	}
 }
 
-// fileRanges returns [start, end) of every file and row group of a layout.
-func fileRanges(n, files, rowGroups int) (fileStart []int, rgStart []int) {
-	fileStart = make([]int, files+1)
-	rgStart = make([]int, 0, files*rowGroups+1)
-	for f := 0; f <= files; f++ {
-		fileStart[f] = cut(n, files, f)
+// fileRanges returns [start, end) of every file and row group of a layout:
+// files of equal rows (±1), or those starting at starts (files+1 entries, the
+// last n) when given; row groups cut each file into equal parts.
+func fileRanges(n, files, rowGroups int, starts []int) (fileStart []int, rgStart []int) {
+	fileStart = starts
+	if fileStart == nil {
+		fileStart = make([]int, files+1)
+		for f := 0; f <= files; f++ {
+			fileStart[f] = cut(n, files, f)
+		}
 	}
+	rgStart = make([]int, 0, files*rowGroups+1)
 	for f := range files {
 		a, b := fileStart[f], fileStart[f+1]
 		for g := range rowGroups {

@@ -1,0 +1,352 @@
+package advise
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/workload"
+)
+
+var testSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "b", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "c", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "region", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// testRows: a and b uniform and independent, c = a + noise, region one of three.
+func testRows(n int, seed uint64) arrow.RecordBatch {
+	r := rand.New(rand.NewPCG(seed, 3))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testSchema)
+	defer b.Release()
+	for range n {
+		a := r.Int64N(100_000)
+		b.Field(0).(*array.Int64Builder).Append(a)
+		b.Field(1).(*array.Int64Builder).Append(r.Int64N(100_000))
+		b.Field(2).(*array.Int64Builder).Append(a + r.Int64N(2_000))
+		b.Field(3).(*array.StringBuilder).Append([]string{"eu", "us", "ap"}[r.IntN(3)])
+	}
+	return b.NewRecordBatch()
+}
+
+// gridWorkload filters a and b on a grid of 10ths of their range.
+func gridWorkload(n int, seed uint64) *workload.Workload {
+	r := rand.New(rand.NewPCG(seed, 4))
+	w := &workload.Workload{}
+	for range n {
+		a0, b0 := r.IntN(9), r.IntN(9)
+		f := fmt.Sprintf("a >= %d AND a < %d AND b >= %d AND b < %d", a0*10_000, (a0+1)*10_000, b0*10_000, (b0+1+r.IntN(2))*10_000)
+		q, err := workload.NewQuery(f, float64(1+r.IntN(3)))
+		if err != nil {
+			panic(err)
+		}
+		w.Queries = append(w.Queries, q)
+	}
+	return w
+}
+
+func TestSimulateRanksCandidates(t *testing.T) {
+	rec := testRows(20_000, 1)
+	defer rec.Release()
+	w := gridWorkload(60, 2)
+	rep, err := Simulate(context.Background(), rec, w, Options{Files: 50, Table: "/data/t", Queries: "q.sql"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two columns: two sorts, three curves on the pair, two workload trees.
+	if len(rep.Candidates) != 7 {
+		t.Fatalf("%d candidates: %+v", len(rep.Candidates), rep.Candidates)
+	}
+	for i := 1; i < len(rep.Candidates); i++ {
+		if rep.Candidates[i].FilesReadPct < rep.Candidates[i-1].FilesReadPct {
+			t.Fatal("candidates are not sorted by files read")
+		}
+	}
+	byName := map[string]Candidate{}
+	for _, c := range rep.Candidates {
+		byName[c.Name] = c
+		if c.Files < 45 || c.Files > 50 {
+			t.Errorf("%s has %d files", c.Name, c.Files)
+		}
+		if c.RatioGeoMean < 1 || c.FilesRead < c.LowerBound*0.999 {
+			t.Errorf("%s beats the lower bound: %+v", c.Name, c)
+		}
+	}
+	if rep.Best.Kind != KindWorkload {
+		t.Errorf("best for a grid workload is %s, want the workload tree", rep.Best.Name)
+	}
+	if h := byName["hilbert(a,b)"]; rep.Best.FilesReadPct > h.FilesReadPct/2 {
+		t.Errorf("tree %.2f%% vs hilbert %.2f%%: expected under half", rep.Best.FilesReadPct, h.FilesReadPct)
+	}
+	if byName["workload"].Command != "skiplake optimize /data/t --layout workload --queries q.sql --full" ||
+		byName["workload-robust"].Command != "skiplake optimize /data/t --layout workload --queries q.sql --robustness 0.2 --workload-columns a,b --full" ||
+		byName["zorder(a,b)"].Command != "skiplake optimize /data/t --zorder-by a,b --full" ||
+		byName["sort(b)"].Command != "skiplake optimize /data/t --sort-by b --full" {
+		t.Errorf("commands: %q %q %q", byName["workload"].Command, byName["zorder(a,b)"].Command, byName["sort(b)"].Command)
+	}
+	// A workload on a alone: sorting on a reads about the lower bound.
+	one := &workload.Workload{}
+	for i := range 20 {
+		q, _ := workload.NewQuery(fmt.Sprintf("a >= %d AND a < %d", i*4_000, i*4_000+3_000), 1)
+		one.Queries = append(one.Queries, q)
+	}
+	rep1, err := Simulate(context.Background(), rec, one, Options{Files: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep1.Candidates) != 3 || rep1.Best.RatioGeoMean > 1.5 {
+		t.Errorf("one-column workload: best %+v of %d", rep1.Best, len(rep1.Candidates))
+	}
+}
+
+// TestScoreMatchesDirectCount checks the simulated statistics and skipping
+// against a direct count: a file is read exactly when, on every column a box
+// query constrains, the file's min/max range meets the query's range.
+func TestScoreMatchesDirectCount(t *testing.T) {
+	rec := testRows(5_000, 5)
+	defer rec.Release()
+	w := gridWorkload(30, 6)
+	s, err := newSim(rec, w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.curveLayout(context.Background(), 3 /* hilbert */, []int{0, 1}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := s.score(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	av := rec.Column(0).(*array.Int64).Int64Values()
+	bv := rec.Column(1).(*array.Int64).Int64Values()
+	type mm struct{ a0, a1, b0, b1 int64 }
+	box := make([]mm, l.nfiles)
+	for i := range box {
+		box[i] = mm{math.MaxInt64, math.MinInt64, math.MaxInt64, math.MinInt64}
+	}
+	for row, f := range l.file {
+		m := &box[f]
+		m.a0, m.a1, m.b0, m.b1 = min(m.a0, av[row]), max(m.a1, av[row]), min(m.b0, bv[row]), max(m.b1, bv[row])
+	}
+	var want float64
+	for qi, b := range s.bound {
+		lo, hi := map[string]int64{}, map[string]int64{}
+		for _, term := range b.Root().(*expr.AndPred).Terms {
+			cp := term.(*expr.CmpPred)
+			if cp.Op == expr.OpGe {
+				lo[cp.Col.Path[0]] = cp.Value.AsInt64()
+			} else {
+				hi[cp.Col.Path[0]] = cp.Value.AsInt64() - 1
+			}
+		}
+		read := 0
+		for _, m := range box {
+			if m.a1 >= lo["a"] && m.a0 <= hi["a"] && m.b1 >= lo["b"] && m.b0 <= hi["b"] {
+				read++
+			}
+		}
+		want += w.Queries[qi].Weight * float64(read)
+	}
+	want /= w.TotalWeight()
+	if math.Abs(sc.filesRead-want) > 1e-9 {
+		t.Fatalf("simulated %.4f files read, direct count %.4f", sc.filesRead, want)
+	}
+}
+
+func TestTableAdvisor(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := table.Create(ctx, storage.NewMemory(), testSchema, table.CreateOptions{PartitionColumns: []string{"region"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		rec := testRows(5_000, uint64(10+i))
+		_, err := tbl.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := gridWorkload(40, 7)
+	q, _ := workload.NewQuery("region = 'eu' AND a < 20000", 2)
+	w.Queries = append(w.Queries, q)
+	var stages []string
+	rep, err := Table(ctx, tbl, w, Options{Files: 30, SampleRows: 8_000, Progress: func(stage string, done, total int) {
+		if done == total {
+			stages = append(stages, stage)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rows != 20_000 || rep.SampleRows < 7_000 || rep.SampleRows > 9_000 {
+		t.Fatalf("rows %d, sample %d", rep.Rows, rep.SampleRows)
+	}
+	var cur *Candidate
+	for i := range rep.Candidates {
+		if rep.Candidates[i].Kind == KindCurrent {
+			cur = &rep.Candidates[i]
+		}
+	}
+	if cur == nil || cur.Files != 12 || cur.Command != "" {
+		t.Fatalf("current layout: %+v", cur)
+	}
+	// Appended files are spread over the whole range of a and b: every box query
+	// reads every file of its partitions, the region query a third of them.
+	if cur.FilesReadPct < 90 {
+		t.Errorf("current layout reads %.1f%%", cur.FilesReadPct)
+	}
+	if rep.Best.Kind == KindCurrent || rep.Best.FilesReadPct > 30 {
+		t.Errorf("best %+v", rep.Best)
+	}
+	if strings.Join(stages, ",") != "sample,candidates" {
+		t.Errorf("progress stages %v", stages)
+	}
+	var txt, js, svg bytes.Buffer
+	if err := rep.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + txt.String())
+	if !strings.Contains(txt.String(), "apply: skiplake optimize TABLE ") || !strings.Contains(txt.String(), "current  ") {
+		t.Errorf("text report:\n%s", txt.String())
+	}
+	if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"kind": "current"`) {
+		t.Errorf("json report: %v\n%s", err, js.String())
+	}
+	for _, chart := range []string{ChartFiles, ChartBoxes} {
+		svg.Reset()
+		if err := rep.WriteSVG(&svg, chart); err != nil || !strings.HasPrefix(svg.String(), "<svg") {
+			t.Errorf("%s chart: %v", chart, err)
+		}
+	}
+	// Filters that do not fit the table fail before any work, naming the filter.
+	bad := &workload.Workload{}
+	bq, _ := workload.NewQuery("nope = 1", 1)
+	bad.Queries = append(bad.Queries, bq)
+	if _, err := Table(ctx, tbl, bad, Options{}); !errors.Is(err, workload.ErrBind) {
+		t.Fatalf("unknown column: %v", err)
+	}
+	if _, err := Table(ctx, tbl, w, Options{Columns: []string{"region"}}); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("partition column as candidate: %v", err)
+	}
+}
+
+// TestHoldout builds the trees from one workload and scores on another: the
+// report describes the scored workload, the curves (which do not depend on the
+// queries) score the same, and the tree differs from one trained on the scored
+// queries.
+func TestHoldout(t *testing.T) {
+	rec := testRows(20_000, 8)
+	defer rec.Release()
+	train, held := gridWorkload(60, 9), gridWorkload(30, 10)
+	own, err := Simulate(context.Background(), rec, held, Options{Files: 40, Robustness: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ho, err := Simulate(context.Background(), rec, train, Options{Files: 40, Robustness: -1, Holdout: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ho.Queries != 30 || ho.Fingerprint != held.Fingerprint() {
+		t.Fatalf("held-out report describes %d queries (%s)", ho.Queries, ho.Fingerprint)
+	}
+	pct := func(r *Report, name string) float64 {
+		for _, c := range r.Candidates {
+			if c.Name == name {
+				return c.FilesReadPct
+			}
+		}
+		t.Fatalf("no candidate %s", name)
+		return 0
+	}
+	if pct(ho, "workload") == pct(own, "workload") {
+		t.Errorf("the held-out tree scores exactly as the tree of the scored queries (%.2f%%): was it built from them?", pct(ho, "workload"))
+	}
+	if pct(ho, "hilbert(a,b)") != pct(own, "hilbert(a,b)") {
+		t.Errorf("curves do not depend on the training queries: %.2f vs %.2f", pct(ho, "hilbert(a,b)"), pct(own, "hilbert(a,b)"))
+	}
+}
+
+// TestCrossValidation: a tree scored on the queries it was cut for flatters
+// itself on a workload of distinct boxes; by default such a workload scores its
+// trees by two-fold cross-validation (the prediction rises, the curves' do not
+// move, the report says so), NoCrossValidation scores them on their own queries,
+// and a workload under MinCrossValidationQueries queries is never split.
+func TestCrossValidation(t *testing.T) {
+	rec := testRows(20_000, 11)
+	defer rec.Release()
+	boxes := func(n int, seed uint64) *workload.Workload {
+		r := rand.New(rand.NewPCG(seed, 12))
+		w := &workload.Workload{}
+		for range n {
+			a0, b0 := r.Int64N(95_000), r.Int64N(90_000)
+			q, err := workload.NewQuery(fmt.Sprintf("a BETWEEN %d AND %d AND b BETWEEN %d AND %d", a0, a0+4_000, b0, b0+9_000), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Queries = append(w.Queries, q)
+		}
+		return w
+	}
+	pct := func(r *Report, name string) float64 {
+		for _, c := range r.Candidates {
+			if c.Name == name {
+				return c.FilesReadPct
+			}
+		}
+		t.Fatalf("no candidate %s", name)
+		return 0
+	}
+	hasNote := func(r *Report) bool {
+		for _, n := range r.Notes {
+			if strings.Contains(n, "cross-validation") {
+				return true
+			}
+		}
+		return false
+	}
+	w := boxes(60, 13)
+	cv, err := Simulate(context.Background(), rec, w, Options{Files: 40, Robustness: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Simulate(context.Background(), rec, w, Options{Files: 40, Robustness: -1, NoCrossValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasNote(cv) || hasNote(own) {
+		t.Errorf("notes: cross-validated %q, own queries %q", cv.Notes, own.Notes)
+	}
+	if pct(cv, "workload") <= pct(own, "workload") {
+		t.Errorf("cross-validated tree %.2f%% is not above the tree scored on its own queries %.2f%%", pct(cv, "workload"), pct(own, "workload"))
+	}
+	if pct(cv, "hilbert(a,b)") != pct(own, "hilbert(a,b)") {
+		t.Errorf("curves do not depend on cross-validation: %.2f vs %.2f", pct(cv, "hilbert(a,b)"), pct(own, "hilbert(a,b)"))
+	}
+	few := boxes(MinCrossValidationQueries-1, 14)
+	a, err := Simulate(context.Background(), rec, few, Options{Files: 40, Robustness: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Simulate(context.Background(), rec, few, Options{Files: 40, Robustness: -1, NoCrossValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasNote(a) || pct(a, "workload") != pct(b, "workload") {
+		t.Errorf("%d queries were split for cross-validation (%.2f%% vs %.2f%%)", few.Len(), pct(a, "workload"), pct(b, "workload"))
+	}
+}

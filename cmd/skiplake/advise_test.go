@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestAdvise(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		var ids []int64
+		var cs []string
+		for k := int64(0); k < 500; k++ {
+			ids = append(ids, (k*37+int64(i)*11)%2000)
+			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
+		}
+		writeParquet(t, p, ids, cs)
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	queries := filepath.Join(dir, "q.sql")
+	require.NoError(t, os.WriteFile(queries, []byte("# ids\nid >= 100 AND id < 300\n3: id >= 1500 AND country = 'JP'\n"), 0o644))
+	svg := filepath.Join(dir, "svg")
+	code, out, errs := cli(t, "advise", tbl, "--queries", queries, "--files", "10", "--svg", svg)
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{"current ", "workload ", "sort(id)", "best: ", "apply: skiplake optimize " + tbl} {
+		require.Contains(t, out, want)
+	}
+	for _, f := range []string{"files.svg", "boxes.svg"} {
+		data, err := os.ReadFile(filepath.Join(svg, f))
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(data), "<svg"))
+	}
+	code, out, errs = cli(t, "advise", tbl, "--queries", queries, "--files", "10", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"candidates": [`)
+
+	code, _, errs = cli(t, "advise", tbl)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--queries FILE is required")
+
+	bad := filepath.Join(dir, "bad.sql")
+	require.NoError(t, os.WriteFile(bad, []byte("id > 1\nid >\n"), 0o644))
+	code, _, errs = cli(t, "advise", tbl, "--queries", bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, bad+":2:5")
+
+	unknown := filepath.Join(dir, "unknown.sql")
+	require.NoError(t, os.WriteFile(unknown, []byte("nope = 1\n"), 0o644))
+	code, _, errs = cli(t, "advise", tbl, "--queries", unknown)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "line 1")
+}
+
+func TestOptimizeWorkloadLayout(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(dir, "in"+string(rune('a'+i))+".parquet")
+		var ids []int64
+		var cs []string
+		for k := int64(0); k < 2000; k++ {
+			ids = append(ids, (k*37+int64(i)*11)%8000)
+			cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
+		}
+		writeParquet(t, p, ids, cs)
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	queries := filepath.Join(dir, "q.sql")
+	require.NoError(t, os.WriteFile(queries, []byte("id >= 1000 AND id < 2000\nid >= 5000 AND id < 5500\n2: id < 500\n"), 0o644))
+	code, out, errs := cli(t, "optimize", tbl, "--layout", "workload", "--queries", queries, "--target-size", "2KiB")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "workload")
+	require.Contains(t, out, "tree")
+	require.Contains(t, out, "build")
+	code, out, errs = cli(t, "files", tbl, "--filter", "id >= 1000 AND id < 2000", "--format", "jsonl")
+	require.Equal(t, 0, code, errs)
+	kept := strings.Count(out, "\n")
+	code, out, errs = cli(t, "files", tbl, "--format", "jsonl")
+	require.Equal(t, 0, code, errs)
+	require.Less(t, kept*3, strings.Count(out, "\n"), "the layout should skip most files for a workload filter")
+	// New rows are routed through the stored tree; the same queries report no drift.
+	p := filepath.Join(dir, "more.parquet")
+	writeParquet(t, p, []int64{1, 2, 3, 4000, 7999}, []string{"DE", "DE", "FR", "JP", "JP"})
+	code, _, errs = cli(t, "append", tbl, p)
+	require.Equal(t, 0, code, errs)
+	code, out, errs = cli(t, "optimize", tbl, "--layout", "workload", "--queries", queries, "--target-size", "2KiB", "--format", "json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, `"action": "route"`)
+	require.Contains(t, out, `"seenWeight": 1`)
+	// advise notices the table is laid out by a tree.
+	code, out, errs = cli(t, "advise", tbl, "--queries", queries, "--files", "8")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "the current layout is the workload tree")
+}

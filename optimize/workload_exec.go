@@ -1,0 +1,535 @@
+package optimize
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/gather"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/qdtree"
+	"github.com/skiplake/skiplake/stats"
+)
+
+// Tree building.
+const (
+	// treeSampleRowsPerLeaf and minTreeSample size the rows a new tree is built
+	// on: this many per leaf, at least minTreeSample (all rows when fewer).
+	treeSampleRowsPerLeaf = 1000
+	minTreeSample         = 100_000
+	// destBits is the width of a destination's rank in a workload key; the
+	// remaining bits order rows inside the destination (a Hilbert key of the
+	// tree's columns).
+	destBits = 20
+)
+
+// clusterWorkload rewrites a CurveWorkload bin:
+//
+//  1. read the tree's columns of every input file (a projection);
+//  2. build the tree from a sample of them (a "build" bin; Options.Workload,
+//     one leaf per target-size file) and store it under TreeDir, or take the
+//     stored tree ("route");
+//  3. route every row to its leaf and choose where each leaf's rows are
+//     written: its leaf (build), or its leaf or the lowest node whose rows fill
+//     half a file (route, placeLeaves);
+//  4. key every row by its destination's rank and a Hilbert key of the tree's
+//     columns, and write the rows destination by destination, sorted by key, in
+//     files of about the target's rows (a destination is never split into a
+//     file smaller than half of that) tagged with the tree and the node.
+//
+// Step 4 holds only the rows of as many destinations as fit in a third of the
+// memory budget at once, reading the input again for the next ones, so a bin of
+// any size is rewritten in bounded memory (and without spill files); the tree's
+// columns of the whole bin, one leaf number and one key per row stay in memory
+// throughout.
+func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, out *datafile.Output) (*binResult, error) {
+	p := e.plan
+	b := it.bin
+	tb := b.Layout
+	res := &binResult{bin: b}
+	infos, err := e.footers(ctx, b.adds, o.Parallelism)
+	if err != nil {
+		return nil, err
+	}
+	memEst, rows := totals(infos)
+	if rows >= math.MaxUint32 {
+		return nil, fmt.Errorf("%w: a workload bin of %d rows (at most %d)", ErrInvalidOptions, rows, uint32(math.MaxUint32))
+	}
+	nFiles := max(1, int(math.Round(float64(b.Bytes)/float64(p.opts.TargetFileSize))))
+	fileRows := float64(rows) * float64(p.opts.TargetFileSize) / math.Max(float64(b.Bytes), 1)
+
+	// 1. The tree's columns.
+	var names []string
+	if tb.Action == "route" {
+		names = tb.tree.Columns
+	} else if names, err = p.treeColumns(); err != nil {
+		return nil, err
+	}
+	colIdx := make([]int, len(names))
+	fields := make([]arrow.Field, len(names))
+	for i, n := range names {
+		if colIdx[i] = fieldIndexFold(p.dataSch, n); colIdx[i] < 0 {
+			return nil, fmt.Errorf("%w: tree column %q is not a data column of the table", ErrCorruptData, n)
+		}
+		fields[i] = p.dataSch.Field(colIdx[i])
+	}
+	colSch := arrow.NewSchema(fields, nil)
+	colRec, live, err := e.readColumns(ctx, b, colSch, o)
+	if err != nil {
+		return nil, err
+	}
+	defer colRec.Release()
+	n := int(colRec.NumRows())
+
+	// 2. The tree.
+	tree, treePath := tb.tree, tb.Tree
+	if tb.Action != "route" {
+		if tree, err = p.buildTree(ctx, colRec, names, nFiles); err != nil {
+			return nil, err
+		}
+		data, err := tree.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("optimize: encoding the workload tree: %w", err)
+		}
+		treePath = newTreePath()
+		if err := p.store.PutIfAbsent(ctx, treePath, data); err != nil {
+			return nil, fmt.Errorf("optimize: storing the workload tree %s: %w", treePath, err)
+		}
+		res.trees = append(res.trees, treePath)
+	}
+	router, err := tree.Router(colSch)
+	if err != nil {
+		return res, fmt.Errorf("%w: tree %s: %w", ErrCorruptData, treePath, err)
+	}
+
+	// 3. Leaves and destinations.
+	leaves := make([]int32, n)
+	if err := router.Route(colRec, leaves); err != nil {
+		return res, fmt.Errorf("optimize: routing rows through %s: %w", treePath, err)
+	}
+	counts := make([]int64, tree.Leaves)
+	for _, l := range leaves {
+		counts[l]++
+	}
+	// A run that moves waiting rows down gives a leaf a file of its own from
+	// leafFill of a file's rows on; other runs only from a whole file's worth.
+	// What a run that moves rows down writes is final; otherwise rows placed at
+	// an internal node wait.
+	var dest []int
+	// moved[l]: leaf l lies in a subtree whose waiting rows this run moves down.
+	moved := make([]bool, tree.Leaves)
+	for _, root := range tb.moved {
+		first, end := tree.LeafRange(root)
+		for l := first; l < end; l++ {
+			moved[l] = true
+		}
+	}
+	waits := func(node int) bool { return false }
+	if tb.Action == "route" {
+		dest = placeLeaves(tree, counts, fileRows, func(l int) float64 {
+			if moved[l] {
+				return leafFill * fileRows
+			}
+			return nodeFill * fileRows
+		})
+		// Rows placed at an internal node wait, unless every leaf under it is
+		// being moved down (they have then been re-read once already).
+		waits = func(node int) bool {
+			if tree.Nodes[node].Leaf >= 0 {
+				return false
+			}
+			first, end := tree.LeafRange(node)
+			for l := first; l < end; l++ {
+				if !moved[l] {
+					return true
+				}
+			}
+			return false
+		}
+	} else {
+		dest = make([]int, tree.Leaves)
+		for l := range dest {
+			dest[l] = tree.LeafNode(l)
+		}
+	}
+	// Destinations in preorder get ranks; rows per rank.
+	var used []int
+	for l, d := range dest {
+		if counts[l] > 0 {
+			used = append(used, d)
+		}
+	}
+	slices.Sort(used)
+	used = slices.Compact(used)
+	if len(used) >= 1<<destBits {
+		return res, fmt.Errorf("%w: %d destinations exceed %d", ErrInvalidOptions, len(used), 1<<destBits)
+	}
+	rank := make(map[int]uint64, len(used))
+	for i, d := range used {
+		rank[d] = uint64(i)
+	}
+	leafRank := make([]uint64, tree.Leaves)
+	for l, d := range dest {
+		if d >= 0 {
+			leafRank[l] = rank[d]
+		}
+	}
+	// 4. Keys: destination rank, then the Hilbert key of the tree's columns.
+	s := newSamplers(len(names))
+	if err := s.add(colRec.Columns()); err != nil {
+		return res, err
+	}
+	k, err := newKeyer(CurveHilbert, s)
+	if err != nil {
+		return res, err
+	}
+	keys := make([]uint64, n)
+	if _, err := k.keys(colRec.Columns(), 0, keys, nil); err != nil {
+		return res, err
+	}
+	perRank := make([]int64, len(used))
+	for i, l := range leaves {
+		r := leafRank[l]
+		keys[i] = r<<(64-destBits) | keys[i]>>destBits
+		perRank[r]++
+	}
+	// Destinations are written in groups whose rows fit the memory budget.
+	memPerRow := float64(memEst) / math.Max(float64(n), 1)
+	budgetRows := int64(math.Max(float64(o.MemoryBudget)/(3*math.Max(memPerRow, 1)), 1))
+	for lo := 0; lo < len(used); {
+		hi, sum := lo, int64(0)
+		for hi < len(used) && (hi == lo || sum+perRank[hi] <= budgetRows) {
+			sum += perRank[hi]
+			hi++
+		}
+		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], treePath, colIdx, fileRows, waits); err != nil {
+			return res, err
+		}
+		lo = hi
+	}
+	return res, nil
+}
+
+// treeColumns returns the columns a new tree may cut: Options.ClusterBy
+// (resolved) and the workload's columns that are data columns with statistics
+// and an order, by workload weight.
+func (p *Plan) treeColumns() ([]string, error) {
+	coll, err := newStatsColumns(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		i := fieldIndexFold(p.dataSch, name)
+		if i < 0 {
+			return
+		}
+		f := p.dataSch.Field(i)
+		if seen[strings.ToLower(f.Name)] || !coll[f.Name] || !qdtree.Cuttable(f.Type) {
+			return
+		}
+		seen[strings.ToLower(f.Name)] = true
+		out = append(out, f.Name)
+	}
+	for _, c := range p.ClusterBy {
+		add(c)
+	}
+	for _, cu := range p.opts.Workload.Columns() {
+		add(cu.Column)
+	}
+	if len(out) == 0 {
+		return nil, &ClusterColumnError{Column: "(workload)", Reason: "the workload filters on no data column with statistics that a tree can cut"}
+	}
+	return out, nil
+}
+
+// buildTree builds a tree of nFiles leaves on a sample of the tree's columns.
+func (p *Plan) buildTree(ctx context.Context, colRec arrow.RecordBatch, names []string, nFiles int) (*qdtree.Tree, error) {
+	n := int(colRec.NumRows())
+	sample := colRec
+	if limit := max(treeSampleRowsPerLeaf*nFiles, minTreeSample); n > limit {
+		idx := make([]uint32, limit)
+		for i := range idx {
+			idx[i] = uint32(int64(i) * int64(n) / int64(limit))
+		}
+		arrs := make([]arrow.Array, colRec.NumCols())
+		for c := range arrs {
+			a, err := gather.Take(ctx, colRec.Column(c), idx, p.opts.Allocator)
+			if err != nil {
+				for _, x := range arrs[:c] {
+					x.Release()
+				}
+				return nil, fmt.Errorf("optimize: sampling for the workload tree: %w", err)
+			}
+			arrs[c] = a
+		}
+		sample = array.NewRecordBatch(colRec.Schema(), arrs, int64(limit))
+		for _, a := range arrs {
+			a.Release()
+		}
+		defer sample.Release()
+	}
+	tr, err := qdtree.Build(ctx, sample, p.opts.Workload, qdtree.Options{Leaves: nFiles, Columns: names,
+		Robustness: p.opts.Robustness, Seed: sampleSeed, BindSchema: p.logical})
+	if err != nil {
+		return nil, fmt.Errorf("optimize: building the workload tree: %w", err)
+	}
+	return tr, nil
+}
+
+// readColumns reads the columns of sch from every input file of b, in input
+// order (deletion vectors applied), into one batch, and returns it with the
+// number of live rows of each file.
+func (e *executor) readColumns(ctx context.Context, b *Bin, sch *arrow.Schema, o Options) (arrow.RecordBatch, []int64, error) {
+	p := e.plan
+	perFile := make([][]arrow.RecordBatch, len(b.adds))
+	defer func() {
+		for _, recs := range perFile {
+			for _, r := range recs {
+				r.Release()
+			}
+		}
+	}()
+	live := make([]int64, len(b.adds))
+	var mu sync.Mutex
+	err := parallel(ctx, o.Parallelism, len(b.adds), func(ctx context.Context, i int) error {
+		var recs []arrow.RecordBatch
+		var rows int64
+		err := readFile(ctx, p.store, b.adds[i], sch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+			rec.Retain()
+			recs = append(recs, rec)
+			rows += rec.NumRows()
+			return nil
+		})
+		mu.Lock()
+		perFile[i], live[i] = recs, rows
+		mu.Unlock()
+		if err == nil {
+			err = checkRows(b.adds[i], rows)
+		}
+		if err == nil {
+			e.progress("read", b.adds[i].Size/2)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []arrow.RecordBatch
+	for _, r := range perFile {
+		recs = append(recs, r...)
+	}
+	rec, err := concatRecords(ctx, sch, recs, o.Parallelism, o.Allocator)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, live, nil
+}
+
+// writeDestinations reads the bin again, keeps the rows whose destination rank
+// lies in [lo, hi), sorts them by key and writes each destination's rows as
+// files of their own, tagged with the tree and the node.
+func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options, out *datafile.Output, res *binResult,
+	live []int64, keys []uint64, lo, hi uint64, nodes []int, treePath string, colIdx []int, fileRows float64, waits func(node int) bool) error {
+	p := e.plan
+	b := it.bin
+	offsets := make([]int64, len(live)+1)
+	for i, l := range live {
+		offsets[i+1] = offsets[i] + l
+	}
+	in := func(pos int64) bool { r := keys[pos] >> (64 - destBits); return r >= lo && r < hi }
+	perFile := make([][]arrow.RecordBatch, len(b.adds))
+	posFile := make([][]int64, len(b.adds)) // global positions of the kept rows, per file
+	defer func() {
+		for _, recs := range perFile {
+			for _, r := range recs {
+				r.Release()
+			}
+		}
+	}()
+	err := parallel(ctx, o.Parallelism, len(b.adds), func(ctx context.Context, i int) error {
+		next := offsets[i]
+		var recs []arrow.RecordBatch
+		var pos []int64
+		err := readFile(ctx, p.store, b.adds[i], p.dataSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+			m := int(rec.NumRows())
+			var idx []uint32
+			for j := range m {
+				if in(next + int64(j)) {
+					idx = append(idx, uint32(j))
+					pos = append(pos, next+int64(j))
+				}
+			}
+			next += int64(m)
+			if len(idx) == 0 {
+				return nil
+			}
+			if len(idx) == m {
+				rec.Retain()
+				recs = append(recs, rec)
+				return nil
+			}
+			arrs := make([]arrow.Array, rec.NumCols())
+			for c := range arrs {
+				a, err := gather.Take(ctx, rec.Column(c), idx, o.Allocator)
+				if err != nil {
+					for _, x := range arrs[:c] {
+						x.Release()
+					}
+					return err
+				}
+				arrs[c] = a
+			}
+			sub := array.NewRecordBatch(rec.Schema(), arrs, int64(len(idx)))
+			for _, a := range arrs {
+				a.Release()
+			}
+			recs = append(recs, sub)
+			return nil
+		})
+		perFile[i], posFile[i] = recs, pos
+		if err == nil && next != offsets[i+1] {
+			err = fmt.Errorf("%w: %s: read %d live rows, %d before", ErrCorruptData, b.adds[i].Path, next-offsets[i], live[i])
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var recs []arrow.RecordBatch
+	var pos []int64
+	for i := range perFile {
+		recs = append(recs, perFile[i]...)
+		pos = append(pos, posFile[i]...)
+	}
+	part, err := concatRecords(ctx, p.dataSch, recs, o.Parallelism, o.Allocator)
+	if err != nil {
+		return err
+	}
+	defer part.Release()
+	pairs := make([]keyed, len(pos))
+	for i, g := range pos {
+		pairs[i] = keyed{key: keys[g], pos: uint32(i)}
+	}
+	tb := tieBreak{}
+	for _, c := range colIdx {
+		tb.cols = append(tb.cols, part.Column(c))
+	}
+	sortKeyed(ctx, pairs, tb, o.Parallelism)
+	first := b.adds[0]
+	dec, err := first.DecodedPath()
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(pairs); {
+		r := pairs[start].key >> (64 - destBits)
+		end := start
+		for end < len(pairs) && pairs[end].key>>(64-destBits) == r {
+			end++
+		}
+		node := nodes[r-lo]
+		place := datafile.FileOptions{
+			Dir: dirOf(dec), LogDir: dirOf(first.Path), PartitionValues: it.part.Values, Parallelism: o.Parallelism,
+			Tags: map[string]string{TagTree: treePath, TagTreeNode: strconv.Itoa(node)},
+		}
+		if waits(node) {
+			place.Tags[TagTreeWaiting] = "true"
+		}
+		// A destination is one file, or as many files of about the target's rows
+		// as it holds whole (a leaf may exceed its share, waiting rows may fill
+		// several files), cut in key order between different keys.
+		m := end - start
+		k := max(1, int(math.Round(float64(m)/math.Max(fileRows, 1))))
+		cut := start
+		for i := 1; i <= k; i++ {
+			next := start + m*i/k
+			for i < k && next > cut && next < end && pairs[next].key == pairs[next-1].key {
+				next++
+			}
+			if next <= cut {
+				continue
+			}
+			add, err := e.writeFile(ctx, out, place, part, pairs[cut:next], o)
+			if err != nil {
+				return err
+			}
+			res.adds = append(res.adds, add)
+			res.rows += int64(next - cut)
+			e.progress("write", b.Bytes/2*int64(next-cut)/int64(max(len(keys), 1)))
+			cut = next
+		}
+		start = end
+	}
+	return nil
+}
+
+// writeFile writes the rows of src at the positions of pairs, in that order, as
+// one data file at place.
+func (e *executor) writeFile(ctx context.Context, out *datafile.Output, place datafile.FileOptions, src arrow.RecordBatch, pairs []keyed, o Options) (*log.Add, error) {
+	f, err := out.Create(ctx, place)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]uint32, 0, takeRows)
+	for lo := 0; lo < len(pairs); lo += takeRows {
+		if err := ctx.Err(); err != nil {
+			f.Abort()
+			return nil, err
+		}
+		hi := min(lo+takeRows, len(pairs))
+		idx = idx[:0]
+		for _, pr := range pairs[lo:hi] {
+			idx = append(idx, pr.pos)
+		}
+		arrs := make([]arrow.Array, src.NumCols())
+		err := parallel(ctx, o.Parallelism, len(arrs), func(ctx context.Context, c int) error {
+			var err error
+			arrs[c], err = gather.Take(ctx, src.Column(c), idx, o.Allocator)
+			return err
+		})
+		if err == nil {
+			rec := array.NewRecordBatch(src.Schema(), arrs, int64(hi-lo))
+			err = f.Write(rec)
+			rec.Release()
+		}
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+		if err != nil {
+			f.Abort()
+			return nil, fmt.Errorf("optimize: writing sorted rows: %w", err)
+		}
+	}
+	add, err := f.Close(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return add, nil
+}
+
+// newStatsColumns returns the top-level data columns the table keeps statistics
+// for (a cut on any other column cannot help skipping).
+func newStatsColumns(p *Plan) (map[string]bool, error) {
+	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]bool{}
+	for _, c := range coll.Columns() {
+		if len(c) == 1 {
+			m[c[0]] = true
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,41 @@
+// Package qdtree builds workload-aware layouts: a binary tree of cuts drawn from
+// the boundaries of a workload's filters (Yang et al., "Qd-tree: Learning Data
+// Layouts for Big Data Analytics", SIGMOD 2020, greedy construction), whose
+// leaves are the files of the layout. A query then reads the files whose rows'
+// minimum and maximum may satisfy it, exactly as Delta statistics decide; a tree
+// that cuts where the queries cut lets most of them read little more than the
+// rows they need.
+//
+// Build takes a sample of the table's rows and a workload (package workload) and
+// returns a Tree with a given number of leaves, each holding about the same share
+// of rows (within Options.Tolerance). Options.Robustness blends generic box
+// queries on the cut columns into the workload, so that queries the workload did
+// not show keep some skipping. Encode/Decode persist a Tree as JSON (cuts as
+// filter text, `l_shipdate < DATE '1995-03-01'`, and the training workload);
+// Tree.Router binds it to a schema and routes Arrow rows to leaves; Tree.Drift
+// estimates how a later workload fares on the tree compared with the training
+// one.
+//
+// # Invariants
+//
+//   - Q1 (partition) every row, NULLs included, is routed to exactly one leaf; a
+//     row goes left at a node exactly when the node's cut (as filter text) is
+//     TRUE for it or its cut column is NULL.
+//   - Q2 (units) the leaves' units sum to Options.Leaves, and every leaf of one
+//     unit holds between (1-Tolerance) and (1+Tolerance) times its share of the
+//     sample's rows (a leaf whose rows are equal on every cut column may hold
+//     several units).
+//   - Q3 (sound prediction) the slot-space test a query uses to decide that a
+//     leaf cannot match is never wrong: each query is over-approximated (OR of at
+//     most 64 boxes, NOT IN / <> / NOT LIKE / column comparisons unconstrained),
+//     never under-approximated.
+//   - Q4 (determinism) equal samples, workloads and options give equal trees.
+//   - Q5 (decode) Decode accepts only trees in preorder with consistent children,
+//     leaf ordinals and cuts, so routing always terminates.
+//
+// # What it does not do
+//
+// It reads no files and writes none (package optimize writes the layout and
+// persists the tree), does not cut on nested columns, and does not estimate row
+// counts of the full table (callers scale the sample).
+package qdtree
