@@ -48,17 +48,17 @@ type UnknownColumnError struct {
 // Error renders the message.
 func (e *UnknownColumnError) Error() string {
 	s := fmt.Sprintf("expr: unknown column %q", e.Column)
-	if e.DoubleQuoted {
-		// Most likely a string literal in the wrong quotes: say that, not which
-		// columns look alike.
-		return s + fmt.Sprintf("; double quotes delimit column names: for the string, use single quotes (%s)", value.String(e.Name).String())
-	}
 	if len(e.Candidates) > 0 {
 		q := make([]string, len(e.Candidates))
 		for i, c := range e.Candidates {
 			q[i] = fmt.Sprintf("%q", c)
 		}
 		s += " (did you mean " + strings.Join(q, ", ") + "?)"
+	}
+	if e.DoubleQuoted {
+		// Perhaps a string literal in the wrong quotes, perhaps a misspelt column
+		// (then the candidates above say so): name both readings.
+		s += fmt.Sprintf("; double quotes delimit column names: for the string, use single quotes (%s)", value.String(e.Name).String())
 	}
 	return s
 }
@@ -428,7 +428,16 @@ func pickField(fields []arrow.Field, name string, ref *ColumnRef) (int, error) {
 	}
 	var cands []string
 	for _, f := range fields {
-		if d := editDistance(strings.ToLower(f.Name), strings.ToLower(name)); d <= 2 || strings.Contains(strings.ToLower(f.Name), strings.ToLower(name)) {
+		d := editDistance(strings.ToLower(f.Name), strings.ToLower(name))
+		if ref.DoubleQuoted {
+			// More likely a string in the wrong quotes ("JP"): only a near-certain
+			// misspelling (one edit per four characters) is worth naming.
+			if d*4 <= len(name) {
+				cands = append(cands, f.Name)
+			}
+			continue
+		}
+		if d <= 2 || strings.Contains(strings.ToLower(f.Name), strings.ToLower(name)) {
 			cands = append(cands, f.Name)
 		}
 	}

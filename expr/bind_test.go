@@ -119,6 +119,7 @@ func TestBindErrorsAreClear(t *testing.T) {
 		{"unknown column lists candidates", "prise > 1", ErrUnknownColumn, `expr: unknown column "prise" (did you mean "price"?)`},
 		{"unknown column without candidates", "zzzzzz = 1", ErrUnknownColumn, `expr: unknown column "zzzzzz"`},
 		{"double-quoted string is a column name, with a hint", `s = "JP"`, ErrUnknownColumn, `expr: unknown column "JP"; double quotes delimit column names: for the string, use single quotes ('JP')`},
+		{"double-quoted misspelt column: candidates and the string hint", `"prise" > 1`, ErrUnknownColumn, `expr: unknown column "prise" (did you mean "price"?); double quotes delimit column names: for the string, use single quotes ('prise')`},
 		{"double-quoted hint keeps quotes in the suggestion", `s = "it's"`, ErrUnknownColumn, `expr: unknown column "` + "`it's`" + `"; double quotes delimit column names: for the string, use single quotes ('it''s')`},
 		{"ambiguous case-insensitive column", "Dup = 1", ErrAmbiguousColumn, `expr: ambiguous column: "Dup" matches several fields case-insensitively`},
 		{"date vs garbage", "dt = 'yesterday'", ErrType, `expr: cannot compare column "dt" (date) with 'yesterday': not a date (YYYY-MM-DD)`},

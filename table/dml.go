@@ -37,7 +37,7 @@ type DMLOptions struct {
 	// delta.enableDeletionVectors=true gets deletion vectors, any other table is
 	// rewritten.
 	RewriteFiles bool
-	// IsolationLevel is log.WriteSerializable or log.Serializable. Default: Serializable
+	// IsolationLevel is WriteSerializable or Serializable. Default: Serializable
 	// when the table sets delta.isolationLevel, else WriteSerializable (concurrent blind
 	// appends never conflict with the command; see log.Transaction.AddReadPredicate).
 	IsolationLevel string

@@ -173,6 +173,15 @@
 //     row matches; a deletion vector only grows (the old vector is merged into the new
 //     one); a file's vector is replaced by a remove/add pair keyed by (path, vector).
 //
+// # One package for programs
+//
+// A program needs no other skiplake package to use tables: the results and inputs
+// that come from elsewhere are re-exported here deliberately, as aliases of the same
+// types (OptimizePlan, VacuumResult, RetentionTooShortError, LevelStats, Value, Workload,
+// RequestCounts) and small wrappers (ParseSchema, CheckFilter, ParseSize,
+// ParseInterval, FileLocation). The skiplake CLI is held to this by a test; storage
+// backends are still imported blank to register their URL schemes.
+//
 // # Not here
 //
 // Writing to tables with change data feed (reading them is supported); DML that moves

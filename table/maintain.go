@@ -210,7 +210,7 @@ func (m *maintenance) due() (string, string) {
 	case m.opts.DryRun:
 		return StatusPlanned, "dry run"
 	case m.expired():
-		return StatusSkipped, "the --max-duration budget is spent"
+		return StatusSkipped, "the MaxDuration budget (CLI --max-duration) is spent"
 	}
 	return "", ""
 }
@@ -438,7 +438,7 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 	}
 	deferred := ""
 	if plan.DeferredFiles > 0 {
-		deferred = fmt.Sprintf("the --max-bytes budget leaves %d files (%d bytes) for a later run", plan.DeferredFiles, plan.DeferredBytes)
+		deferred = fmt.Sprintf("the MaxBytes budget (CLI --max-bytes) leaves %d files (%d bytes) for a later run", plan.DeferredFiles, plan.DeferredBytes)
 	}
 	finish := func(status, reason, errText string, versions []int64) bool {
 		for i := range tasks {
@@ -481,7 +481,7 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 	}
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		return finish(StatusPartial, "the --max-duration budget ran out during the rewrite; committed batches stay", "", versions)
+		return finish(StatusPartial, "the MaxDuration budget (CLI --max-duration) ran out during the rewrite; committed batches stay", "", versions)
 	case err != nil:
 		return finish(StatusFailed, "", err.Error(), versions)
 	case deferred != "":

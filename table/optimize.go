@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/skiplake/skiplake/expr"
@@ -153,7 +154,7 @@ func partitionFilter(snap *Snapshot, where string) (func(map[string]value.Value)
 	}
 	for _, c := range b.Columns() {
 		if len(c.Path) != 1 || !snap.isPartition(c.Path[0]) {
-			return nil, fmt.Errorf("%w: --where may use partition columns only (%s); %q is not one", ErrInvalidArgument, joinOr(snap.log.PartitionColumns()), c.Name())
+			return nil, fmt.Errorf("%w: Where (CLI --where) may use partition columns only (%s); %q is not one", ErrInvalidArgument, joinOr(snap.log.PartitionColumns()), c.Name())
 		}
 	}
 	return func(pv map[string]value.Value) bool {
@@ -166,7 +167,7 @@ func joinOr(cols []string) string {
 	if len(cols) == 0 {
 		return "the table is not partitioned"
 	}
-	return fmt.Sprintf("partition columns: %v", cols)
+	return "partition columns: " + strings.Join(cols, ", ")
 }
 
 // VacuumOptions configures Vacuum. The zero value keeps the table's retention

@@ -10,7 +10,6 @@ import (
 
 	"github.com/skiplake/skiplake/advise"
 	"github.com/skiplake/skiplake/table"
-	"github.com/skiplake/skiplake/workload"
 )
 
 func init() {
@@ -48,7 +47,7 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 			return usagef("--target-size: %v", err)
 		}
 	}
-	w, err := workload.ParseFile(*queries)
+	w, err := table.ParseWorkloadFile(*queries)
 	if err != nil {
 		return err
 	}

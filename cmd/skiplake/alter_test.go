@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,27 @@ func TestAppendInvalidPropertyLeavesNoTable(t *testing.T) {
 	}
 	code, _, errs := cli(t, "append", tbl, p)
 	require.Equal(t, 0, code, errs)
+}
+
+// TestAppendPropertyOnExistingTable: --property given again to an existing table is
+// accepted when the table has it, refused naming the difference when it does not,
+// and refused naming the key when it does not validate; nothing is committed then.
+func TestAppendPropertyOnExistingTable(t *testing.T) {
+	tbl, p := alterFixture(t, 1)
+	code, _, errs := cli(t, "append", tbl, p, "--property", "delta.checkpointInterval=20")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "append", tbl, p, "--property", "DELTA.CHECKPOINTINTERVAL=20")
+	require.Equal(t, 0, code, errs)
+	for prop, msg := range map[string]string{
+		"delta.checkpointInterval=5":     "delta.checkpointInterval=5 (the table has 20)",
+		"delta.appendOnly=true":          "delta.appendOnly=true (the table has no value)",
+		"delta.checkpointInterval=often": `--property: log: table property delta.checkpointInterval="often"`,
+	} {
+		code, _, errs = cli(t, "append", tbl, p, "--property", prop)
+		require.Equal(t, 2, code, errs)
+		require.Contains(t, errs, msg)
+	}
+	code, out, errs := cli(t, "history", tbl, "--format", "jsonl")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, 2, strings.Count(out, "\n"), "only the two accepted appends committed:\n%s", out)
 }

@@ -17,10 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
-	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -274,40 +272,15 @@ func sameAsTable(snap *table.Snapshot, explicit *arrow.Schema, parts []string, p
 	if len(props) == 0 {
 		return nil
 	}
-	norm, err := log.NormalizeProperties(props)
+	differ, err := snap.PropertyDifferences(props)
 	if err != nil {
 		return usagef("--property: %v", err)
-	}
-	conf := snap.Configuration()
-	var differ []string
-	for _, k := range slices.Sorted(maps.Keys(norm.Set)) {
-		if have, ok := conf[k]; !ok || have != norm.Set[k] {
-			differ = append(differ, fmt.Sprintf("%s=%s (the table has %s)", k, norm.Set[k], describeValue(have, ok)))
-		}
-	}
-	proto := snap.Log().Protocol()
-	features := log.WriterFeatures(proto)
-	for _, f := range norm.Features {
-		if !slices.Contains(features, f) {
-			differ = append(differ, fmt.Sprintf("delta.feature.%s=supported (the table does not have the feature)", f))
-		}
-	}
-	if norm.MinReaderVersion > proto.MinReaderVersion || norm.MinWriterVersion > proto.MinWriterVersion {
-		differ = append(differ, fmt.Sprintf("protocol reader %d, writer %d (the table has reader %d, writer %d)",
-			norm.MinReaderVersion, norm.MinWriterVersion, proto.MinReaderVersion, proto.MinWriterVersion))
 	}
 	if len(differ) > 0 {
 		return usagef("--property applies when the table is created; the table exists and differs: %s; change an existing table with skiplake alter --set-property",
 			strings.Join(differ, "; "))
 	}
 	return nil
-}
-
-func describeValue(v string, ok bool) string {
-	if !ok {
-		return "no value"
-	}
-	return v
 }
 
 // flagSet reports whether the named flag was given on the command line.
@@ -505,7 +478,7 @@ func checkFilter(name, s string) error {
 	if s == "" {
 		return nil
 	}
-	if _, err := expr.Parse(s); err != nil {
+	if err := table.CheckFilter(s); err != nil {
 		return usagef("--%s: %v", name, err)
 	}
 	return nil

@@ -21,7 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
-	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/table"
 )
 
 // maxJSONDepth bounds the nesting of JSON values (arrays and objects).
@@ -500,7 +500,7 @@ func parseDecimal(s string, t *arrow.Decimal128Type) (decimal128.Num, error) {
 }
 
 func appendDate(b *array.Date32Builder, s string) error {
-	d, err := expr.ParseDate(s)
+	d, err := table.ParseDate(s)
 	if err != nil || d < math.MinInt32 || d > math.MaxInt32 {
 		return fmt.Errorf("cannot read %q as date (want YYYY-MM-DD)", abbreviate(s))
 	}
@@ -513,7 +513,7 @@ func appendDate(b *array.Date32Builder, s string) error {
 // timestamp_ntz value is an error: the value would change meaning.
 func appendTimestamp(b *array.TimestampBuilder, s string) error {
 	tt := b.Type().(*arrow.TimestampType)
-	micros, hasZone, err := expr.ParseTimestamp(s)
+	micros, hasZone, err := table.ParseTimestamp(s)
 	if err != nil {
 		return fmt.Errorf("cannot read %q as %s (want YYYY-MM-DD[ HH:MM:SS[.ffffff]][Z|+HH:MM])", abbreviate(s), typeName(tt))
 	}

@@ -36,18 +36,9 @@ type countFiles struct {
 
 func runCount(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("count", flag.ContinueOnError)
-	filter := fs.String("filter", "", "predicate; only rows matching it are counted (default: every row)")
-	ref := addRefFlags(fs)
-	format := fs.String("format", "text", "text (the count alone) or json (with how many files were answered from the log)")
-	path, err := tableArgs(fs, args, format, "text", "json")
-	if err != nil {
-		return err
-	}
-	r, err := ref.ref()
-	if err != nil {
-		return err
-	}
-	_, sc, err := planScan(ctx, path, *filter, r)
+	pa := addPlanFlags(fs, "predicate; only rows matching it are counted (default: every row)", "text", "text", "json")
+	fs.Lookup("format").Usage = "text (the count alone) or json (with how many files were answered from the log)"
+	_, _, sc, err := pa.plan(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -55,7 +46,7 @@ func runCount(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *format == "text" {
+	if *pa.format == "text" {
 		fmt.Fprintln(e.stdout, n)
 		return nil
 	}

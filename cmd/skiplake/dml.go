@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -57,9 +56,9 @@ func (f dmlFlags) options(e *env, label string) (table.DMLOptions, func(), error
 	switch strings.ToLower(strings.ReplaceAll(*f.isolation, "-", "")) {
 	case "":
 	case "serializable":
-		opts.IsolationLevel = log.Serializable
+		opts.IsolationLevel = table.Serializable
 	case "writeserializable":
-		opts.IsolationLevel = log.WriteSerializable
+		opts.IsolationLevel = table.WriteSerializable
 	default:
 		return opts, nil, usagef("--isolation %q: want serializable or write-serializable", *f.isolation)
 	}

@@ -7,15 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/skipping"
-	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
-	"github.com/skiplake/skiplake/value"
 )
 
 func init() {
@@ -27,52 +23,76 @@ func init() {
 		run: runExplain})
 }
 
-func planScan(ctx context.Context, path, filter string, r table.Ref) (*table.Table, *table.Scan, error) {
-	if err := checkFilter("filter", filter); err != nil {
-		return nil, nil, err
+// planArgs are the flags of the commands that plan a scan without reading it
+// (files, explain, count): --filter, --version/--timestamp and --format.
+type planArgs struct {
+	fs            *flag.FlagSet
+	filter        *string
+	ref           refFlags
+	format        *string
+	formats       []string
+	requireFilter bool
+}
+
+func addPlanFlags(fs *flag.FlagSet, filterUsage, defaultFormat string, formats ...string) *planArgs {
+	return &planArgs{fs: fs, filter: fs.String("filter", "", filterUsage), ref: addRefFlags(fs),
+		format: fs.String("format", defaultFormat, strings.Join(formats, " or ")), formats: formats}
+}
+
+// plan parses args (one TABLE), checks the flags and plans the scan.
+func (p *planArgs) plan(ctx context.Context, args []string) (string, *table.Table, *table.Scan, error) {
+	pos, err := parseArgs(p.fs, args)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	path, err := oneTable(pos)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if p.requireFilter && *p.filter == "" {
+		return "", nil, nil, usagef("--filter is required")
+	}
+	if err := checkFormat(*p.format, p.formats...); err != nil {
+		return "", nil, nil, err
+	}
+	r, err := p.ref.ref()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := checkFilter("filter", *p.filter); err != nil {
+		return "", nil, nil, err
 	}
 	t, err := table.OpenURL(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	snap, err := t.Snapshot(ctx, r)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	var opts []table.ScanOption
-	if filter != "" {
-		opts = append(opts, table.WithFilter(filter))
+	if *p.filter != "" {
+		opts = append(opts, table.WithFilter(*p.filter))
 	}
 	sc, err := snap.Scan(ctx, opts...)
-	return t, sc, err
+	return path, t, sc, err
 }
 
 func runFiles(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("files", flag.ContinueOnError)
-	filter := fs.String("filter", "", "predicate; files it cannot match are left out, and the table shows the min/max of its columns")
-	ref := addRefFlags(fs)
-	format := fs.String("format", "table", "table or jsonl")
+	pa := addPlanFlags(fs, "predicate; files it cannot match are left out, and the table shows the min/max of its columns", "table", "table", "jsonl")
 	absolute := fs.Bool("absolute", false, "print each file as an absolute path (local tables) or a full URL (object stores), for other tools")
-	path, err := tableArgs(fs, args, format, "table", "jsonl")
+	path, _, sc, err := pa.plan(ctx, args)
 	if err != nil {
 		return err
 	}
-	r, err := ref.ref()
-	if err != nil {
-		return err
-	}
-	_, sc, err := planScan(ctx, path, *filter, r)
-	if err != nil {
-		return err
-	}
+	format := pa.format
 	files := sc.Files()
 	if *absolute {
-		loc, err := storage.ParseLocation(path)
-		if err != nil {
-			return err
-		}
 		for i := range files {
-			files[i].Path = absoluteFile(loc, files[i].Path)
+			if files[i].Path, err = table.FileLocation(path, files[i].Path); err != nil {
+				return err
+			}
 		}
 	}
 	if *format == "jsonl" {
@@ -129,28 +149,14 @@ func newFileRecord(f table.PlannedFile) fileRecord {
 	return r
 }
 
-// absoluteFile is a data file's absolute path (local table) or full URL (object
-// store: the table URL without its query, then the file's key as stored, unescaped,
-// as aws s3, gsutil and DuckDB take it).
-func absoluteFile(loc storage.Location, rel string) string {
-	if loc.IsLocal() {
-		return filepath.Join(loc.Dir, filepath.FromSlash(rel))
-	}
-	prefix := strings.Trim(loc.URL.Path, "/")
-	if prefix != "" {
-		prefix += "/"
-	}
-	return loc.Scheme + "://" + loc.URL.Host + "/" + prefix + rel
-}
-
 // boundText renders a file's min or max statistic of a filter column for the table
 // format: "?" when the statistics do not say, NULL when every row is null.
-func boundText(c table.ColumnStats, v value.Value, rows int64) string {
+func boundText(c table.ColumnStats, v table.Value, rows int64) string {
 	if !v.IsNull() {
 		switch v.Kind() {
-		case value.KindString:
+		case table.KindString:
 			return v.AsString()
-		case value.KindDate, value.KindTimestamp, value.KindTimestampNTZ:
+		case table.KindDate, table.KindTimestamp, table.KindTimestampNTZ:
 			// DATE '2026-01-01' -> 2026-01-01
 			s := v.String()
 			if i := strings.IndexByte(s, '\''); i >= 0 {
@@ -168,31 +174,13 @@ func boundText(c table.ColumnStats, v value.Value, rows int64) string {
 
 func runExplain(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	filter := fs.String("filter", "", "predicate to explain (required)")
-	ref := addRefFlags(fs)
-	format := fs.String("format", "table", "table or json")
-	pos, err := parseArgs(fs, args)
+	pa := addPlanFlags(fs, "predicate to explain (required)", "table", "table", "json")
+	pa.requireFilter = true
+	_, t, sc, err := pa.plan(ctx, args)
 	if err != nil {
 		return err
 	}
-	path, err := oneTable(pos)
-	if err != nil {
-		return err
-	}
-	if *filter == "" {
-		return usagef("--filter is required")
-	}
-	if err := checkFormat(*format, "table", "json"); err != nil {
-		return err
-	}
-	r, err := ref.ref()
-	if err != nil {
-		return err
-	}
-	t, sc, err := planScan(ctx, path, *filter, r)
-	if err != nil {
-		return err
-	}
+	format := pa.format
 	rep, err := sc.Explain(ctx)
 	if err != nil {
 		return err
@@ -207,7 +195,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(e.stdout, "warning:", w)
 	}
-	if rc, ok := storage.Requests(t.Storage()); ok {
+	if rc, ok := t.RequestCounts(); ok {
 		// Object stores count their requests: what opening the table, planning and
 		// reading the footers of the kept files cost.
 		fmt.Fprintf(e.stdout, "requests: GET %d, HEAD %d, LIST %d, %d bytes read\n", rc.GET, rc.HEAD, rc.LIST, rc.BytesRead)
@@ -252,10 +240,10 @@ func writeLevels(w io.Writer, rep *table.ScanReport) error {
 }
 
 // levelRow formats one level; figures a level does not measure print as "-".
-func levelRow(name string, l skipping.LevelStats) []string {
+func levelRow(name string, l table.LevelStats) []string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	row := []string{name, l.Unit, n(l.Total), n(l.Skipped), n(l.Kept), n(l.MustMatch), n(l.BytesTotal), n(l.BytesSkipped)}
-	if l.Unit == skipping.UnitRows {
+	if l.Unit == table.UnitRows {
 		row[5], row[6], row[7] = "-", "-", "-"
 	}
 	return row

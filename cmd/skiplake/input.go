@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/table"
 )
 
 // input is one input named on the command line: a file, or "-" for standard input.
@@ -162,19 +162,7 @@ func parseSchemaFlag(s string) (*arrow.Schema, error) {
 		}
 		text = string(b)
 	}
-	var (
-		st  *log.StructType
-		err error
-	)
-	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
-		st, err = log.ParseSchema(t)
-	} else {
-		st, err = log.ParseDDLSchema(text)
-	}
-	if err != nil {
-		return nil, usagef("--schema: %v", err)
-	}
-	schema, err := log.ToArrow(st, log.ArrowOptions{})
+	schema, err := table.ParseSchema(text)
 	if err != nil {
 		return nil, usagef("--schema: %v", err)
 	}

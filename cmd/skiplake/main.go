@@ -123,6 +123,10 @@ func run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "skiplake help: want at most one COMMAND, got %d arguments\nusage: skiplake help [COMMAND]\n", len(args)-1)
 			return 2
 		}
+		if args[1] == "help" {
+			fmt.Fprintln(e.stdout, "usage: skiplake help [COMMAND]\n\nList the commands, or print one command's synopsis, flags with their defaults, and examples.")
+			return 0
+		}
 		c := lookup(args[1])
 		if c == nil {
 			fmt.Fprintf(e.stderr, "skiplake help: unknown command %q\n", args[1])
@@ -158,7 +162,8 @@ func run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "skiplake %s: %s\nusage: skiplake %s %s\n(run 'skiplake help %s' for the flags)\n", c.name, ue.msg, c.name, c.usage, c.name)
 			return 2
 		}
-		fmt.Fprintf(e.stderr, "skiplake %s: %v\n", c.name, err)
+		// "skiplake optimize: optimize: ..." says the component twice.
+		fmt.Fprintf(e.stderr, "skiplake %s: %s\n", c.name, strings.TrimPrefix(err.Error(), c.name+": "))
 		return 1
 	}
 	return 0

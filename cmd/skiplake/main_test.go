@@ -352,7 +352,7 @@ func TestScanNullEmptyAndNewlines(t *testing.T) {
 	require.Equal(t, "id,s\n1,\\N\n", out)
 	code, out, errs = cli(t, "scan", tbl, "--filter", "id = 3")
 	require.Equal(t, 0, code, errs)
-	require.Equal(t, "id | s\n---+-----------\n3  | two\\nlines\n(1 rows)\n", out)
+	require.Equal(t, "id | s\n---+-----------\n3  | two\\nlines\n(1 row)\n", out)
 	code, _, errs = cli(t, "scan", tbl, "--format", "jsonl", "--null", "x")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--null applies to --format csv and table")

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/internal/health"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -92,7 +91,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 		dry = " (dry run)"
 	}
 	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", path, rep.Version, rep.FinalVersion, dry)
-	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, health.FormatBytes(f.Bytes), f.SmallFiles)
+	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, table.FormatBytes(f.Bytes), f.SmallFiles)
 	if len(f.ClusteringColumns) > 0 {
 		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))
 	}
@@ -102,7 +101,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	}
 	fmt.Fprintf(e.stdout, "%s (interval %d); %d files lack Bloom filters; %d tombstones (%d expired); %d vacuumable files (%s); %d expired log files\n",
 		cp, f.CheckpointInterval, f.FilesLackingBloom, f.Tombstones, f.ExpiredTombstones,
-		f.VacuumableFiles, health.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
+		f.VacuumableFiles, table.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tFILES\tBYTES\tVERSIONS\tDETAIL")
 	for _, task := range rep.Tasks {
@@ -134,21 +133,21 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 func printLayout(e *env, rep *table.LayoutReport) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintf(tw, "version\t%d\n", rep.Version)
-	fmt.Fprintf(tw, "files\t%d (%s) in %d partition(s)\n", rep.Files, health.FormatBytes(rep.Bytes), rep.Partitions)
-	fmt.Fprintf(tw, "small files\t%d (%s) below %s (target %s)\n", rep.SmallFiles, health.FormatBytes(rep.SmallBytes),
-		health.FormatBytes(rep.SmallFileSize), health.FormatBytes(rep.TargetFileSize))
+	fmt.Fprintf(tw, "files\t%d (%s) in %d partition(s)\n", rep.Files, table.FormatBytes(rep.Bytes), rep.Partitions)
+	fmt.Fprintf(tw, "small files\t%d (%s) below %s (target %s)\n", rep.SmallFiles, table.FormatBytes(rep.SmallBytes),
+		table.FormatBytes(rep.SmallFileSize), table.FormatBytes(rep.TargetFileSize))
 	if len(rep.ClusteringColumns) > 0 {
 		fmt.Fprintf(tw, "clustering columns\t%s\n", strings.Join(rep.ClusteringColumns, ", "))
 	}
 	fmt.Fprintf(tw, "clustered\t%.1f%% of bytes (%.1f%% by the analysed columns)\n", 100*rep.ClusteredFraction, 100*rep.ClusteredByCurrentFraction)
 	if w := rep.WriteAmplification; w != nil {
 		fmt.Fprintf(tw, "write amplification\t%.2f (versions %d-%d: %s of data, %s rewritten)\n", w.Ratio, w.FromVersion, w.ToVersion,
-			health.FormatBytes(w.DataBytes), health.FormatBytes(w.RearrangedBytes))
+			table.FormatBytes(w.DataBytes), table.FormatBytes(w.RearrangedBytes))
 	}
 	fmt.Fprintln(tw, "size histogram\t")
 	for _, b := range rep.Histogram {
 		if b.Files > 0 {
-			fmt.Fprintf(tw, "  %s\t%d files, %s\n", b.Label(), b.Files, health.FormatBytes(b.Bytes))
+			fmt.Fprintf(tw, "  %s\t%d files, %s\n", b.Label(), b.Files, table.FormatBytes(b.Bytes))
 		}
 	}
 	if err := tw.Flush(); err != nil {

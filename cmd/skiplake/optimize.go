@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/skiplake/skiplake/internal/progress"
-	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
-	"github.com/skiplake/skiplake/workload"
 )
 
 func init() {
@@ -74,7 +71,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 		return usagef("--layout workload does not combine with --zorder-by, --hilbert-by or --sort-by")
 	}
 	if *queries != "" {
-		if opts.Workload, err = workload.ParseFile(*queries); err != nil {
+		if opts.Workload, err = table.ParseWorkloadFile(*queries); err != nil {
 			return err
 		}
 	}
@@ -106,7 +103,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	}
 	if *format == "table" {
 		// The plan is printed before any work starts, so a long run shows what it does.
-		opts.OnPlan = func(p *optimize.Plan) { writePlan(e.stdout, p) }
+		opts.OnPlan = func(p *table.OptimizePlan) { writePlan(e.stdout, p) }
 	}
 	res, err := t.Optimize(ctx, opts)
 	prog.Done()
@@ -139,9 +136,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 }
 
 // writePlan prints OPTIMIZE's plan: one line for the run, one per bin.
-func writePlan(w io.Writer, p *optimize.Plan) {
+func writePlan(w io.Writer, p *table.OptimizePlan) {
 	curve := "compaction"
-	if p.Curve != optimize.CurveNone {
+	if p.Curve != table.CurveNone {
 		curve = p.Curve.String()
 	}
 	if len(p.ClusterBy) > 0 {
@@ -168,13 +165,13 @@ func writePlan(w io.Writer, p *optimize.Plan) {
 
 // nothingToDo says why a plan has no bins and what would do the work, naming the
 // command line to run (the given one with --full when that is what is missing).
-func nothingToDo(p *optimize.Plan, targetGiven bool, cmdline []string) string {
+func nothingToDo(p *table.OptimizePlan, targetGiven bool, cmdline []string) string {
 	quoted := make([]string, len(cmdline))
 	for i, a := range cmdline {
 		quoted[i] = shellQuote(a)
 	}
 	withFull := strings.Join(quoted, " ") + " --full"
-	if p.Curve == optimize.CurveNone {
+	if p.Curve == table.CurveNone {
 		why := fmt.Sprintf("no partition has two or more files smaller than %s (three quarters of the target file size, %s), and OPTIMIZE compacts small files: it does not split or resize larger ones",
 			progress.FormatBytes(p.MinFileSize), progress.FormatBytes(p.TargetFileSize))
 		if targetGiven {
@@ -182,7 +179,7 @@ func nothingToDo(p *optimize.Plan, targetGiven bool, cmdline []string) string {
 		}
 		return why
 	}
-	if p.Curve == optimize.CurveWorkload {
+	if p.Curve == table.CurveWorkload {
 		return "every file is already laid out by the partition's workload tree (new files are routed through it as they come); to build a new tree run: " + withFull + " --queries FILE"
 	}
 	on := p.Curve.String() + " on " + strings.Join(p.ClusterBy, ", ")
@@ -237,7 +234,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	var short *table.RetentionTooShortError
 	if errors.As(err, &short) {
 		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions or unfinished writes still need could be deleted; add --force to vacuum anyway",
-			*retain, formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration)
+			*retain, formatDuration(short.TableRetention), table.PropDeletedFileRetentionDuration)
 	}
 	if err != nil {
 		return err

@@ -360,7 +360,7 @@ func TestNumbersAndFiltersAreUsageErrors(t *testing.T) {
 		code, _, errs := cli(t, args...)
 		require.Equal(t, 2, code, "%v: %s", args, errs)
 	}
-	require.Contains(t, mustCLI(t, "scan", tbl, "--version", "0", "--limit", "1"), "(1 rows)")
+	require.Contains(t, mustCLI(t, "scan", tbl, "--version", "0", "--limit", "1"), "(1 row)")
 }
 
 // Item 11: concurrent first appends racing to create the same table all succeed;

@@ -20,7 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/table"
 )
 
 // textBatchRows is how many rows a CSV or JSONL reader puts in one batch.
@@ -394,10 +394,10 @@ func textKind(s string) colKind {
 		}
 		return kindString
 	}
-	if _, err := expr.ParseDate(t); err == nil {
+	if _, err := table.ParseDate(t); err == nil {
 		return kindDate
 	}
-	if _, _, err := expr.ParseTimestamp(t); err == nil {
+	if _, _, err := table.ParseTimestamp(t); err == nil {
 		return kindTimestamp
 	}
 	return kindString

@@ -189,7 +189,11 @@ func (t *tableWriter) Close() error {
 	if !t.begun {
 		t.begin()
 	}
-	fmt.Fprintf(t.w, "(%d rows)\n", t.rows)
+	if t.rows == 1 {
+		fmt.Fprintln(t.w, "(1 row)")
+	} else {
+		fmt.Fprintf(t.w, "(%d rows)\n", t.rows)
+	}
 	return t.w.Flush()
 }
 

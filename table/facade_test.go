@@ -1,0 +1,92 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/table"
+)
+
+func TestFileLocation(t *testing.T) {
+	for _, tc := range []struct {
+		name, table, rel, want string
+	}{
+		{"local path", "/data/orders", "country=JP/part-0.parquet", "/data/orders/country=JP/part-0.parquet"},
+		{"local path, trailing slash", "/data/orders/", "part-0.parquet", "/data/orders/part-0.parquet"},
+		{"file URL", "file:///data/orders", "part-0.parquet", "/data/orders/part-0.parquet"},
+		{"s3 with prefix", "s3://bucket/warehouse/orders", "country=JP/part-0.parquet", "s3://bucket/warehouse/orders/country=JP/part-0.parquet"},
+		{"s3 bucket root", "s3://bucket", "part-0.parquet", "s3://bucket/part-0.parquet"},
+		{"query dropped", "s3://bucket/orders?region=eu-west-1&endpoint=http://localhost:7070", "part-0.parquet", "s3://bucket/orders/part-0.parquet"},
+		{"key kept unescaped", "gs://bucket/orders/", "d=2026-01-01 00%3A00/p.parquet", "gs://bucket/orders/d=2026-01-01 00%3A00/p.parquet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := table.FileLocation(tc.table, tc.rel)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestParseSchemaTakesDDLAndDeltaJSON(t *testing.T) {
+	want := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	ddl, err := table.ParseSchema("id bigint, name string")
+	require.NoError(t, err)
+	require.True(t, want.Equal(ddl), "DDL: %s", ddl)
+	js, err := table.ParseSchema(` {"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"name","type":"string","nullable":true,"metadata":{}}]}`)
+	require.NoError(t, err)
+	require.True(t, want.Equal(js), "JSON: %s", js)
+
+	for _, bad := range []string{"id bigint,", "id nosuchtype", `{"type":"struct","fields":[`} {
+		_, err := table.ParseSchema(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestCheckFilterParsesWithoutBinding(t *testing.T) {
+	require.NoError(t, table.CheckFilter("no_such_column > 5 AND s = 'x'"))
+	err := table.CheckFilter("a > ")
+	var pe *expr.ParseError
+	require.True(t, errors.As(err, &pe), "%v", err)
+}
+
+func TestPropertyDifferences(t *testing.T) {
+	ctx := context.Background()
+	tb, err := table.Create(ctx, storage.NewMemory(), simpleSchema(), table.CreateOptions{
+		Properties: map[string]string{"delta.checkpointInterval": "20"},
+	})
+	require.NoError(t, err)
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+
+	d, err := snap.PropertyDifferences(nil)
+	require.NoError(t, err)
+	require.Empty(t, d)
+	d, err = snap.PropertyDifferences(map[string]string{"DELTA.CHECKPOINTINTERVAL": "20"})
+	require.NoError(t, err)
+	require.Empty(t, d, "the same property in another letter case is the same setting")
+
+	d, err = snap.PropertyDifferences(map[string]string{"delta.checkpointInterval": "10", "delta.appendOnly": "true"})
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"delta.appendOnly=true (the table has no value)",
+		"delta.checkpointInterval=10 (the table has 20)",
+	}, d)
+
+	d, err = snap.PropertyDifferences(map[string]string{"delta.feature.deletionVectors": "supported"})
+	require.NoError(t, err)
+	require.Contains(t, d, "delta.feature.deletionVectors=supported (the table does not have the feature)")
+
+	_, err = snap.PropertyDifferences(map[string]string{"delta.checkpointInterval": "often"})
+	require.ErrorIs(t, err, log.ErrInvalidProperty)
+	require.ErrorContains(t, err, "delta.checkpointInterval")
+}
