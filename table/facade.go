@@ -23,16 +23,8 @@ import (
 // program using this package needs to read its results and build its inputs, so
 // that such a program (the skiplake CLI among them) imports table and nothing else
 // of skiplake. The aliases are the same types, not copies: values convert freely.
-
-// OptimizePlan is the plan Optimize makes (OptimizeOptions.OnPlan, OptimizeResult.Plan):
-// its bins, the files and bytes each rewrites, the curve and the target file size.
-type OptimizePlan = optimize.Plan
-
-// OptimizeMetrics is what an executed OPTIMIZE did (OptimizeResult.Metrics).
-type OptimizeMetrics = optimize.Metrics
-
-// VacuumResult is what Vacuum deleted, or would delete on a dry run.
-type VacuumResult = optimize.VacuumResult
+// The engines' result types (OptimizePlan, OptimizeMetrics, VacuumResult,
+// RetentionTooShortError) are re-exported in reexport.go.
 
 // Curve is the space-filling curve (or none) an OPTIMIZE plan clusters with.
 type Curve = optimize.Curve
@@ -60,11 +52,6 @@ type Workload = workload.Workload
 // optionally prefixed by "WEIGHT:"; the error names the file and line of a filter
 // that does not parse.
 func ParseWorkloadFile(path string) (*Workload, error) { return workload.ParseFile(path) }
-
-// RetentionTooShortError is the error Vacuum returns when the retention asked for
-// is shorter than the table's (delta.deletedFileRetentionDuration) and
-// VacuumOptions.Force is not set. Find it with errors.As.
-type RetentionTooShortError = optimize.RetentionTooShortError
 
 // PropDeletedFileRetentionDuration is the table property holding the retention
 // period Vacuum keeps by default (7 days unless set).
