@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
@@ -99,20 +97,12 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 }
 
 func parquetSchema(path string) (*arrow.Schema, error) {
-	pr, err := file.OpenParquetFile(path, false)
+	r, err := table.OpenParquetFile(context.Background(), path, 0, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1024}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	s, err := fr.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return stripFieldMeta(s), nil
+	defer r.Release()
+	return stripFieldMeta(r.Schema()), nil
 }
 
 // stripFieldMeta removes reader-added metadata (PARQUET:field_id) from top-level fields.

@@ -19,6 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/table"
 )
 
 // Fuzz targets for every input reader (issue #10, item 10). They run as plain tests
@@ -171,13 +173,15 @@ func FuzzJSONLInput(f *testing.F) {
 	})
 }
 
-// FuzzParquetInput feeds damaged Parquet files to the CLI's Parquet input. Its seeds
-// (a valid file, truncations, a bare footer) replay under go test. Fuzzing it finds
-// panics inside arrow-go v18.8.0's Parquet reader, the latest release (nil page
-// headers, "invalid logical type", makeslice with a corrupt length, unimplemented
-// encodings; about 1 in 100 random byte mutations of a small file), which skiplake
-// does not recover from by design; so CI does not fuzz this target (see .ci/run)
-// until the reader is fixed upstream (the class of apache/arrow#43605).
+// FuzzParquetInput feeds damaged Parquet files to the CLI's Parquet input (append
+// and merge sources): opening and draining one must end in rows or an error, never
+// a panic or an unbounded allocation. arrow-go v18.8.0's Parquet reader panics on
+// about 1 in 100 random byte mutations of a small file (nil page headers, "invalid
+// logical type", makeslice with a corrupt length; the class of apache/arrow#43605);
+// the input goes through table.OpenParquetFile, which validates the footer first and
+// contains the decoder's panics (datafile invariant D10), so a damaged input is an
+// error matching table.ErrCorruptData. Its seeds and testdata/fuzz corpus replay
+// under go test; .ci/run fuzzes it for a bounded time.
 func FuzzParquetInput(f *testing.F) {
 	var buf bytes.Buffer
 	schema := arrow.NewSchema([]arrow.Field{
@@ -219,9 +223,18 @@ func FuzzParquetInput(f *testing.F) {
 		}
 		r, err := openParquet(context.Background(), p, memory.DefaultAllocator)
 		if err != nil {
+			if !errors.Is(err, table.ErrCorruptData) {
+				t.Fatalf("a damaged input is not ErrCorruptData: %v", err)
+			}
 			return
 		}
-		drain(r)
+		n, err := drain(r)
+		if err != nil && !errors.Is(err, table.ErrCorruptData) {
+			t.Fatalf("a damaged input fails reading, but not as ErrCorruptData: %v", err)
+		}
+		if bytes.Equal(data, good) && (err != nil || n != 20) {
+			t.Fatalf("the undamaged seed read %d rows (want 20), err %v", n, err)
+		}
 	})
 }
 

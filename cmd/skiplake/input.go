@@ -12,9 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/skiplake/skiplake/table"
 )
@@ -203,53 +200,12 @@ func csvSchema(s *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// openParquet opens a Parquet file as a record reader (the file is closed when the
-// reader is released).
+// openParquet opens a Parquet input as a record reader (the file is closed when the
+// reader is released). It reads through the library's protected reader: a damaged
+// file is an error naming the file, never a panic, and pages are streamed so memory
+// does not grow with the input's row-group size.
 func openParquet(ctx context.Context, path string, mem memory.Allocator) (array.RecordReader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := file.NewParquetReader(f, file.WithReadProps(parquetInputProps(mem)))
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, mem)
-	if err != nil {
-		pr.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		pr.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &closingReader{RecordReader: rr, closer: pr}, nil
-}
-
-// parquetInputProps reads an input file as a stream: pages are fetched through a
-// small buffer instead of each column chunk being loaded whole (a file of one large
-// row group otherwise sits in memory compressed and decoded), and large plain pages
-// are decoded incrementally. So the memory of an append does not grow with the
-// input's row-group size.
-func parquetInputProps(mem memory.Allocator) *parquet.ReaderProperties {
-	props := parquet.NewReaderProperties(mem)
-	props.BufferedStreamEnabled = true
-	props.BufferSize = 1 << 20
-	props.PageStreamingEnabled = true
-	return props
-}
-
-// closingReader closes a file when its record reader is released.
-type closingReader struct {
-	array.RecordReader
-	closer io.Closer
-}
-
-func (c *closingReader) Release() {
-	c.RecordReader.Release()
-	c.closer.Close()
+	return table.OpenParquetFile(ctx, path, 64<<10, mem)
 }
 
 // concatReader streams several inputs one after the other as one record reader, so

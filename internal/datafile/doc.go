@@ -79,8 +79,8 @@
 //     succeeded; Abort, a failed Write or a cancelled Close leaves nothing, and
 //     Output.Discard removes what a commit that did not happen would have referenced.
 //   - D10 (damaged files) A file that is not valid Parquet, or that arrow-go's decoder
-//     fails on, makes Open, Read and ReadRanges return a [*CorruptError] (errors.Is
-//     [ErrCorruptData]) naming the file ([ReadOptions.Name]) and, where the damage lies
+//     fails on, makes Open, Read, ReadRanges and a [Stream] (OpenStream) return a
+//     [*CorruptError] (errors.Is [ErrCorruptData]) naming the file ([ReadOptions.Name]) and, where the damage lies
 //     in data, the row group and column; they never panic. The footer is validated
 //     before anything is decoded (chunks, indexes and Bloom filters inside the file,
 //     row counts adding up, pages no larger than the largest chunk, the ARROW:schema
