@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/storage"
@@ -27,14 +28,17 @@ import (
 //
 // A plain Delta reader ignores the tags; statistics do the skipping. The tree
 // file is written with put-if-absent before the commit that references it
-// (like L2) and deleted with the commit's data files if the commit fails. It
-// lives in a hidden directory, which VACUUM never touches (V1), so a tree stays
-// readable for every version that references it. The table's metadata and
-// protocol are not changed: no domain metadata, no writer-version upgrade.
+// (like L2) and deleted with the commit's data files if the commit fails.
+// VACUUM (package vacuum) treats it like a data file: it keeps a tree file that
+// a live file or an unexpired tombstone names in its tags (so a tree stays
+// readable for every version inside the retention window, the current one
+// first) or that is younger than the retention, and deletes superseded ones.
+// The table's metadata and protocol are not changed: no domain metadata, no
+// writer-version upgrade.
 const (
 	// TagTree is the add-action tag naming the tree file (relative to the table
 	// root) of a file written by the workload layout.
-	TagTree = "skiplake.qdtree"
+	TagTree = layout.TreeTag
 	// TagTreeNode is the tag holding the file's node id in that tree: a leaf for
 	// a file of a full build or of rows that filled a leaf, an internal node for
 	// rows placed where their subtree fills a file.
@@ -45,7 +49,7 @@ const (
 	// waiting any more).
 	TagTreeWaiting = "skiplake.qdtree.waiting"
 	// TreeDir is the directory of tree files, relative to the table root.
-	TreeDir = "_skiplake_layout/"
+	TreeDir = layout.TreeDir
 )
 
 // Tuning of incremental runs (see placeLeaves and NewPlan).
@@ -135,7 +139,7 @@ func loadTree(ctx context.Context, store storage.Storage, p string) (*qdtree.Tre
 }
 
 // newTreePath returns a fresh tree file path.
-func newTreePath() string { return TreeDir + "qdtree-" + uuid.NewString() + ".json" }
+func newTreePath() string { return layout.TreeFile(uuid.New()) }
 
 // workloadBins plans the workload layout of one partition (see NewPlan).
 func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, error) {

@@ -51,7 +51,8 @@ type Result struct {
 	Retention time.Duration `json:"retentionNanos"`
 	// Cutoff is Now minus Retention: older unreferenced files go.
 	Cutoff time.Time `json:"cutoff"`
-	// Files are the deleted paths (relative to the table root), in path order.
+	// Files are the deleted paths (relative to the table root), in path order:
+	// data, deletion vector, Bloom index and workload tree files.
 	Files []string `json:"files"`
 	// Bytes is their total size.
 	Bytes int64 `json:"bytes"`
@@ -68,9 +69,14 @@ type Result struct {
 // Run deletes files under the table root that no version inside the retention
 // window references (V1): a file is kept when the latest snapshot references it
 // (as a data file, a deletion vector file — by UUID, or by absolute path under the
-// table root — or, through the skiplake.bloom tag, an index file), when a tombstone
-// younger than the retention references it, or when it was modified less than
-// Retention ago (it may belong to a commit in progress).
+// table root — or, through the skiplake.bloom tag, an index file, or, through the
+// skiplake.qdtree tag, the workload layout's tree file), when a tombstone younger
+// than the retention references it, or when it was modified less than Retention
+// ago (it may belong to a commit in progress). Tree files
+// (_skiplake_layout/qdtree-<uuid>.json, see package optimize) superseded by a later
+// tree are deleted like data files and listed in Result.Files; while an unexpired
+// tombstone lacks extended file metadata (its tags may have been dropped), every
+// tree file is kept.
 //
 // A file older than the table is never deleted either: one modified before the
 // commit time of version 0 (log.Creation) was in the location before the table was
@@ -80,8 +86,8 @@ type Result struct {
 // KeptOlderThanTable.
 //
 // Nothing under _delta_log/ is touched, nor any hidden path (a directory or file
-// whose name starts with '_' or '.', except partition directories "k=v" and
-// _delta_index/), except abandoned temporary files of interrupted writes: on stores
+// whose name starts with '_' or '.', except partition directories "k=v",
+// _delta_index/ and the tree files of _skiplake_layout/), except abandoned temporary files of interrupted writes: on stores
 // with the storage.TempCleaner capability, temporaries older than the retention are
 // deleted too, wherever they are (including _delta_log/). Files are only ever listed
 // and deleted through store paths relative to the root, so nothing outside the table
@@ -150,6 +156,9 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 				absDVs = append(absDVs, dv.PathOrInlineDv)
 			}
 		}
+		if t := tags[layout.TreeTag]; t != "" {
+			keep[path.Clean(t)] = true
+		}
 		if t, ok := tags[bloomTagKey]; ok {
 			var tag struct {
 				Path string `json:"path"`
@@ -166,9 +175,16 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 		}
 	}
 	cutMS := cutoff.UnixMilli()
+	// keepTrees: an unexpired tombstone without extended file metadata may have
+	// dropped the tags of a file laid out by a tree, so which trees the versions
+	// inside the window reference is unknown: every tree file is kept.
+	keepTrees := false
 	for _, r := range snap.Tombstones() {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp <= cutMS {
 			continue // expired tombstone: the file is garbage
+		}
+		if !r.ExtendedFileMetadata {
+			keepTrees = true
 		}
 		if err := addRef(r.Path, r.DeletionVector, r.Tags); err != nil {
 			return nil, fmt.Errorf("vacuum: version %d: tombstone %s: %w", snap.Version(), r.Path, err)
@@ -201,6 +217,9 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 		}
 		p := ob.Path
 		if !layout.Vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
+			continue
+		}
+		if keepTrees && layout.IsTreeFile(p) {
 			continue
 		}
 		if ob.ModTime.Before(created.Time) && !known[path.Clean(p)] && !layout.WrittenBySkiplake(p) {

@@ -1,12 +1,12 @@
 // Package layout knows the names in a table's directory tree: which paths VACUUM may
-// ever consider (not the log, not hidden), and which names skiplake's own writers give
-// the files they create. Table creation and VACUUM share these rules, so a location
+// ever consider (not the log, not hidden, but the workload layout's tree files), and
+// which names skiplake's own writers give the files they create. Table creation and VACUUM share these rules, so a location
 // that Create accepts as empty holds nothing VACUUM would delete but skiplake's own
 // leftovers.
 //
 // Invariant: WrittenBySkiplake(p) is true for every data file and Bloom index file the
 // table and optimize packages write (tested there, against files they really wrote),
-// and for nothing a user or another engine is likely to name that way.
+// for every tree file of the workload layout (IsTreeFile), and for nothing a user or another engine is likely to name that way.
 package layout
 
 import (
@@ -22,13 +22,42 @@ const LogDir = "_delta_log/"
 // there (bloom.IndexDir's parent) and are garbage once nothing references them.
 const IndexDir = "_delta_index/"
 
+// TreeDir is the directory of the workload layout's tree files (package optimize,
+// CurveWorkload): side files that the add.tags of the files laid out by a tree name
+// under TreeTag. VACUUM considers the tree files in it (IsTreeFile) and nothing else
+// there.
+const TreeDir = "_skiplake_layout/"
+
+// TreeTag is the add.tags key whose value is the path (relative to the table root)
+// of the tree file that laid the file out (optimize.TagTree).
+const TreeTag = "skiplake.qdtree"
+
+// TreeFile returns the path of the tree file with the given UUID:
+// "_skiplake_layout/qdtree-<uuid>.json".
+func TreeFile(id uuid.UUID) string { return TreeDir + "qdtree-" + id.String() + ".json" }
+
+// IsTreeFile reports whether p (relative to the table root) is the path of a tree file
+// as TreeFile names them.
+func IsTreeFile(p string) bool {
+	rest, ok := strings.CutPrefix(p, TreeDir+"qdtree-")
+	if !ok {
+		return false
+	}
+	id, ok := strings.CutSuffix(rest, ".json")
+	return ok && isUUID(id)
+}
+
 // Vacuumable reports whether VACUUM may ever delete the file at p (relative to the
 // table root): not in the log and not hidden. A path is hidden when one of its
-// elements starts with '_' or '.', except partition directories ("_col=1") and
-// _delta_index/.
+// elements starts with '_' or '.', except partition directories ("_col=1"),
+// _delta_index/ and the tree files of TreeDir (only those: anything else under
+// TreeDir is hidden).
 func Vacuumable(p string) bool {
 	if strings.HasPrefix(p, LogDir) || p == strings.TrimSuffix(LogDir, "/") {
 		return false
+	}
+	if strings.HasPrefix(p, TreeDir) {
+		return IsTreeFile(p)
 	}
 	if strings.HasPrefix(p, IndexDir) {
 		rest := strings.TrimPrefix(p, IndexDir)
@@ -56,9 +85,12 @@ func hidden(p string) bool {
 
 // WrittenBySkiplake reports whether p (relative to the table root) has the name of a
 // file skiplake's writers create: a data file "part-NNNNN-<uuid>.c000.zstd.parquet"
-// (at the root or in partition directories) or a Bloom index file
-// "_delta_index/bloom/<uuid>.bin".
+// (at the root or in partition directories), a Bloom index file
+// "_delta_index/bloom/<uuid>.bin" or a tree file (IsTreeFile).
 func WrittenBySkiplake(p string) bool {
+	if IsTreeFile(p) {
+		return true
+	}
 	if rest, ok := strings.CutPrefix(p, IndexDir+"bloom/"); ok {
 		id, ok := strings.CutSuffix(rest, ".bin")
 		return ok && isUUID(id)

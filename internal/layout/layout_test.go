@@ -1,6 +1,10 @@
 package layout
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/google/uuid"
+)
 
 func TestVacuumable(t *testing.T) {
 	cases := map[string]bool{
@@ -24,6 +28,15 @@ func TestVacuumable(t *testing.T) {
 		"_tmp/part-0.parquet":                    false,
 		"_delta_index/_hidden":                   false,
 		"p=a/.part-0.parquet.crc":                false,
+		"_skiplake_layout/qdtree-0b8c2a6d-3f3f-4e5e-9a4b-1c2d3e4f5a6b.json":     true,
+		"_skiplake_layout/qdtree-0b8c2a6d-3f3f-4e5e-9a4b-1c2d3e4f5a6b.json.tmp": false,
+		"_skiplake_layout/other.json":                                           false,
+		"_skiplake_layout/sub/qdtree-0b8c2a6d-3f3f-4e5e-9a4b-1c2d3e4f5a6b.json": false,
+		"_skiplake_layout/.qdtree-0b8c2a6d-3f3f-4e5e-9a4b-1c2d3e4f5a6b.json":    false,
+		"_skiplake_layout/": false,
+		"x/_skiplake_layout/qdtree-0b8c2a6d-3f3f-4e5e-9a4b-1c2d3e4f5a6b.json": false,
+		"_skiplake_layout_x/qdtree-0b8c2a6d-3f3f-4e5e-9a4b-1c2d3e4f5a6b.json": false,
+		"_skiplake_layout/qdtree-not-a-uuid-at-all-but-36-chars-long.json":    false,
 	}
 	for p, want := range cases {
 		if got := Vacuumable(p); got != want {
@@ -42,14 +55,26 @@ func TestWrittenBySkiplake(t *testing.T) {
 		"part-0001-" + id + ".c000.zstd.parquet":                      false,
 		"part-00001-" + id[:35] + ".c000.zstd.parquet":                false,
 		"part-00001-not-a-uuid-at-all-but-36-chars.c000.zstd.parquet": false,
-		"data.csv":                          false,
-		"_delta_index/bloom/x.bin":          false,
-		"_delta_index/other/" + id + ".bin": false,
-		"input.parquet":                     false,
+		"data.csv":                                    false,
+		"_delta_index/bloom/x.bin":                    false,
+		"_delta_index/other/" + id + ".bin":           false,
+		"input.parquet":                               false,
+		"_skiplake_layout/qdtree-" + id + ".json":     true,
+		"_skiplake_layout/qdtree-" + id + ".json.bak": false,
+		"_skiplake_layout/" + id + ".json":            false,
 	}
 	for p, want := range cases {
 		if got := WrittenBySkiplake(p); got != want {
 			t.Errorf("WrittenBySkiplake(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestTreeFile(t *testing.T) {
+	for range 20 {
+		p := TreeFile(uuid.New())
+		if !IsTreeFile(p) || !Vacuumable(p) || !WrittenBySkiplake(p) {
+			t.Fatalf("%s: IsTreeFile %v, Vacuumable %v, WrittenBySkiplake %v", p, IsTreeFile(p), Vacuumable(p), WrittenBySkiplake(p))
 		}
 	}
 }
