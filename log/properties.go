@@ -245,6 +245,19 @@ type TableProperties struct {
 // valid or an invalid value).
 func (p *TableProperties) IsSet(key string) bool { return p.set[key] }
 
+// DMLIsolationLevel is the isolation level data-changing commands (DELETE, UPDATE,
+// MERGE) commit at unless the caller chooses one: Serializable when the table sets
+// delta.isolationLevel, else WriteSerializable (blind appends committed meanwhile do
+// not conflict). A stored value that does not parse (listed in Invalid) still
+// selects Serializable: the stricter level is the safe reading of an intent to
+// serialize. Only the canonical key counts.
+func (p *TableProperties) DMLIsolationLevel() string {
+	if p.IsSet(PropIsolationLevel) {
+		return Serializable
+	}
+	return WriteSerializable
+}
+
 // Err returns an error for every key among keys whose stored value is invalid
 // (errors.Join of *PropertyError, matching ErrInvalidProperty), or nil. An
 // operation calls it with the keys it depends on, so that an unparseable value

@@ -72,6 +72,29 @@ func TestParseTablePropertiesReadsCanonicalKeysOnly(t *testing.T) {
 	}
 }
 
+// TestDMLIsolationLevel: DML commits at Serializable exactly when the table sets
+// delta.isolationLevel under its canonical key (with any value), else at
+// WriteSerializable.
+func TestDMLIsolationLevel(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		conf map[string]string
+		want string
+	}{
+		{"unset", nil, WriteSerializable},
+		{"other keys only", map[string]string{PropAppendOnly: "false", "owner": "me"}, WriteSerializable},
+		{"Serializable", map[string]string{PropIsolationLevel: "Serializable"}, Serializable},
+		{"Serializable with spaces", map[string]string{PropIsolationLevel: " Serializable "}, Serializable},
+		{"invalid value is the stricter level", map[string]string{PropIsolationLevel: "WriteSerializable"}, Serializable},
+		{"non-canonical key is ignored", map[string]string{"delta.IsolationLevel": "Serializable"}, WriteSerializable},
+	} {
+		p := ParseTableProperties(c.conf)
+		if got := p.DMLIsolationLevel(); got != c.want {
+			t.Errorf("%s: DMLIsolationLevel() = %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
 func TestParseTablePropertiesInvalidValues(t *testing.T) {
 	p := ParseTableProperties(map[string]string{
 		PropTargetFileSize:                 "huge",

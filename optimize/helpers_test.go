@@ -308,3 +308,13 @@ func (tt *testTable) objects(t testing.TB) []string {
 func logTxn() log.TxnOptions { return log.TxnOptions{IsolationLevel: log.WriteSerializable} }
 
 func commitWrite() log.CommitInfo { return log.CommitInfo{Operation: "WRITE"} }
+
+// recs returns n generated batches of rows rows each (the caller does not release them;
+// they are small).
+func (tt *testTable) recs(n, rows int) []arrow.RecordBatch {
+	var out []arrow.RecordBatch
+	for i := range n {
+		out = append(out, genRecord(rows, int64(i*rows), uint64(i+1)))
+	}
+	return out
+}

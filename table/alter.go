@@ -129,7 +129,10 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 			return nil, propertyErr(err)
 		}
 		// Record what was stored: canonical keys and values (features and
-		// protocol versions are not stored, but are part of the request).
+		// protocol versions are not stored, but are part of the request). This
+		// copies the new configuration's text into commitInfo; it interprets no
+		// property, so it reads the raw map (typed reads go through
+		// log.TableProperties).
 		stored := map[string]string{}
 		for k, v := range opts.SetProperties {
 			c, _ := log.CanonicalPropertyKey(k)

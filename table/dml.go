@@ -268,10 +268,7 @@ func dmlIsolation(snap *Snapshot, opt string) string {
 	if opt != "" {
 		return opt
 	}
-	if _, set := snap.log.Metadata().Configuration[log.PropIsolationLevel]; set {
-		return log.Serializable
-	}
-	return log.WriteSerializable
+	return snap.Properties().DMLIsolationLevel()
 }
 
 // checkDML checks that a DML command may change snap's table. movesRows says whether

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -103,23 +104,37 @@ func TestDMLReplansAfterConcurrentOptimize(t *testing.T) {
 }
 
 // TestDMLIsolationAgainstAppends: under WriteSerializable (the default) a DELETE never
-// conflicts with a concurrent blind append; under Serializable it conflicts exactly
-// when the appended rows could match its predicate.
+// conflicts with a concurrent blind append; under Serializable (chosen, or the default
+// on a table that sets delta.isolationLevel) it conflicts exactly when the appended
+// rows could match its predicate.
 func TestDMLIsolationAgainstAppends(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
-		level    string
-		appendID int64
-		conflict bool
+		level        string
+		serializable bool // the table sets delta.isolationLevel=Serializable
+		appendID     int64
+		conflict     bool
 	}{
-		{log.WriteSerializable, 5, false},
-		{log.Serializable, 5, true},    // matches "id < 10"
-		{log.Serializable, 500, false}, // statistics prove it cannot match
+		{log.WriteSerializable, false, 5, false},
+		{log.Serializable, false, 5, true},    // matches "id < 10"
+		{log.Serializable, false, 500, false}, // statistics prove it cannot match
+		{"", false, 5, false},                 // default: WriteSerializable
+		{"", true, 5, true},                   // default on a Serializable table
+		{"", true, 500, false},
+		{log.WriteSerializable, true, 5, false}, // an explicit level wins
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/id=%d", c.level, c.appendID), func(t *testing.T) {
+		level := c.level
+		if level == "" {
+			level = "default"
+		}
+		t.Run(fmt.Sprintf("%s/table-serializable=%v/id=%d", level, c.serializable, c.appendID), func(t *testing.T) {
 			rows := dmlSampleRows(40, func(int) string { return "a" })
-			_, st := dmlTable(t, dvProps, nil, rows)
+			props := maps.Clone(dvProps)
+			if c.serializable {
+				props[log.PropIsolationLevel] = log.Serializable
+			}
+			_, st := dmlTable(t, props, nil, rows)
 			ip := &interposer{Storage: st}
 			tb, _ := table.Open(ctx, ip)
 			other, _ := table.Open(ctx, st)

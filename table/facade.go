@@ -57,6 +57,12 @@ func ParseWorkloadFile(path string) (*Workload, error) { return workload.ParseFi
 // period Vacuum keeps by default (7 days unless set).
 const PropDeletedFileRetentionDuration = log.PropDeletedFileRetentionDuration
 
+// Setting is the effective value of one table property skiplake interprets
+// (log.Setting): its canonical key, its value in canonical form, whether that value
+// is the default, and why a stored value is invalid. Description.Settings lists
+// them.
+type Setting = log.Setting
+
 // The isolation levels of DMLOptions.IsolationLevel (Delta's names).
 const (
 	// Serializable: a concurrent append conflicts with a transaction that read the

@@ -34,7 +34,15 @@ func Dir(tb testing.TB) string {
 // target seeds from them when they are there). When it finds none, why says where it
 // looked, and fatal is true when SKIPLAKE_GOLDEN is set (a test must then fail).
 func Lookup() (dir, why string, fatal bool) {
-	if d := os.Getenv("SKIPLAKE_GOLDEN"); d != "" {
+	wd, err := os.Getwd()
+	return lookup(os.Getenv("SKIPLAKE_GOLDEN"), wd, err)
+}
+
+// lookup is Lookup's decision with its inputs explicit: env is $SKIPLAKE_GOLDEN ("" when
+// unset), wd the working directory (or wdErr why it is unknown). It reads the file
+// system only.
+func lookup(env, wd string, wdErr error) (dir, why string, fatal bool) {
+	if d := env; d != "" {
 		st, err := os.Stat(d)
 		if err != nil || !st.IsDir() {
 			return "", fmt.Sprintf("golden tables not found: SKIPLAKE_GOLDEN=%s is not a directory", d), true
@@ -44,10 +52,10 @@ func Lookup() (dir, why string, fatal bool) {
 		}
 		return d, "", false
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Sprintf("golden tables not found: %v", err), false
+	if wdErr != nil {
+		return "", fmt.Sprintf("golden tables not found: %v", wdErr), false
 	}
+	dir = wd
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			// interop/ is a module of its own inside the repository: keep walking up

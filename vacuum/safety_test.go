@@ -1,4 +1,4 @@
-package optimize
+package vacuum_test
 
 import (
 	"context"
@@ -10,38 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/uuid"
 
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/vacuum"
 )
-
-// localTestTable creates a table in a fresh directory after placing files (with old
-// modification times) there, as when a table is created in a directory in use.
-func localTestTable(t *testing.T, before map[string]time.Duration) (*testTable, string) {
-	t.Helper()
-	dir := t.TempDir()
-	for p, age := range before {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte("precious"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		old := time.Now().Add(-age)
-		if err := os.Chtimes(full, old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := storage.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newTestTableOn(t, st, "", nil), dir
-}
 
 // Item 2 of issue #10: files that were in the location before the table was created
 // are never deleted, however old, except leftovers with skiplake's own file names.
@@ -56,7 +30,7 @@ func TestVacuumNeverDeletesFilesOlderThanTheTable(t *testing.T) {
 		"_delta_index/bloom/x": 20 * 24 * time.Hour, // not a skiplake index name
 		".git/HEAD":            20 * 24 * time.Hour,
 	})
-	tt.appendFiles(t, tt.recs(2, 50), nil)
+	tt.write(t, []int{50, 50}, 0, nil)
 	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(60 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +154,7 @@ func TestVacuumRefusesUnsupportedWriterFeatures(t *testing.T) {
 func TestVacuumRemovesAbandonedTemporaries(t *testing.T) {
 	ctx := context.Background()
 	tt, dir := localTestTable(t, nil)
-	tt.appendFiles(t, tt.recs(1, 10), nil)
+	tt.write(t, []int{10}, 0, nil)
 	st := tt.store.(*storage.Local)
 	for _, p := range []string{"part-00001-x.parquet", "_delta_log/00000000000000000009.json", "a=1/part-2.parquet"} {
 		w, err := st.Create(ctx, p)
@@ -217,14 +191,4 @@ func TestVacuumRemovesAbandonedTemporaries(t *testing.T) {
 			t.Fatalf("temporary left in the log: %s", e.Name())
 		}
 	}
-}
-
-// recs returns n generated batches of rows rows each (the caller does not release them;
-// they are small).
-func (tt *testTable) recs(n, rows int) []arrow.RecordBatch {
-	var out []arrow.RecordBatch
-	for i := range n {
-		out = append(out, genRecord(rows, int64(i*rows), uint64(i+1)))
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package optimize
+package vacuum_test
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/log"
@@ -21,12 +19,12 @@ func TestVacuum(t *testing.T) {
 	ctx := context.Background()
 	// A table compacted once: the compacted inputs are tombstoned now.
 	setup := func(t *testing.T) (*testTable, []string) {
-		tt := smallTable(t, "p", []*string{ptr("a")}, 4, 200)
+		tt := smallTable(t, "p", ptr("a"), 4, 200)
 		var inputs []string
 		for _, a := range tt.snapshot(t).Files() {
 			inputs = append(inputs, a.Path)
 		}
-		runOptimize(t, tt, Options{TargetFileSize: 1 << 30})
+		tt.optimize(t)
 		// An orphan data file, a hidden file, a file in a hidden directory, an
 		// unreferenced and a referenced-by-nobody index file.
 		for _, p := range []string{"p=a/orphan.parquet", "p=a/_SUCCESS", "_tmp/x.parquet", ".hidden/y", "_delta_index/bloom/dead.bin"} {
@@ -36,8 +34,6 @@ func TestVacuum(t *testing.T) {
 		}
 		return tt, inputs
 	}
-	later := func(d time.Duration) func() time.Time { return func() time.Time { return time.Now().Add(d) } }
-
 	t.Run("within retention nothing goes", func(t *testing.T) {
 		tt, _ := setup(t)
 		res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{})
@@ -172,9 +168,7 @@ func TestVacuumNeverLeavesTheRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt := newTestTableOn(t, store, "", nil)
-	r := genRecord(10, 0, 1)
-	defer r.Release()
-	tt.appendFiles(t, []arrow.RecordBatch{r}, nil)
+	tt.write(t, []int{10}, 0, nil)
 	res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: func() time.Time { return time.Now().Add(365 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
