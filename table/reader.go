@@ -70,6 +70,11 @@ type Reader struct {
 }
 
 func newReader(ctx context.Context, s *Scan, cfg scanConfig, proj *projection, tasks []*fileTask, rep *ScanReport) *Reader {
+	if rep.Requests != nil {
+		// The scan's storage counts requests: count the reader's into the report.
+		rep.live = new(storage.Counters)
+		ctx = storage.WithRequestCounters(ctx, rep.live)
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	if cfg.limit > 0 && cfg.limit < cfg.batchSize {
 		cfg.batchSize = cfg.limit // decode no more rows than can be returned

@@ -1,9 +1,11 @@
 package table
 
 import (
+	"context"
 	"sync"
 
 	"github.com/skiplake/skiplake/skipping"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // ScanReport says what a scan planned and read at each skipping level. Levels appear
@@ -25,6 +27,10 @@ import (
 //
 // Files summarises the file levels: Total files in the snapshot, Skipped by any level,
 // Kept (read), MustMatch (read without recheck).
+//
+// Requests and SnapshotRequests say what the scan cost in object-store requests, for
+// tables whose storage counts them (the object-store backends, or a store wrapped in
+// storage.NewCounting); they are nil otherwise (a plain local directory).
 type ScanReport struct {
 	Version int64                 `json:"version"`
 	Filter  string                `json:"filter,omitempty"`
@@ -35,8 +41,78 @@ type ScanReport struct {
 	// Warnings lists conditions that made the scan read more than necessary (for
 	// example an unreadable Bloom index file); they never change the result.
 	Warnings []string `json:"warnings,omitempty"`
+	// Requests counts the requests the scan itself made and the bytes they moved: for
+	// Scan.Report, planning (Bloom index files); for Explain, planning and the footers
+	// and page indexes of the files kept; for a Reader's or Count's report, planning and
+	// everything read so far (footers, data, deletion vectors). Requests of other
+	// operations on the same storage, concurrent or not, are not included.
+	Requests *storage.RequestCounts `json:"requests,omitempty"`
+	// SnapshotRequests counts the requests loading the scanned snapshot made (listing
+	// the log, reading its checkpoint and commits), once per Snapshot however many
+	// scans share it. With Requests, it is what the scan cost from nothing.
+	SnapshotRequests *storage.RequestCounts `json:"snapshotRequests,omitempty"`
 
 	mu sync.Mutex
+	// live counts a Reader's requests while it reads; Requests holds the planning's
+	// (copies add the two).
+	live *storage.Counters
+}
+
+// requestCounter returns counters for the requests of an operation on store and ctx
+// counting into them too, or nil and ctx when store does not count requests.
+func requestCounter(ctx context.Context, store storage.Storage) (*storage.Counters, context.Context) {
+	if _, ok := storage.Requests(store); !ok {
+		return nil, ctx
+	}
+	c := new(storage.Counters)
+	return c, storage.WithRequestCounters(ctx, c)
+}
+
+// countsOf returns c's counts, or nil for nil counters.
+func countsOf(c *storage.Counters) *storage.RequestCounts {
+	if c == nil {
+		return nil
+	}
+	rc := c.Snapshot()
+	return &rc
+}
+
+// addRequests adds c's counts to r.Requests (nil c: nothing to add).
+func (r *ScanReport) addRequests(c *storage.Counters) {
+	if c == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Requests = sumRequests(r.Requests, countsOf(c))
+}
+
+// requestsLocked is r.Requests plus what a live Reader has counted; r.mu is held.
+func (r *ScanReport) requestsLocked() *storage.RequestCounts {
+	if r.live == nil {
+		return copyCounts(r.Requests)
+	}
+	return sumRequests(r.Requests, countsOf(r.live))
+}
+
+// sumRequests returns a + b (nil when both are nil).
+func sumRequests(a, b *storage.RequestCounts) *storage.RequestCounts {
+	switch {
+	case a == nil:
+		return copyCounts(b)
+	case b == nil:
+		return copyCounts(a)
+	}
+	s := a.Add(*b)
+	return &s
+}
+
+func copyCounts(c *storage.RequestCounts) *storage.RequestCounts {
+	if c == nil {
+		return nil
+	}
+	v := *c
+	return &v
 }
 
 // Level returns the named level's counters (zero if the scan did not use it).
@@ -100,6 +176,9 @@ func (r *ScanReport) clone() *ScanReport {
 		Levels:       append([]skipping.LevelStats(nil), r.Levels...),
 		RowsReturned: r.RowsReturned,
 		Warnings:     append([]string(nil), r.Warnings...),
+
+		Requests:         r.requestsLocked(),
+		SnapshotRequests: copyCounts(r.SnapshotRequests),
 	}
 }
 
@@ -115,12 +194,13 @@ func (r *ScanReport) warn(msg string) {
 	r.mu.Unlock()
 }
 
-// merge adds src's file levels, row-group and page counters and warnings to r (a
+// merge adds src's file levels, row-group and page counters, warnings and requests to r (a
 // MERGE sums the reports of its passes). Files and Version are left as they are.
 func (r *ScanReport) merge(src *ScanReport) {
 	src.mu.Lock()
 	levels := append([]skipping.LevelStats(nil), src.Levels...)
 	warnings := append([]string(nil), src.Warnings...)
+	reqs := src.requestsLocked()
 	src.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -128,4 +208,5 @@ func (r *ScanReport) merge(src *ScanReport) {
 		r.level(l.Level).Merge(l)
 	}
 	r.Warnings = append(r.Warnings, warnings...)
+	r.Requests = sumRequests(r.Requests, reqs)
 }

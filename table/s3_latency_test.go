@@ -138,6 +138,38 @@ func TestS3LatencySelectiveScan(t *testing.T) {
 	if skTotal > 8 || baseTotal < int64(nfiles) {
 		t.Fatalf("requests: skiplake %d (want <= 8 whatever the table size), baseline %d (want >= %d)", skTotal, baseTotal, nfiles)
 	}
+
+	// A program measures the same through the ScanReport: loading the snapshot and the
+	// scan's own requests, kind by kind, are what went over the wire.
+	p.Reset()
+	rsnap, err := ptb.Snapshot(ctx, table.Latest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := rsnap.Scan(ctx, table.WithFilter(filter), table.WithParallelism(latencyInFlight))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rd.Next() {
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rd.Release()
+	rep := rd.Report()
+	if rep.Requests == nil || rep.SnapshotRequests == nil {
+		t.Fatalf("the report of a scan on S3 has no request counts: %+v", rep)
+	}
+	sum := rep.SnapshotRequests.Add(*rep.Requests)
+	wire, _ := p.Counts()
+	if sum.GET != wire["GET"] || sum.HEAD != wire["HEAD"] || sum.LIST != wire["LIST"] || sum.Total() != p.Total() {
+		t.Fatalf("report: snapshot %+v + scan %+v; the wire saw %v", *rep.SnapshotRequests, *rep.Requests, wire)
+	}
+	t.Logf("  ScanReport: loading the snapshot %d requests, the scan %d (%d bytes read)", rep.SnapshotRequests.Total(), rep.Requests.Total(), rep.Requests.BytesRead)
 }
 
 // footerMatches opens one data file, reads its footer and returns how many row groups

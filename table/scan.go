@@ -200,9 +200,12 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 		return nil, err
 	}
 	sc.proj = proj
-	if err := sc.plan(ctx); err != nil {
+	reqs, pctx := requestCounter(ctx, s.store)
+	if err := sc.plan(pctx); err != nil {
 		return nil, err
 	}
+	sc.report.Requests = countsOf(reqs)
+	sc.report.SnapshotRequests = copyCounts(s.loadRequests)
 	return sc, nil
 }
 
@@ -541,6 +544,8 @@ func (s *Scan) Explain(ctx context.Context) (*ScanReport, error) {
 	if s.table == nil {
 		return rep, nil
 	}
+	reqs, ctx := requestCounter(ctx, s.snap.store)
+	defer rep.addRequests(reqs)
 	for _, task := range s.tasks {
 		if !task.recheck {
 			continue

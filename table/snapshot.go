@@ -60,6 +60,9 @@ type Snapshot struct {
 	store    storage.Storage // where the data files are
 	fm       fileMeta        // typed stats, partition values and skipping index, built on first use
 	filters  *filterHook     // the table's ObserveFilters callbacks (nil: none)
+	// loadRequests counts the requests loading the snapshot made (nil: the storage
+	// does not count them); every ScanReport of the snapshot carries it.
+	loadRequests *storage.RequestCounts
 }
 
 // Snapshot loads the table at ref. Reading fails (with an error naming the features)
@@ -69,6 +72,7 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 		ls  *log.Snapshot
 		err error
 	)
+	reqs, ctx := requestCounter(ctx, t.store)
 	switch ref.kind {
 	case refVersion:
 		if ref.version < 0 {
@@ -88,6 +92,7 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 		return nil, err
 	}
 	s.filters = &t.filters
+	s.loadRequests = countsOf(reqs)
 	return s, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/skiplake/skiplake/table"
 )
 
 func init() {
@@ -21,6 +23,10 @@ type countResult struct {
 	Count   int64  `json:"count"`
 	// Files counts the snapshot's files by how the count was obtained.
 	Files countFiles `json:"files"`
+	// Requests and SnapshotRequests are the object-store requests of the count and of
+	// loading the snapshot (the ScanReport's; absent for local tables).
+	Requests         *table.RequestCounts `json:"requests,omitempty"`
+	SnapshotRequests *table.RequestCounts `json:"snapshotRequests,omitempty"`
 }
 
 type countFiles struct {
@@ -54,6 +60,6 @@ func runCount(ctx context.Context, e *env, args []string) error {
 	res := countResult{Version: rep.Version, Filter: rep.Filter, Count: n, Files: countFiles{
 		Total: rep.Files.Total, Skipped: rep.Files.Skipped,
 		FromMetadata: md.MustMatch, Read: md.Kept - md.MustMatch,
-	}}
+	}, Requests: rep.Requests, SnapshotRequests: rep.SnapshotRequests}
 	return writeJSON(e.stdout, res)
 }

@@ -195,12 +195,28 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(e.stdout, "warning:", w)
 	}
-	if rc, ok := t.RequestCounts(); ok {
-		// Object stores count their requests: what opening the table, planning and
-		// reading the footers of the kept files cost.
-		fmt.Fprintf(e.stdout, "requests: GET %d, HEAD %d, LIST %d, %d bytes read\n", rc.GET, rc.HEAD, rc.LIST, rc.BytesRead)
+	if total, ok := t.RequestCounts(); ok {
+		// Object stores count their requests: what opening the table, loading the
+		// snapshot, planning and reading the footers of the kept files cost, then
+		// each part (the report's figures, as --format json prints them).
+		fmt.Fprintf(e.stdout, "requests: %s\n", requestText(total))
+		var snap, scan table.RequestCounts
+		if rep.SnapshotRequests != nil {
+			snap = *rep.SnapshotRequests
+		}
+		if rep.Requests != nil {
+			scan = *rep.Requests
+		}
+		fmt.Fprintf(e.stdout, "  opening the table: %s\n", requestText(total.Sub(snap).Sub(scan)))
+		fmt.Fprintf(e.stdout, "  loading version %d: %s\n", rep.Version, requestText(snap))
+		fmt.Fprintf(e.stdout, "  planning and footers: %s\n", requestText(scan))
 	}
 	return nil
+}
+
+// requestText formats the read requests of c as explain prints them.
+func requestText(c table.RequestCounts) string {
+	return fmt.Sprintf("GET %d, HEAD %d, LIST %d, %d bytes read", c.GET, c.HEAD, c.LIST, c.BytesRead)
 }
 
 // writeLevels prints the explain table: one row per level with the unit it counts,

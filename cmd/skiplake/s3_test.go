@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -166,5 +167,121 @@ func TestS3ConcurrentProcesses(t *testing.T) {
 	code, out, errs := cli(t, "explain", loc, "--filter", "id = 10042")
 	if code != 0 || !regexp.MustCompile(`(?m)^requests: GET [1-9]\d*, HEAD \d+, LIST [1-9]\d*, \d+ bytes read$`).MatchString(out) {
 		t.Fatalf("explain on S3: exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+}
+
+// TestS3ReportsRequests: on S3, explain --format json and count --format json carry
+// the requests of loading the snapshot and of the scan (the ScanReport's figures); the
+// table format prints the same figures, and with the requests of opening the table
+// they add up to the total; a filter that keeps one file reads one footer, one that
+// keeps none reads no data file.
+func TestS3ReportsRequests(t *testing.T) {
+	loc := cloudtest.S3.Location(t)
+	dir := t.TempDir()
+	const nfiles = 4
+	for f := range nfiles {
+		var b strings.Builder
+		b.WriteString("id,v\n")
+		for i := f * 1000; i < f*1000+1000; i++ {
+			fmt.Fprintf(&b, "%d,%d.5\n", i, i)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("f%d.csv", f))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := cli(t, "append", loc, p); code != 0 {
+			t.Fatalf("append %d: %s", f, errs)
+		}
+	}
+
+	type report struct {
+		Files struct {
+			Total, Kept int64
+		} `json:"files"`
+		Requests         *table.RequestCounts `json:"requests"`
+		SnapshotRequests *table.RequestCounts `json:"snapshotRequests"`
+	}
+	explainJSON := func(filter string) report {
+		t.Helper()
+		code, out, errs := cli(t, "explain", loc, "--filter", filter, "--format", "json")
+		if code != 0 {
+			t.Fatalf("explain --format json: %s", errs)
+		}
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		if r.Requests == nil || r.SnapshotRequests == nil {
+			t.Fatalf("explain --format json on S3 has no requests:\n%s", out)
+		}
+		return r
+	}
+	one := explainJSON("id = 2005")
+	if one.Files.Total != nfiles || one.Files.Kept != 1 {
+		t.Fatalf("files: %+v, want %d total, 1 kept", one.Files, nfiles)
+	}
+	if s := one.SnapshotRequests; s.LIST < 1 || s.GET < nfiles {
+		t.Fatalf("loading the snapshot: %+v, want a LIST and a GET per commit at least", *s)
+	}
+	if r := one.Requests; r.GET != 1 || r.HEAD != 0 || r.LIST != 0 || r.PUT != 0 || r.BytesRead <= 0 {
+		t.Fatalf("planning and footers: %+v, want the one kept file's footer in one GET", *r)
+	}
+	none := explainJSON("id = -1")
+	if none.Files.Kept != 0 || none.Requests.Total() != 0 {
+		t.Fatalf("a filter that keeps no file: files %+v, requests %+v, want none", none.Files, *none.Requests)
+	}
+	if *none.SnapshotRequests != *one.SnapshotRequests {
+		t.Fatalf("loading the same version cost %+v, then %+v", *one.SnapshotRequests, *none.SnapshotRequests)
+	}
+
+	// The table format: the total, then its parts, the report's parts as in the JSON.
+	code, out, errs := cli(t, "explain", loc, "--filter", "id = 2005")
+	if code != 0 {
+		t.Fatalf("explain: %s", errs)
+	}
+	line := regexp.MustCompile(`(?m)^(requests|  opening the table|  loading version \d+|  planning and footers): GET (\d+), HEAD (\d+), LIST (\d+), (\d+) bytes read$`)
+	parts := map[string]table.RequestCounts{}
+	for _, m := range line.FindAllStringSubmatch(out, -1) {
+		n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
+		name := strings.TrimSpace(m[1])
+		if strings.HasPrefix(name, "loading version") {
+			name = "loading"
+		}
+		parts[name] = table.RequestCounts{GET: n(2), HEAD: n(3), LIST: n(4), BytesRead: n(5)}
+	}
+	if len(parts) != 4 {
+		t.Fatalf("explain prints %d request lines, want 4:\n%s", len(parts), out)
+	}
+	readOnly := func(c table.RequestCounts) table.RequestCounts {
+		return table.RequestCounts{GET: c.GET, HEAD: c.HEAD, LIST: c.LIST, BytesRead: c.BytesRead}
+	}
+	if got := parts["opening the table"].Add(parts["loading"]).Add(parts["planning and footers"]); got != parts["requests"] {
+		t.Fatalf("the parts add up to %+v, the total is %+v:\n%s", got, parts["requests"], out)
+	}
+	if parts["loading"] != readOnly(*one.SnapshotRequests) || parts["planning and footers"] != readOnly(*one.Requests) {
+		t.Fatalf("table format %+v differs from the JSON (%+v, %+v):\n%s", parts, *one.SnapshotRequests, *one.Requests, out)
+	}
+
+	// count --format json: the rows of one file are read; a filter every file matches is
+	// answered from the log with no request.
+	var cnt struct {
+		Count    int64                `json:"count"`
+		Requests *table.RequestCounts `json:"requests"`
+	}
+	for _, tc := range []struct {
+		filter string
+		rows   int64
+		read   bool
+	}{{"id = 2005", 1, true}, {"id >= 0", nfiles * 1000, false}} {
+		code, out, errs := cli(t, "count", loc, "--filter", tc.filter, "--format", "json")
+		if code != 0 {
+			t.Fatalf("count: %s", errs)
+		}
+		if err := json.Unmarshal([]byte(out), &cnt); err != nil || cnt.Requests == nil {
+			t.Fatalf("count --format json: %v:\n%s", err, out)
+		}
+		if cnt.Count != tc.rows || (cnt.Requests.GET > 0) != tc.read {
+			t.Fatalf("count %q = %d with requests %+v; want %d rows, data read %v", tc.filter, cnt.Count, *cnt.Requests, tc.rows, tc.read)
+		}
 	}
 }

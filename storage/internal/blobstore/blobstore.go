@@ -207,7 +207,7 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, error) {
 		return nil, err
 	}
 	data, err := s.b.ReadAll(ctx, s.key(p))
-	s.reqs.Get(int64(len(data)))
+	s.reqs.For(ctx).Get(int64(len(data)))
 	if err != nil {
 		return nil, s.mapErr(ctx, "get", p, err)
 	}
@@ -223,7 +223,7 @@ func (s *Store) Put(ctx context.Context, p string, data []byte) error {
 	if err := s.check(ctx, "put", p); err != nil {
 		return err
 	}
-	s.reqs.Put(int64(len(data)))
+	s.reqs.For(ctx).Put(int64(len(data)))
 	if err := s.b.WriteAll(ctx, s.key(p), data, s.writerOptions(false)); err != nil {
 		return s.mapErr(ctx, "put", p, err)
 	}
@@ -251,7 +251,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 		return err
 	}
 	return s.retrySame(ctx, func() error {
-		s.reqs.Put(int64(len(data)))
+		s.reqs.For(ctx).Put(int64(len(data)))
 		if err := s.b.WriteAll(ctx, s.key(p), data, s.writerOptions(true)); err != nil {
 			return s.mapErr(ctx, "put-if-absent", p, err)
 		}
@@ -264,7 +264,7 @@ func (s *Store) singleWriterCheck(ctx context.Context, op, p string) error {
 	if !s.opts.SingleWriter {
 		return nil
 	}
-	s.reqs.Head()
+	s.reqs.For(ctx).Head()
 	_, err := s.b.Attributes(ctx, s.key(p))
 	if err == nil {
 		return fmt.Errorf("storage: %s %q in %s: %w", op, p, s.opts.Location, storage.ErrExist)
@@ -312,9 +312,9 @@ func (s *Store) ensureConditional(ctx context.Context) error {
 	}
 	key := s.key("_delta_log/.skiplake-conditional-probe-" + uuid.NewString())
 	opts := s.writerOptions(true)
-	s.reqs.Put(1)
-	s.reqs.Put(1)
-	s.countDelete()
+	s.reqs.For(ctx).Put(1)
+	s.reqs.For(ctx).Put(1)
+	s.countDelete(ctx)
 	if err := s.b.WriteAll(ctx, key, []byte("1"), opts); err != nil {
 		return fmt.Errorf("probing conditional writes: %w", s.mapErr(ctx, "put-if-absent", key, err))
 	}
@@ -359,18 +359,18 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.check(ctx, "delete", p); err != nil {
 		return err
 	}
-	s.countDelete()
+	s.countDelete(ctx)
 	if err := s.b.Delete(ctx, s.key(p)); err != nil {
 		return s.mapErr(ctx, "delete", p, err)
 	}
 	return nil
 }
 
-func (s *Store) countDelete() {
+func (s *Store) countDelete(ctx context.Context) {
 	if s.opts.Hooks.DeleteChecksExistence {
-		s.reqs.Head()
+		s.reqs.For(ctx).Head()
 	}
-	s.reqs.Delete()
+	s.reqs.For(ctx).Delete()
 }
 
 // Stat describes the object (one HEAD request).
@@ -378,7 +378,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.ObjectInfo, error) 
 	if err := s.check(ctx, "stat", p); err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	s.reqs.Head()
+	s.reqs.For(ctx).Head()
 	a, err := s.b.Attributes(ctx, s.key(p))
 	if err != nil {
 		return storage.ObjectInfo{}, s.mapErr(ctx, "stat", p, err)
@@ -410,7 +410,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) ([]storage.
 	var out []storage.ObjectInfo
 	token := blob.FirstPageToken
 	for {
-		s.reqs.List()
+		s.reqs.For(ctx).List()
 		objs, next, err := s.b.ListPage(ctx, token, listPageSize, lo)
 		if err != nil {
 			return nil, s.mapErr(ctx, "list", prefix, err)
@@ -471,7 +471,7 @@ func (s *Store) DeleteMany(ctx context.Context, paths []string) []error {
 			}
 			return
 		}
-		s.reqs.Delete()
+		s.reqs.For(ctx).Delete()
 		failed, err := h.DeleteBatch(ctx, batches[j])
 		for _, k := range batches[j] {
 			i := idx[k]
@@ -555,7 +555,7 @@ func (w *writer) Commit() error {
 		w.abort(bw)
 		return err
 	}
-	w.s.reqs.Put(w.n)
+	w.s.reqs.For(w.ctx).Put(w.n)
 	err := bw.Close()
 	w.cancel()
 	if err != nil {
@@ -607,7 +607,7 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 	f := &file{s: s, ctx: ctx, path: p, key: s.key(p)}
 	if s.opts.Hooks.TailRead != nil {
 		data, size, err := s.opts.Hooks.TailRead(ctx, f.key, s.opts.TailSize)
-		s.reqs.Get(int64(len(data)))
+		s.reqs.For(ctx).Get(int64(len(data)))
 		if err == nil {
 			f.size = size
 			f.tail = data
@@ -623,7 +623,7 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 		}
 		// Some stores refuse suffix ranges on empty objects (416); ask for the size.
 	}
-	s.reqs.Head()
+	s.reqs.For(ctx).Head()
 	a, err := s.b.Attributes(ctx, f.key)
 	if err != nil {
 		return nil, s.mapErr(ctx, "open", p, err)
@@ -731,7 +731,7 @@ func (f *file) readRange(b []byte, off int64) error {
 	if err := f.ctx.Err(); err != nil {
 		return fmt.Errorf("storage: read %q at %d: %w", f.path, off, err)
 	}
-	f.s.reqs.Get(int64(len(b)))
+	f.s.reqs.For(f.ctx).Get(int64(len(b)))
 	r, err := f.s.b.NewRangeReader(f.ctx, f.key, off, int64(len(b)), nil)
 	if err != nil {
 		return f.s.mapErr(f.ctx, "read", f.path, err)

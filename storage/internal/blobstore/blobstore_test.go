@@ -90,6 +90,39 @@ func TestTailReads(t *testing.T) {
 	}
 }
 
+// TestContextCounters: the store's requests also count into the Counters of the
+// context they are made under, a File's reads with the context of its Open.
+func TestContextCounters(t *testing.T) {
+	bg := context.Background()
+	st := blobstore.New(blobstore.Options{Bucket: memblob.OpenBucket(nil), TailSize: 100})
+	if err := st.Put(bg, "f", make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	var c storage.Counters
+	ctx := storage.WithRequestCounters(bg, &c)
+	before := st.Requests()
+	f, err := st.Open(ctx, "f") // HEAD (no suffix reads here)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 10)
+	f.ReadAt(buf, 995)                             // the tail: one GET of 100 bytes
+	f.ReadAt(buf, 0)                               // one GET of 10 bytes
+	if _, err := st.List(bg, "", ""); err != nil { // another context: not counted in c
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, "f"); err != nil { // one GET of 1000 bytes
+		t.Fatal(err)
+	}
+	want := storage.RequestCounts{HEAD: 1, GET: 3, BytesRead: 1110}
+	if got := c.Snapshot(); got != want {
+		t.Fatalf("context counts %+v, want %+v", got, want)
+	}
+	if got := st.Requests().Sub(before); got != want.Add(storage.RequestCounts{LIST: 1}) {
+		t.Fatalf("store counts %+v, want the context's and the LIST", got)
+	}
+}
+
 func TestCommonParams(t *testing.T) {
 	cases := []struct {
 		in, prefix, rest, err string
