@@ -98,6 +98,7 @@ func (l *Log) SnapshotAsOf(ctx context.Context, t time.Time) (*Snapshot, error) 
 	}
 	sort.Slice(versions, func(i, j int) bool { return versions[i] > versions[j] })
 	target := t.UnixMilli()
+	var first int64
 	for _, v := range versions {
 		ts, err := l.commitTimestamp(ctx, lst, v)
 		if err != nil {
@@ -106,9 +107,10 @@ func (l *Log) SnapshotAsOf(ctx context.Context, t time.Time) (*Snapshot, error) 
 		if ts <= target {
 			return l.Snapshot(ctx, v)
 		}
+		first = ts
 	}
-	return nil, fmt.Errorf("log: %s is before the first available commit %d: %w",
-		t.UTC().Format(time.RFC3339Nano), versions[len(versions)-1], ErrTimestampOutOfRange)
+	return nil, fmt.Errorf("log: %s is before the first available commit, version %d at %s: %w",
+		t.UTC().Format(time.RFC3339Nano), versions[len(versions)-1], time.UnixMilli(first).UTC().Format(time.RFC3339Nano), ErrTimestampOutOfRange)
 }
 
 func (l *Log) commitTimestamp(ctx context.Context, lst *listing, v int64) (int64, error) {

@@ -233,7 +233,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		a.res.Mode = ModeDeletionVectors
 	}
 	if opts.DryRun {
-		a.sink = &countSink{}
+		a.sink = newCountSink(snap)
 	} else {
 		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem}}
 	}
@@ -512,7 +512,13 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			// The rows a rewrite would copy, from the counts (nothing is read).
 			for _, f := range rewrite {
 				if live := f.liveRows(); live >= 0 {
-					res.RowsCopied += live - int64(f.deleted.GetCardinality())
+					n := live - int64(f.deleted.GetCardinality())
+					res.RowsCopied += n
+					if cs, ok := a.sink.(*countSink); ok {
+						if err := cs.copies(f.add, n); err != nil {
+							return nil, nil, err
+						}
+					}
 				}
 			}
 		} else if err := a.rewriteFiles(ctx, rewrite, rewriteTk); err != nil {

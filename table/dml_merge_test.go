@@ -315,3 +315,62 @@ func TestMergeSourceTypesConverted(t *testing.T) {
 	require.ErrorIs(t, err, table.ErrSchemaMismatch)
 	require.Contains(t, err.Error(), `no column "grp"`)
 }
+
+// TestDMLDryRunMatchesRun: a dry run of UPDATE and MERGE on a partitioned table
+// reports the rows, the files read and removed and the files added (one per partition
+// written, the rows being few) that the real command then reports, and commits
+// nothing.
+func TestDMLDryRunMatchesRun(t *testing.T) {
+	ctx := context.Background()
+	type cmd struct {
+		name string
+		run  func(tb *table.Table, dry bool) (*table.DMLResult, error)
+	}
+	cmds := []cmd{
+		{"UPDATE moving rows to new partitions", func(tb *table.Table, dry bool) (*table.DMLResult, error) {
+			return tb.Update(ctx, "grp = 'x' || grp", "qty = 3", table.DMLOptions{DryRun: dry})
+		}},
+		{"MERGE updating and inserting into several partitions", func(tb *table.Table, dry bool) (*table.DMLResult, error) {
+			src := []dmlRow{{id: 1, grp: sp("a"), qty: ip(9)}, {id: 2, grp: sp("new1"), qty: ip(9)}, {id: 500, grp: sp("new2"), qty: ip(9)},
+				{id: 501, grp: sp("new3"), qty: ip(9)}, {id: 502, grp: nil, qty: ip(9)}}
+			rdr := mergeSourceOf(src)
+			defer rdr.Release()
+			opts := table.Upsert("id")
+			opts.DryRun = dry
+			return tb.Merge(ctx, rdr, opts)
+		}},
+	}
+	for _, c := range cmds {
+		for _, dvOn := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/dv=%v", c.name, dvOn), func(t *testing.T) {
+				props := map[string]string{}
+				if dvOn {
+					props = dvProps
+				}
+				rows := dmlSampleRows(90, func(i int) string { return []string{"a", "b", "c"}[i%3] })
+				tb, _ := dmlTable(t, props, []string{"grp"}, rows[:45], rows[45:])
+				head, err := tb.Snapshot(ctx, table.Latest())
+				require.NoError(t, err)
+				dry, err := c.run(tb, true)
+				require.NoError(t, err)
+				now, err := tb.Snapshot(ctx, table.Latest())
+				require.NoError(t, err)
+				require.Equal(t, head.Version(), now.Version(), "a dry run committed")
+				require.Equal(t, dmlRowStrings(rows), dmlRowsAt(t, tb, table.Latest()))
+				real, err := c.run(tb, false)
+				require.NoError(t, err)
+				require.True(t, dry.DryRun)
+				require.EqualValues(t, -1, dry.Version)
+				require.Greater(t, real.FilesAdded, 1, "the rows go to several partitions")
+				type counts struct {
+					Updated, Inserted, Deleted         int64
+					Read, Removed, Added, DVs, Entries int
+				}
+				of := func(r *table.DMLResult) counts {
+					return counts{r.RowsUpdated, r.RowsInserted, r.RowsDeleted, r.FilesRead, r.FilesRemoved, r.FilesAdded, r.DeletionVectorsAdded, len(r.Files)}
+				}
+				require.Equal(t, of(real), of(dry))
+			})
+		}
+	}
+}

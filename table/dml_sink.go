@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/value"
 )
 
 // rowSink receives the rows a DML command writes (updated, inserted and copied rows,
@@ -111,18 +113,88 @@ func (s *writerSink) rows() int64 { return s.n }
 
 func (s *writerSink) filesEstimate() int { return 0 }
 
-// countSink counts rows instead of writing them (dry runs).
+// countSink counts rows instead of writing them (dry runs). In a partitioned table it
+// also collects the partitions rows would be written to: each needs a file of its own.
 type countSink struct {
+	snap  *Snapshot
 	mu    sync.Mutex
 	n     int64
 	bytes int64
+	parts map[string]struct{} // the distinct partitions written (partitionKey)
+}
+
+// newCountSink returns the dry-run sink of rows of snap's table.
+func newCountSink(snap *Snapshot) *countSink {
+	return &countSink{snap: snap, parts: map[string]struct{}{}}
+}
+
+// partitionKey renders one partition's values (in the order of the table's partition
+// columns) as a map key.
+func partitionKey(vals []value.Value) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = v.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 func (s *countSink) start(context.Context) error { return nil }
 
 func (s *countSink) write(_ context.Context, rec arrow.RecordBatch) error {
+	var keys []string
+	if cols := s.snap.PartitionColumns(); len(cols) > 0 {
+		idx := make([]int, len(cols))
+		for k, p := range cols {
+			if idx[k] = fieldIndexFold(rec.Schema(), p); idx[k] < 0 {
+				return fmt.Errorf("table: internal error: rows to write lack partition column %q", p)
+			}
+		}
+		vals := make([]value.Value, len(cols))
+		for i := 0; i < int(rec.NumRows()); i++ {
+			for k, j := range idx {
+				v, err := valueAt(rec.Column(j), i)
+				if err != nil {
+					return err
+				}
+				vals[k] = v
+			}
+			keys = append(keys, partitionKey(vals))
+		}
+	}
 	s.mu.Lock()
 	s.n += rec.NumRows()
+	for _, k := range keys {
+		s.parts[k] = struct{}{}
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// copies records that rows of file a would be copied (a copy-on-write rewrite, which a
+// dry run does not read): they go to a's partition.
+func (s *countSink) copies(a *log.Add, rows int64) error {
+	if rows <= 0 {
+		return nil
+	}
+	var key string
+	if cols := s.snap.PartitionColumns(); len(cols) > 0 {
+		typed, err := s.snap.partitionValues(a)
+		if err != nil {
+			return err
+		}
+		vals := make([]value.Value, len(cols))
+		for k, p := range cols {
+			i := fieldIndexFold(s.snap.logical, p)
+			if i < 0 {
+				return fmt.Errorf("table: internal error: no partition column %q", p)
+			}
+			vals[k] = typed[s.snap.physicalName(i)]
+		}
+		key = partitionKey(vals)
+	}
+	s.mu.Lock()
+	s.n += rows
+	s.parts[key] = struct{}{}
 	s.mu.Unlock()
 	return nil
 }
@@ -131,13 +203,17 @@ func (s *countSink) finish(context.Context) ([]*log.Add, error) { return nil, ni
 func (s *countSink) discard()                                   {}
 func (s *countSink) rows() int64                                { return s.n }
 
-// filesEstimate: a dry run reports one file per touched partition at least; without
-// writing, the count is not known, so it reports 1 when any row would be written.
+// filesEstimate: a dry run reports one file per partition the rows would be written
+// to (one file in an unpartitioned table): without writing, the split by target file
+// size is not known, so this is a lower bound.
 func (s *countSink) filesEstimate() int {
-	if s.n > 0 {
+	switch {
+	case s.n == 0:
+		return 0
+	case len(s.snap.PartitionColumns()) == 0:
 		return 1
 	}
-	return 0
+	return len(s.parts)
 }
 
 // batchPipe is an array.RecordReader fed by push from other goroutines: the DML
