@@ -272,11 +272,7 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 func (m *maintenance) planRewrite(ctx context.Context, snap *log.Snapshot) (*optimize.Plan, error) {
 	o := optimize.Options{MaxBytes: m.opts.MaxBytes, BackfillBloom: len(snap.Properties().BloomFilterColumns) > 0,
 		Parallelism: m.opts.Parallelism, MemoryBudget: m.opts.MemoryBudget, CommitEvery: 8, DryRun: m.opts.DryRun}
-	if m.opts.Progress != nil {
-		o.Progress = func(p optimize.Progress) {
-			m.opts.Progress(Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit})
-		}
-	}
+	o.Progress = optimizeProgress(m.opts.Progress)
 	if c, err := snap.Clustering(); err != nil {
 		return nil, err
 	} else if c == nil {
