@@ -72,6 +72,22 @@ func goldenTable(t *testing.T, dir string) string {
 	return tbl
 }
 
+// damagedTable builds a table of two small files (one compaction bin) and damages
+// one of them, so maintenance's compaction fails.
+func damagedTable(t *testing.T, dir string) string {
+	t.Helper()
+	tbl := filepath.Join(dir, "damaged")
+	for i := 0; i < 2; i++ {
+		code, _, errs := cli(t, "append", tbl, filepath.Join(dir, fmt.Sprintf("in%d.parquet", i)))
+		require.Equal(t, 0, code, errs)
+	}
+	files, err := filepath.Glob(filepath.Join(tbl, "*.parquet"))
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	require.NoError(t, os.WriteFile(files[0], []byte("not a Parquet file"), 0o644))
+	return tbl
+}
+
 // TestGoldenOutputs compares each command's exit status, stdout and stderr with its
 // transcript in testdata/cli.
 func TestGoldenOutputs(t *testing.T) {
@@ -130,6 +146,9 @@ func TestGoldenOutputs(t *testing.T) {
 		{"clustered-layout", []string{"describe", ev, "--layout"}},
 		{"clustered-alter", []string{"alter", ev, "--cluster-by", "country,id"}},
 		{"maintain-again", []string{"maintain", tbl, "--format", "json"}},
+		// A task fails (a data file the compaction must read is damaged): exit 4,
+		// the report names the task and the file, the later tasks still run.
+		{"maintain-task-failed", []string{"maintain", damagedTable(t, dir)}},
 		{"describe-layout-after-maintain", []string{"describe", tbl, "--layout", "--format", "json"}},
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "upsert.csv"), []byte("id,country,note\n1,DE,merged\n30,FR,new\n"), 0o644))
