@@ -72,15 +72,23 @@ func goldenTable(t *testing.T, dir string) string {
 	return tbl
 }
 
-// damagedTable builds a table of two small files (one compaction bin) and damages
-// one of them, so maintenance's compaction fails.
-func damagedTable(t *testing.T, dir string) string {
+// smallFilesTable builds a table of two small files (one compaction bin) from the
+// golden inputs.
+func smallFilesTable(t *testing.T, dir, name string) string {
 	t.Helper()
-	tbl := filepath.Join(dir, "damaged")
+	tbl := filepath.Join(dir, name)
 	for i := 0; i < 2; i++ {
 		code, _, errs := cli(t, "append", tbl, filepath.Join(dir, fmt.Sprintf("in%d.parquet", i)))
 		require.Equal(t, 0, code, errs)
 	}
+	return tbl
+}
+
+// damagedTable builds a table of two small files and damages one of them, so
+// maintenance's compaction fails.
+func damagedTable(t *testing.T, dir string) string {
+	t.Helper()
+	tbl := smallFilesTable(t, dir, "damaged")
 	files, err := filepath.Glob(filepath.Join(tbl, "*.parquet"))
 	require.NoError(t, err)
 	require.Len(t, files, 2)
@@ -149,6 +157,11 @@ func TestGoldenOutputs(t *testing.T) {
 		// A task fails (a data file the compaction must read is damaged): exit 4,
 		// the report names the task and the file, the later tasks still run.
 		{"maintain-task-failed", []string{"maintain", damagedTable(t, dir)}},
+		// A budget spent before the first task (a nanosecond surely passes while the
+		// table is inspected): the due compaction is reported skipped, nothing
+		// changes (version 1 -> 1), exit 3. The library's tests spend the budget at
+		// chosen points with an injected clock.
+		{"maintain-max-duration-spent", []string{"maintain", smallFilesTable(t, dir, "budget"), "--max-duration", "1ns"}},
 		{"describe-layout-after-maintain", []string{"describe", tbl, "--layout", "--format", "json"}},
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "upsert.csv"), []byte("id,country,note\n1,DE,merged\n30,FR,new\n"), 0o644))
