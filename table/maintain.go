@@ -41,9 +41,9 @@ type MaintainOptions struct {
 	// oldest data first). Default 0: no bound.
 	MaxBytes int64
 	// MaxDuration bounds the run's wall time: no task starts once it has elapsed,
-	// and a rewrite still running then is cancelled (batches it committed stay, and
-	// so does a batch whose commit has begun; uncommitted files are deleted). The
-	// skipped tasks are reported as such. Default 0: no bound.
+	// and a rewrite still running then is cancelled (batches it committed stay;
+	// uncommitted files are deleted). The rewrite is reported partial and the tasks
+	// not started skipped, naming the budget. Default 0: no bound.
 	MaxDuration time.Duration
 	// DryRun reports what is due without changing anything.
 	DryRun bool
@@ -291,7 +291,8 @@ func (m *maintenance) planRewrite(ctx context.Context, snap *log.Snapshot) (*opt
 	if user != nil || m.opts.MaxDuration > 0 {
 		o.Progress = func(p optimize.Progress) {
 			// The budget is checked at every report of work (reports come one at a
-			// time); a batch whose commit has begun is left to finish.
+			// time), not at a batch's commit reports: a batch whose work is done
+			// gets its commit.
 			if m.stopRewrite != nil && p.Phase != "commit" && m.expired() {
 				m.stopRewrite()
 			}
