@@ -154,14 +154,14 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 		per = len(items)
 	}
 	statsCfg := p.statsConfig()
+	e := &executor{plan: p, total: p.NumBytes, binsTotal: int64(p.NumBins), filesTotal: int64(p.NumFiles)}
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
 			return nil
 		}
 		// Nothing to rewrite, but the new Bloom columns are still persisted.
-		return p.commit(ctx, nil, nil, m, true)
+		return p.commit(ctx, e, nil, nil, m, true)
 	}
-	e := &executor{plan: p, total: p.NumBytes}
 	for lo := 0; lo < len(items); lo += per {
 		hi := min(lo+per, len(items))
 		batch := items[lo:hi]
@@ -179,7 +179,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 			index, err = out.WriteBloomIndex(ctx)
 		}
 		if err == nil {
-			err = p.commit(ctx, batch, results, m, hi == len(items))
+			err = p.commit(ctx, e, batch, results, m, hi == len(items))
 		}
 		if err != nil {
 			if !errors.Is(err, log.ErrCommitUnknown) {
@@ -199,20 +199,44 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 
 // executor holds what bin workers share.
 type executor struct {
-	plan  *Plan
-	total int64
-	mu    sync.Mutex
-	done  int64
+	plan                  *Plan
+	total                 int64 // bytes
+	binsTotal, filesTotal int64
+	mu                    sync.Mutex
+	done                  int64 // bytes
+	binsDone, filesDone   int64
 }
 
-func (e *executor) progress(phase string, bytes int64) {
+// progress reports bytes more of input processed in phase.
+func (e *executor) progress(phase string, bytes int64) { e.advance(phase, bytes, 0, 0) }
+
+// advance adds bytes, files and bins done and reports the totals so far in bytes.
+func (e *executor) advance(phase string, bytes, files, bins int64) {
 	if e.plan.opts.Progress == nil {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.done += bytes
-	e.plan.opts.Progress(Progress{Phase: phase, Done: e.done, Total: e.total, Unit: "bytes"})
+	e.filesDone += files
+	e.binsDone += bins
+	e.plan.opts.Progress(e.counts(Progress{Phase: phase, Done: e.done, Total: e.total, Unit: "bytes"}))
+}
+
+// commitProgress reports a commit starting (done 0) or finished (done 1).
+func (e *executor) commitProgress(done int64) {
+	if e.plan.opts.Progress == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.plan.opts.Progress(e.counts(Progress{Phase: "commit", Done: done, Total: 1, Unit: "commits"}))
+}
+
+// counts fills in the bins and files done; e.mu is held.
+func (e *executor) counts(p Progress) Progress {
+	p.BinsDone, p.BinsTotal, p.FilesDone, p.FilesTotal = e.binsDone, e.binsTotal, e.filesDone, e.filesTotal
+	return p
 }
 
 // runBatch rewrites a batch of bins. Compaction bins run concurrently, one worker
@@ -263,6 +287,8 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 			}
 			if errs[i] != nil {
 				cancel()
+			} else {
+				e.binDone(it.bin)
 			}
 		}()
 	}
@@ -276,6 +302,7 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 			cancel()
 			break
 		}
+		e.binDone(it.bin)
 	}
 	var done []*binResult
 	for _, r := range results {
@@ -294,6 +321,16 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 		first = ctx.Err()
 	}
 	return done, first
+}
+
+// binDone reports a bin rewritten: with it, a clustering bin's input files (a
+// compaction bin counts each file as it copies it).
+func (e *executor) binDone(b *Bin) {
+	var files int64
+	if b.Kind == KindCluster {
+		files = int64(len(b.adds))
+	}
+	e.advance("write", 0, files, 1)
 }
 
 // smallBin reports a clustering bin whose input surely fits in budget on the
@@ -330,7 +367,7 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 			return nil, err
 		}
 		res.rows += rows
-		e.progress("write", a.Size)
+		e.advance("write", a.Size, 1, 0)
 	}
 	add, err := f.Close(ctx)
 	if err != nil {
@@ -383,7 +420,7 @@ func checkRows(a *log.Add, rows int64) error {
 // action in the same transaction. (Earlier batches cannot carry it: they all read
 // the plan's snapshot, and a later batch would then conflict with the earlier
 // batch's metadata change.)
-func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResult, m *Metrics, last bool) error {
+func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, results []*binResult, m *Metrics, last bool) error {
 	txn := p.snap.NewTransaction(log.TxnOptions{})
 	if p.hidden > 0 {
 		txn.PreserveRowTracking()
@@ -471,16 +508,12 @@ func (p *Plan) commit(ctx context.Context, items []workItem, results []*binResul
 		},
 		IsolationLevel: log.SnapshotIsolation,
 	}
-	if p.opts.Progress != nil {
-		p.opts.Progress(Progress{Phase: "commit", Done: 0, Total: 1, Unit: "commits"})
-	}
+	e.commitProgress(0)
 	v, err := txn.Commit(ctx, info)
 	if err != nil {
 		return err
 	}
-	if p.opts.Progress != nil {
-		p.opts.Progress(Progress{Phase: "commit", Done: 1, Total: 1, Unit: "commits"})
-	}
+	e.commitProgress(1)
 	m.Versions = append(m.Versions, v)
 	m.NumPartitions += len(parts)
 	m.NumBins += len(items)

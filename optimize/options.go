@@ -114,6 +114,14 @@ type Progress struct {
 	Done, Total int64
 	// Unit is "bytes", "rows", "files" or "commits".
 	Unit string
+	// BinsDone of BinsTotal bins and FilesDone of FilesTotal input files are
+	// rewritten so far, in every report of the run (the totals are the plan's
+	// NumBins and NumFiles). A bin is done once its new files are written, before
+	// the commit; a compaction bin's input file is done once copied, a clustering
+	// bin's input files when the bin is done. After a conflict Execute plans again,
+	// and the counts start over against the new plan's totals.
+	BinsDone, BinsTotal   int64
+	FilesDone, FilesTotal int64
 }
 
 // Options configures NewPlan and Execute. The zero value compacts every partition with

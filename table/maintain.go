@@ -42,7 +42,8 @@ type MaintainOptions struct {
 	MaxBytes int64
 	// MaxDuration bounds the run's wall time: no task starts once it has elapsed,
 	// and a rewrite still running then is cancelled (batches it committed stay;
-	// uncommitted files are deleted). Default 0: no bound.
+	// uncommitted files are deleted). The rewrite is reported partial and the tasks
+	// not started skipped, naming the budget. Default 0: no bound.
 	MaxDuration time.Duration
 	// DryRun reports what is due without changing anything.
 	DryRun bool
@@ -55,7 +56,14 @@ type MaintainOptions struct {
 	MemoryBudget int64
 	// Progress, if set, is called as the rewrites proceed.
 	Progress func(Progress)
+
+	// budgetClock measures MaxDuration (default time.Now); tests set it to spend the
+	// budget at a chosen point without waiting.
+	budgetClock func() time.Time
 }
+
+// errBudgetSpent is the cause of a rewrite cancelled by MaxDuration.
+var errBudgetSpent = errors.New("the MaxDuration budget is spent")
 
 // MaintainFindings is the state Maintain found before doing anything.
 type MaintainFindings struct {
@@ -163,16 +171,20 @@ func (t *Table) Maintain(ctx context.Context, opts MaintainOptions) (*MaintainRe
 	if opts.MaxBytes < 0 || opts.MaxDuration < 0 || opts.Parallelism < 0 || opts.MemoryBudget < 0 {
 		return nil, fmt.Errorf("%w: negative MaxBytes, MaxDuration, Parallelism or MemoryBudget", ErrInvalidArgument)
 	}
-	start := time.Now()
+	wallStart := time.Now()
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
+	clock := opts.budgetClock
+	if clock == nil {
+		clock = time.Now
+	}
 	lg := t.log.WithClock(now)
-	m := &maintenance{t: t, lg: lg, opts: opts, now: now, start: start}
+	m := &maintenance{t: t, lg: lg, opts: opts, now: now, clock: clock, start: clock()}
 	rep, err := m.run(ctx)
 	if rep != nil {
-		rep.Elapsed = time.Since(start)
+		rep.Elapsed = time.Since(wallStart)
 	}
 	return rep, err
 }
@@ -183,12 +195,15 @@ type maintenance struct {
 	lg    *log.Log
 	opts  MaintainOptions
 	now   func() time.Time
-	start time.Time
+	clock func() time.Time // measures MaxDuration
+	start time.Time        // by clock
 	rep   *MaintainReport
+	// stopRewrite, while the rewrite runs under a MaxDuration, cancels it.
+	stopRewrite func()
 }
 
 func (m *maintenance) expired() bool {
-	return m.opts.MaxDuration > 0 && time.Since(m.start) >= m.opts.MaxDuration
+	return m.opts.MaxDuration > 0 && m.clock().Sub(m.start) >= m.opts.MaxDuration
 }
 
 func (m *maintenance) add(task MaintainTask) {
@@ -272,9 +287,18 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 func (m *maintenance) planRewrite(ctx context.Context, snap *log.Snapshot) (*optimize.Plan, error) {
 	o := optimize.Options{MaxBytes: m.opts.MaxBytes, BackfillBloom: len(snap.Properties().BloomFilterColumns) > 0,
 		Parallelism: m.opts.Parallelism, MemoryBudget: m.opts.MemoryBudget, CommitEvery: 8, DryRun: m.opts.DryRun}
-	if m.opts.Progress != nil {
+	user := optimizeProgress(m.opts.Progress)
+	if user != nil || m.opts.MaxDuration > 0 {
 		o.Progress = func(p optimize.Progress) {
-			m.opts.Progress(Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit})
+			// The budget is checked at every report of work (reports come one at a
+			// time), not at a batch's commit reports: a batch whose work is done
+			// gets its commit.
+			if m.stopRewrite != nil && p.Phase != "commit" && m.expired() {
+				m.stopRewrite()
+			}
+			if user != nil {
+				user(p)
+			}
 		}
 	}
 	if c, err := snap.Clustering(); err != nil {
@@ -470,8 +494,15 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 	}
 	rctx := ctx
 	if m.opts.MaxDuration > 0 {
+		// The budget stops the rewrite when a report of its work finds it spent, or
+		// at the latest when the time left runs out on the wall clock.
+		var stop context.CancelCauseFunc
+		rctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		m.stopRewrite = func() { stop(errBudgetSpent) }
+		defer func() { m.stopRewrite = nil }()
 		var cancel context.CancelFunc
-		rctx, cancel = context.WithDeadline(ctx, m.start.Add(m.opts.MaxDuration))
+		rctx, cancel = context.WithTimeoutCause(rctx, m.opts.MaxDuration-m.clock().Sub(m.start), errBudgetSpent)
 		defer cancel()
 	}
 	met, err := optimize.Execute(rctx, plan)
@@ -480,7 +511,7 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 		versions = met.Versions
 	}
 	switch {
-	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errBudgetSpent):
 		return finish(StatusPartial, "the MaxDuration budget (CLI --max-duration) ran out during the rewrite; committed batches stay", "", versions)
 	case err != nil:
 		return finish(StatusFailed, "", err.Error(), versions)

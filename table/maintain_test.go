@@ -2,15 +2,18 @@ package table_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/bloom"
@@ -114,7 +117,7 @@ func TestMaintainHealsEveryBadState(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, rep.Failed, "%+v", rep.Tasks)
 	require.False(t, rep.WorkRemains, "%+v", rep.Tasks)
-	for _, name := range []string{table.TaskCheckpoint, table.TaskCompact, table.TaskBloomBackfill, table.TaskVacuum, table.TaskLogCleanup} {
+	for _, name := range []string{table.TaskCheckpoint, table.TaskCompact, table.TaskBloomBackfill, table.TaskVacuum} {
 		require.Equal(t, table.StatusDone, rep.Task(name).Status, "%+v", rep.Task(name))
 	}
 	require.Equal(t, rows, countRows(t, tb), "maintenance never changes the rows")
@@ -280,4 +283,171 @@ func TestMaintainReportsWhatItCannotRewrite(t *testing.T) {
 		require.NotNil(t, rep.Task(name), "the other tasks still run")
 		require.NotEqual(t, table.StatusFailed, rep.Task(name).Status)
 	}
+}
+
+// budgetClock is a MaxDuration clock a test moves by hand (safe for concurrent use).
+type budgetClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	calls int
+	// jumpAfter, when > 0, moves the clock by jump on that call and every later one.
+	jumpAfter int
+	jump      time.Duration
+}
+
+func (c *budgetClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	if c.jumpAfter > 0 && c.calls == c.jumpAfter {
+		c.t = c.t.Add(c.jump)
+	}
+	return c.t
+}
+
+func (c *budgetClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// TestMaintainMaxDurationSpentAtStart: when the MaxDuration budget is spent before
+// the first task, maintenance changes nothing, reports every due task skipped
+// because of the budget (work remains, nothing failed), and a later run without a
+// budget does the work.
+func TestMaintainMaxDurationSpentAtStart(t *testing.T) {
+	ctx := context.Background()
+	tb, st, now := badTable(t, 40, nil, table.CreateOptions{})
+	objects := listAll(t, st)
+	rows := readAllRows(t, tb)
+	before, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	// The first reading starts the run; the second, before the first task, is
+	// two hours later.
+	clk := &budgetClock{t: time.Unix(1_000_000, 0), jumpAfter: 2, jump: 2 * time.Hour}
+	opts := table.WithBudgetClock(table.MaintainOptions{Now: func() time.Time { return now }, MaxDuration: time.Hour}, clk.now)
+	rep, err := tb.Maintain(ctx, opts)
+	require.NoError(t, err)
+	require.False(t, rep.Failed, "%+v", rep.Tasks)
+	require.True(t, rep.WorkRemains)
+	require.Equal(t, before.Version(), rep.FinalVersion)
+	skipped := map[string]bool{}
+	for _, task := range rep.Tasks {
+		require.Contains(t, []string{table.StatusSkipped, table.StatusNotNeeded}, task.Status, "%+v", task)
+		if task.Status == table.StatusSkipped {
+			require.Contains(t, task.Reason, "MaxDuration", "%+v", task)
+			skipped[task.Task] = true
+		}
+	}
+	// Everything badTable makes due was skipped (its log has no checkpoint, so no
+	// log file can be cleaned up yet).
+	for _, name := range []string{table.TaskCheckpoint, table.TaskCompact, table.TaskBloomBackfill, table.TaskVacuum} {
+		require.True(t, skipped[name], "%s not reported skipped: %+v", name, rep.Tasks)
+	}
+	require.Equal(t, objects, listAll(t, st), "a run whose budget is spent changes nothing")
+	require.Equal(t, rows, readAllRows(t, tb))
+
+	rep, err = tb.Maintain(ctx, table.MaintainOptions{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.False(t, rep.Failed, "%+v", rep.Tasks)
+	require.False(t, rep.WorkRemains, "%+v", rep.Tasks)
+	require.Equal(t, rows, readAllRows(t, tb))
+}
+
+// TestMaintainMaxDurationRunsOutDuringRewrite: the budget runs out while the
+// rewrite is between batches: the batch committed stays, the next batch is
+// cancelled and its files deleted, the tasks after it are skipped, the table reads
+// the same rows and references only files that exist; a second run finishes.
+func TestMaintainMaxDurationRunsOutDuringRewrite(t *testing.T) {
+	ctx := context.Background()
+	st := storage.NewMemory()
+	tb, err := table.Create(ctx, st, layoutSchema(), table.CreateOptions{PartitionColumns: []string{"s"}})
+	require.NoError(t, err)
+	// 12 partitions of 3 one-row files: 12 compaction bins, committed 8 at a time.
+	r := rand.New(rand.NewPCG(3, 4))
+	for w := 0; w < 3; w++ {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, layoutSchema())
+		for p := 0; p < 12; p++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(w*100 + p))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("p%02d", p))
+			b.Field(2).(*array.Float64Builder).Append(r.NormFloat64())
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		rec.Release()
+		require.NoError(t, err)
+	}
+	rows := readAllRows(t, tb)
+	before := listAll(t, st)
+	clk := &budgetClock{t: time.Unix(1_000_000, 0)}
+	var commits int
+	opts := table.WithBudgetClock(table.MaintainOptions{MaxDuration: time.Hour, Parallelism: 1, Progress: func(p table.Progress) {
+		if p.Phase == "commit" && p.Done == 1 {
+			commits++
+			if commits == 1 {
+				clk.advance(2 * time.Hour) // the budget runs out after the first batch
+			}
+		}
+	}}, clk.now)
+	rep, err := tb.Maintain(ctx, opts)
+	require.NoError(t, err)
+	require.False(t, rep.Failed, "%+v", rep.Tasks)
+	require.True(t, rep.WorkRemains)
+	compact := rep.Task(table.TaskCompact)
+	require.Equal(t, table.StatusPartial, compact.Status, "%+v", compact)
+	require.Contains(t, compact.Reason, "MaxDuration")
+	require.Len(t, compact.Versions, 1, "only the first batch committed")
+	require.Equal(t, 1, commits)
+	seen := false
+	for _, task := range rep.Tasks {
+		if task.Task == table.TaskCompact {
+			seen = true
+			continue
+		}
+		if seen {
+			require.NotEqual(t, table.StatusDone, task.Status, "a task ran after the budget was spent: %+v", task)
+			if task.Status == table.StatusSkipped {
+				require.Contains(t, task.Reason, "MaxDuration")
+			}
+		}
+	}
+
+	// The table is whole: same rows, every referenced file exists, and the only
+	// new data files are those the committed batch added.
+	require.Equal(t, rows, readAllRows(t, tb))
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	require.Equal(t, compact.Versions[0], snap.Version())
+	objects := map[string]bool{}
+	for _, p := range listAll(t, st) {
+		objects[p] = true
+	}
+	live := map[string]bool{}
+	for _, a := range snap.Log().Files() {
+		require.True(t, objects[a.Path], "referenced file %s is missing", a.Path)
+		live[a.Path] = true
+	}
+	old := map[string]bool{}
+	for _, p := range before {
+		old[p] = true
+	}
+	added := 0
+	for p := range objects {
+		if strings.HasSuffix(p, ".parquet") && !old[p] {
+			require.True(t, live[p], "uncommitted data file %s left behind", p)
+			added++
+		}
+	}
+	require.Equal(t, 8, added, "the first batch's 8 bins")
+	require.Equal(t, 36-8*3+8, len(snap.Log().Files()))
+
+	rep, err = tb.Maintain(ctx, table.MaintainOptions{})
+	require.NoError(t, err)
+	require.False(t, rep.Failed, "%+v", rep.Tasks)
+	require.Equal(t, table.StatusDone, rep.Task(table.TaskCompact).Status)
+	snap, err = tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	require.Equal(t, 12, len(snap.Log().Files()))
+	require.Equal(t, rows, readAllRows(t, tb))
 }

@@ -57,7 +57,9 @@ type OptimizeOptions struct {
 	CommitEvery int
 	// DryRun plans without writing anything.
 	DryRun bool
-	// Progress, if set, is called as work proceeds.
+	// Progress, if set, is called as work proceeds, from one goroutine at a time:
+	// bytes of input done in each report's phase, and the bins and input files
+	// rewritten so far (Progress.BinsDone, FilesDone) against the plan's totals.
 	Progress func(Progress)
 	// OnPlan, if set, receives the plan once it is made, before any file is read
 	// or written (a dry run calls it too). It must not modify the plan.
@@ -117,11 +119,7 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 		}
 		o.PartitionFilter = filter
 	}
-	if opts.Progress != nil {
-		o.Progress = func(p optimize.Progress) {
-			opts.Progress(Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit})
-		}
-	}
+	o.Progress = optimizeProgress(opts.Progress)
 	plan, err := optimize.NewPlan(ctx, snap.log, t.store, o)
 	if err != nil {
 		return nil, err
@@ -194,4 +192,16 @@ type VacuumOptions struct {
 // its invariants V1-V3), given the table's log.
 func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
 	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun})
+}
+
+// optimizeProgress adapts a Progress callback to the optimize package's (nil stays
+// nil).
+func optimizeProgress(f func(Progress)) func(optimize.Progress) {
+	if f == nil {
+		return nil
+	}
+	return func(p optimize.Progress) {
+		f(Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit,
+			BinsDone: p.BinsDone, BinsTotal: p.BinsTotal, FilesDone: p.FilesDone, FilesTotal: p.FilesTotal})
+	}
 }

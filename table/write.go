@@ -52,6 +52,12 @@ type Progress struct {
 	Done, Total int64
 	// Unit names what is counted ("rows", "files", "bytes").
 	Unit string
+	// BinsDone of BinsTotal bins and FilesDone of FilesTotal input files are
+	// rewritten so far. Optimize (and Maintain's rewrite) set them in every report
+	// (the totals are the plan's NumBins and NumFiles; a bin is done once its new
+	// files are written, before the commit); other operations leave them zero.
+	BinsDone, BinsTotal   int64
+	FilesDone, FilesTotal int64
 }
 
 // WriteOptions configures Write. The zero value appends with the table's defaults.

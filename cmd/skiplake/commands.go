@@ -293,15 +293,24 @@ func newBar(e *env, label string) *progress.Bar {
 
 // reporter is a long command's progress on stderr.
 type reporter interface {
-	Update(done, total int64, unit, phase string)
+	Update(done, total int64, unit, phase string, counts ...progress.Count)
 	Done()
 }
 
 // barReporter shows the phase and unit on a terminal's bar.
 type barReporter struct{ *progress.Bar }
 
-func (b barReporter) Update(done, total int64, unit, phase string) {
-	b.Bar.Update(done, total, phase+" "+unit)
+func (b barReporter) Update(done, total int64, unit, phase string, counts ...progress.Count) {
+	b.Bar.Update(done, total, phase+" "+unit, counts...)
+}
+
+// rewriteCounts returns the bins and input files an OPTIMIZE rewrite has done, for
+// progress output (none when the report carries no bins).
+func rewriteCounts(p table.Progress) []progress.Count {
+	if p.BinsTotal == 0 {
+		return nil
+	}
+	return []progress.Count{{Unit: "bins", Done: p.BinsDone, Total: p.BinsTotal}, {Unit: "files", Done: p.FilesDone, Total: p.FilesTotal}}
 }
 
 // newProgress returns the progress of a long command: a bar on a terminal, plain

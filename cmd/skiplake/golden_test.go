@@ -74,6 +74,30 @@ func goldenTable(t *testing.T, dir string) string {
 	return tbl
 }
 
+// smallFilesTable builds a table of two small files (one compaction bin) from the
+// golden inputs.
+func smallFilesTable(t *testing.T, dir, name string) string {
+	t.Helper()
+	tbl := filepath.Join(dir, name)
+	for i := 0; i < 2; i++ {
+		code, _, errs := cli(t, "append", tbl, filepath.Join(dir, fmt.Sprintf("in%d.parquet", i)))
+		require.Equal(t, 0, code, errs)
+	}
+	return tbl
+}
+
+// damagedTable builds a table of two small files and damages one of them, so
+// maintenance's compaction fails.
+func damagedTable(t *testing.T, dir string) string {
+	t.Helper()
+	tbl := smallFilesTable(t, dir, "damaged")
+	files, err := filepath.Glob(filepath.Join(tbl, "*.parquet"))
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	require.NoError(t, os.WriteFile(files[0], []byte("not a Parquet file"), 0o644))
+	return tbl
+}
+
 // TestGoldenOutputs compares each command's exit status, stdout and stderr with its
 // transcript in testdata/cli.
 func TestGoldenOutputs(t *testing.T) {
@@ -132,6 +156,14 @@ func TestGoldenOutputs(t *testing.T) {
 		{"clustered-layout", []string{"describe", ev, "--layout"}},
 		{"clustered-alter", []string{"alter", ev, "--cluster-by", "country,id"}},
 		{"maintain-again", []string{"maintain", tbl, "--format", "json"}},
+		// A task fails (a data file the compaction must read is damaged): exit 4,
+		// the report names the task and the file, the later tasks still run.
+		{"maintain-task-failed", []string{"maintain", damagedTable(t, dir)}},
+		// A budget spent before the first task (a nanosecond surely passes while the
+		// table is inspected): the due compaction is reported skipped, nothing
+		// changes (version 1 -> 1), exit 3. The library's tests spend the budget at
+		// chosen points with an injected clock.
+		{"maintain-max-duration-spent", []string{"maintain", smallFilesTable(t, dir, "budget"), "--max-duration", "1ns"}},
 		{"describe-layout-after-maintain", []string{"describe", tbl, "--layout", "--format", "json"}},
 		// DML's JSON output (Spark's metric names), MERGE's dry run and its WHEN NOT
 		// MATCHED BY SOURCE clause.

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -381,6 +384,7 @@ func TestOptimizeReportsPlanProgressAndIdleRuns(t *testing.T) {
 		require.Regexp(t, `^optimize: \d+% \(.+ of .+\), .*elapsed .* \[(read|spill|write|commit)\]$`, l)
 	}
 	require.Contains(t, lines[len(lines)-1], "100%")
+	require.Contains(t, lines[len(lines)-1], ", 1/1 bins, 4/4 files, ")
 
 	// The table is one finished cluster now: a new target size alone changes nothing.
 	code, stdout, errs := cli(t, "optimize", tbl, "--zorder-by", "id,country", "--target-size", "256MiB", "--quiet")
@@ -398,6 +402,59 @@ func TestOptimizeReportsPlanProgressAndIdleRuns(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
 	require.Contains(t, res.NothingToDo, "it does not split or resize larger ones")
+}
+
+// TestOptimizeProgressLinesCountBinsAndFiles: without a terminal, a real OPTIMIZE
+// of several bins prints plain progress lines whose bins and files only grow and
+// reach the plan's totals (the last line shows them all done); --quiet prints
+// none, even with the line interval that makes every report a line.
+func TestOptimizeProgressLinesCountBinsAndFiles(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 5; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("in%d.parquet", i))
+		writeParquet(t, p, []int64{int64(i), int64(i + 10), int64(i + 20)}, []string{"DE", "FR", "JP"})
+		code, _, errs := cli(t, "append", tbl, p, "--partition-by", "country")
+		require.Equal(t, 0, code, errs)
+	}
+	optimizeRun := func(args ...string) (string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, progressInterval: time.Nanosecond}
+		code := run(context.Background(), e, append([]string{"optimize", tbl}, args...))
+		require.Equal(t, 0, code, errb.String())
+		return out.String(), errb.String()
+	}
+	// Three partitions of five small files each: three compaction bins, fifteen files.
+	out, errs := optimizeRun()
+	require.Regexp(t, `^plan +version 4, compaction, target file size 128\.0 MiB, 3 bins, 15 files, \d+ bytes\n`, out)
+	require.Contains(t, out, "removed 15 files")
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	require.GreaterOrEqual(t, len(lines), 3, "progress lines: %q", errs)
+	line := regexp.MustCompile(`^optimize: \d+% \(.+ of .+\), (\d+)/3 bins, (\d+)/15 files, .*elapsed .* \[(write|commit)\]$`)
+	var bins, files int
+	for _, l := range lines {
+		m := line.FindStringSubmatch(l)
+		require.NotNil(t, m, "progress line %q", l)
+		b, _ := strconv.Atoi(m[1])
+		f, _ := strconv.Atoi(m[2])
+		require.True(t, b >= bins && f >= files, "counts went back: %q after %d bins, %d files", l, bins, files)
+		bins, files = b, f
+	}
+	require.Equal(t, 3, bins, "last line %q", lines[len(lines)-1])
+	require.Equal(t, 15, files, "last line %q", lines[len(lines)-1])
+	require.Contains(t, lines[len(lines)-1], "100% (")
+
+	// The same work with --quiet: no progress at all.
+	for i := 0; i < 2; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("more%d.parquet", i))
+		writeParquet(t, p, []int64{int64(100 + i)}, []string{"DE"})
+		code, _, errs := cli(t, "append", tbl, p)
+		require.Equal(t, 0, code, errs)
+	}
+	out, errs = optimizeRun("--quiet")
+	require.Contains(t, out, "removed 3 files")
+	require.Empty(t, errs, "--quiet prints no progress")
 }
 
 func TestNothingToDoNamesTheCommand(t *testing.T) {

@@ -62,7 +62,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	}
 	bar := newBar(e, "maintain")
 	defer bar.Done()
-	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Unit) }
+	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Unit, rewriteCounts(p)...) }
 	rep, err := t.Maintain(ctx, opts)
 	bar.Done()
 	if err != nil {

@@ -41,7 +41,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	target := fs.String("target-size", "", "target file size, e.g. 128MiB (default: the table's delta.targetFileSize or 128 MiB)")
 	memory := fs.String("memory", "", "memory budget before spilling, e.g. 1GiB (default 1 GiB)")
 	dry := fs.Bool("dry-run", false, "print the plan without writing anything")
-	quiet := fs.Bool("quiet", false, "no progress on stderr (by default a bar on a terminal, else a line every 10s with bytes done, rate and ETA)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr (by default a bar on a terminal, else a line every 10s with bytes, bins and files done, rate and ETA)")
 	format := fs.String("format", "table", "table or json (the plan and the result; progress goes to stderr)")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
@@ -92,14 +92,15 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	prog := newProgress(e, "optimize", *quiet)
 	var bytesDone, bytesTotal int64
 	opts.Progress = func(p table.Progress) {
-		// Bytes of input rewritten drive the figures; other units (the commit)
-		// only name the phase.
+		// Bytes of input rewritten drive the figures (rate and ETA); other units
+		// (the commit) only name the phase. Every report carries the bins and
+		// input files done.
 		if p.Unit == "bytes" {
 			bytesDone, bytesTotal = p.Done, p.Total
 		} else if bytesTotal == 0 {
 			return
 		}
-		prog.Update(bytesDone, bytesTotal, "bytes", p.Phase)
+		prog.Update(bytesDone, bytesTotal, "bytes", p.Phase, rewriteCounts(p)...)
 	}
 	if *format == "table" {
 		// The plan is printed before any work starts, so a long run shows what it does.

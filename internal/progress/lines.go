@@ -11,10 +11,11 @@ import (
 const DefaultLineInterval = 10 * time.Second
 
 // Lines reports progress as plain lines for logs, where a redrawn bar would be
-// noise: at most one line per interval, each saying how far the work has come, its
-// rate since the start and the estimated time left, e.g.
+// noise: at most one line per interval, each saying how far the work has come (and
+// any secondary counts, such as bins and files done), its rate since the start and
+// the estimated time left, e.g.
 //
-//	optimize: 35% (1.2 GiB of 3.4 GiB), 45.2 MiB/s, ETA 50s [write]
+//	optimize: 35% (1.20 GiB of 3.40 GiB), 2/6 bins, 31/90 files, 45.2 MiB/s, ETA 50s, elapsed 27s [write]
 //
 // and one final line from Done. Counts in bytes are printed in binary units. Lines is
 // safe for concurrent use; a nil *Lines does nothing.
@@ -30,6 +31,7 @@ type Lines struct {
 	total    int64
 	unit     string
 	phase    string
+	counts   []Count
 	started  bool
 	dirty    bool // an update came after the last line
 }
@@ -43,9 +45,25 @@ func NewLines(w io.Writer, label string, interval time.Duration) *Lines {
 	return &Lines{w: w, label: label, interval: interval, now: time.Now}
 }
 
-// Update records that done of total units are finished in the named phase; unit
-// "bytes" prints sizes. The first call starts the clock for the rate.
-func (l *Lines) Update(done, total int64, unit, phase string) {
+// Count is a secondary count a progress report shows beside its main amount, such
+// as bins or files done of a total ("2/6 bins"; Total <= 0: unknown, "2 bins").
+type Count struct {
+	Unit        string
+	Done, Total int64
+}
+
+func (c Count) String() string {
+	if c.Total > 0 {
+		return fmt.Sprintf("%d/%d %s", c.Done, c.Total, c.Unit)
+	}
+	return fmt.Sprintf("%d %s", c.Done, c.Unit)
+}
+
+// Update records that done of total units are finished in the named phase, with
+// the given secondary counts (shown after the amount, in order); unit "bytes"
+// prints sizes. The rate and ETA follow the main amount. The first call starts the
+// clock for the rate.
+func (l *Lines) Update(done, total int64, unit, phase string, counts ...Count) {
 	if l == nil {
 		return
 	}
@@ -56,6 +74,7 @@ func (l *Lines) Update(done, total int64, unit, phase string) {
 		l.start, l.started = now, true
 	}
 	l.done, l.total, l.unit, l.phase = done, total, unit, phase
+	l.counts = append(l.counts[:0], counts...)
 	l.dirty = true
 	if l.last.IsZero() && now.Sub(l.start) < l.interval || !l.last.IsZero() && now.Sub(l.last) < l.interval {
 		return
@@ -83,6 +102,9 @@ func (l *Lines) print(now time.Time) {
 		s += fmt.Sprintf("%.0f%% (%s of %s)", 100*float64(l.done)/float64(l.total), l.amount(l.done), l.amount(l.total))
 	} else {
 		s += l.amount(l.done)
+	}
+	for _, c := range l.counts {
+		s += ", " + c.String()
 	}
 	if elapsed > 0 && l.done > 0 {
 		rate := float64(l.done) / elapsed.Seconds()

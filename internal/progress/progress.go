@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Bar renders "label [=====>    ] 42% 3/7 units" on one terminal line.
+// Bar renders "label [=====>    ] 42% 3/7 units" on one terminal line, followed by
+// any secondary counts (", 2/6 bins, 31/90 files").
 type Bar struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -33,9 +34,10 @@ func New(label string) *Bar {
 // NewWriter returns a bar that always draws to w (tests and forced output).
 func NewWriter(w io.Writer, label string) *Bar { return &Bar{w: w, label: label, enabled: true} }
 
-// Update redraws the bar for done of total units (total <= 0 draws a counter only).
-// Redraws are throttled to 10 per second, except the final one.
-func (b *Bar) Update(done, total int64, unit string) {
+// Update redraws the bar for done of total units (total <= 0 draws a counter only),
+// with the given secondary counts after it. Redraws are throttled to 10 per second,
+// except the final one.
+func (b *Bar) Update(done, total int64, unit string, counts ...Count) {
 	if b == nil || !b.enabled {
 		return
 	}
@@ -57,6 +59,9 @@ func (b *Bar) Update(done, total int64, unit string) {
 		fmt.Fprintf(b.w, "\r%s [%s] %3.0f%% %d/%d %s", b.label, bar, frac*100, done, total, unit)
 	} else {
 		fmt.Fprintf(b.w, "\r%s %d %s", b.label, done, unit)
+	}
+	for _, c := range counts {
+		fmt.Fprintf(b.w, ", %s", c)
 	}
 	b.drawn = true
 }

@@ -89,3 +89,40 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestLinesShowSecondaryCounts(t *testing.T) {
+	var buf bytes.Buffer
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	l := NewLines(&buf, "optimize", 10*time.Second)
+	l.now = clk.now
+	const mib = 1 << 20
+	l.Update(0, 40*mib, "bytes", "read", Count{"bins", 0, 4}, Count{"files", 0, 40})
+	clk.t = clk.t.Add(10 * time.Second)
+	l.Update(10*mib, 40*mib, "bytes", "write", Count{"bins", 1, 4}, Count{"files", 10, 40})
+	clk.t = clk.t.Add(30 * time.Second)
+	l.Update(40*mib, 40*mib, "bytes", "commit", Count{"bins", 4, 4}, Count{"files", 40, 40})
+	l2 := NewLines(&buf, "scan", 10*time.Second)
+	l2.now = clk.now
+	l2.Update(3, 0, "rows", "", Count{"files", 2, 0})
+	l2.Update(4, 0, "rows", "") // no counts now: none shown
+	clk.t = clk.t.Add(time.Second)
+	l2.Done()
+	want := []string{
+		"optimize: 25% (10.0 MiB of 40.0 MiB), 1/4 bins, 10/40 files, 1.0 MiB/s, ETA 30s, elapsed 10s [write]",
+		"optimize: 100% (40.0 MiB of 40.0 MiB), 4/4 bins, 40/40 files, 1.0 MiB/s, elapsed 40s [commit]",
+		"scan: 4 rows, 4 rows/s, elapsed 1s",
+	}
+	if got := strings.TrimSuffix(buf.String(), "\n"); got != strings.Join(want, "\n") {
+		t.Fatalf("lines:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+func TestBarShowsSecondaryCounts(t *testing.T) {
+	var buf bytes.Buffer
+	b := NewWriter(&buf, "optimize")
+	b.Update(4, 4, "write bytes", Count{"bins", 2, 2}, Count{"files", 7, 0})
+	b.Done()
+	if got, want := buf.String(), "\roptimize [==============================] 100% 4/4 write bytes, 2/2 bins, 7 files\n"; got != want {
+		t.Fatalf("bar %q, want %q", got, want)
+	}
+}
