@@ -141,6 +141,9 @@ type Options struct {
 	// For CurveWorkload they are optional: columns the tree may cut besides the
 	// ones the workload filters on (with Robustness, they get resolution too).
 	ClusterBy []string
+	// clusterPaths, when set, are the ClusterBy columns as paths of name parts (a
+	// clustered table's clustering columns, whose dotted names can be ambiguous).
+	clusterPaths [][]string
 	// Workload is the filters CurveWorkload builds its tree for. Needed when the
 	// partition has no tree yet or Full is set; otherwise new rows are routed
 	// through the stored tree and the plan reports how far Workload has drifted
