@@ -19,6 +19,7 @@ import (
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // commitActions parses one commit file of the table in store.
@@ -470,4 +471,71 @@ func TestClusterByNestedColumnRefused(t *testing.T) {
 	d, ok := snap.Log().Domain(log.DomainClustering)
 	require.True(t, ok)
 	require.JSONEq(t, `{"clusteringColumns":[["st","in","y"]]}`, d.Configuration)
+}
+
+// TestZOrderByNestedColumn: an explicit curve may name a leaf nested in a struct
+// too (st.x) on a table that is not clustered: rows kept, the cube tags name the
+// columns as given, and a filter on st.x reads fewer files. A nested map or a
+// workload layout on a nested column is refused, naming the column.
+func TestZOrderByNestedColumn(t *testing.T) {
+	ctx := context.Background()
+	tb, err := table.Create(ctx, storage.NewMemory(), nestedSchema(), table.CreateOptions{})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(15, 2))
+	var want []string
+	for i := 0; i < 6; i++ {
+		rec := nestedBatch(r, 2000)
+		want = append(want, tableRows(t, rec)...)
+		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		rec.Release()
+		require.NoError(t, err)
+	}
+	sort.Strings(want)
+	filesRead := func() (int, int) {
+		snap, err := tb.Snapshot(ctx, table.Latest())
+		require.NoError(t, err)
+		sc, err := snap.Scan(ctx, table.WithFilter("st.x < 500"))
+		require.NoError(t, err)
+		return sc.NumFiles(), len(snap.Log().Files())
+	}
+	before, total := filesRead()
+	require.Equal(t, total, before)
+
+	for _, c := range []struct {
+		opts table.OptimizeOptions
+		msg  string
+	}{
+		{table.OptimizeOptions{HilbertBy: []string{"st.m"}}, "st.m"},
+		{table.OptimizeOptions{ZOrderBy: []string{"st.nope"}}, `no field "nope"`},
+		{table.OptimizeOptions{ZOrderBy: []string{"arr.x"}}, "not a struct"},
+		{table.OptimizeOptions{Layout: "workload", WorkloadColumns: []string{"st.x"}, Workload: mustWorkload(t, "st.x < 10")}, "top-level columns only"},
+	} {
+		_, err := tb.Optimize(ctx, c.opts)
+		require.Error(t, err)
+		require.Contains(t, err.Error(), c.msg)
+	}
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	require.Equal(t, int64(6), snap.Version(), "refusals commit nothing")
+
+	res, err := tb.Optimize(ctx, table.OptimizeOptions{ZOrderBy: []string{"ST.X", "id"}, TargetFileSize: 16 << 10})
+	require.NoError(t, err)
+	require.Equal(t, []string{"st.x", "id"}, res.Plan.ClusterBy, "the schema's spelling")
+	require.Equal(t, want, readAllRows(t, tb))
+	snap, err = tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	for _, a := range snap.Log().Files() {
+		require.Equal(t, `["st.x","id"]`, a.Tags["ZCUBE_ZORDER_BY"], a.Path)
+		require.Empty(t, a.ClusteringProvider, "not a clustered table")
+	}
+	after, total := filesRead()
+	t.Logf("st.x < 500: %d of %d files before, %d of %d after", before, before, after, total)
+	require.Less(t, 2*after, total+1)
+}
+
+func mustWorkload(t *testing.T, queries string) *workload.Workload {
+	t.Helper()
+	wl, err := workload.Parse(strings.NewReader(queries), "queries.sql")
+	require.NoError(t, err)
+	return wl
 }
