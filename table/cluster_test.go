@@ -1,11 +1,13 @@
 package table_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/log"
@@ -538,4 +542,71 @@ func mustWorkload(t *testing.T, queries string) *workload.Workload {
 	wl, err := workload.Parse(strings.NewReader(queries), "queries.sql")
 	require.NoError(t, err)
 	return wl
+}
+
+// TestOptimizedWriteSortsByNestedColumn: an optimized write on a table clustered
+// by st.x sorts each file by the nested leaf's values (NULL first, a struct that is
+// NULL counting as NULL); without optimized writes the rows keep their order.
+func TestOptimizedWriteSortsByNestedColumn(t *testing.T) {
+	ctx := context.Background()
+	for _, on := range []bool{true, false} {
+		st := storage.NewMemory()
+		props := map[string]string{"delta.targetFileSize": "64kb"}
+		if on {
+			props["delta.autoOptimize.optimizeWrite"] = "true"
+		}
+		tb, err := table.Create(ctx, st, nestedSchema(), table.CreateOptions{ClusterBy: []string{"st.x"}, Properties: props})
+		require.NoError(t, err)
+		r := rand.New(rand.NewPCG(15, 3))
+		var recs []arrow.RecordBatch
+		for i := 0; i < 10; i++ {
+			recs = append(recs, nestedBatch(r, 1000))
+		}
+		res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{})
+		for _, rec := range recs {
+			rec.Release()
+		}
+		require.NoError(t, err)
+		require.Greater(t, res.FilesAdded, 1)
+		snap, err := tb.Snapshot(ctx, table.Latest())
+		require.NoError(t, err)
+		total, sortedFiles, files := 0, 0, 0
+		for _, a := range snap.Log().Files() {
+			p, err := a.DecodedPath()
+			require.NoError(t, err)
+			raw, err := st.Get(ctx, p)
+			require.NoError(t, err)
+			pr, err := file.NewParquetReader(bytes.NewReader(raw))
+			require.NoError(t, err)
+			fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+			require.NoError(t, err)
+			tbl, err := fr.ReadTable(ctx)
+			pr.Close()
+			require.NoError(t, err)
+			var xs []int64 // NULL as -1
+			for _, ch := range tbl.Column(1).Data().Chunks() {
+				s := ch.(*array.Struct)
+				x := s.Field(0).(*array.Int32)
+				for i := 0; i < s.Len(); i++ {
+					if s.IsNull(i) || x.IsNull(i) {
+						xs = append(xs, -1)
+					} else {
+						xs = append(xs, int64(x.Value(i)))
+					}
+				}
+			}
+			tbl.Release()
+			files++
+			total += len(xs)
+			if slices.IsSorted(xs) {
+				sortedFiles++
+			}
+		}
+		require.Equal(t, 10000, total)
+		if on {
+			require.Equal(t, files, sortedFiles, "every file sorted by st.x")
+		} else {
+			require.Zero(t, sortedFiles, "without optimized writes rows keep their order")
+		}
+	}
 }
