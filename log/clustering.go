@@ -273,7 +273,7 @@ func ResolveClusteringColumns(md Metadata, cols []string) (logical, physical [][
 		var f *StructField
 		for i, part := range parts {
 			if st == nil {
-				return nil, nil, fmt.Errorf("%w: clustering column %q: %q is not a struct", ErrInvalidClustering, c, strings.Join(lp, "."))
+				return nil, nil, fmt.Errorf("%w: clustering column %q: %q is not a struct (a clustering column is reached through structs only, never inside an array or map)", ErrInvalidClustering, c, strings.Join(lp, "."))
 			}
 			if f = st.FieldFold(part); f == nil {
 				return nil, nil, fmt.Errorf("%w: clustering column %q does not exist (columns: %s)", ErrInvalidClustering, c, strings.Join(fieldNames(st), ", "))

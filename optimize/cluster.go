@@ -140,13 +140,10 @@ func totals(infos []fileInfo) (memEst, rows int64) {
 	return memEst, rows
 }
 
-// clusterColumns returns the clustering columns of a batch of the data schema.
-func (p *Plan) clusterColumns(rec arrow.RecordBatch) []arrow.Array {
-	out := make([]arrow.Array, len(p.clusters))
-	for i, c := range p.clusters {
-		out[i] = rec.Column(c)
-	}
-	return out
+// clusterColumns returns the clustering columns of a batch of the data schema (a
+// nested column's leaf values), new references: release them with releaseAll.
+func (p *Plan) clusterColumns(rec arrow.RecordBatch) ([]arrow.Array, error) {
+	return leafColumns(rec, p.clusters, p.opts.Allocator)
 }
 
 func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos []fileInfo) error {
@@ -194,7 +191,13 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	s := newSamplers(len(p.clusters))
 	var n int64
 	for _, r := range recs {
-		if err := s.add(p.clusterColumns(r)); err != nil {
+		cols, err := p.clusterColumns(r)
+		if err != nil {
+			return err
+		}
+		err = s.add(cols)
+		releaseAll(cols)
+		if err != nil {
 			return err
 		}
 		n += r.NumRows()
@@ -212,7 +215,13 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	err = parallel(ctx, o.Parallelism, len(recs), func(ctx context.Context, b int) error {
 		off, m := offs[b], int(recs[b].NumRows())
 		keys := make([]uint64, m)
-		if _, err := k.keys(p.clusterColumns(recs[b]), off, keys, nil); err != nil {
+		cols, err := p.clusterColumns(recs[b])
+		if err != nil {
+			return err
+		}
+		_, err = k.keys(cols, off, keys, nil)
+		releaseAll(cols)
+		if err != nil {
 			return err
 		}
 		for i, key := range keys {
@@ -234,7 +243,12 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 		}
 		perFile[i] = nil
 	}
-	sortKeyed(ctx, pairs, tieBreak{p.clusterColumns(all)}, o.Parallelism)
+	tb, err := p.clusterColumns(all)
+	if err != nil {
+		return err
+	}
+	sortKeyed(ctx, pairs, tieBreak{tb}, o.Parallelism)
+	releaseAll(tb)
 	return w.writeSorted(ctx, all, pairs, nil, 0, w.it.bin.Bytes/2)
 }
 

@@ -144,11 +144,15 @@ type Options struct {
 	Predicate string
 	// Curve selects compaction (CurveNone, default) or clustering.
 	Curve Curve
-	// ClusterBy names the clustering columns (1..8); required unless Curve is
-	// CurveNone or CurveWorkload. With one column every curve is a plain sort.
+	// ClusterBy names the clustering columns (1..8): top-level columns, or
+	// primitive fields nested in structs ("st.x"; backtick-quote a part with a dot);
+	// required unless Curve is CurveNone or CurveWorkload. With one column every curve is a plain sort.
 	// For CurveWorkload they are optional: columns the tree may cut besides the
 	// ones the workload filters on (with Robustness, they get resolution too).
 	ClusterBy []string
+	// clusterPaths, when set, are the ClusterBy columns as paths of name parts (a
+	// clustered table's clustering columns, whose dotted names can be ambiguous).
+	clusterPaths [][]string
 	// Workload is the filters CurveWorkload builds its tree for. Needed when the
 	// partition has no tree yet or Full is set; otherwise new rows are routed
 	// through the stored tree and the plan reports how far Workload has drifted

@@ -18,22 +18,47 @@ import (
 // optimized write on a clustered table sorts each file's rows so. The caller keeps
 // recs and owns the result; memory comes from mem (nil: the default allocator).
 func SortByClustering(ctx context.Context, recs []arrow.RecordBatch, cols []int, curve Curve, mem memory.Allocator) (arrow.RecordBatch, error) {
+	paths := make([][]int, len(cols))
+	for i, c := range cols {
+		paths[i] = []int{c}
+	}
+	return SortByClusteringPaths(ctx, recs, paths, curve, mem)
+}
+
+// SortByClusteringPaths is SortByClustering with clustering columns that may be
+// nested in structs: each is an index path, the index of a top-level field, then
+// of the field at each struct level below ({1, 0} is field 0 of the struct in
+// field 1). A nested column's values are NULL wherever a struct around it is.
+func SortByClusteringPaths(ctx context.Context, recs []arrow.RecordBatch, paths [][]int, curve Curve, mem memory.Allocator) (arrow.RecordBatch, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%w: no batches to sort", ErrInvalidOptions)
 	}
-	if len(cols) == 0 || len(cols) > 8 || curve == CurveNone {
-		return nil, fmt.Errorf("%w: sorting by %d clustering columns on curve %s", ErrInvalidOptions, len(cols), curve)
+	if len(paths) == 0 || len(paths) > 8 || curve == CurveNone {
+		return nil, fmt.Errorf("%w: sorting by %d clustering columns on curve %s", ErrInvalidOptions, len(paths), curve)
+	}
+	cols := make([]clusterCol, len(paths))
+	for i, p := range paths {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("%w: clustering column %d has an empty index path", ErrInvalidOptions, i)
+		}
+		cols[i] = clusterCol(p)
 	}
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
 	sch := recs[0].Schema()
-	pick := func(rec arrow.RecordBatch) []arrow.Array {
-		out := make([]arrow.Array, len(cols))
-		for i, c := range cols {
-			out[i] = rec.Column(c)
+	for i, p := range paths {
+		if p[0] < 0 || p[0] >= sch.NumFields() {
+			return nil, fmt.Errorf("%w: clustering column %d: no field %d in the schema", ErrInvalidOptions, i, p[0])
 		}
-		return out
+	}
+	// pick returns new references to the clustering columns (releaseAll).
+	pick := func(rec arrow.RecordBatch) ([]arrow.Array, error) {
+		out, err := leafColumns(rec, cols, mem)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		return out, nil
 	}
 	s := newSamplers(len(cols))
 	var n int64
@@ -41,7 +66,13 @@ func SortByClustering(ctx context.Context, recs []arrow.RecordBatch, cols []int,
 		if !r.Schema().Equal(sch) {
 			return nil, fmt.Errorf("%w: batches of different schemas", ErrInvalidOptions)
 		}
-		if err := s.add(pick(r)); err != nil {
+		arrs, err := pick(r)
+		if err != nil {
+			return nil, err
+		}
+		err = s.add(arrs)
+		releaseAll(arrs)
+		if err != nil {
 			return nil, err
 		}
 		n += r.NumRows()
@@ -55,7 +86,13 @@ func SortByClustering(ctx context.Context, recs []arrow.RecordBatch, cols []int,
 	var scratch [][]uint32
 	for _, r := range recs {
 		keys := make([]uint64, r.NumRows())
-		if scratch, err = k.keys(pick(r), off, keys, scratch); err != nil {
+		arrs, err := pick(r)
+		if err != nil {
+			return nil, err
+		}
+		scratch, err = k.keys(arrs, off, keys, scratch)
+		releaseAll(arrs)
+		if err != nil {
 			return nil, err
 		}
 		for i, key := range keys {
@@ -71,7 +108,12 @@ func SortByClustering(ctx context.Context, recs []arrow.RecordBatch, cols []int,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sortKeyed(ctx, pairs, tieBreak{pick(all)}, 1)
+	tb, err := pick(all)
+	if err != nil {
+		return nil, err
+	}
+	sortKeyed(ctx, pairs, tieBreak{tb}, 1)
+	releaseAll(tb)
 	ib := array.NewUint32Builder(mem)
 	defer ib.Release()
 	ib.Reserve(len(pairs))

@@ -15,6 +15,7 @@ import (
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
+	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
 )
@@ -89,9 +90,9 @@ type Plan struct {
 	partPhys []string // their physical names: the keys of add.partitionValues
 	physData []string // physical names of dataSch's fields (Bloom tags and stats use them)
 	delta    *log.StructType
-	clusters []int // indices of clustering columns in dataSch
-	hidden   int   // hidden row tracking columns at the end of dataSch (rowids.go)
-	bloomIdx []int // indices of BloomColumns in dataSch
+	clusters []clusterCol // locations of the clustering columns in dataSch
+	hidden   int          // hidden row tracking columns at the end of dataSch (rowids.go)
+	bloomIdx []int        // indices of BloomColumns in dataSch
 	logical  *arrow.Schema
 	trees    map[string]*qdtree.Tree // stored workload trees, by path
 }
@@ -344,39 +345,76 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 }
 
 // resolveClusterColumns checks the clustering columns (exist, not partition columns,
-// have statistics, rankable) and records their canonical names and indices.
+// have statistics, rankable) and records their canonical names and locations. A
+// name is a top-level column, or else a path into structs ("st.x", parts quoted
+// with backticks as in delta.dataSkippingStatsColumns) ending at a primitive leaf;
+// a clustered table's columns come as paths (Options.clusterPaths). CurveWorkload
+// cuts top-level columns only.
 func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
 	withStats, err := newStatsColumns(p)
 	if err != nil {
 		return err
 	}
-	for _, name := range p.opts.ClusterBy {
-		if isPartitionCol(p.partCols, name) {
+	for i, name := range p.opts.ClusterBy {
+		var cpath []string
+		if i < len(p.opts.clusterPaths) {
+			cpath = p.opts.clusterPaths[i]
+		} else if fieldIndexFold(p.dataSch, name) >= 0 || isPartitionCol(p.partCols, name) {
+			cpath = []string{name}
+		} else if cpath, err = stats.ParseColumnPath(name); err != nil {
+			return &ClusterColumnError{Column: name, Reason: err.Error()}
+		}
+		if isPartitionCol(p.partCols, cpath[0]) {
 			return &ClusterColumnError{Column: name, Reason: "is a partition column (every file of a partition holds one value already)"}
 		}
-		idx := -1
-		for i, f := range p.dataSch.Fields() {
-			if strings.EqualFold(f.Name, name) {
-				idx = i
-				break
+		if len(cpath) > 1 && p.Curve == CurveWorkload {
+			return &ClusterColumnError{Column: name, Reason: "is nested in a struct; a workload layout cuts top-level columns only"}
+		}
+		var loc clusterCol
+		var names []string
+		fields := p.dataSch.Fields()
+		var f arrow.Field
+		for d, part := range cpath {
+			idx := -1
+			for j, g := range fields {
+				if strings.EqualFold(g.Name, part) {
+					idx = j
+					break
+				}
+			}
+			if idx < 0 {
+				var have []string
+				for _, g := range fields {
+					have = append(have, g.Name)
+				}
+				if d == 0 {
+					have = have[:0]
+					for _, g := range logical.Fields() {
+						have = append(have, g.Name)
+					}
+					return &ClusterColumnError{Column: name, Reason: "no such column (table has " + strings.Join(have, ", ") + ")"}
+				}
+				return &ClusterColumnError{Column: name, Reason: fmt.Sprintf("struct %s has no field %q (it has %s)", strings.Join(names, "."), part, strings.Join(have, ", "))}
+			}
+			f = fields[idx]
+			loc = append(loc, idx)
+			names = append(names, f.Name)
+			if d < len(cpath)-1 {
+				st, ok := f.Type.(*arrow.StructType)
+				if !ok {
+					return &ClusterColumnError{Column: name, Reason: fmt.Sprintf("%s is %s, not a struct: clustering columns are reached through structs only", strings.Join(names, "."), f.Type)}
+				}
+				fields = st.Fields()
 			}
 		}
-		if idx < 0 {
-			var have []string
-			for _, f := range logical.Fields() {
-				have = append(have, f.Name)
-			}
-			return &ClusterColumnError{Column: name, Reason: "no such column (table has " + strings.Join(have, ", ") + ")"}
-		}
-		f := p.dataSch.Field(idx)
-		if !withStats[f.Name] {
+		if !withStats[stats.Key(names...)] {
 			return &ClusterColumnError{Column: name, Reason: "has no statistics (not among the table's data-skipping columns), so clustering on it cannot help skipping"}
 		}
 		if !rankable(f.Type) {
 			return &ClusterColumnError{Column: name, Reason: "type " + f.Type.String() + " has no order usable for clustering"}
 		}
-		p.clusters = append(p.clusters, idx)
-		p.ClusterBy = append(p.ClusterBy, f.Name)
+		p.clusters = append(p.clusters, loc)
+		p.ClusterBy = append(p.ClusterBy, strings.Join(names, "."))
 	}
 	return nil
 }
@@ -697,12 +735,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 	if len(c.Columns) == 0 {
 		return false, nil
 	}
-	for _, col := range c.Columns {
-		if len(col) > 1 {
-			return false, fmt.Errorf("%w: clustering column %s is nested; OPTIMIZE clusters by top-level columns only", ErrUnsupportedTable, strings.Join(col, "."))
-		}
-	}
-	o.Curve, o.ClusterBy = CurveHilbert, names
+	o.Curve, o.ClusterBy, o.clusterPaths = CurveHilbert, names, c.Columns
 	if o.CubeFanIn == 0 {
 		o.CubeFanIn = DefaultCubeFanIn
 	}

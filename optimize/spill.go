@@ -43,17 +43,35 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	p := e.plan
 	o := w.o
 	adds := w.it.bin.adds
-	clFields := make([]arrow.Field, len(p.clusters))
+	// The top-level fields of the clustering columns (each once), read through the
+	// column mapping, and where the columns are in them.
+	var clFields []arrow.Field
+	clCols := make([]clusterCol, len(p.clusters))
+	at := map[int]int{}
 	for i, c := range p.clusters {
-		clFields[i] = p.readSch.Field(c) // read through the column mapping
+		j, ok := at[c[0]]
+		if !ok {
+			j = len(clFields)
+			at[c[0]] = j
+			clFields = append(clFields, p.readSch.Field(c[0]))
+		}
+		clCols[i] = append(clusterCol{j}, c[1:]...)
 	}
 	clSch := arrow.NewSchema(clFields, nil)
+	leaves := func(rec arrow.RecordBatch, fn func([]arrow.Array) error) error {
+		cols, err := leafColumns(rec, clCols, o.Allocator)
+		if err != nil {
+			return err
+		}
+		defer releaseAll(cols)
+		return fn(cols)
+	}
 
 	// Pass 1: rank sample.
 	s := newSamplers(len(p.clusters))
 	for _, a := range adds {
 		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
-			return s.add(rec.Columns())
+			return leaves(rec, s.add)
 		})
 		if err != nil {
 			return err
@@ -71,10 +89,12 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
 			m := int(rec.NumRows())
 			keys = slices.Grow(keys[:0], m)[:m]
-			var err error
-			scratch, err = k.keys(rec.Columns(), infos[i].offset+firstRow, keys, scratch)
-			res.add(keys)
-			return err
+			return leaves(rec, func(cols []arrow.Array) error {
+				var err error
+				scratch, err = k.keys(cols, infos[i].offset+firstRow, keys, scratch)
+				res.add(keys)
+				return err
+			})
 		})
 		if err != nil {
 			return err
@@ -116,8 +136,13 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		err := p.readInput(ctx, adds[i], o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
 			m := int(rec.NumRows())
 			keys = slices.Grow(keys[:0], m)[:m]
-			var err error
-			if scratch, err = k.keys(p.clusterColumns(rec), infos[i].offset+firstRow, keys, scratch); err != nil {
+			cols, err := p.clusterColumns(rec)
+			if err != nil {
+				return err
+			}
+			scratch, err = k.keys(cols, infos[i].offset+firstRow, keys, scratch)
+			releaseAll(cols)
+			if err != nil {
 				return err
 			}
 			return routeRows(ctx, rec, keys, splits, runs, spillSch, o)
@@ -257,7 +282,7 @@ func (r *spillRun) discard() {
 
 // sortInto loads the run, sorts it by key and writes the data columns to the bin's
 // files; after is the number of rows in later runs.
-func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Schema, dataCols, clusters []int, after int64, o Options) error {
+func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Schema, dataCols []int, clusters []clusterCol, after int64, o Options) error {
 	if r.rows == 0 {
 		return nil
 	}
@@ -295,10 +320,11 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	for i, v := range kc {
 		pairs[i] = keyed{uint64(v) ^ (1 << 63), uint32(i)}
 	}
-	tb := tieBreak{}
-	for _, c := range clusters {
-		tb.cols = append(tb.cols, all.Column(c))
+	tbCols, err := leafColumns(all, clusters, o.Allocator)
+	if err != nil {
+		return err
 	}
-	sortKeyed(ctx, pairs, tb, o.Parallelism)
+	sortKeyed(ctx, pairs, tieBreak{tbCols}, o.Parallelism)
+	releaseAll(tbCols)
 	return w.writeSorted(ctx, all, pairs, dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
 }

@@ -518,8 +518,9 @@ func (e *executor) writeFile(ctx context.Context, out *datafile.Output, place da
 	return add, nil
 }
 
-// newStatsColumns returns the top-level data columns the table keeps statistics
-// for (a cut on any other column cannot help skipping).
+// newStatsColumns returns the data columns the table keeps statistics for, keyed
+// by stats.Key of their path (a top-level column by its name): a cut on any other
+// column cannot help skipping.
 func newStatsColumns(p *Plan) (map[string]bool, error) {
 	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
 	if err != nil {
@@ -527,9 +528,7 @@ func newStatsColumns(p *Plan) (map[string]bool, error) {
 	}
 	m := map[string]bool{}
 	for _, c := range coll.Columns() {
-		if len(c) == 1 {
-			m[c[0]] = true
-		}
+		m[stats.Key(c...)] = true
 	}
 	return m, nil
 }

@@ -95,19 +95,13 @@ func (s *Snapshot) ClusteringColumns() ([]string, error) {
 }
 
 // resolveClustering checks clustering columns for a table with metadata md (see
-// log.ResolveClusteringColumns). Delta allows nested clustering columns and skiplake
-// reads them, but its OPTIMIZE clusters by top-level columns only, so it does not
-// create them.
+// log.ResolveClusteringColumns): top-level columns, or primitive leaves reached
+// through structs (st.x, stored as ["st","x"]); leaves inside arrays or maps, and
+// structs themselves, are refused.
 func resolveClustering(md log.Metadata, cols []string) (logical, physical [][]string, err error) {
 	logical, physical, err = log.ResolveClusteringColumns(md, cols)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	for _, c := range logical {
-		if len(c) > 1 {
-			return nil, nil, fmt.Errorf("%w: clustering column %s is nested in a struct; skiplake's OPTIMIZE clusters by top-level columns only",
-				ErrInvalidArgument, strings.Join(c, "."))
-		}
 	}
 	return logical, physical, nil
 }

@@ -22,7 +22,7 @@ type OptimizeOptions struct {
 	Where string
 	// ZOrderBy or HilbertBy (at most one) cluster the rewritten data on these
 	// columns with a Z-order or Hilbert curve over their ranks. LinearBy sorts
-	// lexicographically (the baseline).
+	// lexicographically (the baseline). A field nested in structs is named st.x.
 	ZOrderBy, HilbertBy, LinearBy []string
 	// Layout "workload" lays the data out by a tree of cuts learned from Workload
 	// (optimize.CurveWorkload): a file per leaf, the tree stored beside the data

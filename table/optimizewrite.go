@@ -31,8 +31,8 @@ const maxSortBuffer = 256 << 20
 // key ranges. A clustered table is not partitioned, so in practice it holds one
 // partition's rows.
 type sortBuffers struct {
-	cols  []int // clustering columns, as indices of the file schema
-	limit int64 // Arrow bytes held per partition before they are sorted and written
+	cols  [][]int // clustering columns, as index paths into the file schema
+	limit int64   // Arrow bytes held per partition before they are sorted and written
 	bufs  map[string]*sortBuffer
 }
 
@@ -57,21 +57,39 @@ func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64) *sortBu
 	perFile := 2 * target // Arrow bytes of about one file (Parquet compresses about 2:1)
 	s := &sortBuffers{bufs: map[string]*sortBuffer{}, limit: max(perFile, min(8*perFile, maxSortBuffer))}
 	for _, col := range c.Columns {
-		if len(col) != 1 {
-			return nil // nested clustering columns: written as they come
+		path := fieldPath(fileSch.Fields(), col)
+		if path == nil {
+			return nil
 		}
+		s.cols = append(s.cols, path)
+	}
+	return s
+}
+
+// fieldPath returns the index path of the column named by parts (matched
+// case-insensitively, through structs only) among fields, or nil when there is none.
+func fieldPath(fields []arrow.Field, parts []string) []int {
+	var path []int
+	for d, part := range parts {
 		idx := -1
-		for i, f := range fileSch.Fields() {
-			if strings.EqualFold(f.Name, col[0]) {
+		for i, f := range fields {
+			if strings.EqualFold(f.Name, part) {
 				idx = i
 			}
 		}
 		if idx < 0 {
 			return nil
 		}
-		s.cols = append(s.cols, idx)
+		path = append(path, idx)
+		if d < len(parts)-1 {
+			st, ok := fields[idx].Type.(*arrow.StructType)
+			if !ok {
+				return nil
+			}
+			fields = st.Fields()
+		}
 	}
-	return s
+	return path
 }
 
 // add holds data (the caller keeps its reference) and sorts and writes the
@@ -98,7 +116,7 @@ func (s *sortBuffers) flush(ctx context.Context, w *fileSetWriter, dir string) e
 		return nil
 	}
 	delete(s.bufs, dir)
-	sorted, err := optimize.SortByClustering(ctx, b.recs, s.cols, optimize.CurveHilbert, w.mem)
+	sorted, err := optimize.SortByClusteringPaths(ctx, b.recs, s.cols, optimize.CurveHilbert, w.mem)
 	for _, r := range b.recs {
 		r.Release()
 	}

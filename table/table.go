@@ -40,10 +40,10 @@ type CreateOptions struct {
 	// mapping, v2 checkpoints) give the table the protocol that has it.
 	Properties map[string]string
 	// ClusterBy makes the table a clustered table (Delta liquid clustering): the
-	// clustering feature and a delta.clustering domain naming these top-level columns
-	// (at most log.MaxClusteringColumns; skiplake reads nested ones other engines
-	// wrote, but its OPTIMIZE clusters by top-level columns only). Each must have
-	// min/max statistics under the table's data-skipping properties. OPTIMIZE without
+	// clustering feature and a delta.clustering domain naming these columns (at most
+	// log.MaxClusteringColumns): top-level columns, or primitive fields nested in
+	// structs ("st.x", stored as ["st","x"]; never inside an array or map). Each must
+	// have min/max statistics under the table's data-skipping properties. OPTIMIZE without
 	// flags then clusters the table by them incrementally, and writes always collect
 	// their statistics. Clustering and PartitionColumns are exclusive, as in Delta.
 	// Change them later with Alter (AlterOptions.ClusterBy).

@@ -34,7 +34,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	ifExists := fs.Bool("if-exists", false, "with --unset-property: ignore keys the table does not have")
 	fs.Var(&add, "add-column", `column to append, "name type" (e.g. "amount decimal(10,2)", "address.zip int"; repeatable)`)
 	var cluster listFlag
-	fs.Var(&cluster, "cluster-by", "new clustering columns (comma-separated; none for CLUSTER BY NONE): a metadata-only commit that rewrites no file; the table becomes clustered if it is not (unpartitioned tables only)")
+	fs.Var(&cluster, "cluster-by", "new clustering columns (comma-separated, st.x for field x of struct st; none for CLUSTER BY NONE): a metadata-only commit that rewrites no file; the table becomes clustered if it is not (unpartitioned tables only)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {

@@ -55,7 +55,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	var parts listFlag
 	fs.Var(&parts, "partition-by", "partition columns (comma-separated)")
 	var cluster listFlag
-	fs.Var(&cluster, "cluster-by", "clustering columns (comma-separated, at most 4): a Delta clustered table (liquid clustering) that OPTIMIZE clusters by them; exclusive with --partition-by")
+	fs.Var(&cluster, "cluster-by", "clustering columns (comma-separated, at most 4; st.x is field x of struct st): a Delta clustered table (liquid clustering) that OPTIMIZE clusters by them; exclusive with --partition-by")
 	props := kvFlag{}
 	fs.Var(props, "property", "table property key=value (repeatable)")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")

@@ -231,6 +231,7 @@ func TestGoldenErrors(t *testing.T) {
 			{"create"},
 			{"create", filepath.Join(dir, "new"), "--schema", "id bigint, p string", "--partition-by", "p", "--cluster-by", "id"},
 			{"create", filepath.Join(dir, "new"), "--schema", "id bigint, ok boolean", "--cluster-by", "ok"},
+			{"create", filepath.Join(dir, "new"), "--schema", "id bigint, a array<struct<x int>>", "--cluster-by", "id,a.x"},
 			{"create", filepath.Join(dir, "new")},
 			{"create", filepath.Join(dir, "new"), "--schema", "id bigint", "--schema-from", input},
 			{"create", filepath.Join(dir, "new"), "--schema", "id bigwig"},
