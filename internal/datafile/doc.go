@@ -88,6 +88,10 @@
 //     checked; what validation cannot see is contained where arrow-go's decoder is
 //     called (contain.go), never around skiplake's own code.
 //
+// A Parquet file that is not a table's data file — a user's input to append or MERGE —
+// is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the
+// same D10 defences; its INT96 columns go through arrow-go (nanoseconds, 1677-2262).
+//
 // Callers choose row groups (after skipping with footer statistics or Bloom filters via
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96
 // timestamps are decoded exactly (0001-01-01 to 9999-12-31) for top-level columns; an INT96
