@@ -18,9 +18,11 @@ import (
 // Reader streams the rows of a planned Scan as Arrow record batches, row group by
 // row group.
 //
-// How it reads: one goroutine walks the planned files in order, opens each (footer,
-// deletion vector), decides its row groups and pages (skipping's footer and
-// page-index evaluators), and hands the row groups to up to WithParallelism decoders;
+// How it reads: the planned files are opened (footer, deletion vector) and their row
+// groups and pages decided (skipping's footer and page-index evaluators) up to
+// WithParallelism files ahead at once, one file ahead with a limit (see openWindow);
+// one goroutine takes them in plan order and hands the row groups to up to
+// WithParallelism decoders;
 // each decoder streams its row group's column chunks, drops deleted rows, adds
 // partition columns and rechecks the filter where no level proved "must match".
 // Decoded batches wait in per-row-group queues whose total size is bounded by the
@@ -276,11 +278,87 @@ func (f *openFile) release() bool {
 	return last
 }
 
-// dispatch opens the planned files in order and starts a decoder per row group, at
-// most cfg.parallelism at a time. It closes r.units when done, failed or cancelled.
+// openWindow is how many planned files the Reader holds at most between starting to
+// open them and having handed all their row groups to decoders: files being opened
+// (their footer, page index, Bloom filters and deletion vector read), files opened and
+// waiting, and the file being dispatched. On an object store each open is a round trip
+// or more, so opening one file after another makes a scan of many small files wait
+// for every round trip in turn; a window of WithParallelism files overlaps up to that
+// many opens. With a limit the window is one file: the next file is opened only once
+// the current one is dispatched, as a serial reader does, so a scan that stops early
+// opens at most one file beyond those it needs. Open files hold their footers in
+// memory (outside the read-ahead budget, which counts decoded batches), so the window
+// also bounds that.
+func (r *Reader) openWindow() int {
+	if r.cfg.limit > 0 || r.cfg.parallelism < 1 {
+		return 1
+	}
+	return r.cfg.parallelism
+}
+
+// pendingOpen is a planned file being opened ahead of the dispatcher; done is closed
+// when of, units and err are set.
+type pendingOpen struct {
+	done  chan struct{}
+	of    *openFile
+	units []rgUnit
+	err   error
+}
+
+// discard waits for the open to end and closes the file if it was opened.
+func (p *pendingOpen) discard() {
+	<-p.done
+	if p.of != nil {
+		p.of.release()
+		p.of = nil
+	}
+}
+
+// openAhead opens r.tasks in order with at most window files opened or being opened
+// and not yet done with: a slot is taken before an open starts and given back
+// (<-slots) by the consumer when it has dispatched the file. The pending opens come out of the returned channel in plan
+// order; it is closed when every task was started or ctx ended.
+func (r *Reader) openAhead(ctx context.Context, window int) (<-chan *pendingOpen, chan struct{}) {
+	slots := make(chan struct{}, window)
+	out := make(chan *pendingOpen, window)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(out)
+		for _, task := range r.tasks {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			p := &pendingOpen{done: make(chan struct{})}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer close(p.done)
+				p.of, p.units, p.err = r.openTask(ctx, task)
+			}()
+			out <- p // never blocks: at most window opens are pending (the slots)
+		}
+	}()
+	return out, slots
+}
+
+// dispatch takes the planned files in order as openAhead opens them and starts a
+// decoder per row group, at most cfg.parallelism at a time. It closes r.units when
+// done, failed or cancelled.
 func (r *Reader) dispatch() {
 	defer r.wg.Done()
 	defer close(r.units)
+	octx, stopOpens := context.WithCancel(r.ctx)
+	opens, openSlots := r.openAhead(octx, r.openWindow())
+	defer func() {
+		// Stop opening ahead and close what was opened but will not be read.
+		stopOpens()
+		for p := range opens {
+			p.discard()
+		}
+	}()
 	slots := make(chan struct{}, r.cfg.parallelism)
 	if r.cfg.limit > 0 {
 		stop := context.AfterFunc(r.ctx, func() {
@@ -299,17 +377,21 @@ func (r *Reader) dispatch() {
 		case <-r.ctx.Done():
 		}
 	}
-	for _, task := range r.tasks {
+	for p := range opens {
+		<-p.done
 		if r.ctx.Err() != nil {
+			p.discard()
 			return
 		}
-		of, units, err := r.openTask(task)
+		of, units, err := p.of, p.units, p.err
+		p.of = nil // the dispatcher owns the file now
 		if err != nil {
 			failed(err)
 			return
 		}
 		if of == nil {
 			r.fileDone()
+			<-openSlots
 			continue
 		}
 		for _, spec := range units {
@@ -360,17 +442,21 @@ func (r *Reader) dispatch() {
 		if of.release() {
 			r.fileDone()
 		}
+		<-openSlots // every row group of the file is dispatched: open one more ahead
 	}
 }
 
 // openTask opens a planned file, loads its deletion vector and decides its row
 // groups. It returns a nil file (and no error) when nothing of it needs reading.
-func (r *Reader) openTask(task *fileTask) (*openFile, []rgUnit, error) {
-	del, err := datafile.LoadDeletionVector(r.ctx, r.scan.snap.store, task.add.DeletionVector)
+func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgUnit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	del, err := datafile.LoadDeletionVector(ctx, r.scan.snap.store, task.add.DeletionVector)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", task.path, err)
 	}
-	f, dr, err := r.scan.openFile(r.ctx, task, datafile.ReadOptions{BatchSize: r.cfg.batchSize, Allocator: r.cfg.mem, Deleted: del})
+	f, dr, err := r.scan.openFile(ctx, task, datafile.ReadOptions{BatchSize: r.cfg.batchSize, Allocator: r.cfg.mem, Deleted: del})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -270,3 +270,99 @@ func TestS3LatencySnapshot100k(t *testing.T) {
 		t.Fatalf("loading the snapshot took %d requests, want a few (<= 5)", p.Total())
 	}
 }
+
+// TestS3LatencyFullScan measures a full scan of a table of many small files (300, or
+// SKIPLAKE_LATENCY_SCAN_FILES) in S3 behind the 20 ms proxy, at most 16 requests in
+// flight: no file can be skipped, so each is opened (footer) and read. It asserts the
+// rows, that the ScanReport's request counts equal what the wire saw, and that they
+// are exactly one per file (opening ahead adds no request); it logs the wall
+// time, which BENCHMARKS.md quotes (before and after the Reader opened files
+// concurrently).
+func TestS3LatencyFullScan(t *testing.T) {
+	loc := cloudtest.S3.Location(t)
+	nfiles := 300
+	if s := os.Getenv("SKIPLAKE_LATENCY_SCAN_FILES"); s != "" {
+		fmt.Sscan(s, &nfiles)
+	}
+	ctx := context.Background()
+	tb, err := table.CreateURL(ctx, loc, e2eSchema, table.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rowsPerFile = 100
+	recs := make([]arrow.RecordBatch, nfiles)
+	for i := range nfiles {
+		recs[i] = batch(int64(i*rowsPerFile), int64(i*rowsPerFile+rowsPerFile))
+	}
+	scratch, err := table.Create(ctx, storage.NewMemory(), e2eSchema, table.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := scratch.WriteBatches(ctx, recs[:1], table.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: one.BytesWritten * 95 / 100, Parallelism: 1})
+	for _, r := range recs {
+		r.Release()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesAdded < nfiles || res.FilesAdded > nfiles*11/10 {
+		t.Fatalf("wrote %d files, want %d to %d", res.FilesAdded, nfiles, nfiles*11/10)
+	}
+	nfiles = res.FilesAdded
+	p := cloudtest.NewProxy(t, cloudtest.S3.Endpoint(t), cloudtest.ProxyOptions{Delay: latencyDelay})
+	ptb, err := table.OpenURL(ctx, viaProxy(loc, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := ptb.Snapshot(ctx, table.Latest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := snap.Scan(ctx, table.WithColumns("id"), table.WithParallelism(latencyInFlight))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Reset()
+	start := time.Now()
+	rd, err := sc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for rd.Next() {
+		rows += rd.RecordBatch().NumRows()
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rd.Release()
+	elapsed := time.Since(start)
+	wire, bytes := p.Counts()
+	if rows != int64(len(recs)*rowsPerFile) {
+		t.Fatalf("full scan returned %d rows, want %d", rows, len(recs)*rowsPerFile)
+	}
+	rep := rd.Report()
+	if rep.Requests == nil {
+		t.Fatal("the report of a scan on S3 has no request counts")
+	}
+	// What the Reader sent (the report's counts less planning's) is what the wire saw.
+	scan := *rep.Requests
+	if sc.Report().Requests != nil {
+		scan = scan.Sub(*sc.Report().Requests)
+	}
+	if scan.GET != wire["GET"] || scan.HEAD != wire["HEAD"] || scan.LIST != wire["LIST"] || scan.Total() != p.Total() {
+		t.Fatalf("report: the scan %+v; the wire saw %v", scan, wire)
+	}
+	t.Logf("full scan, %d files, %v per request, %d in flight: %v, %d requests %v, %d bytes",
+		nfiles, latencyDelay, latencyInFlight, elapsed.Round(time.Millisecond), p.Total(), wire, bytes)
+	// Every file costs the same requests, whether it is opened ahead or not: none is
+	// opened twice, none skipped. A file this small is read whole by the open's
+	// speculative tail read (footer and column chunk in one GET), so that is one GET.
+	if scan.GET != int64(nfiles) || scan.HEAD != 0 || scan.LIST != 0 {
+		t.Fatalf("requests %+v, want exactly one GET per file (%d)", scan, nfiles)
+	}
+}
