@@ -691,3 +691,47 @@ func TestParseCodecNamesEveryPropertyValue(t *testing.T) {
 	_, err := ParseCodec("lzo")
 	require.ErrorIs(t, err, ErrInvalidArgument)
 }
+
+// TestBatchesSplitRowGroupsEvenly: a row group larger than BatchSize is read in the
+// fewest batches BatchSize allows, of (nearly) equal size, in order; a smaller one
+// in one batch.
+func TestBatchesSplitRowGroupsEvenly(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range 10_000 {
+		b.Append(int64(i))
+	}
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 10_000)
+	col.Release()
+	defer rec.Release()
+	data, res := writeFile(t, WriterOptions{TargetRowGroupBytes: 64 << 20}, rec)
+	require.Equal(t, 1, res.RowGroups)
+	for _, tc := range []struct {
+		batch int64
+		want  []int64
+	}{
+		{4096, []int64{3334, 3334, 3332}},
+		{5000, []int64{5000, 5000}},
+		{9999, []int64{5000, 5000}},
+		{10_000, []int64{10_000}},
+		{65536, []int64{10_000}},
+	} {
+		r, err := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{BatchSize: tc.batch})
+		require.NoError(t, err)
+		var sizes []int64
+		next := int64(0)
+		require.NoError(t, r.Read(context.Background(), sc, nil, func(rec arrow.RecordBatch, first int64) error {
+			require.Equal(t, next, first)
+			for i, v := range rec.Column(0).(*array.Int64).Int64Values() {
+				require.Equal(t, first+int64(i), v)
+			}
+			next += rec.NumRows()
+			sizes = append(sizes, rec.NumRows())
+			return nil
+		}))
+		require.NoError(t, r.Close())
+		require.Equal(t, tc.want, sizes, "BatchSize %d", tc.batch)
+	}
+}

@@ -155,13 +155,26 @@ func (r *Reader) streamReaders(bufferBytes int64) (*file.Reader, *pqarrow.FileRe
 }
 
 // batchRows returns the rows per batch for row group rg: BatchSize, or fewer when
-// the leaves the plan reads are wider than BatchBytes per BatchSize rows.
+// the leaves the plan reads are wider than BatchBytes per BatchSize rows; and the
+// row group's rows are split evenly between the batches it needs (100,000 rows in
+// batches of at most 65,536: two of 50,000). pqarrow reserves a batch's values
+// rounded up to a power of two, and doubles that when the last page a batch reads
+// runs past the batch's end (it reserves for the whole page's levels); a batch a
+// good way under the cap leaves room for that page, and no batch is a short tail.
 func (r *Reader) batchRows(rg int, p topPlan) int64 {
 	rgm := r.pr.MetaData().RowGroup(rg)
 	rows := rgm.NumRows()
 	if rows <= 0 {
 		return r.batch
 	}
+	n := r.widthBatchRows(rgm, rows, p)
+	k := (rows + n - 1) / n
+	return (rows + k - 1) / k
+}
+
+// widthBatchRows is BatchSize, or fewer when the leaves p reads are wider than
+// BatchBytes per BatchSize rows.
+func (r *Reader) widthBatchRows(rgm *metadata.RowGroupMetaData, rows int64, p topPlan) int64 {
 	var width int64
 	for _, leaf := range append(append([]int(nil), p.leaves...), p.int96At...) {
 		if cc, err := rgm.ColumnChunk(leaf); err == nil {
