@@ -240,7 +240,9 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		return nil, err
 	}
 	var onText string
-	return t.runDML(ctx, "MERGE", opts.DMLOptions, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
+	dmlOpts := opts.DMLOptions
+	dmlOpts.memoryBudget = budget
+	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
 		m, err := newMerger(a, &opts, src, keyNames)
 		if err != nil {
 			return err
@@ -538,6 +540,12 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 		}
 	}
 	src, err := concatRecords(m.src.schema, recs, a.mem)
+	// The loaded pieces are copied into src: free them now, not at the end of the
+	// pass, so that the pass holds its source rows once.
+	for _, r := range recs {
+		r.Release()
+	}
+	recs = nil
 	if err != nil {
 		return err
 	}
