@@ -77,6 +77,9 @@ func (t *Table) DeleteWhere(ctx context.Context, pred expr.Expr, opts DMLOptions
 // attempt's (MERGE merges one per pass).
 func (a *dmlAttempt) findScan(ctx context.Context, pred expr.Expr, columns []string) (*Scan, error) {
 	opts := []ScanOption{WithAllocator(a.mem)}
+	if a.batchRows > 0 {
+		opts = append(opts, WithBatchSize(a.batchRows))
+	}
 	if pred != nil {
 		opts = append(opts, WithPredicate(pred))
 	}

@@ -54,6 +54,10 @@ type DMLOptions struct {
 	Progress func(Progress)
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
+
+	// memoryBudget, set by Merge from MergeOptions.MemoryBudget, scales the batches
+	// of the target-file reads and the row groups written (0: the defaults).
+	memoryBudget int64
 }
 
 func (o DMLOptions) validate() error {
@@ -211,6 +215,9 @@ type dmlAttempt struct {
 	dvFiles   []string // DV files written (for cleanup)
 	scanTime  time.Duration
 	merge     mergeCounts // MERGE's row counters
+	// batchRows, when positive, is the batch size (rows) of the reads of target
+	// files (MERGE scales it to its memory budget); else the scan's default.
+	batchRows int64
 }
 
 func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
@@ -235,9 +242,35 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	if opts.DryRun {
 		a.sink = newCountSink(snap)
 	} else {
-		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem}}
+		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
+			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}}
 	}
+	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
 	return a, nil
+}
+
+// budgetBatchRows is the batch size (rows) of a DML command's reads of target files
+// under a memory budget (0: none, the scan's default): each of the par files read at
+// once decodes batches of about budget/(par·1 KiB) rows (so that rows of up to 1 KiB
+// in Arrow form hold a fraction of the budget), within [4,096,
+// datafile.DefaultBatchSize]. The default MERGE budget keeps the default batch.
+func budgetBatchRows(budget int64, par int) int64 {
+	if budget <= 0 {
+		return 0
+	}
+	return min(max(budget/(int64(max(par, 1))<<10), 4096), datafile.DefaultBatchSize)
+}
+
+// budgetRowGroupBytes caps the row groups a DML command writes under a memory budget
+// (0: none): budget/8, at least 1 MiB. The file writer holds an open row group's
+// encoded pages and dictionaries until the row group ends, so its memory follows the
+// row group; under the default MERGE budget (256 MiB) the cap is above the default row
+// group of a 128 MiB file (16 MiB) and changes nothing.
+func budgetRowGroupBytes(budget int64) int64 {
+	if budget <= 0 {
+		return 0
+	}
+	return max(budget/8, 1<<20)
 }
 
 // keepsStableRowIDs reports whether rows of snap's table have stable row IDs that

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,7 +47,9 @@ import (
 //
 // SKIPLAKE_DML_BENCH_ROWS=10000000 go test ./table -run TestDMLBenchReport -v -timeout 2h
 // (SKIPLAKE_DML_BENCH_FILES, default 100; SKIPLAKE_DML_BENCH_RUNS, default 3;
-// SKIPLAKE_DML_BENCH_DIR keeps the base table between invocations). Runs are interleaved
+// SKIPLAKE_DML_BENCH_DIR keeps the base table between invocations;
+// SKIPLAKE_DML_BENCH_HEAPPROFILE=path makes each child write a heap profile at its
+// peak live heap, see peakHeapProfile). Runs are interleaved
 // (every operation once per round); the report gives medians and the ratio to
 // rewrite-all.
 
@@ -327,6 +331,10 @@ func TestDMLBenchChild(t *testing.T) {
 	}
 	parts := strings.SplitN(spec, "|", 3)
 	rows, _ := strconv.Atoi(parts[2])
+	if path := os.Getenv("SKIPLAKE_DML_BENCH_HEAPPROFILE"); path != "" {
+		stop := peakHeapProfile(path)
+		defer stop()
+	}
 	res, err := dmlBenchOp(context.Background(), parts[0], parts[1], rows, proofEnvInt(t, "SKIPLAKE_DML_BENCH_MERGE_MIB", 64))
 	if err != nil {
 		t.Fatal(err)
@@ -334,6 +342,39 @@ func TestDMLBenchChild(t *testing.T) {
 	res.MaxRSSKiB = peakRSSKiB()
 	js, _ := json.Marshal(res)
 	fmt.Println("RESULT " + string(js))
+}
+
+// peakHeapProfile watches the live heap (after each GC) and writes a heap profile to
+// path whenever it grows 5% past the largest seen, so that path ends up holding the
+// profile at the peak (the profile -memprofile writes is the one at the end). The
+// returned function stops the watch.
+func peakHeapProfile(path string) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak+peak/20 {
+				peak = v
+				if f, err := os.Create(path); err == nil {
+					_ = pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+					fmt.Fprintf(os.Stderr, "heap profile at live heap %d MiB\n", v>>20)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func TestDMLBenchReport(t *testing.T) {

@@ -374,3 +374,69 @@ func TestDMLDryRunMatchesRun(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeBudgetCapsRowGroups: under a MemoryBudget, the files MERGE writes have row
+// groups of at most budget/8 (at least 1 MiB; the writer holds an open row group's
+// pages until it ends), cut as any row group is (overshooting by at most a slice); the
+// default budget keeps the row groups of the target file size. The rows are all there
+// either way.
+func TestMergeBudgetCapsRowGroups(t *testing.T) {
+	ctx := context.Background()
+	const tableRows, srcRows = 1000, 200_000
+	for _, c := range []struct {
+		budget    int64
+		maxRG     int64 // compressed bytes allowed per row group (cap plus a slice)
+		minGroups int
+	}{
+		{budget: 8 << 20, maxRG: (1 << 20) * 3 / 2, minGroups: 2},
+		{budget: 0, maxRG: 24 << 20, minGroups: 1},
+	} {
+		t.Run(fmt.Sprintf("budget=%d", c.budget), func(t *testing.T) {
+			dir := t.TempDir()
+			dmlBenchBase(t, dir, tableRows, 1)
+			tb, err := table.OpenPath(ctx, dir)
+			require.NoError(t, err)
+			opts := table.Upsert("id")
+			opts.MemoryBudget = c.budget
+			var recs []arrow.RecordBatch
+			for start := tableRows; start < tableRows+srcRows; start += 50_000 {
+				ids := make([]int64, 50_000)
+				for i := range ids {
+					ids[i] = int64(start + i)
+				}
+				recs = append(recs, dmlBenchBatch(ids, uint64(start)))
+			}
+			src, err := array.NewRecordReader(dmlBenchSchema, recs)
+			require.NoError(t, err)
+			for _, r := range recs {
+				r.Release()
+			}
+			defer src.Release()
+			res, err := tb.Merge(ctx, src, opts)
+			require.NoError(t, err)
+			require.Equal(t, int64(srcRows), res.RowsInserted)
+			snap, err := tb.Snapshot(ctx, table.Latest())
+			require.NoError(t, err)
+			var total int64
+			groups := 0
+			for _, a := range snap.Log().Files() {
+				p, err := a.DecodedPath()
+				require.NoError(t, err)
+				md := openParquet(t, tb.Storage(), p).MetaData()
+				for rg := 0; rg < md.NumRowGroups(); rg++ {
+					g := md.RowGroup(rg)
+					total += g.NumRows()
+					require.LessOrEqual(t, g.TotalCompressedSize(), c.maxRG, "%s row group %d", p, rg)
+				}
+				if md.NumRows > int64(tableRows) {
+					groups = max(groups, md.NumRowGroups())
+				}
+			}
+			require.GreaterOrEqual(t, groups, c.minGroups)
+			if c.budget == 0 {
+				require.Equal(t, 1, groups, "default budget: one row group for a small file")
+			}
+			require.Equal(t, int64(tableRows+srcRows), total)
+		})
+	}
+}

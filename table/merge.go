@@ -88,7 +88,13 @@ type MergeOptions struct {
 	// memory at once (default DefaultMergeMemory, 256 MiB). A larger source is
 	// partitioned by key hash into spill files and merged in several passes over the
 	// target; the deletions of all passes go into one deletion vector per file and one
-	// commit.
+	// commit. The rest of MERGE's memory is scaled to it too: target files are read in
+	// batches of about MemoryBudget/(Parallelism·1 KiB) rows (4,096 to 65,536), and
+	// the files written have row groups of at most MemoryBudget/8 (at least 1 MiB),
+	// since the writer holds a row group until it ends. So a small budget writes
+	// files with smaller row groups than the target file size would give (16 MiB for
+	// 128 MiB files); they are valid files, and OPTIMIZE rewrites them with the
+	// default row groups.
 	MemoryBudget int64
 	// SpillDir is where spill files go (default os.TempDir(); never inside the table).
 	SpillDir string
@@ -240,7 +246,9 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		return nil, err
 	}
 	var onText string
-	return t.runDML(ctx, "MERGE", opts.DMLOptions, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
+	dmlOpts := opts.DMLOptions
+	dmlOpts.memoryBudget = budget
+	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
 		m, err := newMerger(a, &opts, src, keyNames)
 		if err != nil {
 			return err
@@ -538,6 +546,12 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 		}
 	}
 	src, err := concatRecords(m.src.schema, recs, a.mem)
+	// The loaded pieces are copied into src: free them now, not at the end of the
+	// pass, so that the pass holds its source rows once.
+	for _, r := range recs {
+		r.Release()
+	}
+	recs = nil
 	if err != nil {
 		return err
 	}

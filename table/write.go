@@ -80,6 +80,10 @@ type WriteOptions struct {
 	Progress func(Progress)
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
+
+	// rowGroupBytes, when positive, caps the row groups written (a DML command under a
+	// memory budget); else they follow the target file size (datafile.RowGroupTarget).
+	rowGroupBytes int64
 }
 
 // WriteResult describes a committed write.
@@ -423,6 +427,7 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 		Mapping:        snap.mapping,
 		Delta:          snap.delta,
 		TargetFileSize: target,
+		RowGroupBytes:  rowGroupBytes(target, opts.rowGroupBytes),
 		Stats:          snap.log.StatsConfig(),
 		BloomColumns:   cols,
 		BloomFPP:       props.BloomFilterFPP,
@@ -435,6 +440,19 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	}
 	w.sorter = newSortBuffers(snap, w.fileSch, target)
 	return w, nil
+}
+
+// rowGroupBytes is the row-group size of files of target bytes under a cap (0: no
+// cap): datafile.RowGroupTarget(target), at most limit.
+func rowGroupBytes(target, limit int64) int64 {
+	rg := datafile.RowGroupTarget(target)
+	if target <= 0 {
+		rg = datafile.RowGroupTarget(datafile.DefaultTargetFileSize)
+	}
+	if limit > 0 {
+		rg = min(rg, limit)
+	}
+	return rg
 }
 
 func partPos(s *Snapshot, name string) int {

@@ -334,6 +334,9 @@ type File struct {
 	filters []bloom.Entry // after Close
 	rows    int64
 	done    bool
+	// dictShared is set once the writer's dictionary choices were offered to the
+	// Output (for the files after this one).
+	dictShared bool
 }
 
 // Create starts a new file at place. The name is unique (part-NNNNN-<uuid>), so the
@@ -412,12 +415,16 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 	}
 	phys.Retain()
 	f.sumIn <- phys
-	if f.rows == 0 {
-		f.o.mu.Lock()
-		if f.o.dict == nil {
-			f.o.dict = f.w.DictionaryChoices()
+	if !f.dictShared {
+		// The choice is made once the writer has its sample (Writer.Write).
+		if d := f.w.DictionaryChoices(); d != nil {
+			f.dictShared = true
+			f.o.mu.Lock()
+			if f.o.dict == nil {
+				f.o.dict = d
+			}
+			f.o.mu.Unlock()
 		}
-		f.o.mu.Unlock()
 	}
 	f.rows += rec.NumRows()
 	return nil

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -327,6 +328,15 @@ type Writer struct {
 	// sliceRows is how many rows are appended to the open row group before its size is
 	// checked again; adapted to the observed bytes per row.
 	sliceRows int64
+	// pending holds the first batches (retained) until they make a sample of
+	// dictionarySampleRows rows for the dictionary choice (DictionaryAuto only): a
+	// caller writing small batches — a DML command's updated rows — would otherwise
+	// leave the choice to a sample too small to tell, and every column of mostly
+	// distinct values would hash its row groups' values into a dictionary that is
+	// thrown away (hash tables of about 24 MiB per 8-byte column).
+	pending      []arrow.RecordBatch
+	pendingRows  int64
+	pendingBytes int64 // Arrow bytes of pending
 	// closedBloom is the Bloom filter bytes of closed row groups, written with the footer.
 	closedBloom int64
 	bloomPerRG  int64 // Bloom filter bytes of one row group (all Bloom columns)
@@ -391,8 +401,9 @@ func (w *Writer) start(first arrow.RecordBatch) error {
 
 // DictionaryChoices returns which top-level columns this file started
 // dictionary-encoded (true) or plain (false), for passing to the next file of the same
-// data as WriterOptions.DictionaryColumns. It is nil before the first non-empty Write
-// under DictionaryAuto.
+// data as WriterOptions.DictionaryColumns. Under DictionaryAuto it is nil until the
+// choice is made: once Write has been given dictionarySampleRows rows (8,192), or at
+// FlushRowGroup or Close.
 func (w *Writer) DictionaryChoices() map[string]bool {
 	if w.enc == nil {
 		return nil
@@ -404,8 +415,12 @@ func (w *Writer) DictionaryChoices() map[string]bool {
 	return out
 }
 
-// Write appends the batch. Its schema must equal the writer's. The batch is not retained
-// after Write returns (the column-parallel encoder retains what it still encodes).
+// Write appends the batch. Its schema must equal the writer's. Under DictionaryAuto,
+// the first batches are retained (not copied) until they hold dictionarySampleRows
+// rows, the sample the dictionary choice is made from (or until FlushRowGroup or
+// Close); later batches are not retained after Write returns (the column-parallel
+// encoder retains what it still encodes). Arrow batches are immutable, so this changes
+// nothing for the caller but when the memory is freed.
 // Row groups are closed when their estimated compressed size reaches TargetRowGroupBytes.
 //
 // The estimate: pqarrow only reports the bytes of pages already flushed, and dictionary
@@ -430,11 +445,123 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		return nil
 	}
 	if w.enc == nil {
+		if w.needsSample() {
+			rec.Retain()
+			w.pending = append(w.pending, rec)
+			w.pendingRows += n
+			w.pendingBytes += RecordBytes(rec)
+			if w.pendingRows < dictionarySampleRows {
+				return nil
+			}
+			if err := w.flushPending(); err != nil {
+				w.err = err
+				return err
+			}
+			return nil
+		}
 		if err := w.start(rec); err != nil {
 			w.err = err
 			return err
 		}
 	}
+	if err := w.writeRows(rec); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// needsSample reports whether the dictionary choice still needs a sample of the data:
+// under DictionaryAuto (flat schemas; the others start at NewWriter), when some column
+// has no choice given in DictionaryColumns.
+func (w *Writer) needsSample() bool {
+	for _, f := range w.schema.Fields() {
+		if _, ok := w.opts.DictionaryColumns[f.Name]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// flushPending makes the dictionary choice from the pending batches (at most
+// dictionarySampleRows of their rows), starts the encoder and writes them.
+func (w *Writer) flushPending() error {
+	pending := w.pending
+	w.pending, w.pendingRows, w.pendingBytes = nil, 0, 0
+	defer func() {
+		for _, p := range pending {
+			p.Release()
+		}
+	}()
+	if len(pending) == 0 {
+		return nil
+	}
+	sample, err := sampleOf(pending, dictionarySampleRows, w.opts.Allocator)
+	if err != nil {
+		return fmt.Errorf("datafile: dictionary sample: %w", err)
+	}
+	err = w.start(sample)
+	sample.Release()
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if err := w.writeRows(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sampleOf returns the first rows (at most max) of batches as one batch (a new
+// reference to batches[0] when it alone suffices). The caller releases it.
+func sampleOf(batches []arrow.RecordBatch, max int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if len(batches) == 1 || batches[0].NumRows() >= max {
+		batches[0].Retain()
+		return batches[0], nil
+	}
+	var parts []arrow.RecordBatch
+	var n int64
+	for _, b := range batches {
+		if n >= max {
+			break
+		}
+		take := min(b.NumRows(), max-n)
+		parts = append(parts, b.NewSlice(0, take))
+		n += take
+	}
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	schema := batches[0].Schema()
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i := range cols {
+		arrs := make([]arrow.Array, len(parts))
+		for k, p := range parts {
+			arrs[k] = p.Column(i)
+		}
+		c, err := array.Concatenate(arrs, mem)
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+// writeRows hands rec to the started encoder, slice by slice, closing row groups by
+// size.
+func (w *Writer) writeRows(rec arrow.RecordBatch) error {
+	n := rec.NumRows()
 	arrowPerRow := float64(RecordBytes(rec)) / float64(n)
 	for off := int64(0); off < n; {
 		end := min(n, off+w.sliceRows)
@@ -447,8 +574,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 			part.Release()
 		}
 		if err != nil {
-			w.err = fmt.Errorf("datafile: write rows %d..%d: %w", off, end, err)
-			return w.err
+			return fmt.Errorf("datafile: write rows %d..%d: %w", off, end, err)
 		}
 		w.rgRows += end - off
 		w.total += end - off
@@ -459,7 +585,6 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		w.sliceRows = int64(min(max(float64(w.opts.TargetRowGroupBytes)/4/perRow, 64), 1<<20))
 		if est >= float64(w.opts.TargetRowGroupBytes) {
 			if err := w.endRowGroup(); err != nil {
-				w.err = err
 				return err
 			}
 		}
@@ -483,8 +608,12 @@ func (w *Writer) FlushRowGroup() error {
 	return nil
 }
 
-// endRowGroup flushes the open row group.
+// endRowGroup flushes the open row group (the rows held for the dictionary sample
+// included).
 func (w *Writer) endRowGroup() error {
+	if err := w.flushPending(); err != nil {
+		return err
+	}
 	if w.rgRows == 0 {
 		return nil
 	}
@@ -509,6 +638,11 @@ func (w *Writer) EstimatedSize() int64 {
 	if w.enc != nil && w.rgRows > 0 {
 		n += w.enc.openBytes() + w.bloomPerRG
 	}
+	if w.pendingRows > 0 {
+		// Not encoded yet: half the Arrow size, the guess Roller makes before any
+		// page is encoded.
+		n += w.pendingBytes/2 + w.bloomPerRG
+	}
 	return n + w.overhead()
 }
 
@@ -524,7 +658,7 @@ func (w *Writer) settle() {
 }
 
 // NumRows returns the rows written so far.
-func (w *Writer) NumRows() int64 { return w.total }
+func (w *Writer) NumRows() int64 { return w.total + w.pendingRows }
 
 // Close flushes the last row group and the footer. It does not close the sink. After
 // a failed Write, Close releases the writer and returns that error.
@@ -533,7 +667,11 @@ func (w *Writer) Close() (*WriteResult, error) {
 		return nil, ErrClosed
 	}
 	w.closed = true
+	if w.err == nil {
+		w.err = w.flushPending()
+	}
 	if w.err != nil {
+		w.releasePending()
 		if w.enc != nil {
 			w.enc.abort()
 		}
@@ -558,9 +696,18 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.closed = true
+	w.releasePending()
 	if w.enc != nil {
 		w.enc.abort()
 	}
+}
+
+// releasePending drops the batches held for the dictionary sample.
+func (w *Writer) releasePending() {
+	for _, p := range w.pending {
+		p.Release()
+	}
+	w.pending, w.pendingRows, w.pendingBytes = nil, 0, 0
 }
 
 // RecordBytes is the size of the buffers behind rec: its in-memory Arrow size. Shared

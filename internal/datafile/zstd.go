@@ -1,0 +1,111 @@
+package datafile
+
+import (
+	"io"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/klauspost/compress/zstd"
+)
+
+// zstdWindow is the window of the zstd encoders that compress Parquet pages: the
+// largest page this package writes (a dictionary page, DataPageBytes·16 = 2 MiB by
+// default; data pages are 128 KiB). A page compressed whole (EncodeAll) within the
+// window is a single-segment frame, so the bytes are those of any larger window.
+const zstdWindow = 2 << 20
+
+// pageZstd is arrow-go's zstd codec with page-sized encoders. arrow-go pools encoders
+// with zstd's default window (8 MiB at the default level), each of which keeps a
+// history buffer of twice the window: 16 MiB per encoder, and one per column being
+// compressed at once, for pages of 128 KiB. pageZstd's encoders keep about 2 MiB.
+// Decoding and streaming are arrow-go's.
+//
+// It replaces the registered zstd codec at init (the registry is arrow-go's, per
+// process): every Parquet file written in the process compresses with it, to the
+// same bytes for pages up to zstdWindow and to valid zstd frames beyond.
+type pageZstd struct {
+	base  zstdBase
+	mu    sync.Mutex
+	pools map[zstd.EncoderLevel]*sync.Pool
+}
+
+// zstdBase is what arrow-go's zstd codec implements.
+type zstdBase interface {
+	compress.Codec
+	compress.StreamingCodec
+}
+
+func init() {
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		return // no zstd in arrow-go: nothing to replace
+	}
+	base, ok := codec.(zstdBase)
+	if !ok {
+		return // not the codec this wraps: leave it
+	}
+	compress.RegisterCodec(compress.Codecs.Zstd, &pageZstd{base: base, pools: map[zstd.EncoderLevel]*sync.Pool{}})
+}
+
+func (z *pageZstd) pool(level zstd.EncoderLevel) *sync.Pool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	p := z.pools[level]
+	if p == nil {
+		p = &sync.Pool{New: func() any {
+			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
+				zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true))
+			if err != nil {
+				return nil
+			}
+			return enc
+		}}
+		z.pools[level] = p
+	}
+	return p
+}
+
+// EncodeLevel compresses src at level (compress.DefaultCompressionLevel: zstd's
+// default) as one frame.
+func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
+	lvl := zstd.SpeedDefault
+	if level != compress.DefaultCompressionLevel {
+		lvl = zstd.EncoderLevelFromZstd(level)
+	}
+	p := z.pool(lvl)
+	enc, _ := p.Get().(*zstd.Encoder)
+	if enc == nil {
+		return z.base.EncodeLevel(dst, src, level)
+	}
+	out := enc.EncodeAll(src, dst[:0])
+	enc.Reset(nil)
+	p.Put(enc)
+	return out
+}
+
+// Encode compresses src at zstd's default level.
+func (z *pageZstd) Encode(dst, src []byte) []byte {
+	return z.EncodeLevel(dst, src, compress.DefaultCompressionLevel)
+}
+
+// Decode is arrow-go's (it panics on malformed input; readers use DecodeWithError).
+func (z *pageZstd) Decode(dst, src []byte) []byte { return z.base.Decode(dst, src) }
+
+// DecodeWithError is arrow-go's.
+func (z *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
+	return compress.Decode(z.base, dst, src)
+}
+
+// CompressBound is arrow-go's.
+func (z *pageZstd) CompressBound(n int64) int64 { return z.base.CompressBound(n) }
+
+// NewReader is arrow-go's.
+func (z *pageZstd) NewReader(r io.Reader) io.ReadCloser { return z.base.NewReader(r) }
+
+// NewWriter is arrow-go's.
+func (z *pageZstd) NewWriter(w io.Writer) io.WriteCloser { return z.base.NewWriter(w) }
+
+// NewWriterLevel is arrow-go's.
+func (z *pageZstd) NewWriterLevel(w io.Writer, level int) (io.WriteCloser, error) {
+	return z.base.NewWriterLevel(w, level)
+}
