@@ -206,3 +206,57 @@ func TestAbortStaleUploads(t *testing.T) {
 		t.Fatalf("cutoff in an hour: aborted %d (%v), %d uploads left; want 1 aborted, none left", n, err, uploads())
 	}
 }
+
+// TestCreateFailedInTransitOverAnExistingObject: a store may answer a failed
+// If-None-Match and close the connection before reading the body, which the client sees
+// as a transport error, not a 412 (versitygw does so for bodies of a few MiB). A
+// conditional create that fails without a usable answer reports ErrExist when the
+// object exists — the log then reads it back — and the transport error when it does not.
+// The proxy stands in for the reset with a 501 (gocloud's code Unknown, as for a reset;
+// not retried by the SDK, which keeps the test quick).
+func TestCreateFailedInTransitOverAnExistingObject(t *testing.T) {
+	ep := cloudtest.S3.Endpoint(t)
+	p := cloudtest.NewProxy(t, ep, cloudtest.ProxyOptions{})
+	ctx := context.Background()
+	st, _ := openVia(t, p, "")
+	if err := st.PutIfAbsent(ctx, "_delta_log/00000000000000000000.json", []byte("v0")); err != nil { // also runs the probe
+		t.Fatal(err)
+	}
+	var failed atomic.Int32
+	p.SetInject(func(r *http.Request) (int, string, bool) {
+		if r.Method == http.MethodPut && r.Header.Get("If-None-Match") == "*" {
+			failed.Add(1)
+			return http.StatusNotImplemented, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>injected</Message></Error>`, true
+		}
+		return 0, "", false
+	})
+	err := st.PutIfAbsent(ctx, "_delta_log/00000000000000000000.json", []byte("v0 again"))
+	if !errors.Is(err, storage.ErrExist) {
+		t.Fatalf("PutIfAbsent over an existing object, failing in transit = %v, want ErrExist", err)
+	}
+	if failed.Load() == 0 {
+		t.Fatal("the proxy failed no conditional PUT: the test did not test the transit failure")
+	}
+	w, err := storage.CreateObject(ctx, st, "_delta_log/00000000000000000000.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("v0 streamed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); !errors.Is(err, storage.ErrExist) {
+		t.Fatalf("streamed create over an existing object, failing in transit = %v, want ErrExist", err)
+	}
+	got, err := st.Get(ctx, "_delta_log/00000000000000000000.json")
+	if err != nil || string(got) != "v0" {
+		t.Fatalf("the existing object is %q, %v; want it unchanged (v0)", got, err)
+	}
+	err = st.PutIfAbsent(ctx, "_delta_log/00000000000000000001.json", []byte("v1"))
+	if err == nil || errors.Is(err, storage.ErrExist) {
+		t.Fatalf("PutIfAbsent of a new key failing in transit = %v, want the transport error, not ErrExist", err)
+	}
+	p.SetInject(nil)
+	if _, err := st.Get(ctx, "_delta_log/00000000000000000001.json"); !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("after a failed create of a new key Get = %v, want ErrNotExist", err)
+	}
+}

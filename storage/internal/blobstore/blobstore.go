@@ -238,6 +238,27 @@ func (s *Store) writerOptions(ifNotExist bool) *blob.WriterOptions {
 	}
 }
 
+// mapCreateErr maps the error of a conditional create. A create that failed without
+// an answer from the store (a reset connection, the SDK's retries spent) while the
+// object now exists is ErrExist: a store may answer a failed If-None-Match and close
+// the connection before it has read the request body, and the client, still sending,
+// sees only the reset. The object may also be this create's own, landed before the
+// answer was lost; a caller that must know reads it back, as the log's commit does for
+// every ErrExist. One HEAD, only on such failures.
+func (s *Store) mapCreateErr(ctx context.Context, op, p string, err error) error {
+	if c := gcerrors.Code(err); c != gcerrors.Unknown && c != gcerrors.Internal {
+		return s.mapErr(ctx, op, p, err) // the store answered: its answer stands
+	}
+	if ctx.Err() != nil || (s.opts.Hooks.RetrySame != nil && s.opts.Hooks.RetrySame(err)) {
+		return s.mapErr(ctx, op, p, err)
+	}
+	s.reqs.For(ctx).Head()
+	if _, aerr := s.b.Attributes(ctx, s.key(p)); aerr == nil {
+		return fmt.Errorf("storage: %s %q in %s: %w (the conditional create failed in transit: %v)", op, p, s.opts.Location, storage.ErrExist, err)
+	}
+	return s.mapErr(ctx, op, p, err)
+}
+
 // PutIfAbsent creates the object with the store's conditional create; see the
 // package documentation for the probe and single-writer mode.
 func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
@@ -253,7 +274,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	return s.retrySame(ctx, func() error {
 		s.reqs.For(ctx).Put(int64(len(data)))
 		if err := s.b.WriteAll(ctx, s.key(p), data, s.writerOptions(true)); err != nil {
-			return s.mapErr(ctx, "put-if-absent", p, err)
+			return s.mapCreateErr(ctx, "put-if-absent", p, err)
 		}
 		return nil
 	})
@@ -560,7 +581,7 @@ func (w *writer) Commit() error {
 	w.cancel()
 	if err != nil {
 		w.sweep()
-		return w.s.mapErr(w.ctx, "commit", w.path, err)
+		return w.s.mapCreateErr(w.ctx, "commit", w.path, err)
 	}
 	return nil
 }
