@@ -41,50 +41,14 @@ func viaProxy(loc string, p *cloudtest.Proxy) string {
 // logs the wall times; BENCHMARKS.md quotes them. SKIPLAKE_LATENCY_FILES overrides
 // the number of files.
 func TestS3LatencySelectiveScan(t *testing.T) {
-	loc := cloudtest.S3.Location(t)
-	nfiles := 1000
-	if s := os.Getenv("SKIPLAKE_LATENCY_FILES"); s != "" {
-		fmt.Sscan(s, &nfiles)
-	}
 	ctx := context.Background()
-	tb, err := table.CreateURL(ctx, loc, e2eSchema, table.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const rowsPerFile = 100
-	recs := make([]arrow.RecordBatch, nfiles)
-	for i := range nfiles {
-		recs[i] = batch(int64(i*rowsPerFile), int64(i*rowsPerFile+rowsPerFile))
-	}
-	// Files are cut on their encoded size: a target just below the size of a file of
-	// one batch (measured on a scratch table in memory) closes a file after each batch.
-	scratch, err := table.Create(ctx, storage.NewMemory(), e2eSchema, table.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := scratch.WriteBatches(ctx, recs[:1], table.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: one.BytesWritten * 95 / 100, Parallelism: 1})
-	for _, r := range recs {
-		r.Release()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The writer closes files on an estimate of their size, so a batch now and then
-	// spills into a second file; what matters is a table of about nfiles files.
-	if res.FilesAdded < nfiles || res.FilesAdded > nfiles*11/10 {
-		t.Fatalf("wrote %d files, want %d to %d", res.FilesAdded, nfiles, nfiles*11/10)
-	}
-	nfiles = res.FilesAdded
+	loc, tb, batches, nfiles := latencyTable(t, "SKIPLAKE_LATENCY_FILES", 1000)
 	if _, err := tb.Checkpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
 	p := cloudtest.NewProxy(t, cloudtest.S3.Endpoint(t), cloudtest.ProxyOptions{Delay: latencyDelay})
 	ploc := viaProxy(loc, p)
-	target := int64(len(recs)*437/1000*rowsPerFile + 42)
+	target := int64(batches*437/1000*latencyRowsPerFile + 42)
 	filter := fmt.Sprintf("id = %d", target)
 
 	// skiplake: open, plan on the log's statistics, read the one file.
@@ -279,40 +243,8 @@ func TestS3LatencySnapshot100k(t *testing.T) {
 // time, which BENCHMARKS.md quotes (before and after the Reader opened files
 // concurrently).
 func TestS3LatencyFullScan(t *testing.T) {
-	loc := cloudtest.S3.Location(t)
-	nfiles := 300
-	if s := os.Getenv("SKIPLAKE_LATENCY_SCAN_FILES"); s != "" {
-		fmt.Sscan(s, &nfiles)
-	}
 	ctx := context.Background()
-	tb, err := table.CreateURL(ctx, loc, e2eSchema, table.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const rowsPerFile = 100
-	recs := make([]arrow.RecordBatch, nfiles)
-	for i := range nfiles {
-		recs[i] = batch(int64(i*rowsPerFile), int64(i*rowsPerFile+rowsPerFile))
-	}
-	scratch, err := table.Create(ctx, storage.NewMemory(), e2eSchema, table.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := scratch.WriteBatches(ctx, recs[:1], table.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: one.BytesWritten * 95 / 100, Parallelism: 1})
-	for _, r := range recs {
-		r.Release()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.FilesAdded < nfiles || res.FilesAdded > nfiles*11/10 {
-		t.Fatalf("wrote %d files, want %d to %d", res.FilesAdded, nfiles, nfiles*11/10)
-	}
-	nfiles = res.FilesAdded
+	loc, _, batches, nfiles := latencyTable(t, "SKIPLAKE_LATENCY_SCAN_FILES", 300)
 	p := cloudtest.NewProxy(t, cloudtest.S3.Endpoint(t), cloudtest.ProxyOptions{Delay: latencyDelay})
 	ptb, err := table.OpenURL(ctx, viaProxy(loc, p))
 	if err != nil {
@@ -342,8 +274,8 @@ func TestS3LatencyFullScan(t *testing.T) {
 	rd.Release()
 	elapsed := time.Since(start)
 	wire, bytes := p.Counts()
-	if rows != int64(len(recs)*rowsPerFile) {
-		t.Fatalf("full scan returned %d rows, want %d", rows, len(recs)*rowsPerFile)
+	if rows != int64(batches*latencyRowsPerFile) {
+		t.Fatalf("full scan returned %d rows, want %d", rows, batches*latencyRowsPerFile)
 	}
 	rep := rd.Report()
 	if rep.Requests == nil {
@@ -365,4 +297,51 @@ func TestS3LatencyFullScan(t *testing.T) {
 	if scan.GET != int64(nfiles) || scan.HEAD != 0 || scan.LIST != 0 {
 		t.Fatalf("requests %+v, want exactly one GET per file (%d)", scan, nfiles)
 	}
+}
+
+// latencyRowsPerFile is the rows of each batch latencyTable writes.
+const latencyRowsPerFile = 100
+
+// latencyTable creates a table in a fresh S3 prefix from n batches of
+// latencyRowsPerFile rows (n from the environment variable env, default def), about
+// one file each, and returns its location, the table, n and the number of files
+// written. Files are cut on their encoded
+// size: a target just below the size of a file of one batch (measured on a scratch
+// table in memory) closes a file after each batch; the writer closes files on an
+// estimate of their size, so a batch now and then spills into a second file.
+func latencyTable(t *testing.T, env string, def int) (loc string, tb *table.Table, batches, files int) {
+	t.Helper()
+	loc = cloudtest.S3.Location(t)
+	nfiles := def
+	if s := os.Getenv(env); s != "" {
+		fmt.Sscan(s, &nfiles)
+	}
+	ctx := context.Background()
+	tb, err := table.CreateURL(ctx, loc, e2eSchema, table.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]arrow.RecordBatch, nfiles)
+	for i := range nfiles {
+		recs[i] = batch(int64(i*latencyRowsPerFile), int64((i+1)*latencyRowsPerFile))
+	}
+	scratch, err := table.Create(ctx, storage.NewMemory(), e2eSchema, table.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := scratch.WriteBatches(ctx, recs[:1], table.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tb.WriteBatches(ctx, recs, table.WriteOptions{TargetFileSize: one.BytesWritten * 95 / 100, Parallelism: 1})
+	for _, r := range recs {
+		r.Release()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesAdded < nfiles || res.FilesAdded > nfiles*11/10 {
+		t.Fatalf("wrote %d files, want %d to %d", res.FilesAdded, nfiles, nfiles*11/10)
+	}
+	return loc, tb, nfiles, res.FilesAdded
 }
