@@ -1,7 +1,6 @@
 package table_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/internal/goldentest"
@@ -93,21 +91,7 @@ func TestOptimizeColumnMappedTables(t *testing.T) {
 					if len(k.opts.BloomColumns) > 0 {
 						require.Contains(t, a.Tags["skiplake.bloom"], `"cols":["col-b2"]`)
 					}
-					p, err := a.DecodedPath()
-					require.NoError(t, err)
-					data, err := store.Get(ctx, p)
-					require.NoError(t, err)
-					pr, err := file.NewParquetReader(bytes.NewReader(data))
-					require.NoError(t, err)
-					sc := pr.MetaData().Schema
-					var cols []string
-					for i := 0; i < sc.NumColumns(); i++ {
-						cols = append(cols, sc.Column(i).Path())
-						if mode == log.ColumnMappingID {
-							require.Equal(t, []int32{1, 2, 4, 5}[i], sc.Column(i).SchemaNode().FieldID())
-						}
-					}
-					require.Equal(t, []string{"col-a1", "col-b2", "col-c3.col-d4", "col-c3.col-e5"}, cols)
+					requirePhysicalColumns(t, store, a, mode)
 				}
 				// The new files' statistics (physical keys) still skip.
 				sc, err := tb.Scan(ctx, table.WithFilter("part = 'a' AND id >= 0"))

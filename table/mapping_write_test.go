@@ -144,21 +144,7 @@ func TestWriteColumnMappedTables(t *testing.T) {
 				require.Contains(t, a.PartitionValues, "col-f6")
 				require.Contains(t, a.Stats, `"col-a1"`)
 				require.NotContains(t, a.Stats, `"id"`)
-				p, err := a.DecodedPath()
-				require.NoError(t, err)
-				data, err := store.Get(ctx, p)
-				require.NoError(t, err)
-				pr, err := file.NewParquetReader(bytes.NewReader(data))
-				require.NoError(t, err)
-				sc := pr.MetaData().Schema
-				var cols []string
-				for i := 0; i < sc.NumColumns(); i++ {
-					cols = append(cols, sc.Column(i).Path())
-					if mode == log.ColumnMappingID {
-						require.Equal(t, []int32{1, 2, 4, 5}[i], sc.Column(i).SchemaNode().FieldID())
-					}
-				}
-				require.Equal(t, []string{"col-a1", "col-b2", "col-c3.col-d4", "col-c3.col-e5"}, cols)
+				requirePhysicalColumns(t, store, a, mode)
 			}
 
 			require.Equal(t, want, readAllRows(t, tb))
@@ -228,4 +214,26 @@ func TestAppendToGoldenColumnMappedTable(t *testing.T) {
 	want := append(append([]string(nil), before...), before...)
 	sort.Strings(want)
 	require.Equal(t, want, after)
+}
+
+// requirePhysicalColumns asserts that the data file of a, written to a table made by
+// createMappedTable, stores its columns under their physical names and, in id mode,
+// with their field ids.
+func requirePhysicalColumns(t *testing.T, store storage.Storage, a *log.Add, mode log.ColumnMapping) {
+	t.Helper()
+	p, err := a.DecodedPath()
+	require.NoError(t, err)
+	data, err := store.Get(context.Background(), p)
+	require.NoError(t, err)
+	pr, err := file.NewParquetReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	sc := pr.MetaData().Schema
+	var cols []string
+	for i := 0; i < sc.NumColumns(); i++ {
+		cols = append(cols, sc.Column(i).Path())
+		if mode == log.ColumnMappingID {
+			require.Equal(t, []int32{1, 2, 4, 5}[i], sc.Column(i).SchemaNode().FieldID())
+		}
+	}
+	require.Equal(t, []string{"col-a1", "col-b2", "col-c3.col-d4", "col-c3.col-e5"}, cols)
 }
