@@ -34,14 +34,18 @@ var (
 	epochMSKeys = regexp.MustCompile(`"(modificationTime|deletionTimestamp|timestamp|createdTime)":\s*\d{10,}`)
 	elapsedKeys = regexp.MustCompile(`"(elapsedNanos)":\s*\d+`)
 	timeMetrics = regexp.MustCompile(`"(executionTimeMs|scanTimeMs|rewriteTimeMs)":\s*"\d+"`)
+	// partSeqRE is a data file's sequence number within its commit: files of several
+	// partitions are opened concurrently, so the number a partition's file gets varies.
+	partSeqRE = regexp.MustCompile(`part-\d{5}-<uuid>`)
 )
 
-// normalize replaces what differs from run to run (the temp directory, UUIDs, wall-clock
-// times) with fixed placeholders, keeping everything else — sizes, counts, spacing —
+// normalize replaces what differs from run to run (the temp directory, UUIDs, data
+// file sequence numbers, wall-clock times) with fixed placeholders, keeping everything else — sizes, counts, spacing —
 // as the CLI printed it.
 func normalize(s, dir string) string {
 	s = strings.ReplaceAll(s, dir, "$DIR")
 	s = uuidRE.ReplaceAllString(s, "<uuid>")
+	s = partSeqRE.ReplaceAllString(s, "part-<n>-<uuid>")
 	s = isoTimeRE.ReplaceAllString(s, "<time>")
 	s = elapsedKeys.ReplaceAllString(s, `"$1": <nanos>`)
 	s = timeMetrics.ReplaceAllString(s, `"$1": "<ms>"`)
