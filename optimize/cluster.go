@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
@@ -211,6 +213,14 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	for i, r := range recs {
 		offs[i+1] = offs[i] + r.NumRows()
 	}
+	// The rows are gathered from the batches as they were read (packed row IDs), or,
+	// when some column's type has no chunked gather or the IDs do not fit 32 bits,
+	// from their concatenation (positions in the bin).
+	shift, chunked := chunkShift(p.dataSch, recs)
+	id := func(b, i int) uint32 { return uint32(offs[b]) + uint32(i) }
+	if chunked {
+		id = func(b, i int) uint32 { return uint32(b)<<shift | uint32(i) }
+	}
 	// Keys batch by batch on every worker (the keyer is immutable).
 	err = parallel(ctx, o.Parallelism, len(recs), func(ctx context.Context, b int) error {
 		off, m := offs[b], int(recs[b].NumRows())
@@ -225,12 +235,31 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 			return err
 		}
 		for i, key := range keys {
-			pairs[off+int64(i)] = keyed{key, uint32(off) + uint32(i)}
+			pairs[off+int64(i)] = keyed{key, id(b, i)}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if chunked {
+		tb := tieBreak{chunks: make([][]arrow.Array, len(p.clusters)), shift: shift}
+		defer func() {
+			for _, cs := range tb.chunks {
+				releaseAll(cs)
+			}
+		}()
+		for _, r := range recs {
+			cols, err := p.clusterColumns(r)
+			if err != nil {
+				return err
+			}
+			for c, a := range cols {
+				tb.chunks[c] = append(tb.chunks[c], a)
+			}
+		}
+		sortKeyed(ctx, pairs, tb, o.Parallelism)
+		return w.writeSorted(ctx, chunkedInput(p.dataSch, recs, shift), pairs, nil, 0, w.it.bin.Bytes/2)
 	}
 	all, err := concatRecords(ctx, p.dataSch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
@@ -247,33 +276,128 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	if err != nil {
 		return err
 	}
-	sortKeyed(ctx, pairs, tieBreak{tb}, o.Parallelism)
+	sortKeyed(ctx, pairs, tieBreak{cols: tb}, o.Parallelism)
 	releaseAll(tb)
-	return w.writeSorted(ctx, all, pairs, nil, 0, w.it.bin.Bytes/2)
+	return w.writeSorted(ctx, batchInput(all), pairs, nil, 0, w.it.bin.Bytes/2)
 }
 
-// writeSorted writes the rows of src at the positions of pairs, in that order, to
+// gatherChunked lets the in-memory clustering gather from the batches as read (a
+// test turns it off to compare with the concatenation).
+var gatherChunked = true
+
+// sortedInput is the rows a sorted write gathers from: each column of sch as
+// chunks that the pairs' positions address (gather.Chunks), and the Arrow size of
+// the rows as one batch (what datafile.RecordBytes gives for their concatenation:
+// the size the first file's cut is estimated from).
+type sortedInput struct {
+	sch   *arrow.Schema
+	cols  []gather.Chunks
+	rows  int64
+	bytes int64
+}
+
+// batchInput is the rows of one batch, addressed by position.
+func batchInput(rec arrow.RecordBatch) sortedInput {
+	in := sortedInput{sch: rec.Schema(), rows: rec.NumRows(), bytes: datafile.RecordBytes(rec)}
+	for _, c := range rec.Columns() {
+		in.cols = append(in.cols, gather.Chunks{Arrays: []arrow.Array{c}, Shift: 32})
+	}
+	return in
+}
+
+// chunkedInput is the rows of batches of sch, addressed by packed row IDs with
+// the given shift (see chunkShift).
+func chunkedInput(sch *arrow.Schema, recs []arrow.RecordBatch, shift uint) sortedInput {
+	in := sortedInput{sch: sch, cols: make([]gather.Chunks, sch.NumFields())}
+	for c := range in.cols {
+		in.cols[c].Shift = shift
+		for _, r := range recs {
+			in.cols[c].Arrays = append(in.cols[c].Arrays, r.Column(c))
+		}
+		in.bytes += concatBytes(in.cols[c].Arrays)
+	}
+	for _, r := range recs {
+		in.rows += r.NumRows()
+	}
+	return in
+}
+
+// chunkShift returns the shift of packed row IDs (gather.Chunks) that address the
+// rows of recs, the fewest bits that hold a row of the longest batch, and whether
+// the batches can be gathered from as they are: they are not empty, every column
+// has a chunked gather (gather.ChunkedType) and every ID fits 32 bits.
+func chunkShift(sch *arrow.Schema, recs []arrow.RecordBatch) (uint, bool) {
+	if len(recs) == 0 || !gatherChunked {
+		return 0, false
+	}
+	for _, f := range sch.Fields() {
+		if !gather.ChunkedType(f.Type) {
+			return 0, false
+		}
+	}
+	var longest int64
+	for _, r := range recs {
+		longest = max(longest, r.NumRows())
+	}
+	shift := uint(bits.Len64(uint64(max(longest, 1) - 1)))
+	if shift > 32 || uint64(len(recs)-1) > math.MaxUint32>>shift {
+		return 0, false
+	}
+	return shift, true
+}
+
+// concatBytes is the Arrow size array.Concatenate gives arrs (one flat type that
+// gather.ChunkedType accepts) without concatenating them: a validity bitmap when
+// some value is NULL, then the values (a bitmap for booleans; offsets and bytes for
+// strings and binaries).
+func concatBytes(arrs []arrow.Array) int64 {
+	var n, nulls, data int64
+	for _, a := range arrs {
+		n += int64(a.Len())
+		nulls += int64(a.NullN())
+		if o, ok := a.(interface{ ValueOffsets() []int32 }); ok && a.Len() > 0 {
+			offs := o.ValueOffsets()
+			data += int64(offs[len(offs)-1] - offs[0])
+		}
+	}
+	var size int64
+	if nulls > 0 {
+		size += bitutil.BytesForBits(n)
+	}
+	dt := arrs[0].DataType()
+	switch dt.ID() {
+	case arrow.BOOL:
+		size += bitutil.BytesForBits(n)
+	case arrow.STRING, arrow.BINARY:
+		size += 4*(n+1) + data
+	default:
+		size += n * int64(dt.(arrow.FixedWidthDataType).BitWidth()/8)
+	}
+	return size
+}
+
+// writeSorted writes the rows of src at the positions (or packed row IDs) of pairs, in that order, to
 // the bin's roller, gathering takeRows at a time, and reports progress bytes as it
 // goes. cols selects the columns of src to write (nil: all); after is the number of
 // the bin's rows still to come after these. Where a file should end (Roller.Fill),
 // the chunk is cut there, moved forward past rows of equal key so that no key
 // appears in two files, and the roller closes the file after it.
-func (w *clusterWriter) writeSorted(ctx context.Context, src arrow.RecordBatch, pairs []keyed, cols []int, after, progress int64) error {
+func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, pairs []keyed, cols []int, after, progress int64) error {
 	mem := w.o.Allocator
 	if cols == nil {
-		cols = make([]int, src.NumCols())
+		cols = make([]int, len(src.cols))
 		for i := range cols {
 			cols[i] = i
 		}
 	}
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
-		fields[i] = src.Schema().Field(c)
+		fields[i] = src.sch.Field(c)
 	}
 	sch := arrow.NewSchema(fields, nil)
-	arrowPerRow := float64(datafile.RecordBytes(src)) / math.Max(float64(src.NumRows()), 1)
-	if len(cols) < int(src.NumCols()) {
-		arrowPerRow *= float64(len(cols)) / float64(src.NumCols())
+	arrowPerRow := float64(src.bytes) / math.Max(float64(src.rows), 1)
+	if len(cols) < len(src.cols) {
+		arrowPerRow *= float64(len(cols)) / float64(len(src.cols))
 	}
 	idx := make([]uint32, 0, takeRows)
 	for lo := 0; lo < len(pairs); {
@@ -296,7 +420,7 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src arrow.RecordBatch, 
 		arrs := make([]arrow.Array, len(cols))
 		err := parallel(ctx, w.o.Parallelism, len(cols), func(ctx context.Context, i int) error {
 			var err error
-			arrs[i], err = gather.Take(ctx, src.Column(cols[i]), idx, mem)
+			arrs[i], err = gather.TakeChunks(ctx, src.cols[cols[i]], idx, mem)
 			return err
 		})
 		if err == nil {

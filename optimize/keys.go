@@ -142,22 +142,39 @@ func (k *keyer) keys(cols []arrow.Array, rowOffset int64, out []uint64, scratch 
 // then each column in order, floats in Spark order), so that files come out sorted
 // by value and not only by rank: a rank bucket may hold several values, and
 // heavy-hitter spreading can give two neighbouring values the same rank.
+//
+// The rows are positions in cols (one array per clustering column), or, when chunks
+// is set, packed row IDs (gather.Chunks) into chunks (one slice of arrays per
+// clustering column, all with the same chunk boundaries).
 type tieBreak struct {
-	cols []arrow.Array
+	cols   []arrow.Array
+	chunks [][]arrow.Array
+	shift  uint
 }
 
 func (t tieBreak) compare(i, j int) int {
+	if t.chunks != nil {
+		mask := int(uint64(1)<<t.shift - 1)
+		ki, ri, kj, rj := i>>t.shift, i&mask, j>>t.shift, j&mask
+		for _, cs := range t.chunks {
+			if c := compareValues(cs[ki], ri, cs[kj], rj); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
 	for _, a := range t.cols {
-		if c := compareAt(a, i, j); c != 0 {
+		if c := compareValues(a, i, a, j); c != 0 {
 			return c
 		}
 	}
 	return 0
 }
 
-// compareAt compares rows i and j of one array; NULL sorts first.
-func compareAt(a arrow.Array, i, j int) int {
-	ni, nj := a.IsNull(i), a.IsNull(j)
+// compareValues compares row i of a with row j of b, two arrays of one type;
+// NULL sorts first.
+func compareValues(a arrow.Array, i int, b arrow.Array, j int) int {
+	ni, nj := a.IsNull(i), b.IsNull(j)
 	switch {
 	case ni && nj:
 		return 0
@@ -168,45 +185,45 @@ func compareAt(a arrow.Array, i, j int) int {
 	}
 	switch x := a.(type) {
 	case *array.Int8:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Int8).Value(j))
 	case *array.Int16:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Int16).Value(j))
 	case *array.Int32:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Int32).Value(j))
 	case *array.Int64:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Int64).Value(j))
 	case *array.Uint8:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Uint8).Value(j))
 	case *array.Uint16:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Uint16).Value(j))
 	case *array.Uint32:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Uint32).Value(j))
 	case *array.Uint64:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Uint64).Value(j))
 	case *array.Float32:
-		return value.CompareFloat(float64(x.Value(i)), float64(x.Value(j)))
+		return value.CompareFloat(float64(x.Value(i)), float64(b.(*array.Float32).Value(j)))
 	case *array.Float64:
-		return value.CompareFloat(x.Value(i), x.Value(j))
+		return value.CompareFloat(x.Value(i), b.(*array.Float64).Value(j))
 	case *array.Date32:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Date32).Value(j))
 	case *array.Date64:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Date64).Value(j))
 	case *array.Timestamp:
-		return cmp.Compare(x.Value(i), x.Value(j))
+		return cmp.Compare(x.Value(i), b.(*array.Timestamp).Value(j))
 	case *array.Boolean:
-		return cmp.Compare(b2i(x.Value(i)), b2i(x.Value(j)))
+		return cmp.Compare(b2i(x.Value(i)), b2i(b.(*array.Boolean).Value(j)))
 	case *array.Decimal128:
-		return x.Value(i).Cmp(x.Value(j))
+		return x.Value(i).Cmp(b.(*array.Decimal128).Value(j))
 	case *array.String:
-		return strings.Compare(x.Value(i), x.Value(j))
+		return strings.Compare(x.Value(i), b.(*array.String).Value(j))
 	case *array.LargeString:
-		return strings.Compare(x.Value(i), x.Value(j))
+		return strings.Compare(x.Value(i), b.(*array.LargeString).Value(j))
 	case *array.Binary:
-		return bytes.Compare(x.Value(i), x.Value(j))
+		return bytes.Compare(x.Value(i), b.(*array.Binary).Value(j))
 	case *array.LargeBinary:
-		return bytes.Compare(x.Value(i), x.Value(j))
+		return bytes.Compare(x.Value(i), b.(*array.LargeBinary).Value(j))
 	case *array.FixedSizeBinary:
-		return bytes.Compare(x.Value(i), x.Value(j))
+		return bytes.Compare(x.Value(i), b.(*array.FixedSizeBinary).Value(j))
 	}
 	return 0
 }
@@ -234,7 +251,7 @@ func sortKeyed(_ context.Context, pairs []keyed, tb tieBreak, _ int) {
 		return
 	}
 	radixSortKeyed(pairs)
-	if len(tb.cols) == 0 {
+	if len(tb.cols) == 0 && len(tb.chunks) == 0 {
 		return
 	}
 	for lo := 0; lo < len(pairs); {

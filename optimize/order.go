@@ -112,7 +112,7 @@ func SortByClusteringPaths(ctx context.Context, recs []arrow.RecordBatch, paths 
 	if err != nil {
 		return nil, err
 	}
-	sortKeyed(ctx, pairs, tieBreak{tb}, 1)
+	sortKeyed(ctx, pairs, tieBreak{cols: tb}, 1)
 	releaseAll(tb)
 	ib := array.NewUint32Builder(mem)
 	defer ib.Release()

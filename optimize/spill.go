@@ -324,7 +324,7 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	if err != nil {
 		return err
 	}
-	sortKeyed(ctx, pairs, tieBreak{tbCols}, o.Parallelism)
+	sortKeyed(ctx, pairs, tieBreak{cols: tbCols}, o.Parallelism)
 	releaseAll(tbCols)
-	return w.writeSorted(ctx, all, pairs, dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
+	return w.writeSorted(ctx, batchInput(all), pairs, dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -170,4 +171,157 @@ func BenchmarkTake(b *testing.B) {
 			b.ReportMetric(float64(len(idx))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 		})
 	}
+}
+
+// G1 over chunks: TakeChunks equals Take on the chunks' concatenation, for every
+// supported type, with chunks of different lengths (one empty, some sliced, so with
+// non-zero offsets; some without nulls) and shifts from the tightest to 32.
+func TestTakeChunksMatchesConcatenation(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	full := batch(mem, 2000, 7)
+	defer full.Release()
+	noNulls := batch(mem, 300, 8)
+	defer noNulls.Release()
+	// Chunks: slices of full (offsets), an empty one, and rows of noNulls whose
+	// nullable columns are sliced where this seed drew no NULL in them.
+	bounds := [][2]int64{{0, 700}, {700, 700}, {701, 1500}, {1500, 1501}, {1600, 2000}}
+	var recs []arrow.RecordBatch
+	for _, b := range bounds {
+		recs = append(recs, full.NewSlice(b[0], b[1]))
+	}
+	recs = append(recs, noNulls.NewSlice(0, 1))
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	maxLen := 0
+	for _, r := range recs {
+		maxLen = max(maxLen, int(r.NumRows()))
+	}
+	tight := uint(0)
+	for 1<<tight < maxLen {
+		tight++
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, shift := range []uint{tight, 16, 27} {
+		t.Run(fmt.Sprint("shift=", shift), func(t *testing.T) {
+			var ids, global []uint32
+			var offs []int
+			off := 0
+			for _, r := range recs {
+				offs = append(offs, off)
+				off += int(r.NumRows())
+			}
+			for range 4000 {
+				k := rng.IntN(len(recs))
+				n := int(recs[k].NumRows())
+				if n == 0 {
+					continue
+				}
+				r := rng.IntN(n)
+				ids = append(ids, uint32(k)<<shift|uint32(r))
+				global = append(global, uint32(offs[k]+r))
+			}
+			for c, f := range allTypes.Fields() {
+				if !ChunkedType(f.Type) {
+					continue
+				}
+				arrs := make([]arrow.Array, len(recs))
+				for i, r := range recs {
+					arrs[i] = r.Column(c)
+				}
+				cat, err := array.Concatenate(arrs, mem)
+				require.NoError(t, err)
+				want, err := Take(ctx, cat, global, mem)
+				require.NoError(t, err)
+				got, err := TakeChunks(ctx, Chunks{Arrays: arrs, Shift: shift}, ids, mem)
+				require.NoError(t, err)
+				require.True(t, array.Equal(want, got), "column %s", f.Name)
+				require.Equal(t, want.NullN(), got.NullN(), "column %s", f.Name)
+				want.Release()
+				got.Release()
+				cat.Release()
+			}
+		})
+	}
+	t.Run("shift=32/one chunk", func(t *testing.T) {
+		idx := []uint32{5, 0, 1999, 5}
+		for c := range allTypes.Fields() {
+			if !ChunkedType(allTypes.Field(c).Type) {
+				continue
+			}
+			want, err := Take(ctx, full.Column(c), idx, mem)
+			require.NoError(t, err)
+			got, err := TakeChunks(ctx, Chunks{Arrays: []arrow.Array{full.Column(c)}, Shift: 32}, idx, mem)
+			require.NoError(t, err)
+			require.True(t, array.Equal(want, got))
+			want.Release()
+			got.Release()
+		}
+	})
+}
+
+// TakeChunks refuses IDs outside the chunks (a row past a chunk's end, a chunk
+// past the last), chunks longer than the shift allows, and unsupported types.
+func TestTakeChunksRejectsBadInput(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	rec := batch(mem, 10, 3)
+	defer rec.Release()
+	s := rec.Column(allTypes.FieldIndices("s")[0])
+	two := Chunks{Arrays: []arrow.Array{s, s}, Shift: 4}
+	for _, id := range []uint32{10, 1<<4 | 10, 2 << 4, 15} {
+		_, err := TakeChunks(ctx, two, []uint32{0, id}, mem)
+		require.ErrorIs(t, err, ErrIndex, "id %d", id)
+	}
+	_, err := TakeChunks(ctx, Chunks{Arrays: []arrow.Array{s, s}, Shift: 3}, []uint32{0}, mem)
+	require.ErrorContains(t, err, "more than 1<<3")
+	ls := rec.Column(allTypes.FieldIndices("ls")[0])
+	_, err = TakeChunks(ctx, Chunks{Arrays: []arrow.Array{ls, ls}, Shift: 4}, []uint32{0}, mem)
+	require.ErrorContains(t, err, "not supported")
+	i64 := rec.Column(allTypes.FieldIndices("i64")[0])
+	_, err = TakeChunks(ctx, Chunks{Arrays: []arrow.Array{s, i64}, Shift: 4}, []uint32{0}, mem)
+	require.ErrorContains(t, err, "chunks of types")
+}
+
+// TakeChunks copies values of every length, short ones (copied as one block) and
+// long ones, including values that end their chunk's data (no block fits after them).
+func TestTakeChunksValuesOfEveryLength(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var arrs []arrow.Array
+	var want []string
+	for c := range 3 {
+		b := array.NewStringBuilder(mem)
+		for n := range 100 {
+			v := strings.Repeat(string(rune('a'+c)), (n*7+c)%90)
+			b.Append(v)
+			want = append(want, v)
+		}
+		arrs = append(arrs, b.NewArray())
+		b.Release()
+	}
+	defer func() {
+		for _, a := range arrs {
+			a.Release()
+		}
+	}()
+	var ids []uint32
+	var exp []string
+	for i := len(want) - 1; i >= 0; i-- {
+		ids = append(ids, uint32(i/100)<<7|uint32(i%100))
+		exp = append(exp, want[i])
+	}
+	got, err := TakeChunks(context.Background(), Chunks{Arrays: arrs, Shift: 7}, ids, mem)
+	require.NoError(t, err)
+	defer got.Release()
+	s := got.(*array.String)
+	for i := range exp {
+		require.Equal(t, exp[i], s.Value(i), "row %d", i)
+	}
+	require.Len(t, s.ValueBytes(), len(strings.Join(exp, "")))
 }
