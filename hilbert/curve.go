@@ -160,6 +160,10 @@ func (c *Curve) EncodeBatch64(cols [][]uint32, out []uint64) error {
 	if c.m == nil {
 		return nil
 	}
+	if c.m.multi != nil && c.bits >= c.m.multiLevels {
+		c.multiBatch64(out)
+		return nil
+	}
 	n := uint(c.dims)
 	enc := c.m.enc
 	// Each key is consumed from the top: align it to bit 63, take the top n
@@ -204,6 +208,75 @@ func (c *Curve) EncodeBatch64(cols [][]uint32, out []uint64) error {
 		out[i] = h
 	}
 	return nil
+}
+
+// multiBatch64 turns the Morton keys in out into Hilbert indexes with the
+// multi-level table: the levels above a multiple of multiLevels one at a time
+// (enc), the rest multiLevels at a time (multi). Four rows per iteration, as in
+// EncodeBatch64, so that independent chains of lookups overlap.
+func (c *Curve) multiBatch64(out []uint64) {
+	n := uint(c.dims)
+	enc, multi := c.m.enc, c.m.multi
+	levels := c.m.multiLevels
+	step := n * uint(levels)
+	head := c.bits % levels // single levels first
+	steps := c.bits / levels
+	align := uint(64 - c.dims*c.bits)
+	top1, topM := 64-n, 64-step
+	mask1, maskM := uint64(1)<<n-1, uint64(1)<<step-1
+	// A single-level state (number<<n) becomes a multi-level one (number<<step).
+	up := step - n
+	i := 0
+	for ; i+3 < len(out); i += 4 {
+		ka, kb, kc, kd := out[i]<<align, out[i+1]<<align, out[i+2]<<align, out[i+3]<<align
+		var ha, hb, hc, hd uint64
+		var sa, sb, sc, sd uint32
+		for l := 0; l < head; l++ {
+			ea := enc[sa|uint32(ka>>top1)]
+			eb := enc[sb|uint32(kb>>top1)]
+			ec := enc[sc|uint32(kc>>top1)]
+			ed := enc[sd|uint32(kd>>top1)]
+			ka, kb, kc, kd = ka<<n, kb<<n, kc<<n, kd<<n
+			ha = ha<<n | uint64(ea)&mask1
+			hb = hb<<n | uint64(eb)&mask1
+			hc = hc<<n | uint64(ec)&mask1
+			hd = hd<<n | uint64(ed)&mask1
+			sa, sb, sc, sd = ea>>8, eb>>8, ec>>8, ed>>8
+		}
+		sa, sb, sc, sd = sa<<up, sb<<up, sc<<up, sd<<up
+		for l := 0; l < steps; l++ {
+			ea := multi[sa|uint32(ka>>topM)]
+			eb := multi[sb|uint32(kb>>topM)]
+			ec := multi[sc|uint32(kc>>topM)]
+			ed := multi[sd|uint32(kd>>topM)]
+			ka, kb, kc, kd = ka<<step, kb<<step, kc<<step, kd<<step
+			ha = ha<<step | uint64(ea)&maskM
+			hb = hb<<step | uint64(eb)&maskM
+			hc = hc<<step | uint64(ec)&maskM
+			hd = hd<<step | uint64(ed)&maskM
+			sa, sb, sc, sd = ea>>16, eb>>16, ec>>16, ed>>16
+		}
+		out[i], out[i+1], out[i+2], out[i+3] = ha, hb, hc, hd
+	}
+	for ; i < len(out); i++ {
+		k := out[i] << align
+		var h uint64
+		st := uint32(0)
+		for l := 0; l < head; l++ {
+			e := enc[st|uint32(k>>top1)]
+			k <<= n
+			h = h<<n | uint64(e)&mask1
+			st = e >> 8
+		}
+		st <<= up
+		for l := 0; l < steps; l++ {
+			e := multi[st|uint32(k>>topM)]
+			k <<= step
+			h = h<<step | uint64(e)&maskM
+			st = e >> 16
+		}
+		out[i] = h
+	}
 }
 
 // EncodeBatch is EncodeBatch64 for indexes of any width (up to 128 bits).

@@ -37,8 +37,13 @@ type fsm struct {
 	// is stored pre-shifted so the next index is just base | w.
 	enc []uint32
 	// dec[s<<dims|d] = w | (next<<dims)<<8, the inverse for output digit d.
-	dec    []uint32
-	states int
+	dec []uint32
+	// multi, when not nil, runs multiLevels levels in one lookup:
+	// multi[s<<(dims*multiLevels)|w] = digits | (next<<(dims*multiLevels))<<16 for
+	// the raw bits w of multiLevels levels, the highest level first (see buildMulti).
+	multi       []uint32
+	multiLevels int
+	states      int
 }
 
 // maxTableEntries bounds the table size, and maxTableDims the dimension
@@ -111,5 +116,45 @@ func buildFSM(n int) *fsm {
 			dec[s*width+int(e&0xFF)] = uint32(w) | e&^0xFF
 		}
 	}
-	return &fsm{dims: n, enc: enc, dec: dec, states: len(order)}
+	m := &fsm{dims: n, enc: enc, dec: dec, states: len(order)}
+	m.buildMulti()
+	return m
+}
+
+// maxMultiEntries bounds the multi-level table (4 bytes an entry): it should stay
+// in the L1 cache next to the rest of a batch's working set.
+const maxMultiEntries = 4096
+
+// buildMulti builds the multi-level encoding table: the most levels at once whose
+// table (states × 2^(dims·levels) entries, at most 16 digit bits) stays within
+// maxMultiEntries, when that is more than one level — 4 levels for 2 dimensions,
+// 2 for 3; one lookup then stands for that many chained lookups of enc (the
+// entry is those lookups' digits and final state), so a key costs a quarter or a
+// half of the dependent loads.
+func (m *fsm) buildMulti() {
+	n := m.dims
+	levels := 1
+	for l := 2; n*l <= 16 && m.states<<(n*l) <= maxMultiEntries; l++ {
+		levels = l
+	}
+	if levels == 1 {
+		return
+	}
+	width := uint32(1) << uint(n)
+	wide := 1 << uint(n*levels)
+	multi := make([]uint32, m.states*wide)
+	for s := 0; s < m.states; s++ {
+		for w := 0; w < wide; w++ {
+			st := uint32(s) << uint(n)
+			var digits uint32
+			for l := levels - 1; l >= 0; l-- {
+				e := m.enc[st|uint32(w>>(uint(n*l)))&(width-1)]
+				digits = digits<<uint(n) | e&0xFF
+				st = e >> 8
+			}
+			next := st >> uint(n) // the state's number
+			multi[s*wide+w] = digits | next<<uint(n*levels)<<16
+		}
+	}
+	m.multi, m.multiLevels = multi, levels
 }
