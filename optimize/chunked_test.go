@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -154,4 +156,33 @@ func TestConcatBytesIsTheConcatenationsSize(t *testing.T) {
 			cat.Release()
 		}
 	}
+}
+
+// The heap pacer of an in-memory bin collects once per interval of bytes counted
+// (budget/16, at least minPacerBytes), from any goroutine; a nil pacer does nothing.
+func TestHeapPacerCollectsPerInterval(t *testing.T) {
+	forced := func() uint32 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.NumForcedGC
+	}
+	h := newHeapPacer(1 << 30)
+	require.Equal(t, int64(64<<20), h.every)
+	require.Equal(t, int64(minPacerBytes), newHeapPacer(1<<20).every)
+	before := forced()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				h.add(4 << 20) // 4 goroutines x 10 x 4 MiB = 160 MiB: two intervals
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, uint32(2), forced()-before)
+	var none *heapPacer
+	none.add(1 << 40)
+	require.Equal(t, uint32(2), forced()-before)
 }

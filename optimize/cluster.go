@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -151,6 +152,8 @@ func (p *Plan) clusterColumns(rec arrow.RecordBatch) ([]arrow.Array, error) {
 func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos []fileInfo) error {
 	p := e.plan
 	o := w.o
+	w.pacer = newHeapPacer(o.MemoryBudget)
+	defer func() { w.pacer = nil }()
 	adds := w.it.bin.adds
 	perFile := make([][]arrow.RecordBatch, len(adds))
 	defer func() {
@@ -166,6 +169,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 		err := p.readInput(ctx, adds[i], o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
 			rec.Retain()
 			recs = append(recs, rec)
+			w.pacer.add(datafile.RecordBytes(rec))
 			return nil
 		})
 		mu.Lock()
@@ -426,6 +430,7 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, pairs 
 		if err == nil {
 			rec := array.NewRecordBatch(sch, arrs, int64(hi-lo))
 			err = w.roller.Append(ctx, rec)
+			w.pacer.add(datafile.RecordBytes(rec))
 			rec.Release()
 		}
 		for _, a := range arrs {
@@ -487,6 +492,47 @@ type clusterWriter struct {
 	res       *binResult
 	roller    *datafile.Roller
 	rowsTotal int64 // the bin's live rows
+	pacer     *heapPacer
+}
+
+// heapPacer starts a garbage collection each time a bin clustered in memory has
+// read or written a given number of Arrow bytes. Such a bin holds its whole input
+// (live, and up to the memory budget) while it reads it and while it writes the
+// sorted rows, each time producing garbage at the rate it goes (decoded pages, the
+// gathered rows once encoded); Go collects only when the heap has grown by as much
+// as was live after the last collection (GOGC=100), so the process peaked at twice
+// the input — and faulted in every page of that second half. Collecting every
+// budget/16 bytes keeps the peak near the input plus that (the collections are
+// cheap: the input is Arrow buffers without pointers, which the collector does not
+// scan). The methods are safe for concurrent use and do nothing on a nil pacer.
+type heapPacer struct {
+	every int64
+	mu    sync.Mutex
+	since int64
+}
+
+// minPacerBytes is the smallest interval between a heapPacer's collections.
+const minPacerBytes = 32 << 20
+
+func newHeapPacer(budget int64) *heapPacer {
+	return &heapPacer{every: max(budget/16, minPacerBytes)}
+}
+
+// add counts n bytes read or written and collects once they reach the interval.
+func (h *heapPacer) add(n int64) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.since += n
+	run := h.since >= h.every
+	if run {
+		h.since = 0
+	}
+	h.mu.Unlock()
+	if run {
+		runtime.GC()
+	}
 }
 
 // writerOverhead is the memory the bin's file writer holds beyond the rows it is
