@@ -197,16 +197,26 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	s := newSamplers(len(p.clusters))
 	var n int64
 	for _, r := range recs {
-		cols, err := p.clusterColumns(r)
-		if err != nil {
-			return err
-		}
-		err = s.add(cols)
-		releaseAll(cols)
-		if err != nil {
-			return err
-		}
 		n += r.NumRows()
+	}
+	// One sampler per worker: each sees its column's batches in order, so the
+	// sample is the one a single pass gives.
+	err = parallel(ctx, o.Parallelism, len(s), func(ctx context.Context, c int) error {
+		for _, r := range recs {
+			a, err := leafArray(r.Column(p.clusters[c][0]), p.clusters[c][1:], p.opts.Allocator)
+			if err != nil {
+				return err
+			}
+			err = s[c].Add(a)
+			a.Release()
+			if err != nil {
+				return fmt.Errorf("optimize: sampling clustering column %d: %w", c, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	k, err := newKeyer(p.Curve, s)
 	if err != nil {
