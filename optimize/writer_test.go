@@ -114,7 +114,8 @@ func TestClusteredFilesFollowTheTargetSize(t *testing.T) {
 }
 
 // sortKeyed (radix sort on the key, equal-key runs ordered by the clustering values)
-// orders pairs exactly as a comparison sort by (key, clustering values, position).
+// orders pairs exactly as a comparison sort by (key, clustering values, position),
+// on one worker or several.
 func TestSortKeyedMatchesComparisonSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, n := range []int{0, 1, 255, 1000, 1 << 16, 200_003} {
@@ -134,11 +135,14 @@ func TestSortKeyedMatchesComparisonSort(t *testing.T) {
 			tb := tieBreak{cols: []arrow.Array{col}}
 			want := slices.Clone(pairs)
 			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tb) })
-			got := slices.Clone(pairs)
-			sortKeyed(context.Background(), got, tb, 2)
-			if !slices.Equal(want, got) {
-				t.Fatalf("n=%d keyBits=%d: radix sort differs from the comparison sort", n, keyBits)
+			for _, par := range []int{1, 2, 3} {
+				got := slices.Clone(pairs)
+				sortKeyed(context.Background(), got, tb, par)
+				if !slices.Equal(want, got) {
+					t.Fatalf("n=%d keyBits=%d par=%d: radix sort differs from the comparison sort", n, keyBits, par)
+				}
 			}
+			got := slices.Clone(pairs)
 			got = slices.Clone(pairs)
 			sortKeyed(context.Background(), got, tieBreak{}, 2)
 			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tieBreak{}) })
