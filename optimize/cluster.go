@@ -251,6 +251,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 		for i, key := range keys {
 			pairs[off+int64(i)] = keyed{key, id(b, i)}
 		}
+		w.pacer.add(int64(m) * 16) // the keys and the ranks, garbage now
 		return nil
 	})
 	if err != nil {
@@ -273,7 +274,10 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 			}
 		}
 		sortKeyed(ctx, pairs, tb, o.Parallelism)
-		return w.writeSorted(ctx, chunkedInput(p.dataSch, recs, shift), pairs, nil, 0, w.it.bin.Bytes/2)
+		ord := orderOf(pairs)
+		pairs = nil
+		w.pacer.add(ord.len() * 32) // the pairs and the sort's buffer, garbage now
+		return w.writeSorted(ctx, chunkedInput(p.dataSch, recs, shift), ord, nil, 0, w.it.bin.Bytes/2)
 	}
 	all, err := concatRecords(ctx, p.dataSch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
@@ -292,7 +296,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	}
 	sortKeyed(ctx, pairs, tieBreak{cols: tb}, o.Parallelism)
 	releaseAll(tb)
-	return w.writeSorted(ctx, batchInput(all), pairs, nil, 0, w.it.bin.Bytes/2)
+	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), nil, 0, w.it.bin.Bytes/2)
 }
 
 // gatherChunked lets the in-memory clustering gather from the batches as read (a
@@ -396,7 +400,7 @@ func concatBytes(arrs []arrow.Array) int64 {
 // the bin's rows still to come after these. Where a file should end (Roller.Fill),
 // the chunk is cut there, moved forward past rows of equal key so that no key
 // appears in two files, and the roller closes the file after it.
-func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, pairs []keyed, cols []int, after, progress int64) error {
+func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, ord sortedOrder, cols []int, after, progress int64) error {
 	mem := w.o.Allocator
 	if cols == nil {
 		cols = make([]int, len(src.cols))
@@ -413,22 +417,19 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, pairs 
 	if len(cols) < len(src.cols) {
 		arrowPerRow *= float64(len(cols)) / float64(len(src.cols))
 	}
-	idx := make([]uint32, 0, takeRows)
-	for lo := 0; lo < len(pairs); {
+	n := len(ord.ids)
+	for lo := 0; lo < n; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fill := int(min(w.roller.Fill(int64(len(pairs)-lo)+after, arrowPerRow), int64(len(pairs)-lo)))
+		fill := int(min(w.roller.Fill(int64(n-lo)+after, arrowPerRow), int64(n-lo)))
 		hi := lo + min(fill, takeRows)
 		if fill <= takeRows {
-			for hi < len(pairs) && pairs[hi].key == pairs[hi-1].key {
+			for hi < n && ord.tied(hi) {
 				hi++
 			}
 		}
-		idx = idx[:0]
-		for _, pr := range pairs[lo:hi] {
-			idx = append(idx, pr.pos)
-		}
+		idx := ord.ids[lo:hi]
 		// Gather the columns on every worker: the take of strings is random access
 		// into the whole bin and would otherwise be the serial part of the write.
 		arrs := make([]arrow.Array, len(cols))
@@ -452,11 +453,37 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, pairs 
 			return fmt.Errorf("optimize: writing sorted rows: %w", err)
 		}
 		w.res.rows += int64(hi - lo)
-		w.e.progress("write", progress*int64(hi-lo)/int64(len(pairs)))
+		w.e.progress("write", progress*int64(hi-lo)/int64(n))
 		lo = hi
 	}
 	return nil
 }
+
+// sortedOrder is the rows of a sorted write, in order: their positions (or packed
+// row IDs) and which rows have the key of the row before them (where a file may not
+// end). It is what writeSorted needs of sorted pairs, in a quarter of their memory.
+type sortedOrder struct {
+	ids  []uint32
+	same []uint64 // bit i: row i has the key of row i-1
+}
+
+// orderOf returns the order of sorted pairs.
+func orderOf(pairs []keyed) sortedOrder {
+	o := sortedOrder{ids: make([]uint32, len(pairs)), same: make([]uint64, (len(pairs)+63)/64)}
+	for i, p := range pairs {
+		o.ids[i] = p.pos
+		if i > 0 && p.key == pairs[i-1].key {
+			o.same[i/64] |= 1 << (i % 64)
+		}
+	}
+	return o
+}
+
+// tied reports whether row i has the key of row i-1.
+func (o sortedOrder) tied(i int) bool { return o.same[i/64]&(1<<(i%64)) != 0 }
+
+// len returns the number of rows.
+func (o sortedOrder) len() int64 { return int64(len(o.ids)) }
 
 // concatRecords concatenates batches of one schema into one batch.
 func concatRecords(ctx context.Context, sch *arrow.Schema, recs []arrow.RecordBatch, par int, mem memory.Allocator) (arrow.RecordBatch, error) {

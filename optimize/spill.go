@@ -326,5 +326,5 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	}
 	sortKeyed(ctx, pairs, tieBreak{cols: tbCols}, o.Parallelism)
 	releaseAll(tbCols)
-	return w.writeSorted(ctx, batchInput(all), pairs, dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
+	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
 }
