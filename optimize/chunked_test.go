@@ -159,7 +159,7 @@ func TestConcatBytesIsTheConcatenationsSize(t *testing.T) {
 }
 
 // The heap pacer of an in-memory bin collects once per interval of bytes counted
-// (budget/16, at least minPacerBytes), from any goroutine; a nil pacer does nothing.
+// (budget/32, at least minPacerBytes), from any goroutine; a nil pacer does nothing.
 func TestHeapPacerCollectsPerInterval(t *testing.T) {
 	forced := func() uint32 {
 		var ms runtime.MemStats
@@ -167,7 +167,7 @@ func TestHeapPacerCollectsPerInterval(t *testing.T) {
 		return ms.NumForcedGC
 	}
 	h := newHeapPacer(1 << 30)
-	require.Equal(t, int64(64<<20), h.every)
+	require.Equal(t, int64(32<<20), h.every)
 	require.Equal(t, int64(minPacerBytes), newHeapPacer(1<<20).every)
 	before := forced()
 	var wg sync.WaitGroup
@@ -176,7 +176,7 @@ func TestHeapPacerCollectsPerInterval(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 10 {
-				h.add(4 << 20) // 4 goroutines x 10 x 4 MiB = 160 MiB: two intervals
+				h.add(2 << 20) // 4 goroutines x 10 x 2 MiB = 80 MiB: two intervals
 			}
 		}()
 	}

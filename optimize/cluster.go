@@ -539,9 +539,10 @@ type clusterWriter struct {
 // gathered rows once encoded); Go collects only when the heap has grown by as much
 // as was live after the last collection (GOGC=100), so the process peaked at twice
 // the input — and faulted in every page of that second half. Collecting every
-// budget/16 bytes keeps the peak near the input plus that (the collections are
-// cheap: the input is Arrow buffers without pointers, which the collector does not
-// scan). The methods are safe for concurrent use and do nothing on a nil pacer.
+// budget/32 Arrow bytes keeps the peak near the input plus about three times that
+// (the reader and the encoders allocate about twice the Arrow bytes they handle).
+// The collections are cheap: the input is Arrow buffers without pointers, which the
+// collector does not scan. The methods are safe for concurrent use and do nothing on a nil pacer.
 type heapPacer struct {
 	every int64
 	mu    sync.Mutex
@@ -549,10 +550,10 @@ type heapPacer struct {
 }
 
 // minPacerBytes is the smallest interval between a heapPacer's collections.
-const minPacerBytes = 32 << 20
+const minPacerBytes = 16 << 20
 
 func newHeapPacer(budget int64) *heapPacer {
-	return &heapPacer{every: max(budget/16, minPacerBytes)}
+	return &heapPacer{every: max(budget/32, minPacerBytes)}
 }
 
 // add counts n bytes read or written and collects once they reach the interval.
