@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -135,4 +138,65 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// BenchmarkWriteLowCardinalityStrings writes one dictionary-encoded string column of
+// three values (the flag column of the export and compaction benchmarks) through
+// pqarrow's encoder (impl=pqarrow) and the column-parallel one with its dictionary
+// shortcut (impl=datafile, see stringDict), one column so one core each; cpu-ms/op is
+// the process's user+system CPU time per op.
+func BenchmarkWriteLowCardinalityStrings(b *testing.B) {
+	const rows = 1 << 20
+	schema := arrow.NewSchema([]arrow.Field{{Name: "flag", Type: arrow.BinaryTypes.String}}, nil)
+	var recs []arrow.RecordBatch
+	vals := []string{"A", "N", "R"}
+	for off := 0; off < rows; off += 32 << 10 {
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		for i := 0; i < 32<<10; i++ {
+			sb.Append(vals[(off+i)*7919%11%3])
+		}
+		arr := sb.NewArray()
+		sb.Release()
+		recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
+		arr.Release()
+	}
+	b.Cleanup(func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	})
+	for _, serial := range []bool{true, false} {
+		name := "impl=datafile"
+		if serial {
+			name = "impl=pqarrow"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				w, err := NewWriter(io.Discard, schema, WriterOptions{Dictionary: DictionaryAll, serial: serial})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs {
+					if err := w.Write(r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((processCPU()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// processCPU is the user+system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
