@@ -140,55 +140,68 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
-// BenchmarkWriteLowCardinalityStrings writes one dictionary-encoded string column of
-// three values (the flag column of the export and compaction benchmarks) through
-// pqarrow's encoder (impl=pqarrow) and the column-parallel one with its dictionary
-// shortcut (impl=datafile, see stringDict), one column so one core each; cpu-ms/op is
-// the process's user+system CPU time per op.
-func BenchmarkWriteLowCardinalityStrings(b *testing.B) {
+// BenchmarkWriteLowCardinality writes one dictionary-encoded column — strings of
+// three values (the flag column of the export and compaction benchmarks) or int32s
+// of fifty (qty) — through pqarrow's encoder (impl=pqarrow) and the column-parallel
+// one with its dictionary shortcut (impl=datafile, see dictShortcut): one column, so
+// one core each; cpu-ms/op is the process's user+system CPU time per op.
+func BenchmarkWriteLowCardinality(b *testing.B) {
 	const rows = 1 << 20
-	schema := arrow.NewSchema([]arrow.Field{{Name: "flag", Type: arrow.BinaryTypes.String}}, nil)
-	var recs []arrow.RecordBatch
-	vals := []string{"A", "N", "R"}
-	for off := 0; off < rows; off += 32 << 10 {
-		sb := array.NewStringBuilder(memory.DefaultAllocator)
-		for i := 0; i < 32<<10; i++ {
-			sb.Append(vals[(off+i)*7919%11%3])
-		}
-		arr := sb.NewArray()
-		sb.Release()
-		recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
-		arr.Release()
-	}
-	b.Cleanup(func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	})
-	for _, serial := range []bool{true, false} {
-		name := "impl=datafile"
-		if serial {
-			name = "impl=pqarrow"
-		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			cpu0 := processCPU()
-			for b.Loop() {
-				w, err := NewWriter(io.Discard, schema, WriterOptions{Dictionary: DictionaryAll, serial: serial})
-				if err != nil {
-					b.Fatal(err)
+	for _, col := range []string{"flag", "qty"} {
+		var schema *arrow.Schema
+		var recs []arrow.RecordBatch
+		for off := 0; off < rows; off += 32 << 10 {
+			var arr arrow.Array
+			if col == "flag" {
+				schema = arrow.NewSchema([]arrow.Field{{Name: col, Type: arrow.BinaryTypes.String}}, nil)
+				sb := array.NewStringBuilder(memory.DefaultAllocator)
+				for i := 0; i < 32<<10; i++ {
+					sb.Append([]string{"A", "N", "R"}[(off+i)*7919%11%3])
 				}
-				for _, r := range recs {
-					if err := w.Write(r); err != nil {
+				arr = sb.NewArray()
+				sb.Release()
+			} else {
+				schema = arrow.NewSchema([]arrow.Field{{Name: col, Type: arrow.PrimitiveTypes.Int32}}, nil)
+				ib := array.NewInt32Builder(memory.DefaultAllocator)
+				for i := 0; i < 32<<10; i++ {
+					ib.Append(int32((off+i)*7919%53%50 + 1))
+				}
+				arr = ib.NewArray()
+				ib.Release()
+			}
+			recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
+			arr.Release()
+		}
+		b.Cleanup(func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		})
+		for _, serial := range []bool{true, false} {
+			name := "col=" + col + "/impl=datafile"
+			if serial {
+				name = "col=" + col + "/impl=pqarrow"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				for b.Loop() {
+					w, err := NewWriter(io.Discard, schema, WriterOptions{Dictionary: DictionaryAll, serial: serial})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, r := range recs {
+						if err := w.Write(r); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := w.Close(); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if _, err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric((processCPU()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
-		})
+				b.ReportMetric((processCPU()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+			})
+		}
 	}
 }
 

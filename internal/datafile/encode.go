@@ -151,10 +151,10 @@ type columnEncoder struct {
 	done     chan struct{}
 	actx     context.Context
 	cw       file.ColumnChunkWriter // the open row group's writer; set while the goroutine is idle
-	// strDict is the dictionary shortcut of the open column chunk (nil: none; see
-	// stringDict), set with cw; spare keeps the last one's maps for reuse.
-	strDict, spare *stringDict
-	def            []int16
+	// dict is the dictionary shortcut of the open column chunk (nil: none; see
+	// dictShortcut), set with cw; spare keeps the last one's maps for reuse.
+	dict, spare *dictShortcut
+	def         []int16
 	// written is the bytes of the open column chunk's pages already encoded and
 	// compressed; unwritten the bytes encoded but not yet compressed (the current
 	// page, the dictionary). Both are published after each array (see encode).
@@ -313,8 +313,8 @@ func (c *columnEncoder) encode(arr arrow.Array) error {
 		}
 	}
 	var err error
-	if c.strDict != nil {
-		err = c.strDict.write(c, arr, def)
+	if c.dict != nil {
+		err = c.dict.write(c, arr, def)
 	} else {
 		err = pqarrow.WriteArrowToColumn(c.actx, c.cw, arr, def, nil, leafNullable)
 	}
@@ -350,10 +350,10 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 			if c.cw, err = rgw.Column(i); err != nil {
 				return err
 			}
-			if c.strDict != nil {
-				c.spare = c.strDict
+			if c.dict != nil {
+				c.spare = c.dict
 			}
-			c.strDict = newStringDict(c.cw, c.typ, e.props, c.spare)
+			c.dict = newDictShortcut(c.cw, c.typ, e.props, c.spare)
 			c.written.Store(0)
 			c.unwritten.Store(0)
 			c.arrow, c.settled = 0, 0

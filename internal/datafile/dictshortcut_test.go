@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -12,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stringDictSchema has the columns the dictionary shortcut sees: low-cardinality
+// dictShortcutSchema has the columns the dictionary shortcut sees: low-cardinality
 // strings whose later batches bring new values, a nullable one with nulls in some
 // batches only, binary values, empty strings only, a mid-cardinality column and a
 // high-cardinality one forced into dictionary encoding (which falls back to plain
 // within its row groups).
-var stringDictSchema = arrow.NewSchema([]arrow.Field{
+var dictShortcutSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "flag", Type: arrow.BinaryTypes.String},
 	{Name: "opt", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "bin", Type: arrow.BinaryTypes.Binary},
@@ -25,10 +26,14 @@ var stringDictSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "mid", Type: arrow.BinaryTypes.String},
 	{Name: "hi", Type: arrow.BinaryTypes.String},
 	{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+	{Name: "code", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "wide", Type: arrow.PrimitiveTypes.Int32},
 }, nil)
 
-func stringDictBatch(mem memory.Allocator, rng *rand.Rand, batch, rows int) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, stringDictSchema)
+func dictShortcutBatch(mem memory.Allocator, rng *rand.Rand, batch, rows int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, dictShortcutSchema)
 	defer b.Release()
 	flags := []string{"A", "N", "R", ""}
 	if batch >= 3 {
@@ -51,19 +56,27 @@ func stringDictBatch(mem memory.Allocator, rng *rand.Rand, batch, rows int) arro
 		b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("mid-%d", rng.IntN(3000)))
 		b.Field(5).(*array.StringBuilder).Append(fmt.Sprintf("hi-%d-%d", batch, rng.Int64()))
 		b.Field(6).(*array.Int64Builder).Append(int64(i))
+		b.Field(7).(*array.Int32Builder).Append(int32(rng.IntN(5) - 2 + 40*batch%3))
+		if withNulls && rng.IntN(9) == 0 {
+			b.Field(8).AppendNull()
+		} else {
+			b.Field(8).(*array.Date32Builder).Append(arrow.Date32(8000 + rng.IntN(300)))
+		}
+		b.Field(9).(*array.Int64Builder).Append([]int64{math.MinInt64, -1, 0, 7, math.MaxInt64}[rng.IntN(5)])
+		b.Field(10).(*array.Int32Builder).Append(rng.Int32())
 	}
 	return b.NewRecordBatch()
 }
 
-// The dictionary shortcut (stringDict) must leave the file exactly as pqarrow
+// The dictionary shortcut (dictShortcut) must leave the file exactly as pqarrow
 // writes it: pages, dictionaries, statistics, page index, Bloom filters; and it must
 // be taken (else this test would prove nothing).
-func TestStringDictShortcutWritesWhatPqarrowWrites(t *testing.T) {
+func TestDictShortcutWritesWhatPqarrowWrites(t *testing.T) {
 	mem := checkedMem(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var recs []arrow.RecordBatch
 	for i, n := range []int{700, 3000, 5000, 1, 4096, 2500, 9000, 1023} {
-		recs = append(recs, stringDictBatch(mem, rng, i, n))
+		recs = append(recs, dictShortcutBatch(mem, rng, i, n))
 	}
 	defer func() {
 		for _, r := range recs {
@@ -95,15 +108,18 @@ func TestStringDictShortcutWritesWhatPqarrowWrites(t *testing.T) {
 		taken bool
 	}{{CodecZstd, true}, {CodecUncompressed, false}} {
 		var buf bytes.Buffer
-		w, err := NewWriter(&buf, stringDictSchema, WriterOptions{Allocator: mem, Codec: tc.codec, Dictionary: DictionaryAll, TargetRowGroupBytes: 1 << 30})
+		w, err := NewWriter(&buf, dictShortcutSchema, WriterOptions{Allocator: mem, Codec: tc.codec, Dictionary: DictionaryAll, TargetRowGroupBytes: 1 << 30})
 		require.NoError(t, err)
 		for _, r := range recs {
 			require.NoError(t, w.Write(r))
 		}
 		w.settle()
 		enc := w.enc.(*parallelEncoder)
-		for i, name := range []string{"flag", "opt", "bin", "mid"} {
-			sd := enc.cols[i].strDict
+		for i, name := range []string{"flag", "opt", "bin", "mid", "", "", "", "qty", "day", "code"} {
+			if name == "" {
+				continue
+			}
+			sd := enc.cols[i].dict
 			if !tc.taken {
 				require.Nil(t, sd, name)
 				continue
@@ -113,5 +129,58 @@ func TestStringDictShortcutWritesWhatPqarrowWrites(t *testing.T) {
 		}
 		_, err = w.Close()
 		require.NoError(t, err)
+	}
+}
+
+// intDict's window and map must find exactly the values added, at their indices,
+// whatever the values (extremes, which wrap the window arithmetic, included):
+// checked against a plain map.
+func TestIntDictFindsWhatWasAdded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 50; round++ {
+		d := &intDict[int64]{ids: map[int64]int32{}}
+		d.reset()
+		want := map[int64]int32{}
+		pick := func() int64 {
+			switch rng.IntN(4) {
+			case 0:
+				return []int64{math.MinInt64, math.MinInt64 + 1, math.MaxInt64, math.MaxInt64 - 1, 0, -1}[rng.IntN(6)]
+			case 1:
+				return rng.Int64()
+			default:
+				return int64(rng.IntN(2*intWindow)) - intWindow + []int64{0, math.MaxInt64 - intWindow, math.MinInt64 + intWindow}[round%3]
+			}
+		}
+		for i := 0; i < 2000; i++ {
+			v := pick()
+			if _, ok := want[v]; !ok && rng.IntN(2) == 0 {
+				want[v] = int32(len(want))
+				d.add(v)
+			}
+			q := pick()
+			id, ok := d.find(q)
+			wid, wok := want[q]
+			require.Equal(t, wok, ok, "value %d", q)
+			if ok {
+				require.Equal(t, wid, id, "value %d", q)
+			}
+		}
+		d32 := &intDict[int32]{ids: map[int32]int32{}}
+		d32.reset()
+		want32 := map[int32]int32{}
+		for i := 0; i < 2000; i++ {
+			v := int32(pick())
+			if _, ok := want32[v]; !ok {
+				want32[v] = int32(len(want32))
+				d32.add(v)
+			}
+			q := int32(pick())
+			id, ok := d32.find(q)
+			wid, wok := want32[q]
+			require.Equal(t, wok, ok, "value %d", q)
+			if ok {
+				require.Equal(t, wid, id)
+			}
+		}
 	}
 }
