@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -80,6 +81,15 @@ func maxRSS() float64 {
 	return float64(ru.Maxrss) / 1024
 }
 
+// processCPU is the user+system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkRewrite compares skiplake's rewrites with DuckDB's on the same Parquet
 // files (rewriteTable: 100 files, 6 columns), both writing zstd Parquet:
 //
@@ -89,7 +99,8 @@ func maxRSS() float64 {
 //   - op=zorder, op=hilbert: skiplake OPTIMIZE clustering on (day, price) vs DuckDB
 //     `COPY (SELECT * ... ORDER BY day, price) TO ...` (op=sort).
 //
-// Every op reports rows/s and maxrss-MB, the process's peak RSS: run one op per
+// Every op reports rows/s, cpu-s/op (CPU time of the op's own work, every core) and
+// maxrss-MB, the process's peak RSS: run one op per
 // process (-bench 'Rewrite/op=hilbert/engine=skiplake') with SKIPLAKE_INTEROP_BENCH_DIR
 // set (after one run that builds the table) for that figure to be the op's own.
 // OPTIMIZE runs on a fresh copy of the table each iteration (the copy is not timed).
@@ -102,9 +113,12 @@ func BenchmarkRewrite(b *testing.B) {
 	}
 	from := "read_parquet([" + strings.Join(quoted, ", ") + "])"
 	size := fmt.Sprintf("rows=%d/files=%d", rows, len(files))
-	report := func(b *testing.B) {
+	// cpu is the process's CPU time (user+system, every thread) spent in the timed
+	// part of the ops: on a shared machine a steadier figure than the wall time.
+	report := func(b *testing.B, cpu time.Duration) {
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		b.ReportMetric(maxRSS(), "maxrss-MB")
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	}
 	duck := func(b *testing.B, q string) {
 		db, err := sql.Open("duckdb", "")
@@ -115,16 +129,18 @@ func BenchmarkRewrite(b *testing.B) {
 		db.SetMaxOpenConns(1)
 		out := filepath.Join(b.TempDir(), "out.parquet")
 		b.ResetTimer()
+		cpu0 := processCPU()
 		for b.Loop() {
 			os.Remove(out)
 			if _, err := db.Exec("COPY (" + q + ") TO " + sqlString(out) + " (FORMAT parquet, COMPRESSION zstd)"); err != nil {
 				b.Fatal(err)
 			}
 		}
-		report(b)
+		report(b, processCPU()-cpu0)
 	}
 	optimize := func(b *testing.B, opts table.OptimizeOptions) {
 		var n int64
+		var cpu time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			work := filepath.Join(b.TempDir(), fmt.Sprint("t", i))
@@ -136,7 +152,9 @@ func BenchmarkRewrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
+			cpu0 := processCPU()
 			res, err := tbl.Optimize(bg, opts)
+			cpu += processCPU() - cpu0
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,7 +163,7 @@ func BenchmarkRewrite(b *testing.B) {
 		if n != int64(rows)*int64(b.N) {
 			b.Fatalf("rewrote %d rows, want %d", n, int64(rows)*int64(b.N))
 		}
-		report(b)
+		report(b, cpu)
 	}
 
 	b.Run("op=export/engine=skiplake/"+size, func(b *testing.B) {
@@ -154,6 +172,7 @@ func BenchmarkRewrite(b *testing.B) {
 			b.Fatal(err)
 		}
 		out := filepath.Join(b.TempDir(), "out.parquet")
+		cpu0 := processCPU()
 		for b.Loop() {
 			f, err := os.Create(out)
 			if err != nil {
@@ -185,7 +204,7 @@ func BenchmarkRewrite(b *testing.B) {
 			}
 			f.Close()
 		}
-		report(b)
+		report(b, processCPU()-cpu0)
 	})
 	b.Run("op=copy/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from) })
 	b.Run("op=compact/engine=skiplake/"+size, func(b *testing.B) {

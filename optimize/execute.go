@@ -355,7 +355,7 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 	res := &binResult{bin: it.bin}
 	for _, a := range it.bin.adds {
 		var rows int64
-		err := p.readInput(ctx, a, p.opts.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+		err := p.readInputRows(ctx, a, p.opts.Allocator, compactBatchRows, func(rec arrow.RecordBatch, _ int64) error {
 			rows += rec.NumRows()
 			return f.Write(rec)
 		})

@@ -19,6 +19,12 @@ import (
 // readBatchRows is the batch size used when reading input files.
 const readBatchRows = 32 << 10
 
+// compactBatchRows is the batch size compaction reads its input files in: the
+// data-file layer's default, twice readBatchRows (which the clustering paths size
+// their memory by). Compaction holds no more than a few batches at a time, and
+// fewer, larger batches cost less per row to decode and hand to the encoders.
+const compactBatchRows = datafile.DefaultBatchSize
+
 // inputFile opens one input file of the log for reading.
 type inputFile struct {
 	add     *log.Add
@@ -32,11 +38,16 @@ type inputFile struct {
 // With deletions, the file's deletion vector is loaded and its rows are left out of
 // every read (only the footer is needed otherwise).
 func openInput(ctx context.Context, store storage.Storage, a *log.Add, mem memory.Allocator, deletions bool) (*inputFile, error) {
+	return openInputRows(ctx, store, a, mem, deletions, readBatchRows)
+}
+
+// openInputRows is openInput reading batches of up to rows rows.
+func openInputRows(ctx context.Context, store storage.Storage, a *log.Add, mem memory.Allocator, deletions bool, rows int64) (*inputFile, error) {
 	p, err := a.DecodedPath()
 	if err != nil {
 		return nil, err
 	}
-	opts := datafile.ReadOptions{BatchSize: readBatchRows, Allocator: mem, Name: p}
+	opts := datafile.ReadOptions{BatchSize: rows, Allocator: mem, Name: p}
 	if deletions {
 		if opts.Deleted, err = datafile.LoadDeletionVector(ctx, store, a.DeletionVector); err != nil {
 			return nil, fmt.Errorf("optimize: deletion vector of %s: %w", p, err)
@@ -91,7 +102,12 @@ func (in *inputFile) read(ctx context.Context, want *arrow.Schema, emit datafile
 
 // readFile opens, reads and closes one input file.
 func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arrow.Schema, mem memory.Allocator, emit datafile.EmitFunc) error {
-	in, err := openInput(ctx, store, a, mem, true)
+	return readFileRows(ctx, store, a, want, mem, readBatchRows, emit)
+}
+
+// readFileRows is readFile reading batches of up to rows rows.
+func readFileRows(ctx context.Context, store storage.Storage, a *log.Add, want *arrow.Schema, mem memory.Allocator, rows int64, emit datafile.EmitFunc) error {
+	in, err := openInputRows(ctx, store, a, mem, true, rows)
 	if err != nil {
 		return err
 	}
@@ -102,10 +118,15 @@ func readFile(ctx context.Context, store storage.Storage, a *log.Add, want *arro
 // readInput reads every live row of a file of the plan with the data columns,
 // batches in the plan's logical schema (dataSch) whatever the column mapping.
 func (p *Plan) readInput(ctx context.Context, a *log.Add, mem memory.Allocator, emit datafile.EmitFunc) error {
+	return p.readInputRows(ctx, a, mem, readBatchRows, emit)
+}
+
+// readInputRows is readInput reading batches of up to rows rows.
+func (p *Plan) readInputRows(ctx context.Context, a *log.Add, mem memory.Allocator, rows int64, emit datafile.EmitFunc) error {
 	if p.readSch == p.dataSch {
-		return readFile(ctx, p.store, a, p.dataSch, mem, emit)
+		return readFileRows(ctx, p.store, a, p.dataSch, mem, rows, emit)
 	}
-	return readFile(ctx, p.store, a, p.readSch, mem, func(rec arrow.RecordBatch, firstRow int64) error {
+	return readFileRows(ctx, p.store, a, p.readSch, mem, rows, func(rec arrow.RecordBatch, firstRow int64) error {
 		// Same columns; the schema without the mapping metadata the read needed.
 		out := array.NewRecordBatch(p.dataSch, rec.Columns(), rec.NumRows())
 		defer out.Release()

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -140,7 +142,9 @@ func plainExport(b *testing.B, files []string, out string) int64 {
 // with plainExport, a single-goroutine pqarrow read→write loop with identical
 // writer settings, on a local table of exportRows rows in 8 MiB files. Report
 // rows/s(skiplake) / rows/s(pqarrow); run the two in separate processes
-// (scripts/abbench.sh).
+// (scripts/abbench.sh). cpu-s/op is the process's CPU time per op (every thread):
+// on a loaded machine, where two cores are not to be had, compare that
+// (scripts/abbench.sh ... cpu-s/op).
 func BenchmarkExport(b *testing.B) {
 	n := exportRows()
 	dir, files := exportTable(b, n)
@@ -148,14 +152,17 @@ func BenchmarkExport(b *testing.B) {
 	size := fmt.Sprintf("rows=%d/files=%d", n, len(files))
 	b.Run("impl=pqarrow/"+size, func(b *testing.B) {
 		var bytes int64
+		cpu0 := processCPU()
 		for b.Loop() {
 			bytes = plainExport(b, files, out)
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		b.ReportMetric(float64(bytes), "bytes")
+		b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	})
 	b.Run("impl=skiplake/"+size, func(b *testing.B) {
 		var errb strings.Builder
+		cpu0 := processCPU()
 		for b.Loop() {
 			e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &errb}
 			if code := run(context.Background(), e, []string{"scan", dir, "--format", "parquet", "--output", out}); code != 0 {
@@ -168,5 +175,15 @@ func BenchmarkExport(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		b.ReportMetric(float64(st.Size()), "bytes")
+		b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	})
+}
+
+// processCPU is the user+system CPU time the process has used (every thread).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

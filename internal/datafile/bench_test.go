@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -135,4 +138,78 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// BenchmarkWriteLowCardinality writes one dictionary-encoded column — strings of
+// three values (the flag column of the export and compaction benchmarks) or int32s
+// of fifty (qty) — through pqarrow's encoder (impl=pqarrow) and the column-parallel
+// one with its dictionary shortcut (impl=datafile, see dictShortcut): one column, so
+// one core each; cpu-ms/op is the process's user+system CPU time per op.
+func BenchmarkWriteLowCardinality(b *testing.B) {
+	const rows = 1 << 20
+	for _, col := range []string{"flag", "qty"} {
+		var schema *arrow.Schema
+		var recs []arrow.RecordBatch
+		for off := 0; off < rows; off += 32 << 10 {
+			var arr arrow.Array
+			if col == "flag" {
+				schema = arrow.NewSchema([]arrow.Field{{Name: col, Type: arrow.BinaryTypes.String}}, nil)
+				sb := array.NewStringBuilder(memory.DefaultAllocator)
+				for i := 0; i < 32<<10; i++ {
+					sb.Append([]string{"A", "N", "R"}[(off+i)*7919%11%3])
+				}
+				arr = sb.NewArray()
+				sb.Release()
+			} else {
+				schema = arrow.NewSchema([]arrow.Field{{Name: col, Type: arrow.PrimitiveTypes.Int32}}, nil)
+				ib := array.NewInt32Builder(memory.DefaultAllocator)
+				for i := 0; i < 32<<10; i++ {
+					ib.Append(int32((off+i)*7919%53%50 + 1))
+				}
+				arr = ib.NewArray()
+				ib.Release()
+			}
+			recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
+			arr.Release()
+		}
+		b.Cleanup(func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		})
+		for _, serial := range []bool{true, false} {
+			name := "col=" + col + "/impl=datafile"
+			if serial {
+				name = "col=" + col + "/impl=pqarrow"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				for b.Loop() {
+					w, err := NewWriter(io.Discard, schema, WriterOptions{Dictionary: DictionaryAll, serial: serial})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, r := range recs {
+						if err := w.Write(r); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric((processCPU()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}
+
+// processCPU is the user+system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

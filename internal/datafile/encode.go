@@ -122,11 +122,12 @@ func isFlat(schema *arrow.Schema) bool {
 // nulls (leaf not nullable), 0 per value when all are null, else from the validity
 // bitmap.
 type parallelEncoder struct {
-	fw   *file.Writer
-	sink *countingWriter
-	rgw  file.BufferedRowGroupWriter // nil when no row group is open
-	cols []*columnEncoder
-	sem  chan struct{}
+	fw    *file.Writer
+	props *parquet.WriterProperties
+	sink  *countingWriter
+	rgw   file.BufferedRowGroupWriter // nil when no row group is open
+	cols  []*columnEncoder
+	sem   chan struct{}
 	// inflight are the slices queued and not known to be encoded, oldest first.
 	inflight []*sliceState
 	model    *sizeModel
@@ -144,12 +145,16 @@ type columnEncoder struct {
 	e        *parallelEncoder
 	idx      int
 	name     string
+	typ      arrow.DataType
 	nullable bool
 	in       chan slice
 	done     chan struct{}
 	actx     context.Context
 	cw       file.ColumnChunkWriter // the open row group's writer; set while the goroutine is idle
-	def      []int16
+	// dict is the dictionary shortcut of the open column chunk (nil: none; see
+	// dictShortcut), set with cw; spare keeps the last one's maps for reuse.
+	dict, spare *dictShortcut
+	def         []int16
 	// written is the bytes of the open column chunk's pages already encoded and
 	// compressed; unwritten the bytes encoded but not yet compressed (the current
 	// page, the dictionary). Both are published after each array (see encode).
@@ -230,11 +235,11 @@ func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parqu
 	if model == nil || len(model.ratio) != schema.NumFields() {
 		model = newSizeModel(schema.NumFields())
 	}
-	e := &parallelEncoder{fw: fw, sink: sink, sem: make(chan struct{}, max(par, 1)), model: model}
+	e := &parallelEncoder{fw: fw, props: props, sink: sink, sem: make(chan struct{}, max(par, 1)), model: model}
 	model.mu.Lock()
 	defer model.mu.Unlock()
 	for i, f := range schema.Fields() {
-		c := &columnEncoder{e: e, idx: i, name: f.Name, nullable: f.Nullable, in: make(chan slice, maxInFlight), done: make(chan struct{}),
+		c := &columnEncoder{e: e, idx: i, name: f.Name, typ: f.Type, nullable: f.Nullable, in: make(chan slice, maxInFlight), done: make(chan struct{}),
 			actx: pqarrow.NewArrowWriteContext(context.Background(), &arrProps), ratio: model.ratio[i], pending: model.pending[i]}
 		e.cols = append(e.cols, c)
 		go c.run()
@@ -307,7 +312,13 @@ func (c *columnEncoder) encode(arr arrow.Array) error {
 			leafNullable = true
 		}
 	}
-	if err := pqarrow.WriteArrowToColumn(c.actx, c.cw, arr, def, nil, leafNullable); err != nil {
+	var err error
+	if c.dict != nil {
+		err = c.dict.write(c, arr, def)
+	} else {
+		err = pqarrow.WriteArrowToColumn(c.actx, c.cw, arr, def, nil, leafNullable)
+	}
+	if err != nil {
 		return err
 	}
 	var unwritten int64
@@ -339,6 +350,10 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 			if c.cw, err = rgw.Column(i); err != nil {
 				return err
 			}
+			if c.dict != nil {
+				c.spare = c.dict
+			}
+			c.dict = newDictShortcut(c.cw, c.typ, e.props, c.spare)
 			c.written.Store(0)
 			c.unwritten.Store(0)
 			c.arrow, c.settled = 0, 0

@@ -321,6 +321,7 @@ type Writer struct {
 	opts   WriterOptions
 	schema *arrow.Schema
 	sink   *countingWriter
+	async  *asyncSink      // under sink: writes to the caller's writer
 	enc    encoder         // nil until the first non-empty Write (dictionary choice needs data)
 	dict   map[string]bool // dictionary choice per top-level column, once made
 	rgRows int64           // rows in the open row group
@@ -360,13 +361,16 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if _, err := pqarrow.ToParquet(schema, opts.properties(nil), opts.arrowProperties()); err != nil {
 		return nil, fmt.Errorf("%w: schema: %v", ErrInvalidArgument, err)
 	}
-	wr := &Writer{opts: opts, schema: schema, sink: &countingWriter{w: w}, sliceRows: 1024}
+	// At most a row group waits to be written (see asyncSink).
+	async := newAsyncSink(w, min(opts.TargetRowGroupBytes, 64<<20))
+	wr := &Writer{opts: opts, schema: schema, sink: &countingWriter{w: async}, async: async, sliceRows: 1024}
 	for _, ndv := range opts.BloomColumns {
 		wr.bloomPerRG += bloomFilterBytes(ndv, opts.BloomFPP)
 	}
 	if opts.Dictionary != DictionaryAuto || !isFlat(schema) {
 		// Nothing to sample: start now, so that an empty file is still a valid one.
 		if err := wr.start(nil); err != nil {
+			_ = async.stop()
 			return nil, err
 		}
 	}
@@ -601,7 +605,12 @@ func (w *Writer) FlushRowGroup() error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := w.endRowGroup(); err != nil {
+	err := w.endRowGroup()
+	if err == nil {
+		// What was written is in the caller's writer on return.
+		err = w.async.flush()
+	}
+	if err != nil {
 		w.err = err
 		return err
 	}
@@ -666,6 +675,15 @@ func (w *Writer) Close() (*WriteResult, error) {
 	if w.closed {
 		return nil, ErrClosed
 	}
+	res, err := w.close()
+	// Everything written is in the caller's writer on return.
+	if serr := w.async.stop(); err == nil && serr != nil {
+		return nil, fmt.Errorf("datafile: close: %w", serr)
+	}
+	return res, err
+}
+
+func (w *Writer) close() (*WriteResult, error) {
 	w.closed = true
 	if w.err == nil {
 		w.err = w.flushPending()
@@ -700,6 +718,7 @@ func (w *Writer) Abort() {
 	if w.enc != nil {
 		w.enc.abort()
 	}
+	_ = w.async.stop()
 }
 
 // releasePending drops the batches held for the dictionary sample.
