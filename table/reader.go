@@ -81,6 +81,11 @@ func newReader(ctx context.Context, s *Scan, cfg scanConfig, proj *projection, t
 	if cfg.limit > 0 && cfg.limit < cfg.batchSize {
 		cfg.batchSize = cfg.limit // decode no more rows than can be returned
 	}
+	if cfg.pooled {
+		// Batches the caller releases give their buffers back for the next ones; the
+		// pool keeps at most the read-ahead budget of free buffers.
+		cfg.mem = datafile.NewBufferPool(cfg.readAhead)
+	}
 	r := &Reader{scan: s, proj: proj, tasks: tasks, cfg: cfg, ctx: rctx, cancel: cancel, report: rep, refs: 1}
 	r.limitCond = sync.NewCond(&r.limitMu)
 	return r

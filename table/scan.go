@@ -40,6 +40,7 @@ type scanConfig struct {
 	parallelism int
 	readAhead   int64
 	mem         memory.Allocator
+	pooled      bool // no WithAllocator: a Reader recycles its batches' buffers
 	progress    func(Progress)
 }
 
@@ -59,6 +60,7 @@ func newScanConfig(opts []ScanOption) scanConfig {
 	}
 	if c.mem == nil {
 		c.mem = memory.DefaultAllocator
+		c.pooled = true
 	}
 	if c.limit < 0 {
 		c.limit = 0
@@ -102,8 +104,10 @@ func WithParallelism(n int) ScanOption { return func(c *scanConfig) { c.parallel
 // reader, one batch and the column-chunk stream buffers — not the file size.
 func WithReadAhead(bytes int64) ScanOption { return func(c *scanConfig) { c.readAhead = bytes } }
 
-// WithAllocator sets the allocator of returned batches (nil, the default:
-// memory.DefaultAllocator).
+// WithAllocator sets the allocator of returned batches (nil, the default: a Reader
+// allocates from a pool of its own, which reuses the buffers of batches the caller
+// has released for the batches it decodes next; other reads use
+// memory.DefaultAllocator). A batch the caller keeps (Retain) is never reused.
 func WithAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig) { c.mem = mem } }
 
 // WithProgress reports files read as a Reader proceeds (nil, the default: none). It
