@@ -17,6 +17,10 @@ const PoolMinBytes = 64 << 10
 // poolMaxBytes is the largest allocation a BufferPool recycles.
 const poolMaxBytes = 1 << 30
 
+// poolReach is how many classes above its own an allocation may take a free buffer
+// from (two: at most about 56% more than asked for).
+const poolReach = 2
+
 // poolAlign is the alignment of the buffers a BufferPool hands out (as arrow-go's
 // GoAllocator).
 const poolAlign = 64
@@ -94,12 +98,18 @@ func (p *BufferPool) Allocate(size int) []byte {
 	class := poolClass(size)
 	p.mu.Lock()
 	var buf []byte
-	if free := p.idle[class]; len(free) > 0 {
-		buf = free[len(free)-1]
-		free[len(free)-1] = nil
-		p.idle[class] = free[:len(free)-1]
-		p.idleB -= int64(class)
-		p.reused++
+	// A free buffer of the class, or of one of the next poolReach classes up
+	// (sizes of consecutive batches vary a little).
+	for c, i := class, 0; i <= poolReach; c, i = poolClass(c+1), i+1 {
+		if free := p.idle[c]; len(free) > 0 {
+			buf = free[len(free)-1]
+			free[len(free)-1] = nil
+			p.idle[c] = free[:len(free)-1]
+			p.idleB -= int64(c)
+			p.reused++
+			class = c
+			break
+		}
 	}
 	p.mu.Unlock()
 	if buf == nil {
