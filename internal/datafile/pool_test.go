@@ -69,6 +69,21 @@ func TestBufferPoolRecycles(t *testing.T) {
 	if s := p.Stats(); s.Live != 1 || s.IdleBytes != int64(poolClass(100<<10)) {
 		t.Fatalf("stats after reallocate %+v", s)
 	}
+	// A free buffer up to poolReach classes above the asked one serves it (and
+	// keeps its own class); three classes above (80 KiB → 128 KiB) does not.
+	r := NewBufferPool(64 << 20)
+	big := r.Allocate(128 << 10)
+	r.Free(big)
+	if got := r.Allocate(100 << 10); unsafe.SliceData(got) != unsafe.SliceData(big) || len(got) != 100<<10 {
+		t.Fatal("a free buffer two classes up was not reused")
+	}
+	r.Free(r.Reallocate(128<<10, unsafe.Slice(unsafe.SliceData(big), 100<<10)))
+	if s := r.Stats(); s.IdleBytes != 128<<10 || s.Live != 0 {
+		t.Fatalf("reach: %+v", s)
+	}
+	if got := r.Allocate(70 << 10); unsafe.SliceData(got) == unsafe.SliceData(big) {
+		t.Fatal("a free buffer three classes up was reused")
+	}
 	// The idle limit: beyond it freed buffers are dropped.
 	q := NewBufferPool(150 << 10)
 	x, y := q.Allocate(100<<10), q.Allocate(100<<10)
