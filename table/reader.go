@@ -155,6 +155,9 @@ func (r *Reader) Release() {
 	for u := range r.units {
 		u.q.drain()
 	}
+	if p, ok := r.cfg.mem.(*datafile.BufferPool); ok && r.cfg.pooled {
+		p.Close() // the next scan reuses what this one freed
+	}
 }
 
 func (r *Reader) releaseCur() {

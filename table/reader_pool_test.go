@@ -93,14 +93,22 @@ func checkPoolBatch(t *testing.T, rec arrow.RecordBatch, next int64, what string
 // other batch is retained past the end of the scan (and past Release of the
 // Reader); with a poisoned pool (freed buffers are overwritten at once, recycled
 // ones before they are handed out) every retained batch must still hold exactly the
-// rows written, while the pool did serve allocations from released batches. A
-// buffer given back or reused while a batch holds it shows up as a wrong value.
+// rows written, while the pool did serve allocations from released batches. The
+// second scan starts after the first Reader's Release handed its free buffers over,
+// and holds its batches alongside the first's. A buffer given back or reused while
+// a batch holds it shows up as a wrong value.
 func TestReaderPoolNeverReusesAHeldBatch(t *testing.T) {
 	prev := datafile.SetPoolPoison(true)
 	defer datafile.SetPoolPoison(prev)
 	const n = 400_000
 	tb := poolTable(t, n)
 	ctx := context.Background()
+	type heldScan struct {
+		pool *datafile.BufferPool
+		par  int
+		kept []arrow.RecordBatch
+	}
+	var held []heldScan
 	for _, par := range []int{1, 2} {
 		sc, err := tb.Scan(ctx, WithParallelism(par))
 		if err != nil {
@@ -142,20 +150,27 @@ func TestReaderPoolNeverReusesAHeldBatch(t *testing.T) {
 		if st.Live == 0 {
 			t.Fatalf("parallelism %d: no pooled buffer live while %d batches are held", par, len(kept))
 		}
-		// The kept batches, after everything else was released and recycled.
-		for j, rec := range kept {
+		held = append(held, heldScan{pool: pool, par: par, kept: kept})
+	}
+	// The kept batches of both scans, after everything else was released and
+	// recycled (the second scan drew on the buffers the first one's Release handed
+	// over, while the first scan's kept batches were held).
+	for _, h := range held {
+		for j, rec := range h.kept {
 			first := rec.Column(0).(*array.Int64).Value(0)
-			checkPoolBatch(t, rec, first, fmt.Sprintf("parallelism %d kept batch %d after the scan", par, j))
+			checkPoolBatch(t, rec, first, fmt.Sprintf("parallelism %d kept batch %d after the scans", h.par, j))
 			rec.Release()
 		}
+	}
+	for _, h := range held {
 		for range 5 {
-			if pool.Stats().Live == 0 {
+			if h.pool.Stats().Live == 0 {
 				break
 			}
 			runtime.GC()
 		}
-		if st := pool.Stats(); st.Live != 0 {
-			t.Fatalf("parallelism %d: %d pooled buffers still live after every batch was released", par, st.Live)
+		if st := h.pool.Stats(); st.Live != 0 {
+			t.Fatalf("parallelism %d: %d pooled buffers still live after every batch was released", h.par, st.Live)
 		}
 	}
 }

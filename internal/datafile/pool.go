@@ -59,7 +59,8 @@ func SetPoolPoison(on bool) (previous bool) { return poolPoison.Swap(on) }
 // every byte they expose, and clear the validity bitmaps and padding they grow).
 // Sizes are rounded up to one of four classes per power of two (at most 25% more),
 // and the pool keeps at most its idle limit of free bytes; beyond that freed
-// buffers are left to the garbage collector. A BufferPool is safe for concurrent
+// buffers are left to the garbage collector. Close hands the free buffers over to
+// a process-wide cache for the next pool (see Close). A BufferPool is safe for concurrent
 // use.
 type BufferPool struct {
 	mu      sync.Mutex
@@ -69,6 +70,7 @@ type BufferPool struct {
 	maxIdle int64
 	poison  bool
 	reused  int64
+	closed  bool
 }
 
 // NewBufferPool returns a pool that keeps at most maxIdle bytes of free buffers
@@ -112,6 +114,18 @@ func (p *BufferPool) Allocate(size int) []byte {
 		}
 	}
 	p.mu.Unlock()
+	if buf == nil {
+		// Then one that a closed pool handed over (an earlier scan's).
+		for c, i := class, 0; i <= poolReach; c, i = poolClass(c+1), i+1 {
+			if v, ok := sharedPool(c).Get().(*[]byte); ok {
+				buf, class = *v, c
+				p.mu.Lock()
+				p.reused++
+				p.mu.Unlock()
+				break
+			}
+		}
+	}
 	if buf == nil {
 		buf = goAllocate(class, class)
 	} else if p.poison {
@@ -160,6 +174,14 @@ func (p *BufferPool) Free(b []byte) {
 	}
 	delete(p.live, ptr)
 	full := unsafe.Slice(ptr, class)
+	if p.closed {
+		p.mu.Unlock()
+		if p.poison {
+			fillPoison(full)
+		}
+		sharedPool(class).Put(&full)
+		return
+	}
 	keep := p.idleB+int64(class) <= p.maxIdle
 	if keep {
 		p.idleB += int64(class)
@@ -175,6 +197,38 @@ func (p *BufferPool) Free(b []byte) {
 		p.idle[class] = append(p.idle[class], full)
 		p.mu.Unlock()
 	}
+}
+
+// Close hands the pool's free buffers, and those freed from now on, to a cache
+// that every BufferPool of the process draws from when it has no free buffer of
+// its own: the next scan reuses this one's buffers. The garbage collector empties
+// that cache (it is a sync.Pool per size class), so idle buffers do not outlive a
+// quiet period. The pool stays usable; batches still held keep their buffers.
+func (p *BufferPool) Close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = map[int][][]byte{}
+	p.idleB = 0
+	p.closed = true
+	p.mu.Unlock()
+	for class, free := range idle {
+		sp := sharedPool(class)
+		for _, b := range free {
+			sp.Put(&b)
+		}
+	}
+}
+
+// sharedIdle holds, per class size, the free buffers of closed pools: class →
+// *sync.Pool of *[]byte (each of exactly the class's length).
+var sharedIdle sync.Map
+
+func sharedPool(class int) *sync.Pool {
+	if v, ok := sharedIdle.Load(class); ok {
+		return v.(*sync.Pool)
+	}
+	v, _ := sharedIdle.LoadOrStore(class, new(sync.Pool))
+	return v.(*sync.Pool)
 }
 
 // PoolStats describes a BufferPool's state.

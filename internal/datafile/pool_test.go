@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"unsafe"
@@ -181,5 +182,34 @@ func TestBufferPoolPoison(t *testing.T) {
 		if c != poolPoisonByte {
 			t.Fatalf("byte %d of a freed buffer is %d", i, c)
 		}
+	}
+}
+
+// TestBufferPoolCloseHandsOver: the free buffers of a closed pool, and those freed
+// after Close, serve another pool's allocations; buffers live in the closed pool
+// are not handed over until freed.
+func TestBufferPoolCloseHandsOver(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the cache is emptied by GC
+	const size = 5<<20 + 12345                       // a class no other test uses
+	p := NewBufferPool(64 << 20)
+	a, held, later := p.Allocate(size), p.Allocate(size), p.Allocate(size)
+	held[0] = 42
+	p.Free(a)
+	p.Close()
+	q := NewBufferPool(64 << 20)
+	got := q.Allocate(size)
+	if unsafe.SliceData(got) != unsafe.SliceData(a) || q.Stats().Reused != 1 {
+		t.Fatal("the closed pool's free buffer was not reused")
+	}
+	p.Free(later) // after Close: straight to the shared cache
+	got2 := q.Allocate(size)
+	if unsafe.SliceData(got2) != unsafe.SliceData(later) {
+		t.Fatal("a buffer freed after Close was not reused")
+	}
+	if got3 := q.Allocate(size); unsafe.SliceData(got3) == unsafe.SliceData(held) || held[0] != 42 {
+		t.Fatal("a buffer still live in the closed pool was handed out")
+	}
+	if s := p.Stats(); s.Live != 1 || s.IdleBytes != 0 {
+		t.Fatalf("closed pool: %+v", s)
 	}
 }
