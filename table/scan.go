@@ -101,7 +101,9 @@ func WithParallelism(n int) ScanOption { return func(c *scanConfig) { c.parallel
 // may run ahead of the caller (n <= 0: DefaultReadAheadBytes, 64 MiB). The row
 // group the caller is reading always proceeds, so a budget smaller than one batch
 // still makes progress. Peak memory is about this budget plus, per parallel
-// reader, one batch and the column-chunk stream buffers — not the file size.
+// reader, one batch and the column-chunk stream buffers — not the file size —
+// plus, without WithAllocator, up to twice the budget of released batches' buffers
+// kept for reuse by the next batches.
 func WithReadAhead(bytes int64) ScanOption { return func(c *scanConfig) { c.readAhead = bytes } }
 
 // WithAllocator sets the allocator of returned batches (nil, the default: a Reader

@@ -3,6 +3,7 @@ package datafile
 import (
 	"math/bits"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -58,14 +59,14 @@ func SetPoolPoison(on bool) (previous bool) { return poolPoison.Swap(on) }
 // Recycled buffers are NOT zeroed (arrow-go's builders and Parquet decoders write
 // every byte they expose, and clear the validity bitmaps and padding they grow).
 // Sizes are rounded up to one of four classes per power of two (at most 25% more),
-// and the pool keeps at most its idle limit of free bytes; beyond that freed
-// buffers are left to the garbage collector. Close hands the free buffers over to
+// and the pool keeps at most its idle limit of free bytes; beyond that the oldest
+// free buffers are left to the garbage collector. Close hands the free buffers over to
 // a process-wide cache for the next pool (see Close). A BufferPool is safe for concurrent
 // use.
 type BufferPool struct {
 	mu      sync.Mutex
-	idle    map[int][][]byte // class size → free buffers of that capacity
-	live    map[*byte]int    // first byte of a handed-out buffer → its class size
+	idle    [][]byte      // free buffers (each its class's length), oldest first
+	live    map[*byte]int // first byte of a handed-out buffer → its class size
 	idleB   int64
 	maxIdle int64
 	poison  bool
@@ -76,7 +77,7 @@ type BufferPool struct {
 // NewBufferPool returns a pool that keeps at most maxIdle bytes of free buffers
 // (maxIdle <= 0: none are kept, every buffer is a fresh Go allocation).
 func NewBufferPool(maxIdle int64) *BufferPool {
-	return &BufferPool{idle: map[int][][]byte{}, live: map[*byte]int{}, maxIdle: maxIdle, poison: poolPoison.Load()}
+	return &BufferPool{live: map[*byte]int{}, maxIdle: maxIdle, poison: poolPoison.Load()}
 }
 
 // poolClass is the capacity a pooled allocation of size bytes gets: size rounded up
@@ -98,15 +99,18 @@ func (p *BufferPool) Allocate(size int) []byte {
 		return goAllocate(size, size)
 	}
 	class := poolClass(size)
+	top := class // the largest class a free buffer may have to serve this
+	for range poolReach {
+		top = poolClass(top + 1)
+	}
 	p.mu.Lock()
 	var buf []byte
-	// A free buffer of the class, or of one of the next poolReach classes up
-	// (sizes of consecutive batches vary a little).
-	for c, i := class, 0; i <= poolReach; c, i = poolClass(c+1), i+1 {
-		if free := p.idle[c]; len(free) > 0 {
-			buf = free[len(free)-1]
-			free[len(free)-1] = nil
-			p.idle[c] = free[:len(free)-1]
+	// The most recently freed buffer of the class or of one of the next poolReach
+	// classes up (sizes of consecutive batches vary a little).
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if c := len(p.idle[i]); c >= class && c <= top {
+			buf = p.idle[i]
+			p.idle = slices.Delete(p.idle, i, i+1)
 			p.idleB -= int64(c)
 			p.reused++
 			class = c
@@ -174,28 +178,34 @@ func (p *BufferPool) Free(b []byte) {
 	}
 	delete(p.live, ptr)
 	full := unsafe.Slice(ptr, class)
-	if p.closed {
-		p.mu.Unlock()
-		if p.poison {
-			fillPoison(full)
-		}
-		sharedPool(class).Put(&full)
-		return
-	}
-	keep := p.idleB+int64(class) <= p.maxIdle
-	if keep {
-		p.idleB += int64(class)
-		if !p.poison {
-			p.idle[class] = append(p.idle[class], full)
-		}
-	}
-	p.mu.Unlock()
-	if keep && p.poison {
+	if p.poison {
 		// Poison outside the lock, then publish: no one else holds the buffer now.
+		p.mu.Unlock()
 		fillPoison(full)
 		p.mu.Lock()
-		p.idle[class] = append(p.idle[class], full)
-		p.mu.Unlock()
+	}
+	p.keepIdle(full)
+	p.mu.Unlock()
+}
+
+// keepIdle adds a free buffer to the idle ones (p.mu held) and, beyond the idle
+// limit, leaves the oldest free buffers to the garbage collector: the newest are
+// those of the batch sizes being read now.
+func (p *BufferPool) keepIdle(b []byte) {
+	if p.closed {
+		sharedPool(len(b)).Put(&b)
+		return
+	}
+	p.idle = append(p.idle, b)
+	p.idleB += int64(len(b))
+	n := 0
+	for p.idleB > p.maxIdle && n < len(p.idle) {
+		p.idleB -= int64(len(p.idle[n]))
+		p.idle[n] = nil
+		n++
+	}
+	if n > 0 {
+		p.idle = slices.Delete(p.idle, 0, n)
 	}
 }
 
@@ -207,15 +217,12 @@ func (p *BufferPool) Free(b []byte) {
 func (p *BufferPool) Close() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = map[int][][]byte{}
+	p.idle = nil
 	p.idleB = 0
 	p.closed = true
 	p.mu.Unlock()
-	for class, free := range idle {
-		sp := sharedPool(class)
-		for _, b := range free {
-			sp.Put(&b)
-		}
+	for _, b := range idle {
+		sharedPool(len(b)).Put(&b)
 	}
 }
 

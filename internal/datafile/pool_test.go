@@ -85,13 +85,16 @@ func TestBufferPoolRecycles(t *testing.T) {
 	if got := r.Allocate(70 << 10); unsafe.SliceData(got) == unsafe.SliceData(big) {
 		t.Fatal("a free buffer three classes up was reused")
 	}
-	// The idle limit: beyond it freed buffers are dropped.
+	// The idle limit: beyond it the oldest free buffers are dropped.
 	q := NewBufferPool(150 << 10)
 	x, y := q.Allocate(100<<10), q.Allocate(100<<10)
 	q.Free(x)
 	q.Free(y)
 	if s := q.Stats(); s.IdleBytes != int64(poolClass(100<<10)) || s.Live != 0 {
 		t.Fatalf("idle limit: %+v", s)
+	}
+	if got := q.Allocate(100 << 10); unsafe.SliceData(got) != unsafe.SliceData(y) {
+		t.Fatal("over the idle limit the newest free buffer was not the one kept")
 	}
 }
 
