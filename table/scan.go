@@ -40,6 +40,7 @@ type scanConfig struct {
 	parallelism int
 	readAhead   int64
 	mem         memory.Allocator
+	pooled      bool // no WithAllocator: a Reader recycles its batches' buffers
 	progress    func(Progress)
 }
 
@@ -59,6 +60,7 @@ func newScanConfig(opts []ScanOption) scanConfig {
 	}
 	if c.mem == nil {
 		c.mem = memory.DefaultAllocator
+		c.pooled = true
 	}
 	if c.limit < 0 {
 		c.limit = 0
@@ -99,11 +101,15 @@ func WithParallelism(n int) ScanOption { return func(c *scanConfig) { c.parallel
 // may run ahead of the caller (n <= 0: DefaultReadAheadBytes, 64 MiB). The row
 // group the caller is reading always proceeds, so a budget smaller than one batch
 // still makes progress. Peak memory is about this budget plus, per parallel
-// reader, one batch and the column-chunk stream buffers — not the file size.
+// reader, one batch and the column-chunk stream buffers — not the file size —
+// plus, without WithAllocator, up to twice the budget of released batches' buffers
+// kept for reuse by the next batches.
 func WithReadAhead(bytes int64) ScanOption { return func(c *scanConfig) { c.readAhead = bytes } }
 
-// WithAllocator sets the allocator of returned batches (nil, the default:
-// memory.DefaultAllocator).
+// WithAllocator sets the allocator of returned batches (nil, the default: a Reader
+// allocates from a pool of its own, which reuses the buffers of batches the caller
+// has released for the batches it decodes next; other reads use
+// memory.DefaultAllocator). A batch the caller keeps (Retain) is never reused.
 func WithAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig) { c.mem = mem } }
 
 // WithProgress reports files read as a Reader proceeds (nil, the default: none). It
