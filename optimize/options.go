@@ -148,7 +148,9 @@ type Options struct {
 	// primitive fields nested in structs ("st.x"; backtick-quote a part with a dot);
 	// required unless Curve is CurveNone or CurveWorkload. With one column every curve is a plain sort.
 	// For CurveWorkload they are optional: columns the tree may cut besides the
-	// ones the workload filters on (with Robustness, they get resolution too).
+	// ones the workload filters on; those the workload never filters get a
+	// reserved share of the cuts (qdtree.Options.Unfiltered; with Robustness,
+	// generic queries on them too), so queries on them still skip.
 	ClusterBy []string
 	// clusterPaths, when set, are the ClusterBy columns as paths of name parts (a
 	// clustered table's clustering columns, whose dotted names can be ambiguous).

@@ -169,7 +169,7 @@ func TestBuildPartitionsRowsExactly(t *testing.T) {
 				}
 				if nd.Units == 1 {
 					f := float64(nd.Rows) / unit
-					if f < 1-DefaultTolerance-1e-9 || f > 1+DefaultTolerance+1e-9 {
+					if f < 1-DefaultTolerance-1e-9 || f > 1+DefaultOversize+1e-9 {
 						t.Errorf("Q2: leaf %d holds %.3f units of rows", nd.Leaf, f)
 					}
 				}
@@ -295,6 +295,9 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"no leaves", Options{}, w, ErrInvalidOptions},
 		{"bad tolerance", Options{Leaves: 2, Tolerance: 0.9}, w, ErrInvalidOptions},
+		{"oversize above tolerance", Options{Leaves: 2, Tolerance: 0.1, Oversize: 0.2}, w, ErrInvalidOptions},
+		{"negative oversize", Options{Leaves: 2, Oversize: -0.1}, w, ErrInvalidOptions},
+		{"unfiltered above 0.9", Options{Leaves: 2, Unfiltered: 1}, w, ErrInvalidOptions},
 		{"bad robustness", Options{Leaves: 2, Robustness: 1}, w, ErrInvalidOptions},
 		{"unknown column", Options{Leaves: 2, Columns: []string{"nope"}}, w, ErrInvalidOptions},
 		{"filter on unknown column", Options{Leaves: 2}, mustWorkload(t, "zz > 1"), workload.ErrBind},

@@ -245,3 +245,83 @@ func TestQualityAgainstHilbert(t *testing.T) {
 		}
 	}
 }
+
+// pathCuts returns, for every leaf, how many cuts on the named columns lie on
+// its path from the root.
+func pathCuts(tr *Tree, names ...string) []int {
+	var out []int
+	var walk func(id, n int)
+	walk = func(id, n int) {
+		nd := tr.Nodes[id]
+		if nd.Leaf >= 0 {
+			out = append(out, n)
+			return
+		}
+		if slices.Contains(names, tr.Columns[nd.cut.col]) {
+			n++
+		}
+		walk(nd.Left, n)
+		walk(nd.Right, n)
+	}
+	walk(0, 0)
+	return out
+}
+
+// TestUnfilteredColumnsGetCuts checks Options.Unfiltered: a workload that
+// filters only a and d, with b (which follows a) and c (independent) also cut
+// columns, gets at most round(Unfiltered × log2(Leaves)) cuts on b or c on any
+// path (none when negative), some leaves get them (where no cut helps the
+// template: few nodes with 234 rows per leaf), and those cuts make one-column
+// ranges on b and c read fewer files, while the template still reads less
+// than half of Hilbert's files.
+func TestUnfilteredColumnsGetCuts(t *testing.T) {
+	const rows, files = 30_000, 128 // 7 levels
+	rec := devData(rows, 7)
+	defer rec.Release()
+	train := devTemplate(rec, 100, 11, [][2]int{{0, 3}}, false, 0)
+	test := devTemplate(rec, 100, 12, [][2]int{{0, 3}}, false, 0)
+	ood := devTemplate(rec, 100, 13, [][2]int{{1, 1}, {2, 2}}, true, 0.01) // 1% ranges on b or c
+	hp, _ := evalLayout(t, rec, hilbertFiles(t, rec, files), files, test)
+	read := map[float64]float64{}
+	for _, c := range []struct {
+		unfiltered float64
+		quota      int
+	}{{-1, 0}, {0, 1}, {0.3, 2}, {0.6, 4}} {
+		tr, err := Build(context.Background(), rec, train, Options{Leaves: files, Columns: []string{"a", "b", "c", "d"}, Unfiltered: c.unfiltered})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := 0
+		cuts := pathCuts(tr, "b", "c")
+		for leaf, n := range cuts {
+			if n > c.quota {
+				t.Fatalf("Unfiltered %v: leaf %d has %d cuts on b or c on its path, want at most %d", c.unfiltered, leaf, n, c.quota)
+			}
+			if n == c.quota {
+				full++
+			}
+		}
+		if c.quota > 0 && slices.Max(cuts) == 0 {
+			t.Errorf("Unfiltered %v: no cut on b or c", c.unfiltered)
+		}
+		r, err := tr.Router(rec.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves := make([]int32, rows)
+		if err := r.Route(rec, leaves); err != nil {
+			t.Fatal(err)
+		}
+		tp, _ := evalLayout(t, rec, leaves, tr.Leaves, test)
+		op, _ := evalLayout(t, rec, leaves, tr.Leaves, ood)
+		t.Logf("Unfiltered %v: %d of %d leaves with %d cuts on b or c; template %.2f%% files (Hilbert %.2f%%), 1%% ranges on b or c %.2f%%",
+			c.unfiltered, full, len(cuts), c.quota, tp, hp, op)
+		read[c.unfiltered] = op
+		if tp > hp/2 {
+			t.Errorf("Unfiltered %v: the template reads %.2f%% of the files, Hilbert %.2f%%", c.unfiltered, tp, hp)
+		}
+	}
+	if none, one := read[-1], read[0]; !(one < 0.9*none) {
+		t.Errorf("ranges on b or c read %.2f%% with no cut reserved, %.2f%% with the default", none, one)
+	}
+}

@@ -39,10 +39,12 @@ const (
 	// the queries.
 	LayoutKDTree = "kdtree"
 	// LayoutWorkload cuts rows by a tree of cuts trained on the workload
-	// Config.Train (package qdtree): files are its leaves.
+	// Config.Train (package qdtree), with the clustering columns as cut columns:
+	// files are its leaves. Columns the workload never filters on get the
+	// tree's default share of cuts (qdtree.Options.Unfiltered), as OPTIMIZE
+	// gives its clustering columns.
 	LayoutWorkload = "workload"
-	// LayoutWorkloadRobust is LayoutWorkload cut on every clustering column, not
-	// only those the workload filters on, with generic queries blended in
+	// LayoutWorkloadRobust is LayoutWorkload with generic queries blended in
 	// (Config.Robustness): it trades some skipping on the training workload for
 	// skipping on queries the workload did not show.
 	LayoutWorkloadRobust = "workload-robust"

@@ -103,8 +103,8 @@ func (p *prepared) trainingWorkload() (*workload.Workload, error) {
 }
 
 // treeLayout orders rows by the leaves of a tree trained on the training
-// workload, cut on the columns the workload filters on, or (robust) on every
-// clustering column with Config.Robustness of generic queries blended in: rows of leaf i before those of leaf i+1, each leaf's rows in the
+// workload and cut on the clustering columns (robust: with Config.Robustness
+// of generic queries blended in): rows of leaf i before those of leaf i+1, each leaf's rows in the
 // Hilbert order of the clustering columns' ranks (files are cut at leaf
 // boundaries, row groups split a file in that order). The tree is built on a sample of Config.TrainSample rows (all rows
 // when there are fewer) and routes every row; a leaf of several units becomes
@@ -135,11 +135,12 @@ func (p *prepared) treeLayout(ctx context.Context, robust bool) ([]int32, []int,
 		defer rec.Release()
 		sample = rec
 	}
-	opts := qdtree.Options{Leaves: cfg.Files, Seed: cfg.Seed, Tolerance: cfg.Tolerance}
+	// Every clustering column may be cut: those the workload does not filter
+	// on get the tree's reserved share of cuts (and, robust, generic queries),
+	// so that queries the training workload never showed still skip.
+	opts := qdtree.Options{Leaves: cfg.Files, Columns: cfg.Columns, Seed: cfg.Seed, Tolerance: cfg.Tolerance}
 	if robust {
-		// The remaining clustering columns get cuts too (balancing and generic
-		// queries), so queries the training workload never showed still skip.
-		opts.Columns, opts.Robustness = cfg.Columns, cfg.Robustness
+		opts.Robustness = cfg.Robustness
 	}
 	tr, err := qdtree.Build(ctx, sample, p.train, opts)
 	if err != nil {
