@@ -301,7 +301,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			if bins, err = p.workloadBins(ctx, files); err != nil {
 				return nil, err
 			}
-			if drift, err = p.drift(files); err != nil {
+			if drift, err = p.drift(ctx, files); err != nil {
 				return nil, err
 			}
 		default:

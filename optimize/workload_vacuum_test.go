@@ -266,9 +266,10 @@ func TestWorkloadLayoutKeepsProtocol(t *testing.T) {
 	target := avgFileSize(t, tt)
 	runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: gridWorkload(t, 30, 7)})
 	check("build")
-	recs := tt.recs(2, 1200)
+	// New rows that double the table: routed by a re-split.
+	recs := tt.recs(4, 5000)
 	tt.appendFiles(t, recs, nil)
-	if plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload}); plan.Partitions[0].Bins[0].Layout.Action != "route" {
+	if plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload}); len(plan.Partitions) != 1 || plan.Partitions[0].Bins[0].Layout.Action != "route" {
 		t.Fatalf("plan %+v", plan.Partitions[0].Bins[0].Layout)
 	}
 	check("route")

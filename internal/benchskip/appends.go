@@ -46,8 +46,9 @@ type AppendsConfig struct {
 // AppendsRound is the state after one round (round 0: the base layout).
 type AppendsRound struct {
 	Round int `json:"round"`
-	// Files is the table's file count.
-	Files int `json:"files"`
+	// Files and Bytes are the table's file count and size.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 	// FilesRead and BytesRead are the mean files and bytes a query plans to read.
 	FilesRead float64 `json:"files_read"`
 	BytesRead float64 `json:"bytes_read"`
@@ -179,9 +180,9 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 		if err != nil {
 			return nil, err
 		}
-		if os.Getenv("APPDEBUG") != "" && len(opt.Plan.Partitions) > 0 {
+		if os.Getenv("APPDEBUG") != "" && len(opt.Plan.Partitions) > 0 && len(opt.Plan.Partitions[0].Bins) > 0 {
 			l := opt.Plan.Partitions[0].Bins[0].Layout
-			fmt.Fprintf(os.Stderr, "round %d: new %d pending %d waiting %d added %d\n", round, l.NewFiles, l.PendingFiles, l.WaitingFiles, opt.Metrics.NumAddedFiles)
+			fmt.Fprintf(os.Stderr, "round %d: %+v added %d\n", round, *l, opt.Metrics.NumAddedFiles)
 		}
 		r, err := measure(ctx, tbl, held)
 		if err != nil {
@@ -248,6 +249,9 @@ func measure(ctx context.Context, t *table.Table, w *workload.Workload) (Appends
 		return r, err
 	}
 	r.Files = snap.Log().NumFiles()
+	for _, a := range snap.Log().Files() {
+		r.Bytes += a.Size
+	}
 	for _, q := range w.Queries {
 		sc, err := snap.Scan(ctx, table.WithPredicate(q.Expr()))
 		if err != nil {
@@ -266,13 +270,13 @@ func measure(ctx context.Context, t *table.Table, w *workload.Workload) (Appends
 // WriteText writes the experiment's rounds as a table.
 func (r *AppendsResult) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tfiles\tfiles read\tMB read\tappended MB\toptimize MB\twrite ampl.\t")
+	fmt.Fprintln(tw, "round\tfiles\ttable MB\tfiles read\tMB read\tappended MB\toptimize MB\twrite ampl.\t")
 	for _, x := range append(r.Rounds, r.Rebuild) {
 		name := fmt.Sprint(x.Round)
 		if x == r.Rebuild {
 			name = "rebuild"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", name, x.Files, x.FilesRead, x.BytesRead/1e6,
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", name, x.Files, float64(x.Bytes)/1e6, x.FilesRead, x.BytesRead/1e6,
 			float64(x.AppendedBytes)/1e6, float64(x.OptimizeBytes)/1e6, x.WriteAmplification)
 	}
 	if err := tw.Flush(); err != nil {
