@@ -44,14 +44,14 @@ const (
 	// TagTree is the add-action tag naming the tree file (relative to the table
 	// root) of a file written by the workload layout.
 	TagTree = layout.TreeTag
-	// TagTreeNode is the tag holding the file's node id in that tree: a leaf for
-	// a file of a full build or of rows that filled a leaf, an internal node for
-	// rows placed where their subtree fills a file.
+	// TagTreeNode is the tag holding the file's node key in that tree
+	// (qdtree.Tree.NodeKey; the node's index in a version-1 tree): a leaf for a
+	// file of a build or a re-split, an internal node for rows waiting there.
 	TagTreeNode = "skiplake.qdtree.node"
-	// TagTreeWaiting marks ("true") a file of new rows waiting at an internal
-	// node until its subtree holds about a file per leaf; a later run then
-	// re-reads it and moves its rows down (once: what that run writes is not
-	// waiting any more).
+	// TagTreeWaiting marks ("true") a file of rows waiting at an internal node
+	// (rows a new file's statistics placed too low, or written by an earlier
+	// scheme that moved new rows to nodes at once) until its subtree is
+	// re-split; that run re-reads it and writes its rows at leaves.
 	TagTreeWaiting = "skiplake.qdtree.waiting"
 	// TreeDir is the directory of tree files, relative to the table root.
 	TreeDir = layout.TreeDir
@@ -279,8 +279,17 @@ func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, erro
 	laidAt := make([]float64, len(t.Nodes))
 	newAt := make([]float64, len(t.Nodes))
 	var bytes, rows int64
+	var uncounted []*log.Add // new files whose statistics give no row count
 	for _, a := range files {
-		n, _ := a.NumRecords()
+		n, ok := a.NumRecords()
+		if !ok || n <= 0 {
+			if _, ok := lt.node(a); !ok && a.Size > 0 {
+				uncounted = append(uncounted, a)
+				h := homes(a)
+				fresh[h] = append(fresh[h], a)
+				continue
+			}
+		}
 		bytes += a.Size
 		rows += n
 		if i, ok := lt.node(a); ok {
@@ -296,8 +305,15 @@ func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, erro
 		fresh[h] = append(fresh[h], a)
 		newAt[h] += float64(n)
 	}
-	// Rows per file at the target size, from the table's own bytes per row.
+	// Rows per file at the target size, from the table's own bytes per row; a new
+	// file without a row count counts its bytes' worth of rows.
 	perRow := float64(bytes) / math.Max(float64(rows), 1)
+	if rows == 0 {
+		perRow = 1
+	}
+	for _, a := range uncounted {
+		newAt[homes(a)] += float64(a.Size) / math.Max(perRow, 1e-9)
+	}
 	fileRows := float64(p.opts.TargetFileSize) / math.Max(perRow, 1e-9)
 	roots := selectResplit(t, laidAt, newAt, fileRows)
 	if len(roots) == 0 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -508,4 +509,45 @@ func TestWorkloadLayoutResplitsASubtree(t *testing.T) {
 		}
 		return
 	}
+}
+
+// TestWorkloadLayoutNewFileWithoutStats: a new file without statistics is at
+// home at the root and counts its bytes' worth of rows: a small one waits, one
+// that doubles the table is routed by a re-split of the whole tree.
+func TestWorkloadLayoutNewFileWithoutStats(t *testing.T) {
+	tt := smallTable(t, "", nil, 8, 3000)
+	w := gridWorkload(t, 40, 3)
+	target := avgFileSize(t, tt)
+	runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: w})
+	appendBare := func(rows int, seed uint64) {
+		t.Helper()
+		rec := genRecord(rows, int64(1_000_000+seed*100_000), seed)
+		defer rec.Release()
+		snap := tt.snapshot(t)
+		txn := snap.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
+		a := tt.writeFile(t, nil, rec, time.Now().UnixMilli())
+		a.Stats = ""
+		txn.Add(a)
+		if _, err := txn.Commit(context.Background(), log.CommitInfo{Operation: "WRITE"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendBare(2000, 1)
+	plan, err := NewPlan(context.Background(), tt.snapshot(t), tt.store, Options{TargetFileSize: target, Curve: CurveWorkload})
+	if err != nil || plan.NumBins != 0 {
+		t.Fatalf("a small file without statistics: %v %+v", err, plan)
+	}
+	appendBare(24_000, 2)
+	before := tt.rows(t)
+	plan, _ = runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload})
+	if plan.NumBins != 1 || !slices.Equal(plan.Partitions[0].Bins[0].Layout.resplit, []int{0}) || plan.Partitions[0].Bins[0].Layout.NewFiles != 2 {
+		t.Fatalf("plan %+v", plan.Partitions)
+	}
+	if !slices.Equal(before, tt.rows(t)) {
+		t.Fatal("O1: the rows changed")
+	}
+	if head := checkRoutedBelowTag(t, tt); head.Generation != 1 {
+		t.Fatalf("generation %d", head.Generation)
+	}
+	checkExactSkipping(t, tt, w)
 }
