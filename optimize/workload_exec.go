@@ -41,8 +41,8 @@ const (
 //     stored tree ("route");
 //  3. route every row to its leaf and choose where each leaf's rows are
 //     written: its leaf (build); for a route, re-split the chosen subtrees
-//     (resplit: leaves with two files' worth or more cut anew, the stored tree
-//     extended and stored as its next generation) and write their rows at
+//     (resplit: leaves with about two leaves' worth of rows or more cut anew,
+//     the stored tree extended and stored as its next generation) and write their rows at
 //     their leaves, and place the other new rows at their leaf or the lowest
 //     node whose rows fill a file (routeDestinations);
 //  4. key every row by its destination's rank and a Hilbert key of the tree's
@@ -510,13 +510,13 @@ func newStatsColumns(p *Plan) (map[string]bool, error) {
 	return m, nil
 }
 
-// resplit cuts anew the leaves of the subtrees tb re-splits that hold two
-// leaves' worth of rows or more — a leaf's worth being the rows per unit its
-// subtree was laid out with (TreeBin.unitRows; fileRows when it holds none) —
-// each into as many leaves as it holds leaves' worth, by a tree built
-// (qdtree.Build) on a sample of its rows for the stored tree's training
-// workload, with the stored tree's columns, tolerance and robustness. The splits extend the stored tree
-// (qdtree.Tree.Extend); the extension is stored as a new tree file and leaves
+// resplit cuts anew the leaves of the subtrees tb re-splits that hold at least
+// one and a half leaves' worth of rows — a leaf's worth being the rows per unit
+// its subtree was laid out with (TreeBin.unitRows; fileRows when it holds none)
+// — each into as many leaves as it holds leaves' worth (rounded), by a tree
+// built (qdtree.Build) on a sample of its rows for the stored tree's training
+// workload, with the stored tree's columns, tolerance and robustness. The
+// splits extend the stored tree (qdtree.Tree.Extend); the extension is stored as a new tree file and leaves
 // (the rows' leaf ordinals) are routed through it. It returns the tree and path
 // the rows are now laid out by (tb's when no leaf was cut).
 func (e *executor) resplit(ctx context.Context, res *binResult, tb *TreeBin, colRec arrow.RecordBatch, names []string, leaves []int32, fileRows float64) (*qdtree.Tree, string, error) {
