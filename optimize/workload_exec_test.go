@@ -551,3 +551,27 @@ func TestWorkloadLayoutNewFileWithoutStats(t *testing.T) {
 	}
 	checkExactSkipping(t, tt, w)
 }
+
+// TestWorkloadLayoutMaxBytes: a workload bin larger than Options.MaxBytes is
+// deferred whole (a re-split needs every file of its subtree), not cut into a
+// plain clustering bin; with room for it, it runs.
+func TestWorkloadLayoutMaxBytes(t *testing.T) {
+	tt := smallTable(t, "", nil, 8, 3000)
+	target := avgFileSize(t, tt)
+	runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: gridWorkload(t, 30, 7)})
+	tt.appendFiles(t, tt.recs(4, 7000), nil)
+	before := tt.rows(t)
+	files := len(tt.snapshot(t).Files())
+	plan, m := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, MaxBytes: target * 5})
+	if plan.NumBins != 0 || plan.DeferredFiles != files || m.NumAddedFiles != 0 {
+		t.Fatalf("MaxBytes below the bin: %d bins, %d deferred of %d files, %d added", plan.NumBins, plan.DeferredFiles, files, m.NumAddedFiles)
+	}
+	plan, _ = runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, MaxBytes: 1 << 40})
+	if plan.NumBins != 1 || plan.Partitions[0].Bins[0].Layout == nil || plan.Partitions[0].Bins[0].Layout.Resplit != 1 {
+		t.Fatalf("plan %+v", plan.Partitions)
+	}
+	if !slices.Equal(before, tt.rows(t)) {
+		t.Fatal("O1: the rows changed")
+	}
+	checkRoutedBelowTag(t, tt)
+}
