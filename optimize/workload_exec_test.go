@@ -575,3 +575,37 @@ func TestWorkloadLayoutMaxBytes(t *testing.T) {
 	}
 	checkRoutedBelowTag(t, tt)
 }
+
+// TestWorkloadLayoutResplitsPartitions: each partition has its own tree, and
+// doubling both re-splits each into the next generation of its own lineage.
+func TestWorkloadLayoutResplitsPartitions(t *testing.T) {
+	parts := []*string{ptr("a"), ptr("b")}
+	tt := smallTable(t, "p", parts, 8, 2000)
+	target := avgFileSize(t, tt)
+	runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: gridWorkload(t, 30, 4)})
+	first := treeFiles(t, tt)
+	tt.appendFiles(t, tt.recs(4, 4500), parts)
+	before := tt.rows(t)
+	plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload})
+	if len(plan.Partitions) != 2 {
+		t.Fatalf("%d partitions planned", len(plan.Partitions))
+	}
+	for _, pp := range plan.Partitions {
+		if l := pp.Bins[0].Layout; l.Resplit != 1 || l.NewFiles != 2 {
+			t.Fatalf("partition %v: %+v", pp.Values, l)
+		}
+	}
+	if !slices.Equal(before, tt.rows(t)) {
+		t.Fatal("O1: the rows changed")
+	}
+	after := treeFiles(t, tt)
+	if len(after) != 2 {
+		t.Fatalf("%d trees for two partitions", len(after))
+	}
+	for p := range after {
+		tr, err := loadTree(context.Background(), tt.store, p)
+		if err != nil || tr.Generation != 1 || first[tr.Lineage] == nil {
+			t.Fatalf("tree %s (%v): generation %d of %q, want the next generation of a first tree", p, err, tr.Generation, tr.Lineage)
+		}
+	}
+}
