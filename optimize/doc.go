@@ -27,11 +27,14 @@
 //     (sorted inside by the Hilbert key of the tree's columns). The tree is stored
 //     in a side file under TreeDir that every file names in its tags (TagTree,
 //     TagTreeNode); the table's metadata and protocol are untouched. Later runs
-//     route new rows through the stored tree: rows wait, in files tagged
-//     TagTreeWaiting, at the lowest node whose subtree has a file's worth of them,
-//     and move down to their leaves (re-read once) when the waiting rows under a
-//     node give each of its leaves about three quarters of a file. Full builds a new
-//     tree; PartitionPlan.Drift compares Options.Workload with the tree's training
+//     route new rows through the stored tree: a new file waits where it was
+//     appended, at its home (the lowest node holding all its rows by its
+//     statistics), until the subtree it is at home in has about doubled; then that
+//     subtree is re-split: its files are read, each leaf is cut anew by a tree on
+//     its rows for the stored workload, and the stored tree is extended below it
+//     (a new generation of the tree file; files written earlier keep naming
+//     their nodes by key). Every row is so written once per doubling of its
+//     subtree. Full builds a new tree; PartitionPlan.Drift compares Options.Workload with the tree's training
 //     workload. Workload bins are rewritten in bounded memory by reading the input
 //     again per group of destinations that fits a third of MemoryBudget.
 //   - Inputs larger than MemoryBudget are clustered through key-range spill runs
@@ -87,9 +90,9 @@
 //     Every filter contains every non-null value of its file (B2).
 //   - O4 Every file a workload-layout commit adds is tagged with a tree file that
 //     is stored (put-if-absent, under a fresh name) before the commit and decodes;
-//     the file's rows all route to the node its tag names or below it, and rows
-//     tagged waiting are re-read at most once more (the run that moves them down
-//     writes final files). A failed commit deletes its new tree files with its
+//     the file's rows all route to the node its tag names or below it, in that
+//     tree and in every later generation of it; rows tagged waiting are re-read
+//     at most once more (the re-split of their subtree writes them at leaves). A failed commit deletes its new tree files with its
 //     data files.
 //   - L2 (package log) Data files are written in full with put-if-absent under
 //     unique names before the commit that references them.

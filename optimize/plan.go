@@ -301,7 +301,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			if bins, err = p.workloadBins(ctx, files); err != nil {
 				return nil, err
 			}
-			if drift, err = p.drift(files); err != nil {
+			if drift, err = p.drift(ctx, files); err != nil {
 				return nil, err
 			}
 		default:
@@ -760,8 +760,8 @@ func (p *Plan) wantPartition(k string) bool {
 }
 
 // applyBudget keeps the bins that fit into Options.MaxBytes, in plan order: a bin
-// that does not fit is dropped, except that a clustering bin is cut to its oldest
-// files that fit. The totals are recomputed; left-out files are counted as deferred.
+// that does not fit is dropped, except that a clustering bin (but for a workload
+// layout's) is cut to its oldest files that fit. The totals are recomputed; left-out files are counted as deferred.
 func (p *Plan) applyBudget() {
 	if p.opts.MaxBytes <= 0 {
 		return
@@ -777,7 +777,9 @@ func (p *Plan) applyBudget() {
 				keep = append(keep, b)
 				left -= b.Bytes
 				continue
-			case b.Kind == KindCluster && left > 0:
+			case b.Kind == KindCluster && b.Layout == nil && left > 0:
+				// (A workload bin is all or nothing: its tree work needs
+				// every file it names.)
 				files := append([]*log.Add(nil), b.adds...)
 				sort.SliceStable(files, func(i, j int) bool {
 					if files[i].ModificationTime != files[j].ModificationTime {

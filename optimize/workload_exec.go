@@ -11,12 +11,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/workload"
 )
 
 // Tree building.
@@ -38,8 +40,11 @@ const (
 //     one leaf per target-size file) and store it under TreeDir, or take the
 //     stored tree ("route");
 //  3. route every row to its leaf and choose where each leaf's rows are
-//     written: its leaf (build), or its leaf or the lowest node whose rows fill
-//     half a file (route, placeLeaves);
+//     written: its leaf (build); for a route, re-split the chosen subtrees
+//     (resplit: leaves with about two leaves' worth of rows or more cut anew,
+//     the stored tree extended and stored as its next generation) and write their rows at
+//     their leaves, and place the other new rows at their leaf or the lowest
+//     node whose rows fill a file (routeDestinations);
 //  4. key every row by its destination's rank and a Hilbert key of the tree's
 //     columns, and write the rows destination by destination, sorted by key, in
 //     files of about the target's rows (a destination is never split into a
@@ -115,50 +120,22 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 	if err := router.Route(colRec, leaves); err != nil {
 		return res, fmt.Errorf("optimize: routing rows through %s: %w", treePath, err)
 	}
-	counts := make([]int64, tree.Leaves)
-	for _, l := range leaves {
-		counts[l]++
-	}
-	// A run that moves waiting rows down gives a leaf a file of its own from
-	// leafFill of a file's rows on; other runs only from a whole file's worth.
-	// What a run that moves rows down writes is final; otherwise rows placed at
-	// an internal node wait.
 	var dest []int
-	// moved[l]: leaf l lies in a subtree whose waiting rows this run moves down.
-	moved := make([]bool, tree.Leaves)
-	for _, root := range tb.moved {
-		first, end := tree.LeafRange(root)
-		for l := first; l < end; l++ {
-			moved[l] = true
-		}
-	}
 	waits := func(node int) bool { return false }
 	if tb.Action == "route" {
-		dest = placeLeaves(tree, counts, fileRows, func(l int) float64 {
-			if moved[l] {
-				return leafFill * fileRows
-			}
-			return nodeFill * fileRows
-		})
-		// Rows placed at an internal node wait, unless every leaf under it is
-		// being moved down (they have then been re-read once already).
-		waits = func(node int) bool {
-			if tree.Nodes[node].Leaf >= 0 {
-				return false
-			}
-			first, end := tree.LeafRange(node)
-			for l := first; l < end; l++ {
-				if !moved[l] {
-					return true
-				}
-			}
-			return false
+		if tree, treePath, err = e.resplit(ctx, res, tb, colRec, names, leaves, fileRows); err != nil {
+			return res, err
 		}
+		dest, waits = routeDestinations(tree, tb, leaves, fileRows)
 	} else {
 		dest = make([]int, tree.Leaves)
 		for l := range dest {
 			dest[l] = tree.LeafNode(l)
 		}
+	}
+	counts := make([]int64, tree.Leaves)
+	for _, l := range leaves {
+		counts[l]++
 	}
 	// Destinations in preorder get ranks; rows per rank.
 	var used []int
@@ -210,7 +187,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 			sum += perRank[hi]
 			hi++
 		}
-		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], treePath, colIdx, fileRows, waits); err != nil {
+		if err := e.writeDestinations(ctx, it, o, out, res, live, keys, uint64(lo), uint64(hi), used[lo:hi], tree, treePath, colIdx, fileRows, waits); err != nil {
 			return res, err
 		}
 		lo = hi
@@ -339,7 +316,7 @@ func (e *executor) readColumns(ctx context.Context, b *Bin, sch *arrow.Schema, o
 // lies in [lo, hi), sorts them by key and writes each destination's rows as
 // files of their own, tagged with the tree and the node.
 func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options, out *datafile.Output, res *binResult,
-	live []int64, keys []uint64, lo, hi uint64, nodes []int, treePath string, colIdx []int, fileRows float64, waits func(node int) bool) error {
+	live []int64, keys []uint64, lo, hi uint64, nodes []int, tree *qdtree.Tree, treePath string, colIdx []int, fileRows float64, waits func(node int) bool) error {
 	p := e.plan
 	b := it.bin
 	offsets := make([]int64, len(live)+1)
@@ -439,7 +416,7 @@ func (e *executor) writeDestinations(ctx context.Context, it workItem, o Options
 		node := nodes[r-lo]
 		place := datafile.FileOptions{
 			Dir: dirOf(dec), LogDir: dirOf(first.Path), PartitionValues: it.part.Values, Parallelism: o.Parallelism,
-			Tags: map[string]string{TagTree: treePath, TagTreeNode: strconv.Itoa(node)},
+			Tags: map[string]string{TagTree: treePath, TagTreeNode: strconv.Itoa(tree.NodeKey(node))},
 		}
 		if waits(node) {
 			place.Tags[TagTreeWaiting] = "true"
@@ -531,4 +508,142 @@ func newStatsColumns(p *Plan) (map[string]bool, error) {
 		m[stats.Key(c...)] = true
 	}
 	return m, nil
+}
+
+// resplit cuts anew the leaves of the subtrees tb re-splits that hold at least
+// one and a half leaves' worth of rows — a leaf's worth being the rows per unit
+// its subtree was laid out with (TreeBin.unitRows; fileRows when it holds none)
+// — each into as many leaves as it holds leaves' worth (rounded), by a tree
+// built (qdtree.Build) on a sample of its rows for the stored tree's training
+// workload, with the stored tree's columns, tolerance and robustness. The
+// splits extend the stored tree (qdtree.Tree.Extend); the extension is stored as a new tree file and leaves
+// (the rows' leaf ordinals) are routed through it. It returns the tree and path
+// the rows are now laid out by (tb's when no leaf was cut).
+func (e *executor) resplit(ctx context.Context, res *binResult, tb *TreeBin, colRec arrow.RecordBatch, names []string, leaves []int32, fileRows float64) (*qdtree.Tree, string, error) {
+	p := e.plan
+	tree := tb.tree
+	if len(tb.resplit) == 0 {
+		return tree, tb.Tree, nil
+	}
+	in := make([]bool, tree.Leaves)
+	leafRows := make([]float64, tree.Leaves) // a leaf's worth of rows
+	for i, r := range tb.resplit {
+		first, end := tree.LeafRange(r)
+		for l := first; l < end; l++ {
+			in[l] = true
+			leafRows[l] = fileRows
+			if i < len(tb.unitRows) && tb.unitRows[i] > 0 {
+				leafRows[l] = tb.unitRows[i]
+			}
+		}
+	}
+	rowsOf := make([][]uint32, tree.Leaves)
+	for i, l := range leaves {
+		if in[l] {
+			rowsOf[l] = append(rowsOf[l], uint32(i))
+		}
+	}
+	w := workload.New()
+	if tree.Workload != nil {
+		w = workload.New(tree.Workload.Queries...)
+	} else if p.opts.Workload != nil {
+		w = p.opts.Workload
+	}
+	splits := map[int]*qdtree.Tree{}
+	for l, idx := range rowsOf {
+		k := int(math.Round(float64(len(idx)) / math.Max(leafRows[l], 1)))
+		if k < 2 {
+			continue
+		}
+		if limit := treeSampleRowsPerLeaf * k; len(idx) > limit {
+			s := make([]uint32, limit)
+			for i := range s {
+				s[i] = idx[int64(i)*int64(len(idx))/int64(limit)]
+			}
+			idx = s
+		}
+		sample, err := takeColumns(ctx, colRec, idx, p.opts.Allocator)
+		if err != nil {
+			return nil, "", fmt.Errorf("optimize: sampling leaf %d to re-split it: %w", l, err)
+		}
+		sub, err := qdtree.Build(ctx, sample, w, qdtree.Options{Leaves: k, Columns: names, Tolerance: tree.Tolerance,
+			Robustness: tree.Robustness, Seed: sampleSeed + uint64(l), BindSchema: p.logical})
+		sample.Release()
+		if err != nil {
+			return nil, "", fmt.Errorf("optimize: re-splitting leaf %d of %s: %w", l, tb.Tree, err)
+		}
+		splits[l] = sub
+	}
+	if len(splits) == 0 {
+		return tree, tb.Tree, nil
+	}
+	ext, err := tree.Extend(splits, tb.Tree)
+	if err != nil {
+		return nil, "", fmt.Errorf("optimize: extending %s: %w", tb.Tree, err)
+	}
+	data, err := ext.Encode()
+	if err != nil {
+		return nil, "", fmt.Errorf("optimize: encoding the extended workload tree: %w", err)
+	}
+	path := newTreePath()
+	if err := p.store.PutIfAbsent(ctx, path, data); err != nil {
+		return nil, "", fmt.Errorf("optimize: storing the extended workload tree %s: %w", path, err)
+	}
+	res.trees = append(res.trees, path)
+	router, err := ext.Router(colRec.Schema())
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: extended tree %s: %w", ErrCorruptData, path, err)
+	}
+	if err := router.Route(colRec, leaves); err != nil {
+		return nil, "", fmt.Errorf("optimize: routing rows through %s: %w", path, err)
+	}
+	return ext, path, nil
+}
+
+// routeDestinations places the rows of a route bin, by leaf of tree (the stored
+// tree or its extension): rows of the subtrees tb re-splits at their leaves
+// (final), the others at their leaf when it gets a file's worth, else at the
+// lowest node whose subtree gathers one (placeLeaves), where they wait. It
+// returns the destination node index of every leaf and which destinations wait.
+func routeDestinations(tree *qdtree.Tree, tb *TreeBin, leaves []int32, fileRows float64) ([]int, func(node int) bool) {
+	in := make([]bool, tree.Leaves)
+	for _, r := range tb.resplit {
+		first, end := tree.LeafRange(tree.NodeIndex(tb.tree.NodeKey(r)))
+		for l := first; l < end; l++ {
+			in[l] = true
+		}
+	}
+	counts := make([]int64, tree.Leaves)
+	for _, l := range leaves {
+		if !in[l] {
+			counts[l]++
+		}
+	}
+	dest := placeLeaves(tree, counts, fileRows, func(int) float64 { return nodeFill * fileRows })
+	for i, nd := range tree.Nodes {
+		if nd.Leaf >= 0 && in[nd.Leaf] {
+			dest[nd.Leaf] = i
+		}
+	}
+	return dest, func(node int) bool { return tree.Nodes[node].Leaf < 0 }
+}
+
+// takeColumns returns the rows of rec at idx.
+func takeColumns(ctx context.Context, rec arrow.RecordBatch, idx []uint32, mem memory.Allocator) (arrow.RecordBatch, error) {
+	arrs := make([]arrow.Array, rec.NumCols())
+	for c := range arrs {
+		a, err := gather.Take(ctx, rec.Column(c), idx, mem)
+		if err != nil {
+			for _, x := range arrs[:c] {
+				x.Release()
+			}
+			return nil, err
+		}
+		arrs[c] = a
+	}
+	out := array.NewRecordBatch(rec.Schema(), arrs, int64(len(idx)))
+	for _, a := range arrs {
+		a.Release()
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package optimize
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/workload"
 )
@@ -102,13 +102,8 @@ func TestPlaceLeaves(t *testing.T) {
 	}
 }
 
-func TestSelectPending(t *testing.T) {
+func TestSelectResplit(t *testing.T) {
 	tr := smallTree(t)
-	add := func(rows int) *log.Add {
-		return &log.Add{Path: "x", Stats: fmt.Sprintf(`{"numRecords":%d}`, rows)}
-	}
-	// A node over four leaves (1000 rows a file) waiting with 2000 rows: it moves
-	// down once its leaves get leafFill (3/4) of a file each, 3000 rows.
 	quad := -1
 	for id, nd := range tr.Nodes {
 		if first, end := tr.LeafRange(id); nd.Leaf < 0 && end-first == 4 {
@@ -116,14 +111,58 @@ func TestSelectPending(t *testing.T) {
 			break
 		}
 	}
-	pending := map[int][]*log.Add{quad: {add(1000), add(1000)}}
-	// 1000 new rows spread over the whole tree: the quad gets about 500 of them,
-	// 2500 < 3000: wait.
-	if sel, _ := selectPending(tr, pending, 1000, 1000); sel[quad] {
-		t.Fatal("selected although the leaves would not fill a file each")
+	// Every leaf laid out with a file of 1000 rows (fileRows 1000).
+	laid := func() []float64 {
+		rows := make([]float64, len(tr.Nodes))
+		for id, nd := range tr.Nodes {
+			if nd.Leaf >= 0 {
+				rows[id] = 1000
+			}
+		}
+		return rows
 	}
-	// 2000 new rows: about 1000 under the quad, 3000 in all: move down.
-	if sel, roots := selectPending(tr, pending, 2000, 1000); !sel[quad] || len(roots) != 1 {
-		t.Fatal("not selected although every leaf fills a file")
+	news := func(at map[int]float64) func() []float64 {
+		return func() []float64 {
+			rows := make([]float64, len(tr.Nodes))
+			for n, r := range at {
+				rows[n] = r
+			}
+			return rows
+		}
+	}
+	cases := []struct {
+		name       string
+		laid, news func() []float64
+		want       []int
+	}{
+		{"nothing new", laid, news(nil), nil},
+		// The quad: 2000 + 1000 < 0.95 × 4000 (the root's new rows count for none
+		// of its subtrees); the root: 3000 < 0.95 × 8000.
+		{"too few new rows", laid, news(map[int]float64{quad: 2000, 0: 1000}), nil},
+		// 3800 new rows in the quad: due; the root (4800) is not.
+		{"the quad doubled", laid, news(map[int]float64{quad: 3000, tr.LeafNode(0): 800}), []int{quad}},
+		// The root: 2000 + 5600 ≥ 0.95 × 8000: one re-split of everything.
+		{"the whole tree doubled", laid, news(map[int]float64{quad: 2000, 0: 5600}), []int{0}},
+		// A leaf whose new rows match its laid-out ones, alone.
+		{"one full leaf alone", laid, news(map[int]float64{tr.LeafNode(6): 960}), []int{tr.LeafNode(6)}},
+		{"not quite", laid, news(map[int]float64{tr.LeafNode(6): 940, 0: 5000}), nil},
+		// A leaf laid out with only 100 rows waits for half a file (475 new rows).
+		{"sparse leaf", func() []float64 {
+			rows := laid()
+			rows[tr.LeafNode(3)] = 100
+			return rows
+		}, news(map[int]float64{tr.LeafNode(3): 400, tr.LeafNode(5): 480}), nil},
+		{"sparse leaf due", func() []float64 {
+			rows := laid()
+			rows[tr.LeafNode(3)] = 100
+			return rows
+		}, news(map[int]float64{tr.LeafNode(3): 480}), []int{tr.LeafNode(3)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := selectResplit(tr, c.laid(), c.news(), 1000); !slices.Equal(got, c.want) {
+				t.Fatalf("re-split %v, want %v", got, c.want)
+			}
+		})
 	}
 }

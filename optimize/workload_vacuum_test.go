@@ -66,14 +66,19 @@ func TestVacuumDeletesSupersededTrees(t *testing.T) {
 	var built []string
 	runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: gridWorkload(t, 40, 1)})
 	built = append(built, liveTree(t, tt))
-	// New rows routed through the first tree, then two full rebuilds.
-	recs := []arrow.RecordBatch{genRecord(1200, 100_000, 31), genRecord(1200, 110_000, 32)}
+	// New rows that double the table routed through the first tree (a re-split
+	// of all of it: a second generation), then two full rebuilds.
+	recs := []arrow.RecordBatch{genRecord(13_000, 100_000, 31), genRecord(13_000, 200_000, 32)}
 	tt.appendFiles(t, recs, nil)
 	for _, r := range recs {
 		r.Release()
 	}
-	if plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload}); plan.Partitions[0].Bins[0].Layout.Action != "route" {
-		t.Fatalf("plan %+v", plan.Partitions[0].Bins[0].Layout)
+	if plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload}); len(plan.Partitions) != 1 || plan.Partitions[0].Bins[0].Layout.Action != "route" {
+		t.Fatalf("plan %+v", plan.Partitions)
+	}
+	extended := liveTree(t, tt)
+	if extended == built[0] {
+		t.Fatal("the re-split kept the first generation")
 	}
 	for seed := uint64(2); seed <= 3; seed++ {
 		runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: gridWorkload(t, 40, seed), Full: true})
@@ -88,12 +93,12 @@ func TestVacuumDeletesSupersededTrees(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	allTrees := append(slices.Clone(built), orphan)
+	allTrees := append(slices.Clone(built), orphan, extended)
 	slices.Sort(allTrees)
 	if got := treesIn(layoutDir(t, tt)); !slices.Equal(got, allTrees) {
 		t.Fatalf("tree files %v, want %v", got, allTrees)
 	}
-	superseded := []string{built[0], built[1], orphan}
+	superseded := []string{built[0], extended, built[1], orphan}
 	slices.Sort(superseded)
 	rows := tt.rows(t)
 
@@ -146,9 +151,10 @@ func TestVacuumDeletesSupersededTrees(t *testing.T) {
 		t.Fatalf("second vacuum: %v, deleted %v", err, res.Files)
 	}
 
-	// Appends are still routed through the current tree.
+	// Appends are still routed through the current tree (a doubling: re-split
+	// into its next generation).
 	w := gridWorkload(t, 40, 3)
-	recs = []arrow.RecordBatch{genRecord(1200, 200_000, 41), genRecord(1200, 210_000, 42)}
+	recs = []arrow.RecordBatch{genRecord(26_000, 300_000, 41), genRecord(26_000, 400_000, 42)}
 	tt.appendFiles(t, recs, nil)
 	for _, r := range recs {
 		r.Release()
@@ -158,8 +164,9 @@ func TestVacuumDeletesSupersededTrees(t *testing.T) {
 	if tb := plan.Partitions[0].Bins[0].Layout; tb.Action != "route" || tb.Tree != current || tb.NewFiles != 2 {
 		t.Fatalf("after vacuum: plan %+v, want a route through %s", tb, current)
 	}
-	if got := liveTree(t, tt); got != current {
-		t.Fatalf("new rows laid out by %s, want %s", got, current)
+	got := liveTree(t, tt)
+	if tr, err := loadTree(ctx, tt.store, got); err != nil || tr.Lineage != current || tr.Generation != 1 {
+		t.Fatalf("new rows laid out by %s (%v), want the next generation of %s", got, err, current)
 	}
 	if !slices.Equal(rows, tt.rows(t)) {
 		t.Fatal("O1: the routed run changed the rows")
@@ -266,9 +273,10 @@ func TestWorkloadLayoutKeepsProtocol(t *testing.T) {
 	target := avgFileSize(t, tt)
 	runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload, Workload: gridWorkload(t, 30, 7)})
 	check("build")
-	recs := tt.recs(2, 1200)
+	// New rows that double the table: routed by a re-split.
+	recs := tt.recs(4, 5000)
 	tt.appendFiles(t, recs, nil)
-	if plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload}); plan.Partitions[0].Bins[0].Layout.Action != "route" {
+	if plan, _ := runOptimize(t, tt, Options{TargetFileSize: target, Curve: CurveWorkload}); len(plan.Partitions) != 1 || plan.Partitions[0].Bins[0].Layout.Action != "route" {
 		t.Fatalf("plan %+v", plan.Partitions[0].Bins[0].Layout)
 	}
 	check("route")

@@ -14,7 +14,10 @@
 // filter text, `l_shipdate < DATE '1995-03-01'`, and the training workload);
 // Tree.Router binds it to a schema and routes Arrow rows to leaves; Tree.Drift
 // estimates how a later workload fares on the tree compared with the training
-// one.
+// one. Tree.Extend refines a tree below chosen leaves by trees built on their
+// rows: the next generation of a lineage (format version ExtendedVersion), whose
+// nodes keep stable keys (Tree.NodeKey) so that files laid out by an earlier
+// generation still name their node.
 //
 // # Invariants
 //
@@ -31,7 +34,10 @@
 //     never under-approximated.
 //   - Q4 (determinism) equal samples, workloads and options give equal trees.
 //   - Q5 (decode) Decode accepts only trees in preorder with consistent children,
-//     leaf ordinals and cuts, so routing always terminates.
+//     leaf ordinals and cuts (and, for extended trees, unique keys and a
+//     lineage), so routing always terminates.
+//   - Q6 (refinement) a row routes, in an extension, to a leaf under the node
+//     with the key of the node it routed to before.
 //
 // # What it does not do
 //

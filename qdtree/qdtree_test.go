@@ -337,7 +337,7 @@ func TestDecodeRejectsBrokenTrees(t *testing.T) {
 	cases := map[string][]byte{
 		"not json":          []byte("{"),
 		"other format":      mutate(func(t *Tree) { t.Format = "x" }),
-		"future version":    mutate(func(t *Tree) { t.Version = 2 }),
+		"future version":    mutate(func(t *Tree) { t.Version = 3 }),
 		"cycle":             mutate(func(t *Tree) { t.Nodes[0].Right = 0 }),
 		"left not next":     mutate(func(t *Tree) { t.Nodes[0].Left = 2 }),
 		"leaf ordinal":      mutate(func(t *Tree) { t.Nodes[len(t.Nodes)-1].Leaf = 7 }),

@@ -17,8 +17,12 @@ import (
 const (
 	// FormatName is the "format" field of an encoded tree.
 	FormatName = "skiplake.qdtree"
-	// FormatVersion is the version this package writes and reads.
+	// FormatVersion is the version Build writes: nodes are named by their index.
 	FormatVersion = 1
+	// ExtendedVersion is the version Extend writes: a refinement of an earlier
+	// tree whose nodes carry stable keys (Node.Key), so that files laid out by an
+	// earlier tree of the same lineage still name their node. Decode reads both.
+	ExtendedVersion = 2
 )
 
 // Tree is a binary tree of cuts over the rows of a table. Every internal node
@@ -47,6 +51,12 @@ type Tree struct {
 	TrainingReadFraction float64 `json:"trainingReadFraction"`
 	// Workload is the training workload.
 	Workload *Training `json:"workload,omitempty"`
+	// Lineage and Generation (ExtendedVersion only) identify the tree this one
+	// refines: Lineage names the first tree of the chain (package optimize: its
+	// path), whose node keys every later generation keeps; Generation counts the
+	// extensions since (1 for the first).
+	Lineage    string `json:"lineage,omitempty"`
+	Generation int    `json:"generation,omitempty"`
 	// Nodes in preorder: Nodes[0] is the root, a node's left child is the next
 	// node, and leaves appear in leaf order.
 	Nodes []Node `json:"nodes"`
@@ -64,6 +74,9 @@ type Training struct {
 type Node struct {
 	// ID is the node's index in Tree.Nodes.
 	ID int `json:"id"`
+	// Key names the node across the generations of a lineage (ExtendedVersion;
+	// the root is 0). A version-1 tree keys its nodes by ID (see NodeKey).
+	Key int `json:"key,omitempty"`
 	// Cut is the cut of an internal node in the filter grammar: rows for which it
 	// is TRUE go left ("c < v", "c <= v" or "c IS NULL"). Empty for leaves.
 	Cut string `json:"cut,omitempty"`
@@ -117,8 +130,8 @@ func Decode(data []byte) (*Tree, error) {
 	if t.Format != FormatName {
 		return nil, fmt.Errorf("%w: format %q, want %q", ErrCorrupt, t.Format, FormatName)
 	}
-	if t.Version != FormatVersion {
-		return nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrCorrupt, t.Version, FormatVersion)
+	if t.Version != FormatVersion && t.Version != ExtendedVersion {
+		return nil, fmt.Errorf("%w: version %d, this build reads versions %d and %d", ErrCorrupt, t.Version, FormatVersion, ExtendedVersion)
 	}
 	if err := t.check(); err != nil {
 		return nil, err
@@ -188,7 +201,51 @@ func (t *Tree) check() error {
 	if leaf != t.Leaves {
 		return bad("%d leaves, header says %d", leaf, t.Leaves)
 	}
+	if t.Version < ExtendedVersion {
+		if t.Lineage != "" || t.Generation != 0 {
+			return bad("a version %d tree with a lineage", t.Version)
+		}
+		return nil
+	}
+	if t.Lineage == "" || t.Generation < 1 {
+		return bad("an extended tree without its lineage (%q, generation %d)", t.Lineage, t.Generation)
+	}
+	if t.Nodes[0].Key != 0 {
+		return bad("root key %d, want 0", t.Nodes[0].Key)
+	}
+	keys := make(map[int]bool, len(t.Nodes))
+	for i, nd := range t.Nodes {
+		if nd.Key < 0 || keys[nd.Key] {
+			return bad("node %d: key %d is negative or repeated", i, nd.Key)
+		}
+		keys[nd.Key] = true
+	}
 	return nil
+}
+
+// NodeKey returns the key of the node at index i: what a file laid out by the
+// tree names it by. Version-1 trees key nodes by index.
+func (t *Tree) NodeKey(i int) int {
+	if t.Version < ExtendedVersion {
+		return i
+	}
+	return t.Nodes[i].Key
+}
+
+// NodeIndex returns the index of the node with key k, or -1.
+func (t *Tree) NodeIndex(k int) int {
+	if t.Version < ExtendedVersion {
+		if k >= 0 && k < len(t.Nodes) {
+			return k
+		}
+		return -1
+	}
+	for i := range t.Nodes {
+		if t.Nodes[i].Key == k {
+			return i
+		}
+	}
+	return -1
 }
 
 // parseCutColumn checks the shape of a cut and returns its column's index.

@@ -275,10 +275,12 @@ func TestWorkloadLayoutKeepsStableRowIDs(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, c, "a workload layout must not declare clustering columns")
 
-	write(1500)
+	write(4000) // more than doubles the table: routed by a re-split of the tree
 	before = stableRowIDs(t, dir, snapshot())
-	_, err = tb.Optimize(ctx, table.OptimizeOptions{Layout: "workload"})
+	out, err := tb.Optimize(ctx, table.OptimizeOptions{Layout: "workload"})
 	require.NoError(t, err)
+	require.Len(t, out.Plan.Partitions, 1)
+	require.Equal(t, "route", out.Plan.Partitions[0].Bins[0].Layout.Action)
 	after := stableRowIDs(t, dir, snapshot())
 	require.Equal(t, before, after)
 	require.Len(t, after, int(rt.rows))

@@ -62,9 +62,16 @@ func TestOptimizeWorkloadLayout(t *testing.T) {
 	code, out, errs = cli(t, "files", tbl, "--format", "jsonl")
 	require.Equal(t, 0, code, errs)
 	require.Less(t, kept*3, strings.Count(out, "\n"), "the layout should skip most files for a workload filter")
-	// New rows are routed through the stored tree; the same queries report no drift.
+	// New rows that double the table are routed through the stored tree (a
+	// re-split); the same queries report no drift.
 	p := filepath.Join(dir, "more.parquet")
-	writeParquet(t, p, []int64{1, 2, 3, 4000, 7999}, []string{"DE", "DE", "FR", "JP", "JP"})
+	var ids []int64
+	var cs []string
+	for k := int64(0); k < 8400; k++ {
+		ids = append(ids, (k*53)%8000)
+		cs = append(cs, []string{"DE", "FR", "JP"}[k%3])
+	}
+	writeParquet(t, p, ids, cs)
 	code, _, errs = cli(t, "append", tbl, p)
 	require.Equal(t, 0, code, errs)
 	code, out, errs = cli(t, "optimize", tbl, "--layout", "workload", "--queries", queries, "--target-size", "2KiB", "--format", "json")

@@ -181,7 +181,7 @@ func nothingToDo(p *table.OptimizePlan, targetGiven bool, cmdline []string) stri
 		return why
 	}
 	if p.Curve == table.CurveWorkload {
-		return "every file is already laid out by the partition's workload tree (new files are routed through it as they come); to build a new tree run: " + withFull + " --queries FILE"
+		return "every file is laid out by the partition's workload tree, or is new and waits where it was appended until the part of the tree it falls in has about doubled (a later run then re-splits that part with it); to build a new tree now run: " + withFull + " --queries FILE"
 	}
 	on := p.Curve.String() + " on " + strings.Join(p.ClusterBy, ", ")
 	if p.FinishedCubeFiles > 0 {

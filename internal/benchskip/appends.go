@@ -39,15 +39,21 @@ type AppendsConfig struct {
 	Queries int `json:"queries"`
 	// Seed seeds data and queries.
 	Seed uint64 `json:"seed"`
-	// Dir, if set, holds the tables (local storage); default in memory.
+	// Dir, if set, holds the tables (local storage, one subdirectory each);
+	// default in memory.
 	Dir string `json:"dir,omitempty"`
+	// RoundRebuilds also lays out the rows of every round from scratch (a new
+	// tree on all of them), to compare each round with a rebuild, not only the
+	// last (AppendsRound.RebuildFilesRead).
+	RoundRebuilds bool `json:"round_rebuilds,omitempty"`
 }
 
 // AppendsRound is the state after one round (round 0: the base layout).
 type AppendsRound struct {
 	Round int `json:"round"`
-	// Files is the table's file count.
-	Files int `json:"files"`
+	// Files and Bytes are the table's file count and size.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 	// FilesRead and BytesRead are the mean files and bytes a query plans to read.
 	FilesRead float64 `json:"files_read"`
 	BytesRead float64 `json:"bytes_read"`
@@ -57,6 +63,10 @@ type AppendsRound struct {
 	AppendedBytes      int64   `json:"appended_bytes"`
 	OptimizeBytes      int64   `json:"optimize_bytes"`
 	WriteAmplification float64 `json:"write_amplification"`
+	// RebuildFilesRead and RebuildBytesRead are FilesRead and BytesRead on the
+	// same rows laid out from scratch (AppendsConfig.RoundRebuilds; 0 otherwise).
+	RebuildFilesRead float64 `json:"rebuild_files_read,omitempty"`
+	RebuildBytesRead float64 `json:"rebuild_bytes_read,omitempty"`
 }
 
 // AppendsResult is the outcome of RunAppends.
@@ -131,6 +141,9 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 		if c.Dir == "" {
 			return storage.NewMemory(), nil
 		}
+		if err := os.MkdirAll(c.Dir+"/"+name, 0o755); err != nil {
+			return nil, err
+		}
 		return storage.NewLocal(c.Dir + "/" + name)
 	}
 	st, err := store("incremental")
@@ -149,6 +162,31 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 		return nil, err
 	}
 	target := max(bytes/int64(c.Files), 1)
+	// rebuild lays out the base rows and the first n appended ones from
+	// scratch and measures the table.
+	rebuild := func(name string, n int) (AppendsRound, error) {
+		st, err := store(name)
+		if err != nil {
+			return AppendsRound{}, err
+		}
+		reb, err := table.Create(ctx, st, baseRec.Schema(), table.CreateOptions{})
+		if err != nil {
+			return AppendsRound{}, err
+		}
+		recs := []arrow.RecordBatch{baseRec}
+		if n > 0 {
+			all := moreRec.NewSlice(0, int64(n))
+			defer all.Release()
+			recs = append(recs, all)
+		}
+		if _, err := reb.WriteBatches(ctx, recs, table.WriteOptions{}); err != nil {
+			return AppendsRound{}, err
+		}
+		if _, err := reb.Optimize(ctx, table.OptimizeOptions{Layout: "workload", Workload: train, TargetFileSize: target}); err != nil {
+			return AppendsRound{}, err
+		}
+		return measure(ctx, reb, held)
+	}
 	res := &AppendsResult{Config: c}
 	progress("appends", 0, c.Rounds+2)
 	if _, err := tbl.Optimize(ctx, table.OptimizeOptions{Layout: "workload", Workload: train, TargetFileSize: target}); err != nil {
@@ -157,6 +195,9 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 	r0, err := measure(ctx, tbl, held)
 	if err != nil {
 		return nil, err
+	}
+	if c.RoundRebuilds { // the base layout is a build from scratch
+		r0.RebuildFilesRead, r0.RebuildBytesRead = r0.FilesRead, r0.BytesRead
 	}
 	res.Rounds = append(res.Rounds, r0)
 	var appended, written int64
@@ -179,9 +220,9 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 		if err != nil {
 			return nil, err
 		}
-		if os.Getenv("APPDEBUG") != "" && len(opt.Plan.Partitions) > 0 {
+		if os.Getenv("APPDEBUG") != "" && len(opt.Plan.Partitions) > 0 && len(opt.Plan.Partitions[0].Bins) > 0 {
 			l := opt.Plan.Partitions[0].Bins[0].Layout
-			fmt.Fprintf(os.Stderr, "round %d: new %d pending %d waiting %d added %d\n", round, l.NewFiles, l.PendingFiles, l.WaitingFiles, opt.Metrics.NumAddedFiles)
+			fmt.Fprintf(os.Stderr, "round %d: %+v added %d\n", round, *l, opt.Metrics.NumAddedFiles)
 		}
 		r, err := measure(ctx, tbl, held)
 		if err != nil {
@@ -194,32 +235,25 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 		appended += r.AppendedBytes
 		written += r.OptimizeBytes
 		r.WriteAmplification = float64(appended+written) / math.Max(float64(appended), 1)
+		if c.RoundRebuilds && round < c.Rounds {
+			rb, err := rebuild(fmt.Sprintf("rebuild-%d", round), round*extra)
+			if err != nil {
+				return nil, err
+			}
+			r.RebuildFilesRead, r.RebuildBytesRead = rb.FilesRead, rb.BytesRead
+		}
 		res.Rounds = append(res.Rounds, r)
 	}
 	// The rebuild: every row, a new tree.
 	progress("appends", c.Rounds+1, c.Rounds+2)
-	st2, err := store("rebuild")
-	if err != nil {
-		return nil, err
-	}
-	reb, err := table.Create(ctx, st2, baseRec.Schema(), table.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	all := moreRec.NewSlice(0, int64(c.Rounds*extra))
-	_, err = reb.WriteBatches(ctx, []arrow.RecordBatch{baseRec, all}, table.WriteOptions{})
-	all.Release()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := reb.Optimize(ctx, table.OptimizeOptions{Layout: "workload", Workload: train, TargetFileSize: target}); err != nil {
-		return nil, err
-	}
-	if res.Rebuild, err = measure(ctx, reb, held); err != nil {
+	if res.Rebuild, err = rebuild("rebuild", c.Rounds*extra); err != nil {
 		return nil, err
 	}
 	res.Rebuild.Round = c.Rounds
-	last := res.Rounds[len(res.Rounds)-1]
+	last := &res.Rounds[len(res.Rounds)-1]
+	if c.RoundRebuilds {
+		last.RebuildFilesRead, last.RebuildBytesRead = res.Rebuild.FilesRead, res.Rebuild.BytesRead
+	}
 	res.FilesRatio = last.FilesRead / math.Max(res.Rebuild.FilesRead, 1e-9)
 	res.BytesRatio = last.BytesRead / math.Max(res.Rebuild.BytesRead, 1e-9)
 	progress("appends", c.Rounds+2, c.Rounds+2)
@@ -248,6 +282,9 @@ func measure(ctx context.Context, t *table.Table, w *workload.Workload) (Appends
 		return r, err
 	}
 	r.Files = snap.Log().NumFiles()
+	for _, a := range snap.Log().Files() {
+		r.Bytes += a.Size
+	}
 	for _, q := range w.Queries {
 		sc, err := snap.Scan(ctx, table.WithPredicate(q.Expr()))
 		if err != nil {
@@ -266,14 +303,18 @@ func measure(ctx context.Context, t *table.Table, w *workload.Workload) (Appends
 // WriteText writes the experiment's rounds as a table.
 func (r *AppendsResult) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "round\tfiles\tfiles read\tMB read\tappended MB\toptimize MB\twrite ampl.\t")
-	for _, x := range append(r.Rounds, r.Rebuild) {
+	fmt.Fprintln(tw, "round\tfiles\ttable MB\tfiles read\tMB read\tappended MB\toptimize MB\twrite ampl.\trebuild: files read\tMB read\tfiles ×\tbytes ×\t")
+	for i, x := range append(r.Rounds, r.Rebuild) {
 		name := fmt.Sprint(x.Round)
-		if x == r.Rebuild {
+		if i == len(r.Rounds) {
 			name = "rebuild"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", name, x.Files, x.FilesRead, x.BytesRead/1e6,
-			float64(x.AppendedBytes)/1e6, float64(x.OptimizeBytes)/1e6, x.WriteAmplification)
+		cmp := "\t\t\t\t"
+		if x.RebuildFilesRead > 0 {
+			cmp = fmt.Sprintf("%.2f\t%.2f\t%.2f\t%.2f\t", x.RebuildFilesRead, x.RebuildBytesRead/1e6, x.FilesRead/x.RebuildFilesRead, x.BytesRead/math.Max(x.RebuildBytesRead, 1e-9))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\n", name, x.Files, float64(x.Bytes)/1e6, x.FilesRead, x.BytesRead/1e6,
+			float64(x.AppendedBytes)/1e6, float64(x.OptimizeBytes)/1e6, x.WriteAmplification, cmp)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
