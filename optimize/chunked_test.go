@@ -187,11 +187,11 @@ func TestHeapPacerCollectsPerInterval(t *testing.T) {
 	require.Equal(t, uint32(2), forced()-before)
 }
 
-// The in-memory clustering of one bin writes its rows in the order SortByClustering
-// gives the same batches (the same sample, keys, tie-break and position order: the
-// order the clustering had before it sampled columns on several workers and
-// gathered from the batches as read), when the bin's output is one file.
-func TestInMemoryClusteringOrderIsSortByClusterings(t *testing.T) {
+// The clustering of one bin, in memory or spilled, writes its rows in the order
+// SortByClustering gives the same batches (the same sample, keys, tie-break and
+// position order: the order the clustering had before it sampled columns on several
+// workers and gathered from the batches as read), when the bin's output is one file.
+func TestClusteringOrderIsSortByClustering(t *testing.T) {
 	store := storage.NewMemory()
 	tt := newTestTableOn(t, store, "", nil)
 	var recs []arrow.RecordBatch
@@ -202,44 +202,60 @@ func TestInMemoryClusteringOrderIsSortByClusterings(t *testing.T) {
 	for _, r := range recs {
 		r.Release()
 	}
-	for _, c := range []Curve{CurveHilbert, CurveZOrder} {
-		t.Run(c.String(), func(t *testing.T) {
-			work := cloneMemory(t, store)
-			ctx := context.Background()
-			plan, err := PlanLatest(ctx, work, Options{Curve: c, ClusterBy: []string{"x", "y"}, TargetFileSize: 1 << 30, Full: true})
-			require.NoError(t, err)
-			require.Len(t, plan.Partitions, 1)
-			require.Len(t, plan.Partitions[0].Bins, 1)
-			var in []arrow.RecordBatch
-			for _, a := range plan.Partitions[0].Bins[0].adds {
-				require.NoError(t, readFile(ctx, work, a, dataSchema, memory.DefaultAllocator, func(rec arrow.RecordBatch, _ int64) error {
-					rec.Retain()
-					in = append(in, rec)
-					return nil
-				}))
-			}
-			want, err := SortByClustering(ctx, in, []int{1, 2}, c, memory.DefaultAllocator)
-			require.NoError(t, err)
-			for _, r := range in {
-				r.Release()
-			}
-			_, err = Execute(ctx, plan)
-			require.NoError(t, err)
-			snap, err := log.New(work).Snapshot(ctx, -1)
-			require.NoError(t, err)
-			require.Len(t, snap.Files(), 1)
-			var got []string
-			require.NoError(t, readFile(ctx, work, snap.Files()[0], dataSchema, memory.DefaultAllocator, func(rec arrow.RecordBatch, _ int64) error {
-				for i := 0; i < int(rec.NumRows()); i++ {
-					got = append(got, rec.Column(0).ValueStr(i))
-				}
-				return nil
-			}))
-			require.Len(t, got, int(want.NumRows()))
-			for i := range got {
-				require.Equal(t, want.Column(0).ValueStr(i), got[i], "row %d", i)
-			}
-			want.Release()
-		})
+	// The spilled path (a budget below the bin: key-range runs filled by Parallelism
+	// concurrent readers) must give the same order: its runs put rows back in input
+	// order before sorting, so ties do not come out in the order the readers finished.
+	for _, tc := range []struct {
+		name   string
+		budget int64
+	}{{"in memory", 0}, {"spilled", 256 << 10}} {
+		for _, c := range []Curve{CurveHilbert, CurveZOrder} {
+			t.Run(tc.name+"/"+c.String(), func(t *testing.T) {
+				clusteringOrderIsSortByClustering(t, store, c, tc.budget)
+			})
+		}
 	}
+}
+
+// clusteringOrderIsSortByClustering clusters store's one bin at budget (0: in memory)
+// and checks its one output file against SortByClustering of the bin's batches.
+func clusteringOrderIsSortByClustering(t *testing.T, store *storage.Memory, c Curve, budget int64) {
+	work := cloneMemory(t, store)
+	ctx := context.Background()
+	plan, err := PlanLatest(ctx, work, Options{Curve: c, ClusterBy: []string{"x", "y"}, TargetFileSize: 1 << 30, Full: true,
+		MemoryBudget: budget, Parallelism: 2})
+	require.NoError(t, err)
+	require.Len(t, plan.Partitions, 1)
+	require.Len(t, plan.Partitions[0].Bins, 1)
+	var in []arrow.RecordBatch
+	for _, a := range plan.Partitions[0].Bins[0].adds {
+		require.NoError(t, readFile(ctx, work, a, dataSchema, memory.DefaultAllocator, func(rec arrow.RecordBatch, _ int64) error {
+			rec.Retain()
+			in = append(in, rec)
+			return nil
+		}))
+	}
+	want, err := SortByClustering(ctx, in, []int{1, 2}, c, memory.DefaultAllocator)
+	require.NoError(t, err)
+	for _, r := range in {
+		r.Release()
+	}
+	m, err := Execute(ctx, plan)
+	require.NoError(t, err)
+	require.Equal(t, budget > 0, m.SpilledBytes > 0, "spilled %d bytes at budget %d", m.SpilledBytes, budget)
+	snap, err := log.New(work).Snapshot(ctx, -1)
+	require.NoError(t, err)
+	require.Len(t, snap.Files(), 1)
+	var got []string
+	require.NoError(t, readFile(ctx, work, snap.Files()[0], dataSchema, memory.DefaultAllocator, func(rec arrow.RecordBatch, _ int64) error {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			got = append(got, rec.Column(0).ValueStr(i))
+		}
+		return nil
+	}))
+	require.Len(t, got, int(want.NumRows()))
+	for i := range got {
+		require.Equal(t, want.Column(0).ValueStr(i), got[i], "row %d", i)
+	}
+	want.Release()
 }

@@ -28,8 +28,15 @@ import (
 // sorted range is written out; it bounds the extra copy a sorted write holds.
 const takeRows = 64 << 10
 
-// keyColumn is the sort key carried in spill files.
+// keyColumn is the sort key carried in spill files (their last column).
 const keyColumn = "__skiplake_optimize_key"
+
+// posColumn is each row's position in the bin (its input file's first row in the bin
+// plus its row in the file), carried in spill files just before keyColumn: rows reach a
+// run from the bin's files concurrently, and a run puts its batches back in position
+// order before it sorts, so that rows with equal keys and clustering values come out in
+// input order, as on the in-memory path, whatever order the readers finished in.
+const posColumn = "__skiplake_optimize_pos"
 
 // fileInfo is what the footer of an input file tells before it is read.
 type fileInfo struct {

@@ -2,6 +2,7 @@ package optimize
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -30,15 +31,18 @@ const (
 //  2. read them again, computing keys and sampling the keys;
 //  3. choose R run boundaries at key-sample quantiles, R large enough that one run
 //     sorts within MemoryBudget/4; equal keys always go to one run;
-//  4. stream every input row (with its key) into its run's temporary Arrow IPC
-//     stream file (LZ4) in SpillDir;
-//  5. load each run in turn, in key order, sort it by key and write it to the bin's
-//     files (a datafile.Roller cutting files at the target size, between keys).
+//  4. stream every input row (with its key and its position in the bin) into its
+//     run's temporary Arrow IPC stream file (LZ4) in SpillDir;
+//  5. load each run in turn, in key order, put its rows back in position order, sort
+//     them stably by key and write them to the bin's files (a datafile.Roller cutting
+//     files at the target size, between keys).
 //
 // Runs are written in key order, so output files are sorted and their key ranges
 // are disjoint, exactly as on the in-memory path. One file is written at a time (its
 // columns encoded in parallel), so the writer's own memory is counted once:
-// writerOverhead.
+// writerOverhead. The rows come out in the order of the in-memory path (a stable sort
+// of the bin's rows in input order), so the files written depend on the data only
+// (datafile D8), however the concurrent readers of pass 4 interleave.
 func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []fileInfo, nFiles int, memEst int64) error {
 	p := e.plan
 	o := w.o
@@ -121,7 +125,8 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 			}
 		}
 	}()
-	spillFields := append(slices.Clone(p.dataSch.Fields()), arrow.Field{Name: keyColumn, Type: arrow.PrimitiveTypes.Int64})
+	spillFields := append(slices.Clone(p.dataSch.Fields()),
+		arrow.Field{Name: posColumn, Type: arrow.PrimitiveTypes.Int64}, arrow.Field{Name: keyColumn, Type: arrow.PrimitiveTypes.Int64})
 	spillSch := arrow.NewSchema(spillFields, nil)
 	for r := range runs {
 		runs[r], err = newSpillRun(o.SpillDir, spillSch, o)
@@ -145,7 +150,7 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 			if err != nil {
 				return err
 			}
-			return routeRows(ctx, rec, keys, splits, runs, spillSch, o)
+			return routeRows(ctx, rec, infos[i].offset+firstRow, keys, splits, runs, spillSch, o)
 		})
 		if err == nil {
 			e.progress("spill", adds[i].Size/2)
@@ -180,15 +185,16 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	return nil
 }
 
-// routeRows appends each row of rec, with its key, to the run its key falls in.
-func routeRows(ctx context.Context, rec arrow.RecordBatch, keys []uint64, splits []uint64, runs []*spillRun, spillSch *arrow.Schema, o Options) error {
+// routeRows appends each row of rec, with its position in the bin (pos0 + its row in
+// rec) and its key, to the run its key falls in.
+func routeRows(ctx context.Context, rec arrow.RecordBatch, pos0 int64, keys []uint64, splits []uint64, runs []*spillRun, spillSch *arrow.Schema, o Options) error {
 	byRun := make(map[int][]uint32)
 	for i, key := range keys {
 		r := sort.Search(len(splits), func(j int) bool { return splits[j] > key })
 		byRun[r] = append(byRun[r], uint32(i))
 	}
 	for r, rows := range byRun {
-		cols := make([]arrow.Array, rec.NumCols()+1)
+		cols := make([]arrow.Array, rec.NumCols()+2)
 		var err error
 		for c := 0; c < int(rec.NumCols()); c++ {
 			if cols[c], err = gather.Take(ctx, rec.Column(c), rows, o.Allocator); err != nil {
@@ -196,6 +202,13 @@ func routeRows(ctx context.Context, rec arrow.RecordBatch, keys []uint64, splits
 			}
 		}
 		if err == nil {
+			pb := array.NewInt64Builder(o.Allocator)
+			pb.Reserve(len(rows))
+			for _, i := range rows {
+				pb.UnsafeAppend(pos0 + int64(i))
+			}
+			cols[len(cols)-2] = pb.NewArray()
+			pb.Release()
 			kb := array.NewInt64Builder(o.Allocator)
 			kb.Reserve(len(rows))
 			for _, i := range rows {
@@ -306,6 +319,13 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	if err != nil {
 		return fmt.Errorf("optimize: reading spill file: %w", err)
 	}
+	// Position order: every batch holds rows of one input batch in ascending position,
+	// and input batches cover disjoint ranges, so ordering the batches by their first
+	// position orders the rows.
+	posCol := int(sch.NumFields()) - 2
+	slices.SortFunc(recs, func(a, b arrow.RecordBatch) int {
+		return cmp.Compare(a.Column(posCol).(*array.Int64).Value(0), b.Column(posCol).(*array.Int64).Value(0))
+	})
 	all, err := concatRecords(ctx, sch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
 		return err
