@@ -458,6 +458,11 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			w.Abort() // a failed scan: stop the writer's encoders; the output is discarded
+		}
+	}()
 	for rd.Next() {
 		if err = w.Write(rd.RecordBatch()); err != nil {
 			return err

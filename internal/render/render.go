@@ -24,6 +24,11 @@ type Writer interface {
 	Write(rec arrow.RecordBatch) error
 	// Close flushes buffered output. It does not close the underlying io.Writer.
 	Close() error
+	// Abort gives up on the output after a failure: it stops what the writer runs in
+	// the background (the parquet format's column encoders) and releases what it
+	// holds, without finishing the output, which the caller discards. It is a no-op
+	// after Close or Abort.
+	Abort()
 }
 
 // Formats lists the format names New accepts.
@@ -224,6 +229,9 @@ func (j *jsonlWriter) Write(rec arrow.RecordBatch) error {
 
 func (j *jsonlWriter) Close() error { return j.w.Flush() }
 
+// Abort drops nothing: the buffered text is the caller's to discard.
+func (j *jsonlWriter) Abort() {}
+
 // parquetWriter writes one Parquet file with the data-file layer's writer: the
 // table files' settings (zstd, row groups of 16 MiB, page index, the Arrow schema in
 // the footer), columns encoded in parallel while the scan reads ahead. It never
@@ -244,3 +252,7 @@ func (p *parquetWriter) Close() error {
 	_, err := p.w.Close()
 	return err
 }
+
+// Abort stops the column encoders and releases the batches held for the dictionary
+// sample (datafile.Writer.Abort).
+func (p *parquetWriter) Abort() { p.w.Abort() }

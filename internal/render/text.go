@@ -92,6 +92,9 @@ func (c *csvWriter) Write(rec arrow.RecordBatch) error {
 
 func (c *csvWriter) Close() error { return c.w.Flush() }
 
+// Abort drops nothing: the buffered text is the caller's to discard.
+func (c *csvWriter) Abort() {}
+
 // tableWriter prints an aligned text table. It streams: the column widths come from
 // the header and the first Options.Window rows, which it holds until the window is
 // full (or the input ends); after that each row is printed as it arrives, a cell
@@ -184,6 +187,9 @@ func (t *tableWriter) line(cells []string) {
 	}
 	t.w.WriteByte('\n')
 }
+
+// Abort drops nothing: the buffered rows are the caller's to discard.
+func (t *tableWriter) Abort() {}
 
 func (t *tableWriter) Close() error {
 	if !t.begun {

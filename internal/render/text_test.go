@@ -104,3 +104,32 @@ func TestTableEmptyResultHasHeader(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.Equal(t, "id\n--\n(0 rows)\n", out.String())
 }
+
+// A writer given up on after a failure (Abort) holds nothing: the parquet format
+// releases the batches it kept for its dictionary sample and stops its encoders;
+// Abort after Close, and twice, are no-ops.
+func TestAbortReleasesWhatTheWriterHolds(t *testing.T) {
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			rec := stringBatch(t, mem, []string{"a", "b", ""}, []bool{true, true, false})
+			var out bytes.Buffer
+			w, err := New(format, &out, rec.Schema())
+			require.NoError(t, err)
+			require.NoError(t, w.Write(rec))
+			rec.Release()
+			w.Abort()
+			w.Abort()
+			mem.AssertSize(t, 0)
+
+			rec = stringBatch(t, mem, []string{"c"}, nil)
+			w, err = New(format, &out, rec.Schema())
+			require.NoError(t, err)
+			require.NoError(t, w.Write(rec))
+			rec.Release()
+			require.NoError(t, w.Close())
+			w.Abort()
+			mem.AssertSize(t, 0)
+		})
+	}
+}
