@@ -96,6 +96,10 @@ func processCPU() time.Duration {
 //   - op=export: skiplake's scan into one Parquet file (what `skiplake scan --format
 //     parquet` does) vs DuckDB `COPY (SELECT * FROM read_parquet(...)) TO ...`;
 //   - op=compact: skiplake OPTIMIZE compaction (no clustering) vs the same DuckDB copy;
+//   - op=compact-copy: the same compaction copying the files' row groups unchanged
+//     (StitchMinRowGroupBytes 1: the inputs' row groups are below the default
+//     threshold); op=scan-after-compact and op=scan-after-compact-copy time full
+//     scans of the two results;
 //   - op=zorder, op=hilbert: skiplake OPTIMIZE clustering on (day, price) vs DuckDB
 //     `COPY (SELECT * ... ORDER BY day, price) TO ...` (op=sort).
 //
@@ -139,7 +143,7 @@ func BenchmarkRewrite(b *testing.B) {
 		report(b, processCPU()-cpu0)
 	}
 	optimize := func(b *testing.B, opts table.OptimizeOptions) {
-		var n int64
+		var n, copied int64
 		var cpu time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
@@ -159,11 +163,57 @@ func BenchmarkRewrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			n += res.Metrics.NumRows
+			copied += int64(res.Metrics.NumCopiedBins)
 		}
 		if n != int64(rows)*int64(b.N) {
 			b.Fatalf("rewrote %d rows, want %d", n, int64(rows)*int64(b.N))
 		}
+		if opts.StitchMinRowGroupBytes > 0 && copied != int64(b.N) {
+			b.Fatalf("%d of %d runs copied row groups", copied, b.N)
+		}
 		report(b, cpu)
+	}
+	// scanAfter compacts a copy of the table with opts (not timed) and times full
+	// scans of the result: the scan cost of the layout compaction leaves.
+	scanAfter := func(b *testing.B, opts table.OptimizeOptions) {
+		work := filepath.Join(b.TempDir(), "t")
+		if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
+			b.Fatal(err)
+		}
+		tbl, err := table.OpenPath(bg, work)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tbl.Optimize(bg, opts); err != nil {
+			b.Fatal(err)
+		}
+		if tbl, err = table.OpenPath(bg, work); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		cpu0 := processCPU()
+		for b.Loop() {
+			sc, err := tbl.Scan(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rd, err := sc.Read(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var n int64
+			for rd.Next() {
+				n += rd.RecordBatch().NumRows()
+			}
+			if err := rd.Err(); err != nil {
+				b.Fatal(err)
+			}
+			rd.Release()
+			if n != int64(rows) {
+				b.Fatalf("scanned %d rows, want %d", n, rows)
+			}
+		}
+		report(b, processCPU()-cpu0)
 	}
 
 	b.Run("op=export/engine=skiplake/"+size, func(b *testing.B) {
@@ -209,6 +259,19 @@ func BenchmarkRewrite(b *testing.B) {
 	b.Run("op=copy/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from) })
 	b.Run("op=compact/engine=skiplake/"+size, func(b *testing.B) {
 		optimize(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
+	})
+	// Compaction copying the input files' row groups (no decode, no re-encode). The
+	// inputs' row groups (one per file, about 1 MB) are far below the default
+	// threshold (a quarter of the 64 MiB row groups of a 1 TiB target), under which
+	// op=compact re-encodes them; StitchMinRowGroupBytes 1 measures the copy itself.
+	b.Run("op=compact-copy/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})
+	})
+	b.Run("op=scan-after-compact/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
+	})
+	b.Run("op=scan-after-compact-copy/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})
 	})
 	b.Run("op=sort/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from+" ORDER BY day, price") })
 	b.Run("op=zorder/engine=skiplake/"+size, func(b *testing.B) {
