@@ -376,6 +376,10 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 		}
 	}
 	in := &stitchInput{src: src, md: md, chunks: make([][]chunkCopy, md.NumRowGroups())}
+	idx, err := prefetchIndexes(f, md)
+	if err != nil {
+		return nil, named(err, src.Path)
+	}
 	for rg := range md.NumRowGroups() {
 		rgm := md.RowGroup(rg)
 		in.chunks[rg] = make([]chunkCopy, ncols)
@@ -423,11 +427,11 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 			if md.Schema.Column(c).MaxRepetitionLevel() == 0 && cc.NumValues() != rgm.NumRows() {
 				return nil, bad("%s has %d values in %d rows", where, cc.NumValues(), rgm.NumRows())
 			}
-			ci, err := readIndex(f, ciLoc, where+": column index")
+			ci, err := readIndex(idx, ciLoc, where+": column index")
 			if err != nil {
 				return nil, named(err, src.Path)
 			}
-			locs, err := readOffsetIndex(f, oiLoc, cc.DataPageOffset(), start+length, rgm.NumRows(), where)
+			locs, err := readOffsetIndex(idx, oiLoc, cc.DataPageOffset(), start+length, rgm.NumRows(), where)
 			if err != nil {
 				if errors.Is(err, ErrNotStitchable) {
 					return nil, no(RulePageIndex, "%v", err)
@@ -469,6 +473,58 @@ func checkStitchStats(src StitchSource, rows int64, pr *stitchProbe, no func(Sti
 		}
 	}
 	return nil
+}
+
+// maxIndexSpan bounds the bytes prefetchIndexes reads at once.
+const maxIndexSpan = 64 << 20
+
+// prefetchIndexes reads the span of the file that holds every column and offset
+// index (the Writer writes them together, before the footer) in one read, so that
+// a source on an object store costs one request for its page index, not two per
+// column chunk. Locations are those Open validated; a span larger than
+// maxIndexSpan is not prefetched (each index is then read on its own).
+func prefetchIndexes(f io.ReaderAt, md *metadata.FileMetaData) (io.ReaderAt, error) {
+	lo, hi := int64(-1), int64(-1)
+	for rg := range md.NumRowGroups() {
+		for c := range md.Schema.NumColumns() {
+			cc, err := md.RowGroup(rg).ColumnChunk(c)
+			if err != nil {
+				return nil, corruptf("row group %d column %d: %w", rg, c, err)
+			}
+			for _, loc := range []*metadata.IndexLocation{cc.GetColumnIndexLocation(), cc.GetOffsetIndexLocation()} {
+				if loc == nil {
+					continue
+				}
+				if lo < 0 || loc.Offset < lo {
+					lo = loc.Offset
+				}
+				hi = max(hi, loc.Offset+int64(loc.Length))
+			}
+		}
+	}
+	if lo < 0 || hi-lo > maxIndexSpan {
+		return f, nil
+	}
+	b := make([]byte, hi-lo)
+	if _, err := f.ReadAt(b, lo); err != nil {
+		return nil, corruptf("page index at %d: %w", lo, err)
+	}
+	return &spanReader{f: f, at: lo, b: b}, nil
+}
+
+// spanReader serves reads inside b (the bytes of f at at) from memory, others
+// from f.
+type spanReader struct {
+	f  io.ReaderAt
+	at int64
+	b  []byte
+}
+
+func (s *spanReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= s.at && off-s.at <= int64(len(s.b)) && int64(len(p)) <= int64(len(s.b))-(off-s.at) {
+		return copy(p, s.b[off-s.at:]), nil
+	}
+	return s.f.ReadAt(p, off)
 }
 
 // readIndex reads the page index entry at loc (validated by Open to lie inside the
@@ -540,22 +596,25 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 	if _, err := cw.Write([]byte("PAR1")); err != nil {
 		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
 	}
-	// Row groups: the column chunks, byte for byte.
+	// Row groups: the column chunks, byte for byte; contiguous chunks (a row group's,
+	// and row groups one after the other, as the Writer lays them out) are copied as
+	// one range.
 	ordinal := int16(0)
 	shifts := make([][][]int64, len(inputs))
 	for i, in := range inputs {
 		shifts[i] = make([][]int64, len(in.chunks))
 		err := o.withSource(ctx, in, func(f storage.File) error {
+			cp := &rangeCopier{w: cw, f: f, buf: buf}
 			for rg, chunks := range in.chunks {
 				trg := in.md.RowGroups[rg]
 				shifts[i][rg] = make([]int64, len(chunks))
-				first := cw.n
+				first := cp.pos()
 				for c, ch := range chunks {
 					if err := ctx.Err(); err != nil {
 						return err
 					}
-					shift := cw.n - ch.start
-					if err := copyRange(cw, f, ch.start, ch.length, buf); err != nil {
+					shift := cp.pos() - ch.start
+					if err := cp.add(ch.start, ch.length); err != nil {
 						return fmt.Errorf("datafile: stitching %s row group %d column %d: %w", in.src.Path, rg, c, err)
 					}
 					shifts[i][rg][c] = shift
@@ -574,6 +633,9 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 				ordinal++
 				rows += trg.NumRows
 			}
+			if err := cp.flush(); err != nil {
+				return fmt.Errorf("datafile: stitching %s: %w", in.src.Path, err)
+			}
 			return o.addBloomColumns(ctx, f, in, sum)
 		})
 		if err != nil {
@@ -583,12 +645,13 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 			opts.Progress(i)
 		}
 	}
-	// Bloom filters, copied.
+	// Bloom filters, copied (contiguous ones as one range).
 	for _, in := range inputs {
 		if !in.bloom {
 			continue
 		}
 		err := o.withSource(ctx, in, func(f storage.File) error {
+			cp := &rangeCopier{w: cw, f: f, buf: buf}
 			for rg := range in.chunks {
 				for c, tc := range in.md.RowGroups[rg].Columns {
 					if tc.MetaData.BloomFilterOffset == nil || *tc.MetaData.BloomFilterOffset <= 0 {
@@ -597,12 +660,15 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 					if err := ctx.Err(); err != nil {
 						return err
 					}
-					at := cw.n
-					if err := copyRange(cw, f, *tc.MetaData.BloomFilterOffset, int64(*tc.MetaData.BloomFilterLength), buf); err != nil {
+					at := cp.pos()
+					if err := cp.add(*tc.MetaData.BloomFilterOffset, int64(*tc.MetaData.BloomFilterLength)); err != nil {
 						return fmt.Errorf("datafile: stitching %s row group %d column %d Bloom filter: %w", in.src.Path, rg, c, err)
 					}
 					tc.MetaData.BloomFilterOffset = &at
 				}
+			}
+			if err := cp.flush(); err != nil {
+				return fmt.Errorf("datafile: stitching %s Bloom filters: %w", in.src.Path, err)
 			}
 			return nil
 		})
@@ -710,6 +776,41 @@ func (o *Output) withSource(ctx context.Context, in *stitchInput, fn func(storag
 	}
 	defer f.Close()
 	return fn(f)
+}
+
+// rangeCopier copies ranges of f to w, merging each range that starts where the
+// previous one ended into one copy (one read per buffer of a contiguous run).
+type rangeCopier struct {
+	w            *countingWriter
+	f            io.ReaderAt
+	buf          []byte
+	off, pending int64 // the run not copied yet
+}
+
+// pos is where the next range added will land in w.
+func (c *rangeCopier) pos() int64 { return c.w.n + c.pending }
+
+// add queues n bytes at off, copying the run before when off does not continue it.
+func (c *rangeCopier) add(off, n int64) error {
+	if c.pending > 0 && off == c.off+c.pending {
+		c.pending += n
+		return nil
+	}
+	if err := c.flush(); err != nil {
+		return err
+	}
+	c.off, c.pending = off, n
+	return nil
+}
+
+// flush copies the queued run.
+func (c *rangeCopier) flush() error {
+	if c.pending == 0 {
+		return nil
+	}
+	off, n := c.off, c.pending
+	c.pending = 0
+	return copyRange(c.w, c.f, off, n, c.buf)
 }
 
 // copyRange copies n bytes at off of f to w through buf.

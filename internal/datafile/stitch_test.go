@@ -620,3 +620,33 @@ func TestStitchDamagedFooterFailsCleanly(t *testing.T) {
 }
 
 var _ = io.EOF
+
+// rangeCopier copies contiguous ranges as one and others one by one, landing each
+// at pos.
+func TestRangeCopierMergesContiguousRanges(t *testing.T) {
+	src := []byte("0123456789abcdefghij")
+	var reads int
+	f := readerAtFunc(func(p []byte, off int64) (int, error) {
+		reads++
+		return bytes.NewReader(src).ReadAt(p, off)
+	})
+	var out bytes.Buffer
+	cw := &countingWriter{w: &out}
+	cp := &rangeCopier{w: cw, f: f, buf: make([]byte, 64)}
+	var at []int64
+	for _, r := range [][2]int64{{2, 3}, {5, 2}, {7, 1}, {12, 4}, {0, 2}, {2, 1}} {
+		at = append(at, cp.pos())
+		require.NoError(t, cp.add(r[0], r[1]))
+	}
+	require.NoError(t, cp.flush())
+	require.Equal(t, "234567"+"cdef"+"012", out.String())
+	require.Equal(t, []int64{0, 3, 5, 6, 10, 12}, at)
+	require.Equal(t, 3, reads, "one read per contiguous run")
+	short := &rangeCopier{w: cw, f: f, buf: make([]byte, 8)}
+	require.NoError(t, short.add(18, 5)) // queued, not read yet
+	require.ErrorIs(t, short.flush(), ErrCorruptData, "a range past the end of the source")
+}
+
+type readerAtFunc func(p []byte, off int64) (int, error)
+
+func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off) }
