@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,16 +24,36 @@ import (
 // figures used 5,000,000.
 func rewriteRows(b *testing.B) int { return envRows(b, "SKIPLAKE_INTEROP_REWRITE_ROWS", 1_000_000) }
 
-// rewriteTable returns a table of rows seeded rows × 6 columns in 100 files (100
-// appends in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the
+// rewriteFiles is the number of files of the rewrite benchmark's table:
+// SKIPLAKE_INTEROP_REWRITE_FILES (1 to 1000), else benchFiles (100). Fewer, larger
+// files have row groups large enough for compaction to copy them by default.
+func rewriteFiles(b *testing.B) int {
+	s := os.Getenv("SKIPLAKE_INTEROP_REWRITE_FILES")
+	if s == "" {
+		return benchFiles
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 1000 {
+		b.Fatalf("interop: SKIPLAKE_INTEROP_REWRITE_FILES=%q: want an integer in [1, 1000]", s)
+	}
+	return n
+}
+
+// rewriteTable returns a table of rows seeded rows × 6 columns in rewriteFiles
+// files (as many appends, in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the
 // table is built once under that directory and reused by later runs, so that a
 // process measuring one operation's peak memory does not also count the table's
 // creation.
 func rewriteTable(b *testing.B, rows int) (string, []string) {
 	b.Helper()
+	nfiles := rewriteFiles(b)
 	var dir string
 	if base := os.Getenv("SKIPLAKE_INTEROP_BENCH_DIR"); base != "" {
-		dir = filepath.Join(base, fmt.Sprintf("rewrite-rows=%d", rows))
+		name := fmt.Sprintf("rewrite-rows=%d", rows)
+		if nfiles != benchFiles {
+			name += fmt.Sprintf("-files=%d", nfiles)
+		}
+		dir = filepath.Join(base, name)
 	} else {
 		dir = filepath.Join(b.TempDir(), "t")
 	}
@@ -41,7 +62,7 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, rows/benchFiles) {
+		for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, (rows+nfiles-1)/nfiles) {
 			_, err := tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{})
 			rec.Release()
 			if err != nil {
@@ -65,8 +86,8 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 		}
 		files = append(files, filepath.Join(dir, filepath.FromSlash(p)))
 	}
-	if n := snap.Log().NumFiles(); n != benchFiles {
-		b.Fatalf("table %s has %d files, want %d (remove it to rebuild)", dir, n, benchFiles)
+	if n := snap.Log().NumFiles(); n != nfiles {
+		b.Fatalf("table %s has %d files, want %d (remove it to rebuild)", dir, n, nfiles)
 	}
 	return dir, files
 }
@@ -171,6 +192,7 @@ func BenchmarkRewrite(b *testing.B) {
 		if opts.StitchMinRowGroupBytes > 0 && copied != int64(b.N) {
 			b.Fatalf("%d of %d runs copied row groups", copied, b.N)
 		}
+		b.ReportMetric(float64(copied)/float64(b.N), "copied-bins/op")
 		report(b, cpu)
 	}
 	// scanAfter compacts a copy of the table with opts (not timed) and times full
@@ -267,11 +289,20 @@ func BenchmarkRewrite(b *testing.B) {
 	b.Run("op=compact-copy/engine=skiplake/"+size, func(b *testing.B) {
 		optimize(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})
 	})
+	// Compaction with the default target (128 MiB, so row groups of 16 MiB and a
+	// copy threshold of 4 MiB): with SKIPLAKE_INTEROP_REWRITE_FILES small enough
+	// for the input row groups to reach it, it copies them.
+	b.Run("op=compact-default/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{})
+	})
 	b.Run("op=scan-after-compact/engine=skiplake/"+size, func(b *testing.B) {
 		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
 	})
 	b.Run("op=scan-after-compact-copy/engine=skiplake/"+size, func(b *testing.B) {
 		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})
+	})
+	b.Run("op=scan-after-compact-default/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{})
 	})
 	b.Run("op=sort/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from+" ORDER BY day, price") })
 	b.Run("op=zorder/engine=skiplake/"+size, func(b *testing.B) {
