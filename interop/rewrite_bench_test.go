@@ -304,6 +304,9 @@ func BenchmarkRewrite(b *testing.B) {
 	b.Run("op=scan-after-compact-default/engine=skiplake/"+size, func(b *testing.B) {
 		scanAfter(b, table.OptimizeOptions{})
 	})
+	b.Run("op=scan-after-compact-default-reencode/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{StitchMinRowGroupBytes: -1}) // the same target, re-encoded
+	})
 	b.Run("op=sort/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from+" ORDER BY day, price") })
 	b.Run("op=zorder/engine=skiplake/"+size, func(b *testing.B) {
 		optimize(b, table.OptimizeOptions{ZOrderBy: []string{"day", "price"}, Full: true})
