@@ -650,3 +650,71 @@ func TestRangeCopierMergesContiguousRanges(t *testing.T) {
 type readerAtFunc func(p []byte, off int64) (int, error)
 
 func (f readerAtFunc) ReadAt(p []byte, off int64) (int, error) { return f(p, off) }
+
+// Column-mapped files (nested struct included) stitch when the output writes the
+// same physical schema, and are refused when the mapping differs (files written
+// before a mapping change: other physical names or field ids).
+func TestStitchColumnMappedFiles(t *testing.T) {
+	ds, err := log.ParseSchema(mappedDelta)
+	require.NoError(t, err)
+	logical, err := log.ToArrow(ds, log.ArrowOptions{})
+	require.NoError(t, err)
+	mem := memory.NewGoAllocator()
+	specOf := func(mode log.ColumnMapping) Spec {
+		return Spec{Schema: logical, Mapping: mode, Delta: ds, Allocator: mem, RowGroupBytes: 16 << 10}
+	}
+	cases := []struct {
+		sources, target log.ColumnMapping
+		rule            StitchRule // "" : stitches
+	}{
+		{log.ColumnMappingName, log.ColumnMappingName, ""},
+		{log.ColumnMappingID, log.ColumnMappingID, ""},
+		{log.ColumnMappingName, log.ColumnMappingID, RuleSchema},
+		{log.ColumnMappingNone, log.ColumnMappingName, RuleSchema},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s into %s", tc.sources, tc.target), func(t *testing.T) {
+			store := storage.NewMemory()
+			src, err := NewOutput(store, specOf(tc.sources))
+			require.NoError(t, err)
+			parser := stats.NewParser(src.FileSchema(), stats.ParseOptions{})
+			var sources []StitchSource
+			var want []string
+			for i := range 2 {
+				rec := mappedBatch(t, mem, logical, 2000+500*i)
+				f, err := src.Create(bg, FileOptions{})
+				require.NoError(t, err)
+				require.NoError(t, f.Write(rec))
+				add, err := f.Close(bg)
+				require.NoError(t, err)
+				want = append(want, rowStrings(rec)...)
+				rec.Release()
+				st, err := parser.Parse(add.Stats)
+				require.NoError(t, err)
+				p, _ := add.DecodedPath()
+				sources = append(sources, StitchSource{Path: p, Size: add.Size, Stats: st})
+			}
+			out, err := NewOutput(store, specOf(tc.target))
+			require.NoError(t, err)
+			add, err := out.Stitch(bg, FileOptions{}, sources, StitchOptions{MinRowGroupBytes: 1})
+			if tc.rule != "" {
+				var ne *NotStitchableError
+				require.ErrorAs(t, err, &ne)
+				require.Equal(t, tc.rule, ne.Rule)
+				return
+			}
+			require.NoError(t, err)
+			p, _ := add.DecodedPath()
+			data, err := store.Get(bg, p)
+			require.NoError(t, err)
+			read, err := log.ToArrow(ds, log.ArrowOptions{FieldIDs: tc.target == log.ColumnMappingID, MappingMetadata: true})
+			require.NoError(t, err)
+			require.Equal(t, want, readRows(t, data, read, nil))
+			got, err := parser.Parse(add.Stats)
+			require.NoError(t, err)
+			require.Equal(t, int64(len(want)), got.NumRecords)
+			require.NotNil(t, got.Column("col-c3", "col-d4"), "statistics keyed by physical names")
+			require.Equal(t, value.Int64(-2498), got.Column("col-c3", "col-d4").Min) // row 2499 has a null struct
+		})
+	}
+}
