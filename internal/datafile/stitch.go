@@ -330,6 +330,11 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 	bad := func(format string, args ...any) error {
 		return &CorruptError{File: src.Path, Err: fmt.Errorf(format, args...)}
 	}
+	if src.Size > 0 && src.Size < opts.MinRowGroupBytes {
+		// Its row groups are smaller still: refused without a read (the common case
+		// of many small files costs no extra request per file).
+		return nil, no(RuleRowGroupSize, "the file holds %d bytes, less than %d", src.Size, opts.MinRowGroupBytes)
+	}
 	f, err := o.store.Open(ctx, src.Path)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: stitching: open %s: %w", src.Path, err)
