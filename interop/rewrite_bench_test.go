@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,16 +24,36 @@ import (
 // figures used 5,000,000.
 func rewriteRows(b *testing.B) int { return envRows(b, "SKIPLAKE_INTEROP_REWRITE_ROWS", 1_000_000) }
 
-// rewriteTable returns a table of rows seeded rows × 6 columns in 100 files (100
-// appends in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the
+// rewriteFiles is the number of files of the rewrite benchmark's table:
+// SKIPLAKE_INTEROP_REWRITE_FILES (1 to 1000), else benchFiles (100). Fewer, larger
+// files have row groups large enough for compaction to copy them by default.
+func rewriteFiles(b *testing.B) int {
+	s := os.Getenv("SKIPLAKE_INTEROP_REWRITE_FILES")
+	if s == "" {
+		return benchFiles
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 1000 {
+		b.Fatalf("interop: SKIPLAKE_INTEROP_REWRITE_FILES=%q: want an integer in [1, 1000]", s)
+	}
+	return n
+}
+
+// rewriteTable returns a table of rows seeded rows × 6 columns in rewriteFiles
+// files (as many appends, in id order) and its data files. With SKIPLAKE_INTEROP_BENCH_DIR set the
 // table is built once under that directory and reused by later runs, so that a
 // process measuring one operation's peak memory does not also count the table's
 // creation.
 func rewriteTable(b *testing.B, rows int) (string, []string) {
 	b.Helper()
+	nfiles := rewriteFiles(b)
 	var dir string
 	if base := os.Getenv("SKIPLAKE_INTEROP_BENCH_DIR"); base != "" {
-		dir = filepath.Join(base, fmt.Sprintf("rewrite-rows=%d", rows))
+		name := fmt.Sprintf("rewrite-rows=%d", rows)
+		if nfiles != benchFiles {
+			name += fmt.Sprintf("-files=%d", nfiles)
+		}
+		dir = filepath.Join(base, name)
 	} else {
 		dir = filepath.Join(b.TempDir(), "t")
 	}
@@ -41,7 +62,7 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, rows/benchFiles) {
+		for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, (rows+nfiles-1)/nfiles) {
 			_, err := tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{})
 			rec.Release()
 			if err != nil {
@@ -65,8 +86,8 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 		}
 		files = append(files, filepath.Join(dir, filepath.FromSlash(p)))
 	}
-	if n := snap.Log().NumFiles(); n != benchFiles {
-		b.Fatalf("table %s has %d files, want %d (remove it to rebuild)", dir, n, benchFiles)
+	if n := snap.Log().NumFiles(); n != nfiles {
+		b.Fatalf("table %s has %d files, want %d (remove it to rebuild)", dir, n, nfiles)
 	}
 	return dir, files
 }
@@ -96,6 +117,10 @@ func processCPU() time.Duration {
 //   - op=export: skiplake's scan into one Parquet file (what `skiplake scan --format
 //     parquet` does) vs DuckDB `COPY (SELECT * FROM read_parquet(...)) TO ...`;
 //   - op=compact: skiplake OPTIMIZE compaction (no clustering) vs the same DuckDB copy;
+//   - op=compact-copy: the same compaction copying the files' row groups unchanged
+//     (StitchMinRowGroupBytes 1: the inputs' row groups are below the default
+//     threshold); op=scan-after-compact and op=scan-after-compact-copy time full
+//     scans of the two results;
 //   - op=zorder, op=hilbert: skiplake OPTIMIZE clustering on (day, price) vs DuckDB
 //     `COPY (SELECT * ... ORDER BY day, price) TO ...` (op=sort).
 //
@@ -139,7 +164,7 @@ func BenchmarkRewrite(b *testing.B) {
 		report(b, processCPU()-cpu0)
 	}
 	optimize := func(b *testing.B, opts table.OptimizeOptions) {
-		var n int64
+		var n, copied int64
 		var cpu time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
@@ -159,11 +184,58 @@ func BenchmarkRewrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			n += res.Metrics.NumRows
+			copied += int64(res.Metrics.NumCopiedBins)
 		}
 		if n != int64(rows)*int64(b.N) {
 			b.Fatalf("rewrote %d rows, want %d", n, int64(rows)*int64(b.N))
 		}
+		if opts.StitchMinRowGroupBytes > 0 && copied != int64(b.N) {
+			b.Fatalf("%d of %d runs copied row groups", copied, b.N)
+		}
+		b.ReportMetric(float64(copied)/float64(b.N), "copied-bins/op")
 		report(b, cpu)
+	}
+	// scanAfter compacts a copy of the table with opts (not timed) and times full
+	// scans of the result: the scan cost of the layout compaction leaves.
+	scanAfter := func(b *testing.B, opts table.OptimizeOptions) {
+		work := filepath.Join(b.TempDir(), "t")
+		if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
+			b.Fatal(err)
+		}
+		tbl, err := table.OpenPath(bg, work)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tbl.Optimize(bg, opts); err != nil {
+			b.Fatal(err)
+		}
+		if tbl, err = table.OpenPath(bg, work); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		cpu0 := processCPU()
+		for b.Loop() {
+			sc, err := tbl.Scan(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rd, err := sc.Read(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var n int64
+			for rd.Next() {
+				n += rd.RecordBatch().NumRows()
+			}
+			if err := rd.Err(); err != nil {
+				b.Fatal(err)
+			}
+			rd.Release()
+			if n != int64(rows) {
+				b.Fatalf("scanned %d rows, want %d", n, rows)
+			}
+		}
+		report(b, processCPU()-cpu0)
 	}
 
 	b.Run("op=export/engine=skiplake/"+size, func(b *testing.B) {
@@ -209,6 +281,31 @@ func BenchmarkRewrite(b *testing.B) {
 	b.Run("op=copy/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from) })
 	b.Run("op=compact/engine=skiplake/"+size, func(b *testing.B) {
 		optimize(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
+	})
+	// Compaction copying the input files' row groups (no decode, no re-encode). The
+	// inputs' row groups (one per file, about 1 MB) are far below the default
+	// threshold (a quarter of the 64 MiB row groups of a 1 TiB target), under which
+	// op=compact re-encodes them; StitchMinRowGroupBytes 1 measures the copy itself.
+	b.Run("op=compact-copy/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})
+	})
+	// Compaction with the default target (128 MiB, so row groups of 16 MiB and a
+	// copy threshold of 4 MiB): with SKIPLAKE_INTEROP_REWRITE_FILES small enough
+	// for the input row groups to reach it, it copies them.
+	b.Run("op=compact-default/engine=skiplake/"+size, func(b *testing.B) {
+		optimize(b, table.OptimizeOptions{})
+	})
+	b.Run("op=scan-after-compact/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
+	})
+	b.Run("op=scan-after-compact-copy/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})
+	})
+	b.Run("op=scan-after-compact-default/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{})
+	})
+	b.Run("op=scan-after-compact-default-reencode/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{StitchMinRowGroupBytes: -1}) // the same target, re-encoded
 	})
 	b.Run("op=sort/engine=duckdb/"+size, func(b *testing.B) { duck(b, "SELECT * FROM "+from+" ORDER BY day, price") })
 	b.Run("op=zorder/engine=skiplake/"+size, func(b *testing.B) {

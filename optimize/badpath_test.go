@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/skiplake/skiplake/log"
@@ -77,9 +78,10 @@ func TestOptimizeUnreadableFileIsAnErrorNotAPanic(t *testing.T) {
 			return &c
 		}, false},
 	}
-	for _, curve := range []Curve{CurveHilbert, CurveZOrder, CurveNone} {
+	for _, variant := range []string{"hilbert", "zorder", "none", "none-copying-row-groups"} {
+		curve, _ := ParseCurve(strings.TrimSuffix(variant, "-copying-row-groups"))
 		for _, c := range cases {
-			t.Run(curve.String()+"/"+c.name, func(t *testing.T) {
+			t.Run(variant+"/"+c.name, func(t *testing.T) {
 				dir := t.TempDir()
 				st, err := storage.NewLocal(dir)
 				if err != nil {
@@ -107,6 +109,9 @@ func TestOptimizeUnreadableFileIsAnErrorNotAPanic(t *testing.T) {
 				before := tt.objects(t)
 				latest, _ := tt.lg.LatestVersion(ctx)
 				opts := Options{TargetFileSize: 1 << 30}
+				if strings.HasSuffix(variant, "-copying-row-groups") {
+					opts.StitchMinRowGroupBytes = 1
+				}
 				if curve != CurveNone {
 					opts.Curve, opts.ClusterBy = curve, []string{"x", "y"}
 				}

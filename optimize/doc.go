@@ -53,6 +53,44 @@
 //     BackfillBloom) files whose tag lacks a column are rewritten too, and new
 //     columns are added to the table property by the run's last commit.
 //
+// # Copying row groups
+//
+// A compaction bin (plain compaction, and the single-file bins that purge deleted
+// rows or add Bloom filters) is written by copying its files' row groups into the
+// new file unchanged — no decode, no re-encode, only a new footer
+// (datafile.Output.Stitch, invariant D11 there) — when all of these hold, and is
+// decoded and re-encoded otherwise (Metrics.NumCopiedBins, NumReencodedBins, and
+// ReencodeReasons naming the first rule a bin broke):
+//
+//   - Options.StitchMinRowGroupBytes is not negative (ReasonStitchDisabled);
+//   - the table has no row tracking (ReasonRowTracking: the new file must
+//     materialize the rows' stable row IDs, which copied pages lack);
+//   - no input has a deletion vector (ReasonDeletionVector: deleted rows must go);
+//   - every input was written by skiplake's data-file writer with exactly the
+//     Parquet schema (leaf paths, physical and logical types, repetition, field
+//     ids), column orders and ARROW:schema the bin's output would have — so files
+//     from before a column mapping or type change, with INT96, or from other
+//     writers are re-encoded (datafile rules writer, schema);
+//   - every column chunk is compressed with the table's codec (codec) and has a
+//     column index and an offset index, so page skipping keeps working (page-index);
+//   - every row group holds at least StitchMinRowGroupBytes compressed bytes
+//     (row-group-size; default a quarter of the output's row-group size): many
+//     small files, as streaming ingest leaves them, are re-encoded into row groups
+//     of the target size rather than kept as many tiny ones;
+//   - every row group has a native Bloom filter for every Bloom column of the
+//     plan (bloom; a file that lacks one is re-encoded, as BackfillBloom wants);
+//   - every input's log statistics have numRecords (equal to its footer's rows, else
+//     ErrCorruptData), tight bounds, a nullCount for every statistics column and
+//     min/max for every one with non-null values (stats).
+//
+// The new file's statistics are the merge of the inputs' log statistics
+// (stats.MergeJSON: counts summed, min of mins and max of maxes by the column's
+// type, sound for cut string bounds), never the Parquet footers'. Its skiplake Bloom
+// index filters are built from the inputs' Bloom columns, read (only those columns
+// are decoded), so O3 holds as for any other file; the native filters come along
+// with the chunks. Inputs are validated before anything is written; a damaged one
+// fails the bin with ErrCorruptData, as the re-encode would.
+//
 // Clustered tables (Delta liquid clustering, log.Snapshot.Clustering): OPTIMIZE
 // without a curve clusters by the table's clustering columns with a Hilbert curve;
 // explicit curves are refused there, as in Delta. The run is incremental: it takes

@@ -16,6 +16,8 @@ import (
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Metrics describes what Execute did (or, for a dry run, would do).
@@ -45,6 +47,20 @@ type Metrics struct {
 	P50FileSize int64 `json:"p50FileSize"`
 	P75FileSize int64 `json:"p75FileSize"`
 	MaxFileSize int64 `json:"maxFileSize"`
+	// NumCopiedBins and NumCopiedBytes count the compaction bins (and their input
+	// bytes) written by copying their files' row groups unchanged
+	// (datafile.Output.Stitch: no decode, no re-encode); NumReencodedBins and
+	// NumReencodedBytes the compaction bins decoded and re-encoded. Clustering bins
+	// are always re-encoded and counted in neither.
+	NumCopiedBins     int   `json:"numCopiedBins,omitempty"`
+	NumCopiedBytes    int64 `json:"numCopiedBytes,omitempty"`
+	NumReencodedBins  int   `json:"numReencodedBins,omitempty"`
+	NumReencodedBytes int64 `json:"numReencodedBytes,omitempty"`
+	// ReencodeReasons counts the re-encoded compaction bins by the first rule of
+	// copying they broke (see "Copying row groups" in the package documentation):
+	// a datafile.StitchRule, or ReasonDeletionVector, ReasonRowTracking,
+	// ReasonStitchDisabled.
+	ReencodeReasons map[string]int `json:"reencodeReasons,omitempty"`
 	// NumBloomIndexFiles counts the Bloom index files written (one per commit that
 	// added files, when the run has Bloom columns).
 	NumBloomIndexFiles int `json:"numBloomIndexFiles,omitempty"`
@@ -74,6 +90,10 @@ type binResult struct {
 	rows    int64
 	spilled int64
 	trees   []string // workload tree files stored for adds (deleted with them on failure)
+	// copied is set for a compaction bin whose row groups were copied; reencoded
+	// names why a compaction bin was re-encoded instead.
+	copied    bool
+	reencoded string
 }
 
 // workItem is a bin with its partition.
@@ -338,9 +358,14 @@ func (e *executor) binDone(b *Bin) {
 // times that).
 func smallBin(b *Bin, budget int64) bool { return b.Bytes*16 <= budget }
 
-// compact concatenates a bin's files into one new file (rows in input order),
-// encoding up to par of its columns at once (bins run side by side).
+// compact concatenates a bin's files into one new file (rows in input order): by
+// copying their row groups when they qualify (stitch), else by decoding them and
+// encoding up to par of the columns at once (bins run side by side).
 func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Output, par int) (*binResult, error) {
+	res, reason, err := e.stitch(ctx, it, out)
+	if res != nil || err != nil {
+		return res, err
+	}
 	p := e.plan
 	first := it.bin.adds[0]
 	dec, err := first.DecodedPath()
@@ -352,7 +377,7 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 	if err != nil {
 		return nil, err
 	}
-	res := &binResult{bin: it.bin}
+	res = &binResult{bin: it.bin, reencoded: reason}
 	for _, a := range it.bin.adds {
 		var rows int64
 		err := p.readInputRows(ctx, a, p.opts.Allocator, compactBatchRows, func(rec arrow.RecordBatch, _ int64) error {
@@ -377,6 +402,76 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 		res.adds = append(res.adds, add)
 	}
 	return res, nil
+}
+
+// Why a compaction bin was re-encoded rather than copied, besides the rules of
+// datafile.Output.Stitch (datafile.StitchRule values): Metrics.ReencodeReasons.
+const (
+	// ReasonDeletionVector: an input file has a deletion vector (its deleted rows
+	// must be dropped, which copying pages cannot do).
+	ReasonDeletionVector = "deletion-vector"
+	// ReasonRowTracking: the table has row tracking (delta.enableRowTracking): the
+	// new file must materialize the rows' stable row IDs, which the inputs' pages
+	// lack.
+	ReasonRowTracking = "row-tracking"
+	// ReasonStitchDisabled: Options.StitchMinRowGroupBytes is negative.
+	ReasonStitchDisabled = "disabled"
+)
+
+// stitch writes a compaction bin by copying its files' row groups into one new
+// file (datafile.Output.Stitch) when the bin qualifies; otherwise it returns no
+// result, no error, and the reason (nothing was stored). The add's statistics are
+// the merge of the inputs' log statistics, parsed as the table's readers parse
+// them; its Bloom index filters are built from the inputs' Bloom columns (O3).
+func (e *executor) stitch(ctx context.Context, it workItem, out *datafile.Output) (*binResult, string, error) {
+	p := e.plan
+	switch {
+	case p.opts.StitchMinRowGroupBytes < 0:
+		return nil, ReasonStitchDisabled, nil
+	case p.hidden > 0 || p.snap.Properties().EnableRowTracking:
+		return nil, ReasonRowTracking, nil
+	}
+	parser := stats.NewParser(out.FileSchema(), stats.ParseOptions{StringPrefixLength: p.snap.Properties().StringPrefixForReading()})
+	adds := it.bin.adds
+	srcs := make([]datafile.StitchSource, len(adds))
+	var rows int64
+	for i, a := range adds {
+		if a.DeletionVector != nil {
+			return nil, ReasonDeletionVector, nil
+		}
+		dec, err := a.DecodedPath()
+		if err != nil {
+			return nil, "", err
+		}
+		srcs[i] = datafile.StitchSource{Path: dec, Size: a.Size}
+		if a.Stats != "" {
+			if st, err := parser.Parse(a.Stats); err == nil {
+				srcs[i].Stats = st
+				rows += st.NumRecords
+			}
+		}
+	}
+	first := adds[0]
+	place := datafile.FileOptions{Dir: dirOf(srcs[0].Path), LogDir: dirOf(first.Path),
+		PartitionValues: it.part.Values, Tags: cubeTags(adds)}
+	add, err := out.Stitch(ctx, place, srcs, datafile.StitchOptions{
+		MinRowGroupBytes: p.opts.StitchMinRowGroupBytes,
+		Progress:         func(i int) { e.advance("write", adds[i].Size, 1, 0) },
+	})
+	var ne *datafile.NotStitchableError
+	switch {
+	case errors.As(err, &ne):
+		return nil, string(ne.Rule), nil
+	case err == nil:
+		return &binResult{bin: it.bin, adds: []*log.Add{add}, rows: rows, copied: true}, "", nil
+	case ctx.Err() != nil:
+		return nil, "", ctx.Err()
+	case errors.Is(err, datafile.ErrCorruptData):
+		return nil, "", fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
+	case errors.Is(err, storage.ErrNotExist):
+		return nil, "", fmt.Errorf("%w: an input file is in the log but missing from storage: %w", ErrCorruptData, err)
+	}
+	return nil, "", fmt.Errorf("optimize: copying the row groups of %d files: %w", len(adds), err)
 }
 
 // cubeTags returns the clustering tags (ZCUBE_*, OPTIMIZE_TARGET_SIZE) of the input
@@ -525,6 +620,19 @@ func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, result
 	m.addedSizes = append(m.addedSizes, added...)
 	for _, r := range results {
 		m.SpilledBytes += r.spilled
+		switch {
+		case r.bin.Kind == KindCluster:
+		case r.copied:
+			m.NumCopiedBins++
+			m.NumCopiedBytes += r.bin.Bytes
+		default:
+			m.NumReencodedBins++
+			m.NumReencodedBytes += r.bin.Bytes
+			if m.ReencodeReasons == nil {
+				m.ReencodeReasons = map[string]int{}
+			}
+			m.ReencodeReasons[r.reencoded]++
+		}
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ type testTable struct {
 	partCol  string        // "" for an unpartitioned table
 	fileNo   int
 	statsCfg stats.Config
+	// writerOpts are the options writeFile writes with (zero: the defaults).
+	writerOpts datafile.WriterOptions
 }
 
 // dataSchema is the data columns of generated tables: an id, two clustering
@@ -102,7 +104,7 @@ func genRecord(n int, start int64, seed uint64) arrow.RecordBatch {
 func (tt *testTable) writeFile(t testing.TB, part *string, rec arrow.RecordBatch, modTime int64) *log.Add {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := datafile.NewWriter(&buf, tt.dataSch, datafile.WriterOptions{})
+	w, err := datafile.NewWriter(&buf, tt.dataSch, tt.writerOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

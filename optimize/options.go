@@ -214,6 +214,16 @@ type Options struct {
 	// rewrites a file of a finished cube on its own, keeping its cube tags (its rows
 	// keep their order). Set automatically when BloomColumns is non-empty.
 	BackfillBloom bool
+	// StitchMinRowGroupBytes: plain compaction copies the input files' row groups
+	// into the new file unchanged — no decode, no re-encode
+	// (datafile.Output.Stitch) — when every input's row groups hold at least this
+	// many compressed bytes and the other conditions hold (see "Copying row groups"
+	// in the package documentation); otherwise it re-encodes. Default 0: a quarter
+	// of the output files' row-group size (datafile.RowGroupTarget(TargetFileSize)/4:
+	// 4 MiB for 128 MiB files), so that the small row groups of many small appends
+	// are merged into row groups of the target size instead of kept. Negative:
+	// never copy.
+	StitchMinRowGroupBytes int64
 
 	// Liquid clustering and scheduled maintenance (skiplake maintain, auto-compaction).
 

@@ -22,12 +22,14 @@ func TestProgressCountsBinsAndFiles(t *testing.T) {
 		budget      int64
 		commitEvery int
 		workload    bool
+		copy        bool // row groups copied (StitchMinRowGroupBytes 1)
 	}{
-		{"compaction partitioned", "p", parts, CurveNone, nil, 0, 0, false},
-		{"compaction commit per bin", "p", parts, CurveNone, nil, 0, 1, false},
-		{"zorder in memory", "p", parts, CurveZOrder, []string{"x", "y"}, 0, 0, false},
-		{"hilbert spilled", "p", parts, CurveHilbert, []string{"x", "y"}, 512 << 10, 0, false},
-		{"workload layout", "", nil, CurveWorkload, nil, 0, 0, true},
+		{"compaction partitioned", "p", parts, CurveNone, nil, 0, 0, false, false},
+		{"compaction commit per bin", "p", parts, CurveNone, nil, 0, 1, false, false},
+		{"compaction copying row groups", "p", parts, CurveNone, nil, 0, 0, false, true},
+		{"zorder in memory", "p", parts, CurveZOrder, []string{"x", "y"}, 0, 0, false, false},
+		{"hilbert spilled", "p", parts, CurveHilbert, []string{"x", "y"}, 512 << 10, 0, false, false},
+		{"workload layout", "", nil, CurveWorkload, nil, 0, 0, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +44,9 @@ func TestProgressCountsBinsAndFiles(t *testing.T) {
 					reports = append(reports, p)
 					mu.Unlock()
 				}}
+			if tc.copy {
+				opts.StitchMinRowGroupBytes = 1
+			}
 			if tc.workload {
 				opts.Workload = gridWorkload(t, 30, 5)
 				opts.TargetFileSize = avgFileSize(t, tt)
@@ -77,6 +82,9 @@ func TestProgressCountsBinsAndFiles(t *testing.T) {
 			last := reports[len(reports)-1]
 			if last.Phase != "commit" || last.BinsDone != last.BinsTotal || last.FilesDone != last.FilesTotal {
 				t.Fatalf("last report %+v: want the commit with every bin and file done", last)
+			}
+			if tc.copy && (m.NumCopiedBins != plan.NumBins || m.NumReencodedBins != 0) {
+				t.Fatalf("metrics %+v: want every bin copied", m)
 			}
 			if commits != len(m.Versions) {
 				t.Fatalf("%d commits reported, %d versions committed", commits, len(m.Versions))

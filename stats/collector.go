@@ -698,6 +698,21 @@ func (c *Collector) Columns() [][]string {
 	return out
 }
 
+// BoundColumns returns the paths of the leaf columns of Columns that get a Min and
+// Max when they hold a non-null value (numbers, decimals, dates, timestamps, and
+// strings unless the configuration writes no string bounds), in schema order. The
+// caller may modify the returned slices.
+func (c *Collector) BoundColumns() [][]string {
+	var out [][]string
+	for _, l := range c.leaves {
+		if l.kind == lkNone || (l.kind == lkString && c.prefix == 0) {
+			continue
+		}
+		out = append(out, append([]string(nil), l.path...))
+	}
+	return out
+}
+
 // NumRecords returns the number of rows seen so far.
 func (c *Collector) NumRecords() int64 { return c.numRows }
 

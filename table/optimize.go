@@ -55,6 +55,11 @@ type OptimizeOptions struct {
 	Parallelism int
 	// CommitEvery commits after this many bins (0: one commit for the whole run).
 	CommitEvery int
+	// StitchMinRowGroupBytes: compaction copies the input files' row groups
+	// unchanged (no decode, no re-encode) when each holds at least this many
+	// compressed bytes and the files qualify (optimize.Options.StitchMinRowGroupBytes);
+	// default 0: a quarter of the output's row-group size; negative: never.
+	StitchMinRowGroupBytes int64
 	// DryRun plans without writing anything.
 	DryRun bool
 	// Progress, if set, is called as work proceeds, from one goroutine at a time:
@@ -84,7 +89,7 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 	o := optimize.Options{
 		TargetFileSize: opts.TargetFileSize, Full: opts.Full, MemoryBudget: opts.MemoryBudget,
 		Parallelism: opts.Parallelism, CommitEvery: opts.CommitEvery, DryRun: opts.DryRun, Predicate: opts.Where,
-		BloomColumns: opts.BloomColumns,
+		BloomColumns: opts.BloomColumns, StitchMinRowGroupBytes: opts.StitchMinRowGroupBytes,
 	}
 	n := 0
 	for _, c := range []struct {

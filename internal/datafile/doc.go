@@ -23,6 +23,11 @@
 //   - [File] writes one file: Parquet through a [Writer], Delta statistics (package
 //     stats) and Bloom filters (package bloom) computed from the Arrow data on a
 //     goroutine of their own, and returns the file's log.Add.
+//   - [Output.Stitch] writes one file from the row groups of existing files of the
+//     Output's layout, copying their column chunks byte for byte and writing only
+//     a new footer (stitch.go: the byte layout, the rules a source must meet, each
+//     named by a [StitchRule]); compaction uses it to skip the decode and the zstd
+//     re-encode when the inputs' row groups are already what the Writer writes.
 //   - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
 //     compressed size so that a file has several, small data pages, a page index,
 //     optional split-block Bloom filters, dictionary encoding chosen per column from
@@ -87,6 +92,18 @@
 //     entry's lengths), so no length in a damaged file is allocated before it is
 //     checked; what validation cannot see is contained where arrow-go's decoder is
 //     called (contain.go), never around skiplake's own code.
+//   - D11 (stitched files) A file [Output.Stitch] publishes holds exactly the
+//     sources' rows, in source order then row-group order, in one row group per
+//     source row group whose column chunks (dictionary page through last data page)
+//     are the sources' bytes unchanged; the Bloom filters and column indexes are the
+//     sources' bytes, the offset indexes the sources' page locations shifted by where
+//     each chunk landed, and every footer offset (data, dictionary, Bloom filter,
+//     column and offset index, row-group file offset) points at the copied bytes.
+//     The footer is validated (as D10 validates a source's) before the file is
+//     published; every source is validated before any of its offsets is used, and a
+//     source that breaks a rule or is damaged leaves nothing stored (D9). Its
+//     statistics are the merge of the sources' log statistics (stats.MergeJSON),
+//     never the footers'.
 //
 // A Parquet file that is not a table's data file — a user's input to append or MERGE —
 // is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the

@@ -130,6 +130,7 @@ type Output struct {
 	// each file's estimated overhead (for Roller's bytes-per-row estimate: the overhead
 	// is counted once per file, by EstimatedSize).
 	closedBytes, closedRows int64
+	stitchState             // what Stitch learns once (stitch.go)
 }
 
 type bloomColumn struct {
@@ -343,22 +344,10 @@ type File struct {
 // put-if-absent commit at Close cannot collide (L2).
 func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	o.mu.Lock()
-	o.seq++
-	seq := o.seq
 	dict := o.dict
 	o.mu.Unlock()
-	name := fmt.Sprintf("part-%05d-%s.c000.%s.parquet", seq%100000, uuid.NewString(), o.opts.Codec)
-	f := &File{o: o, place: place, rel: name, logPath: name}
-	if place.Dir != "" {
-		f.rel = place.Dir + "/" + name
-		logDir := place.LogDir
-		if logDir == "" {
-			logDir = partition.EncodeLogPath(place.Dir)
-		}
-		f.logPath = logDir + "/" + name
-	} else {
-		f.logPath = partition.EncodeLogPath(name)
-	}
+	rel, logPath := o.newPath(place)
+	f := &File{o: o, place: place, rel: rel, logPath: logPath}
 	var err error
 	if f.sum, err = o.NewSummary(); err != nil {
 		return nil, err
@@ -378,6 +367,42 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// newPath returns a fresh file name under place's directory: its storage path
+// (decoded) and its add.path (encoded). The name is unique (part-NNNNN-<uuid>), so
+// the put-if-absent commit cannot collide (L2).
+func (o *Output) newPath(place FileOptions) (rel, logPath string) {
+	o.mu.Lock()
+	o.seq++
+	seq := o.seq
+	o.mu.Unlock()
+	name := fmt.Sprintf("part-%05d-%s.c000.%s.parquet", seq%100000, uuid.NewString(), o.opts.Codec)
+	if place.Dir == "" {
+		return name, partition.EncodeLogPath(name)
+	}
+	logDir := place.LogDir
+	if logDir == "" {
+		logDir = partition.EncodeLogPath(place.Dir)
+	}
+	return place.Dir + "/" + name, logDir + "/" + name
+}
+
+// newAdd returns the add action of a file published at logPath.
+func (o *Output) newAdd(place FileOptions, logPath string, size int64, statsJSON string) *log.Add {
+	values := make(map[string]*string, len(place.PartitionValues))
+	for k, v := range place.PartitionValues {
+		values[k] = v
+	}
+	var tags map[string]string
+	if len(place.Tags) > 0 {
+		tags = make(map[string]string, len(place.Tags))
+		for k, v := range place.Tags {
+			tags[k] = v
+		}
+	}
+	return &log.Add{Path: logPath, PartitionValues: values, Size: size, ModificationTime: o.spec.Now().UnixMilli(),
+		DataChange: o.spec.DataChange, Stats: statsJSON, Tags: tags}
 }
 
 // Write appends rec, a batch of Spec.Schema (logical names). The batch is not retained
@@ -502,19 +527,7 @@ func (f *File) Close(ctx context.Context) (*log.Add, error) {
 	if err := f.obj.Commit(); err != nil {
 		return nil, fmt.Errorf("datafile: writing data file %s: %w", f.rel, err)
 	}
-	values := make(map[string]*string, len(f.place.PartitionValues))
-	for k, v := range f.place.PartitionValues {
-		values[k] = v
-	}
-	var tags map[string]string
-	if len(f.place.Tags) > 0 {
-		tags = make(map[string]string, len(f.place.Tags))
-		for k, v := range f.place.Tags {
-			tags[k] = v
-		}
-	}
-	add := &log.Add{Path: f.logPath, PartitionValues: values, Size: res.Size, ModificationTime: f.o.spec.Now().UnixMilli(),
-		DataChange: f.o.spec.DataChange, Stats: statsJSON, Tags: tags}
+	add := f.o.newAdd(f.place, f.logPath, res.Size, statsJSON)
 	o := f.o
 	o.mu.Lock()
 	o.stored = append(o.stored, f.rel)
