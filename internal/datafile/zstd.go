@@ -20,9 +20,18 @@ const zstdWindow = 2 << 20
 // compressed at once, for pages of 128 KiB. pageZstd's encoders keep about 2 MiB.
 // Decoding and streaming are arrow-go's.
 //
+// Its frames carry no content checksum (zstd's optional XXH64 of the decoded bytes):
+// klauspost's encoder, and so arrow-go's, writes one by default, which every reader
+// then hashes every page with (about 4% of a full scan's CPU, and as much again when
+// writing), while libzstd — DuckDB, parquet-mr through zstd-jni, Spark — writes none
+// by default. Decoding still verifies the checksum of any frame that carries one
+// (files of other writers, and skiplake's files written before this change): a page
+// whose checksum does not match fails to decode.
+//
 // It replaces the registered zstd codec at init (the registry is arrow-go's, per
 // process): every Parquet file written in the process compresses with it, to the
-// same bytes for pages up to zstdWindow and to valid zstd frames beyond.
+// bytes arrow-go's encoders would write without the checksum for pages up to
+// zstdWindow, and to valid zstd frames beyond.
 type pageZstd struct {
 	base  zstdBase
 	mu    sync.Mutex
@@ -54,7 +63,8 @@ func (z *pageZstd) pool(level zstd.EncoderLevel) *sync.Pool {
 	if p == nil {
 		p = &sync.Pool{New: func() any {
 			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
-				zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true))
+				zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true),
+				zstd.WithEncoderCRC(false))
 			if err != nil {
 				return nil
 			}

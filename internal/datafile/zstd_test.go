@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 )
@@ -22,8 +24,8 @@ func compressible(n int, seed uint64) []byte {
 }
 
 // The registered zstd codec is pageZstd: pages up to its window compress to exactly
-// the bytes of arrow-go's encoders (zstd's default window), larger inputs to frames
-// that decode to the input, and both decode through the codec.
+// the bytes of arrow-go's encoders (zstd's default window) less the frame checksum,
+// larger inputs to frames that decode to the input, and both decode through the codec.
 func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
@@ -33,7 +35,8 @@ func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 		if level == compress.DefaultCompressionLevel {
 			lvl = zstd.SpeedDefault
 		}
-		ref, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
+		ref, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true),
+			zstd.WithEncoderCRC(false))
 		require.NoError(t, err)
 		for _, n := range []int{0, 100, 4 << 10, 128 << 10, 1 << 20, zstdWindow, 5 << 20} {
 			src := compressible(n, uint64(n+level))
@@ -48,4 +51,112 @@ func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 		}
 		ref.Close()
 	}
+}
+
+// zstdFrameChecksum reports whether the zstd frame at the start of b declares a
+// content checksum (Frame_Header_Descriptor bit 2, RFC 8878 §3.1.1.1.1).
+func zstdFrameChecksum(t testing.TB, b []byte) bool {
+	t.Helper()
+	require.GreaterOrEqual(t, len(b), 5, "not a zstd frame")
+	require.Equal(t, []byte{0x28, 0xB5, 0x2F, 0xFD}, b[:4], "not a zstd frame")
+	return b[4]&0x04 != 0
+}
+
+// TestPageZstdWritesNoChecksum: the frames the registered codec writes carry no
+// content checksum (as libzstd's by default), whatever the level and size, and still
+// decode to the page.
+func TestPageZstdWritesNoChecksum(t *testing.T) {
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	require.NoError(t, err)
+	for _, level := range []int{1, 3, compress.DefaultCompressionLevel} {
+		for _, n := range []int{1, 4 << 10, 128 << 10, 5 << 20} {
+			src := compressible(n, uint64(n))
+			got := codec.EncodeLevel(nil, src, level)
+			require.False(t, zstdFrameChecksum(t, got), "level %d, %d bytes: frame carries a checksum", level, n)
+			dec, err := compress.Decode(codec, make([]byte, 0, n+64), got)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(src, dec))
+		}
+	}
+}
+
+// TestPageZstdVerifiesChecksumsOfOtherWriters: frames with a content checksum (arrow-go's
+// and klauspost's default, skiplake's own files before it stopped writing them) decode,
+// in place and through the scratch buffer, and a frame whose checksum does not match
+// the decoded bytes is an error on both paths.
+func TestPageZstdVerifiesChecksumsOfOtherWriters(t *testing.T) {
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	require.NoError(t, err)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true), zstd.WithZeroFrames(true), zstd.WithEncoderConcurrency(1))
+	require.NoError(t, err)
+	defer enc.Close()
+	for _, n := range []int{100, 128 << 10} {
+		src := compressible(n, 9)
+		framed := enc.EncodeAll(src, nil)
+		require.True(t, zstdFrameChecksum(t, framed))
+		bad := append([]byte(nil), framed...)
+		bad[len(bad)-1] ^= 0x5A              // the last 4 bytes are the checksum
+		for _, spare := range []int{0, 64} { // exact buffer (scratch path) and slack (in place)
+			dec, err := compress.Decode(codec, make([]byte, n, n+spare), framed)
+			require.NoError(t, err, "%d bytes, %d spare", n, spare)
+			require.True(t, bytes.Equal(src, dec))
+			_, err = compress.Decode(codec, make([]byte, n, n+spare), bad)
+			require.Error(t, err, "%d bytes, %d spare: a wrong checksum decoded", n, spare)
+		}
+	}
+}
+
+// pageFrameChecksums returns, for every data page of data (found through the offset
+// index), whether its zstd frame declares a content checksum.
+func pageFrameChecksums(t *testing.T, data []byte) []bool {
+	t.Helper()
+	pr, err := file.NewParquetReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	defer pr.Close()
+	magic := []byte{0x28, 0xB5, 0x2F, 0xFD}
+	var flags []bool
+	for rg := 0; rg < pr.NumRowGroups(); rg++ {
+		rgi, err := pr.GetPageIndexReader().RowGroup(rg)
+		require.NoError(t, err)
+		for c := 0; c < pr.MetaData().Schema.NumColumns(); c++ {
+			oi, err := rgi.GetOffsetIndex(c)
+			require.NoError(t, err)
+			for _, loc := range oi.GetPageLocations() {
+				page := data[loc.Offset : loc.Offset+int64(loc.CompressedPageSize)]
+				at := bytes.Index(page, magic) // the page header comes first, then the frame
+				require.GreaterOrEqual(t, at, 0, "row group %d column %d: page without a zstd frame", rg, c)
+				flags = append(flags, zstdFrameChecksum(t, page[at:]))
+			}
+		}
+	}
+	return flags
+}
+
+// TestFilesWithAndWithoutPageChecksumsRead: the Writer's pages carry no zstd checksum;
+// a file whose pages carry them (written with arrow-go's own zstd codec, as skiplake
+// wrote files before) reads back the same rows.
+func TestFilesWithAndWithoutPageChecksumsRead(t *testing.T) {
+	rec := allTypesBatch(t, memory.DefaultAllocator, 5000, 1)
+	defer rec.Release()
+	want := rowStrings(rec)
+	opts := WriterOptions{TargetRowGroupBytes: 64 << 10, DataPageBytes: 4 << 10}
+
+	data, _ := writeFile(t, opts, rec)
+	flags := pageFrameChecksums(t, data)
+	require.Greater(t, len(flags), 20)
+	require.NotContains(t, flags, true, "a page written with a checksum")
+	require.Equal(t, want, readRows(t, data, rec.Schema(), nil))
+
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	require.NoError(t, err)
+	pz := codec.(*pageZstd)
+	compress.RegisterCodec(compress.Codecs.Zstd, pz.base)
+	old, _ := func() ([]byte, *WriteResult) {
+		defer compress.RegisterCodec(compress.Codecs.Zstd, pz)
+		return writeFile(t, opts, rec)
+	}()
+	flags = pageFrameChecksums(t, old)
+	require.Greater(t, len(flags), 20)
+	require.NotContains(t, flags, false, "arrow-go's codec wrote a page without a checksum")
+	require.Equal(t, want, readRows(t, old, rec.Schema(), nil))
 }
