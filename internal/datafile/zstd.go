@@ -20,18 +20,17 @@ const zstdWindow = 2 << 20
 // compressed at once, for pages of 128 KiB. pageZstd's encoders keep about 2 MiB.
 // Decoding and streaming are arrow-go's.
 //
-// Its frames carry no content checksum (zstd's optional XXH64 of the decoded bytes):
-// klauspost's encoder, and so arrow-go's, writes one by default, which every reader
-// then hashes every page with (about 4% of a full scan's CPU, and as much again when
-// writing), while libzstd — DuckDB, parquet-mr through zstd-jni, Spark — writes none
-// by default. Decoding still verifies the checksum of any frame that carries one
-// (files of other writers, and skiplake's files written before this change): a page
-// whose checksum does not match fails to decode.
+// Its frames carry zstd's content checksum (an XXH64 of the decoded page, klauspost's
+// and arrow-go's default), and decoding verifies it. libzstd writes none by default
+// (DuckDB's and parquet-mr's files have none) and writing without it would save the
+// hashing on both sides (about 4% of a full scan's CPU), but it is the only check
+// of page data our files carry: arrow-go writes no Parquet page CRCs, and a damaged
+// page of zstd data that still parses decodes silently to wrong values without it
+// (TestDamagedDataFileCases, "damaged page bytes"). DuckDB verifies it too.
 //
 // It replaces the registered zstd codec at init (the registry is arrow-go's, per
 // process): every Parquet file written in the process compresses with it, to the
-// bytes arrow-go's encoders would write without the checksum for pages up to
-// zstdWindow, and to valid zstd frames beyond.
+// same bytes for pages up to zstdWindow and to valid zstd frames beyond.
 type pageZstd struct {
 	base  zstdBase
 	mu    sync.Mutex
@@ -63,8 +62,7 @@ func (z *pageZstd) pool(level zstd.EncoderLevel) *sync.Pool {
 	if p == nil {
 		p = &sync.Pool{New: func() any {
 			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
-				zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true),
-				zstd.WithEncoderCRC(false))
+				zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow), zstd.WithLowerEncoderMem(true))
 			if err != nil {
 				return nil
 			}

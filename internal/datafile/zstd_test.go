@@ -24,8 +24,8 @@ func compressible(n int, seed uint64) []byte {
 }
 
 // The registered zstd codec is pageZstd: pages up to its window compress to exactly
-// the bytes of arrow-go's encoders (zstd's default window) less the frame checksum,
-// larger inputs to frames that decode to the input, and both decode through the codec.
+// the bytes of arrow-go's encoders (zstd's default window), larger inputs to frames
+// that decode to the input, and both decode through the codec.
 func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
@@ -35,8 +35,7 @@ func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 		if level == compress.DefaultCompressionLevel {
 			lvl = zstd.SpeedDefault
 		}
-		ref, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true),
-			zstd.WithEncoderCRC(false))
+		ref, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
 		require.NoError(t, err)
 		for _, n := range []int{0, 100, 4 << 10, 128 << 10, 1 << 20, zstdWindow, 5 << 20} {
 			src := compressible(n, uint64(n+level))
@@ -62,17 +61,17 @@ func zstdFrameChecksum(t testing.TB, b []byte) bool {
 	return b[4]&0x04 != 0
 }
 
-// TestPageZstdWritesNoChecksum: the frames the registered codec writes carry no
-// content checksum (as libzstd's by default), whatever the level and size, and still
-// decode to the page.
-func TestPageZstdWritesNoChecksum(t *testing.T) {
+// TestPageZstdWritesChecksums: the frames the registered codec writes carry a content
+// checksum (the only check of page data skiplake's files have; see pageZstd),
+// whatever the level and size, and decode to the page.
+func TestPageZstdWritesChecksums(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
 	for _, level := range []int{1, 3, compress.DefaultCompressionLevel} {
 		for _, n := range []int{1, 4 << 10, 128 << 10, 5 << 20} {
 			src := compressible(n, uint64(n))
 			got := codec.EncodeLevel(nil, src, level)
-			require.False(t, zstdFrameChecksum(t, got), "level %d, %d bytes: frame carries a checksum", level, n)
+			require.True(t, zstdFrameChecksum(t, got), "level %d, %d bytes: frame without a checksum", level, n)
 			dec, err := compress.Decode(codec, make([]byte, 0, n+64), got)
 			require.NoError(t, err)
 			require.True(t, bytes.Equal(src, dec))
@@ -80,20 +79,26 @@ func TestPageZstdWritesNoChecksum(t *testing.T) {
 	}
 }
 
-// TestPageZstdVerifiesChecksumsOfOtherWriters: frames with a content checksum (arrow-go's
-// and klauspost's default, skiplake's own files before it stopped writing them) decode,
+// TestPageZstdVerifiesChecksumsOfOtherWriters: frames with a content checksum decode,
 // in place and through the scratch buffer, and a frame whose checksum does not match
-// the decoded bytes is an error on both paths.
+// the decoded bytes is an error on both paths; frames without one (libzstd's default:
+// DuckDB's, parquet-mr's) decode too.
 func TestPageZstdVerifiesChecksumsOfOtherWriters(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true), zstd.WithZeroFrames(true), zstd.WithEncoderConcurrency(1))
 	require.NoError(t, err)
 	defer enc.Close()
+	bare, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true), zstd.WithEncoderConcurrency(1))
+	require.NoError(t, err)
+	defer bare.Close()
 	for _, n := range []int{100, 128 << 10} {
 		src := compressible(n, 9)
 		framed := enc.EncodeAll(src, nil)
 		require.True(t, zstdFrameChecksum(t, framed))
+		dec, err := compress.Decode(codec, make([]byte, n), bare.EncodeAll(src, nil))
+		require.NoError(t, err, "%d bytes without a checksum", n)
+		require.True(t, bytes.Equal(src, dec))
 		bad := append([]byte(nil), framed...)
 		bad[len(bad)-1] ^= 0x5A              // the last 4 bytes are the checksum
 		for _, spare := range []int{0, 64} { // exact buffer (scratch path) and slack (in place)
@@ -132,9 +137,9 @@ func pageFrameChecksums(t *testing.T, data []byte) []bool {
 	return flags
 }
 
-// TestFilesWithAndWithoutPageChecksumsRead: the Writer's pages carry no zstd checksum;
-// a file whose pages carry them (written with arrow-go's own zstd codec, as skiplake
-// wrote files before) reads back the same rows.
+// TestFilesWithAndWithoutPageChecksumsRead: the Writer's pages carry zstd checksums;
+// a file whose pages carry none (as libzstd writes them: DuckDB, parquet-mr) reads
+// back the same rows.
 func TestFilesWithAndWithoutPageChecksumsRead(t *testing.T) {
 	rec := allTypesBatch(t, memory.DefaultAllocator, 5000, 1)
 	defer rec.Release()
@@ -144,19 +149,33 @@ func TestFilesWithAndWithoutPageChecksumsRead(t *testing.T) {
 	data, _ := writeFile(t, opts, rec)
 	flags := pageFrameChecksums(t, data)
 	require.Greater(t, len(flags), 20)
-	require.NotContains(t, flags, true, "a page written with a checksum")
+	require.NotContains(t, flags, false, "a page written without a checksum")
 	require.Equal(t, want, readRows(t, data, rec.Schema(), nil))
 
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
-	pz := codec.(*pageZstd)
-	compress.RegisterCodec(compress.Codecs.Zstd, pz.base)
-	old, _ := func() ([]byte, *WriteResult) {
-		defer compress.RegisterCodec(compress.Codecs.Zstd, pz)
+	compress.RegisterCodec(compress.Codecs.Zstd, bareZstd{codec.(*pageZstd)})
+	bare, _ := func() ([]byte, *WriteResult) {
+		defer compress.RegisterCodec(compress.Codecs.Zstd, codec)
 		return writeFile(t, opts, rec)
 	}()
-	flags = pageFrameChecksums(t, old)
+	flags = pageFrameChecksums(t, bare)
 	require.Greater(t, len(flags), 20)
-	require.NotContains(t, flags, false, "arrow-go's codec wrote a page without a checksum")
-	require.Equal(t, want, readRows(t, old, rec.Schema(), nil))
+	require.NotContains(t, flags, true, "a page written with a checksum")
+	require.Equal(t, want, readRows(t, bare, rec.Schema(), nil))
 }
+
+// bareZstd is pageZstd writing frames without checksums, as libzstd does by default.
+type bareZstd struct{ *pageZstd }
+
+func (z bareZstd) EncodeLevel(dst, src []byte, level int) []byte {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(max(level, 1))))
+	if err != nil {
+		panic(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(src, dst[:0])
+}
+
+func (z bareZstd) Encode(dst, src []byte) []byte { return z.EncodeLevel(dst, src, 3) }
