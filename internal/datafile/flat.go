@@ -105,16 +105,21 @@ type flatReader struct {
 	defs []int16
 	vals []parquet.ByteArray
 	// perRow estimates the bytes of string data per row (from the footer), to size
-	// each batch's data buffer once.
-	perRow float64
+	// each batch's data buffer once; maxReserve bounds that first reservation (the
+	// footer's sizes are not checked against anything: a damaged one must not make
+	// a huge allocation, D10). Past it the buffer grows with the values decoded.
+	perRow     float64
+	maxReserve int64
 }
 
-func newFlatReader(pr *file.Reader, rg int, col flatColumn, name string) (*flatReader, error) {
+// newFlatReader opens column col of row group rg; maxReserve bounds the first
+// reservation of a batch's string data (see flatReader).
+func newFlatReader(pr *file.Reader, rg int, col flatColumn, name string, maxReserve int64) (*flatReader, error) {
 	cc, err := columnChunk(pr, rg, col.leaf)
 	if err != nil {
 		return nil, err
 	}
-	f := &flatReader{col: col, cr: cc, what: fmt.Sprintf("row group %d column %q", rg, name)}
+	f := &flatReader{col: col, cr: cc, what: fmt.Sprintf("row group %d column %q", rg, name), maxReserve: maxReserve}
 	if col.width == 0 {
 		rgm := pr.MetaData().RowGroup(rg)
 		if ccm, err := rgm.ColumnChunk(col.leaf); err == nil && rgm.NumRows() > 0 {
@@ -206,7 +211,7 @@ func (f *flatReader) readBinary(mem memory.Allocator, n int64, defs []int16) (ar
 	offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
 	data := memory.NewResizableBuffer(mem)
 	defer data.Release()
-	data.Reserve(int(f.perRow*float64(n)) + 64)
+	data.Reserve(int(min(f.perRow*float64(n), float64(f.maxReserve))) + 64)
 	var used, total int64
 	offs[0] = 0
 	for got := int64(0); got < n; {

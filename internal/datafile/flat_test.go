@@ -243,3 +243,54 @@ func TestFlatColumnsChosen(t *testing.T) {
 	require.Equal(t, []string{"i8", "b", "st"}, other)
 	require.Equal(t, []int{15, 16, 17}, p.leaves)
 }
+
+// limitAllocator refuses (panics on) allocations above limit bytes.
+type limitAllocator struct {
+	memory.Allocator
+	limit int
+}
+
+func (a limitAllocator) Allocate(n int) []byte {
+	if n > a.limit {
+		panic(fmt.Sprintf("allocation of %d bytes", n))
+	}
+	return a.Allocator.Allocate(n)
+}
+
+func (a limitAllocator) Reallocate(n int, b []byte) []byte {
+	if n > a.limit {
+		panic(fmt.Sprintf("allocation of %d bytes", n))
+	}
+	return a.Allocator.Reallocate(n, b)
+}
+
+// TestFlatStringReservationBounded: the first reservation of a batch's string data
+// comes from the footer's uncompressed size, which nothing checks; a footer claiming
+// a huge size (damaged) reserves at most the bound, and the batch still reads right.
+func TestFlatStringReservationBounded(t *testing.T) {
+	rec := flatColsBatch(3000, 7, 5)
+	defer rec.Release()
+	data, _ := writeFile(t, WriterOptions{}, rec)
+	r, err := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{})
+	require.NoError(t, err)
+	defer r.Close()
+	pr, _, err := r.streamReaders(r.buffer)
+	require.NoError(t, err)
+	defer pr.Close()
+	p := r.withFlat(r.plan(flatSchema()))
+	var fc flatColumn
+	for _, c := range p.flat {
+		if r.schema.Field(c.idx).Name == "sn" {
+			fc = c
+		}
+	}
+	require.Equal(t, "sn", r.schema.Field(fc.idx).Name)
+	f, err := newFlatReader(pr, 0, fc, "sn", 1<<20)
+	require.NoError(t, err)
+	defer f.close()
+	f.perRow = 1 << 40 // what a damaged footer may claim
+	got, err := f.read(limitAllocator{memory.DefaultAllocator, 8 << 20}, 3000)
+	require.NoError(t, err)
+	defer got.Release()
+	require.True(t, array.Equal(rec.Column(11), got), "column sn read back differently")
+}

@@ -419,7 +419,7 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 	}
 	flats := make([]*flatReader, len(p.flat))
 	for j, fc := range p.flat {
-		if flats[j], err = newFlatReader(pr, rg, fc, r.schema.Field(fc.idx).Name); err != nil {
+		if flats[j], err = newFlatReader(pr, rg, fc, r.schema.Field(fc.idx).Name, 2*r.bytes); err != nil {
 			return err
 		}
 		defer flats[j].close()
