@@ -467,7 +467,11 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	if err != nil {
 		return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", task.path, err)
 	}
-	f, dr, err := r.scan.openFile(ctx, task, datafile.ReadOptions{BatchSize: r.cfg.batchSize, Allocator: r.cfg.mem, Deleted: del})
+	opts := datafile.ReadOptions{BatchSize: r.cfg.batchSize, Allocator: r.cfg.mem, Deleted: del}
+	if storage.RootOf(r.scan.snap.store) != "" {
+		opts.StreamBufferBytes = localStreamBufferBytes
+	}
+	f, dr, err := r.scan.openFile(ctx, task, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -479,6 +483,16 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	}
 	return &openFile{task: task, f: f, r: dr, refs: 1}, units, nil
 }
+
+// localStreamBufferBytes is the stream buffer of each column chunk of a local file
+// (datafile.ReadOptions.StreamBufferBytes; on object stores, where every refill is a
+// ranged request, the default 1 MiB stays). arrow-go's page reader copies a page's
+// compressed bytes out of the stream buffer, except the part of a page that is
+// larger than the buffer, which it reads straight into the page: with a buffer of
+// 32 KiB most of a 128 KiB page skips that copy, and the buffer allocated per column
+// chunk and row group is 32 KiB, not 1 MiB (on the interop full scan of local files,
+// about 5% less CPU; on a one-column aggregate, less garbage to collect).
+const localStreamBufferBytes = 32 << 10
 
 func (r *Reader) fileDone() {
 	if r.cfg.progress == nil {

@@ -40,7 +40,11 @@
 // statistics, Bloom filters and partition values are keyed by physical names.
 //
 // The reader ([Open], [Reader.Read]) returns record batches that conform exactly to
-// the Arrow schema the caller asks for, whatever writer produced the file.
+// the Arrow schema the caller asks for, whatever writer produced the file. Read decodes
+// flat columns (top-level, unrepeated integers, floats, dates, timestamps, strings and
+// binaries) with arrow-go's column chunk readers straight into buffers of its own
+// (flat.go), and every other column through pqarrow's record reader; ReadRanges uses
+// pqarrow's column readers for all.
 //
 // Invariants:
 //

@@ -176,7 +176,11 @@ func (r *Reader) batchRows(rg int, p topPlan) int64 {
 // BatchBytes per BatchSize rows.
 func (r *Reader) widthBatchRows(rgm *metadata.RowGroupMetaData, rows int64, p topPlan) int64 {
 	var width int64
-	for _, leaf := range append(append([]int(nil), p.leaves...), p.int96At...) {
+	leaves := append(append([]int(nil), p.leaves...), p.int96At...)
+	for _, fc := range p.flat {
+		leaves = append(leaves, fc.leaf)
+	}
+	for _, leaf := range leaves {
 		if cc, err := rgm.ColumnChunk(leaf); err == nil {
 			width += cc.TotalUncompressedSize()
 		}
@@ -247,11 +251,47 @@ type EmitFunc func(rec arrow.RecordBatch, firstRow int64) error
 
 // topPlan says where each requested top-level field comes from.
 type topPlan struct {
-	fileIdx []int // per want field: file top-level field index, or -1 (all nulls)
-	regular []int // file top-level fields read through pqarrow, ascending
-	leaves  []int // their leaf column indices, ascending
-	int96   []int // file top-level fields that are flat INT96 columns
-	int96At []int // their leaf column index
+	fileIdx []int        // per want field: file top-level field index, or -1 (all nulls)
+	regular []int        // file top-level fields read through pqarrow, ascending
+	leaves  []int        // their leaf column indices, ascending
+	int96   []int        // file top-level fields that are flat INT96 columns
+	int96At []int        // their leaf column index
+	flat    []flatColumn // file top-level fields Read decodes itself (flat.go)
+}
+
+// flatColumnsEnabled lets tests turn off the flat-column path of Read (flat.go) to
+// compare it with pqarrow's.
+var flatColumnsEnabled = true
+
+// withFlat moves the flat columns of p's pqarrow fields to p.flat (see flat.go).
+func (r *Reader) withFlat(p topPlan) topPlan {
+	if !flatColumnsEnabled {
+		return p
+	}
+	descr := r.pr.MetaData().Schema
+	var regular []int
+	for _, idx := range p.regular {
+		if fc, ok := flatColumnOf(r.fr.Manifest.Fields[idx], idx, descr); ok {
+			p.flat = append(p.flat, fc)
+			continue
+		}
+		regular = append(regular, idx)
+	}
+	if len(p.flat) == 0 {
+		return p
+	}
+	flatLeaf := map[int]bool{}
+	for _, fc := range p.flat {
+		flatLeaf[fc.leaf] = true
+	}
+	kept := p.leaves[:0:0]
+	for _, leaf := range p.leaves {
+		if !flatLeaf[leaf] {
+			kept = append(kept, leaf)
+		}
+	}
+	p.regular, p.leaves = regular, kept
+	return p
 }
 
 func (r *Reader) plan(want *arrow.Schema) topPlan {
@@ -344,7 +384,7 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 			return fmt.Errorf("%w: row group %d not in [0,%d)", ErrInvalidArgument, rg, len(r.rgStart))
 		}
 	}
-	p := r.plan(want)
+	p := r.withFlat(r.plan(want))
 	pr, fr, err := r.streamReaders(r.buffer)
 	if err != nil {
 		return named(err, r.name)
@@ -377,6 +417,13 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 		}
 		defer i96[j].close()
 	}
+	flats := make([]*flatReader, len(p.flat))
+	for j, fc := range p.flat {
+		if flats[j], err = newFlatReader(pr, rg, fc, r.schema.Field(fc.idx).Name, 2*r.bytes); err != nil {
+			return err
+		}
+		defer flats[j].close()
+	}
 	cols := make([]arrow.Array, len(r.schema.Fields()))
 	for pos := int64(0); pos < nrows; {
 		if err := ctx.Err(); err != nil {
@@ -408,6 +455,15 @@ func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.
 				return corruptf("row group %d column %q: %w", rg, r.schema.Field(idx).Name, err)
 			}
 			cols[idx] = a
+			owned = append(owned, a)
+		}
+		for j, fc := range p.flat {
+			a, err := flats[j].read(r.mem, n)
+			if err != nil {
+				releaseAll(owned)
+				return err
+			}
+			cols[fc.idx] = a
 			owned = append(owned, a)
 		}
 		out, err := r.conformBatch(want, p, cols, n)
