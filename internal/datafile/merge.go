@@ -182,8 +182,7 @@ func (o *Output) writeMerged(ctx context.Context, w io.Writer, inputs []*stitchI
 	if _, err := m.cw.Write([]byte("PAR1")); err != nil {
 		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
 	}
-	// lastRG[i] is the last row group of inputs[i], for progress.
-	next := 0
+	next := 0 // the next input whose progress is reported (once its last row group is written)
 	queue := slices.Clone(groups)
 	for len(queue) > 0 {
 		grp := queue[0]

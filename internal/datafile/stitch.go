@@ -126,8 +126,9 @@ type StitchSource struct {
 type StitchOptions struct {
 	// MinRowGroupBytes is the smallest row group (compressed bytes of its column
 	// chunks) a source may have; default DefaultStitchMinRowGroupBytes of the
-	// Spec's RowGroupBytes. Smaller row groups are not worth keeping: re-encoding
-	// merges them.
+	// Spec's RowGroupBytes. Smaller row groups are not worth keeping: they are
+	// refused (RuleRowGroupSize), for the caller to re-encode, or merged
+	// (MergeRowGroups).
 	MinRowGroupBytes int64
 	// BufferBytes is the copy buffer; default 1 MiB. Memory does not grow with the
 	// file: the bytes stream from source to destination through it.
