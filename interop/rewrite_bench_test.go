@@ -116,7 +116,10 @@ func processCPU() time.Duration {
 //
 //   - op=export: skiplake's scan into one Parquet file (what `skiplake scan --format
 //     parquet` does) vs DuckDB `COPY (SELECT * FROM read_parquet(...)) TO ...`;
-//   - op=compact: skiplake OPTIMIZE compaction (no clustering) vs the same DuckDB copy;
+//   - op=compact: skiplake OPTIMIZE compaction (no clustering) vs the same DuckDB copy
+//     (the inputs' small row groups merged page by page: copied columns without a
+//     dictionary, the others re-encoded); op=scan-after-compact-reencode scans the
+//     same compaction re-encoded (StitchMinRowGroupBytes -1);
 //   - op=compact-copy: the same compaction copying the files' row groups unchanged
 //     (StitchMinRowGroupBytes 1: the inputs' row groups are below the default
 //     threshold); op=scan-after-compact and op=scan-after-compact-copy time full
@@ -164,7 +167,7 @@ func BenchmarkRewrite(b *testing.B) {
 		report(b, processCPU()-cpu0)
 	}
 	optimize := func(b *testing.B, opts table.OptimizeOptions) {
-		var n, copied int64
+		var n, copied, merged int64
 		var cpu time.Duration
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
@@ -185,6 +188,7 @@ func BenchmarkRewrite(b *testing.B) {
 			}
 			n += res.Metrics.NumRows
 			copied += int64(res.Metrics.NumCopiedBins)
+			merged += int64(res.Metrics.NumMergedBins)
 		}
 		if n != int64(rows)*int64(b.N) {
 			b.Fatalf("rewrote %d rows, want %d", n, int64(rows)*int64(b.N))
@@ -193,6 +197,7 @@ func BenchmarkRewrite(b *testing.B) {
 			b.Fatalf("%d of %d runs copied row groups", copied, b.N)
 		}
 		b.ReportMetric(float64(copied)/float64(b.N), "copied-bins/op")
+		b.ReportMetric(float64(merged)/float64(b.N), "merged-bins/op")
 		report(b, cpu)
 	}
 	// scanAfter compacts a copy of the table with opts (not timed) and times full
@@ -297,6 +302,9 @@ func BenchmarkRewrite(b *testing.B) {
 	})
 	b.Run("op=scan-after-compact/engine=skiplake/"+size, func(b *testing.B) {
 		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40})
+	})
+	b.Run("op=scan-after-compact-reencode/engine=skiplake/"+size, func(b *testing.B) {
+		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: -1}) // op=compact's target, re-encoded
 	})
 	b.Run("op=scan-after-compact-copy/engine=skiplake/"+size, func(b *testing.B) {
 		scanAfter(b, table.OptimizeOptions{TargetFileSize: 1 << 40, StitchMinRowGroupBytes: 1})

@@ -75,13 +75,26 @@
 //     column index and an offset index, so page skipping keeps working (page-index);
 //   - every row group holds at least StitchMinRowGroupBytes compressed bytes
 //     (row-group-size; default a quarter of the output's row-group size): many
-//     small files, as streaming ingest leaves them, are re-encoded into row groups
-//     of the target size rather than kept as many tiny ones;
+//     small files, as streaming ingest leaves them, are merged into row groups of
+//     the target size (below) rather than kept as many tiny ones;
 //   - every row group has a native Bloom filter for every Bloom column of the
 //     plan (bloom; a file that lacks one is re-encoded, as BackfillBloom wants);
 //   - every input's log statistics have numRecords (equal to its footer's rows, else
 //     ErrCorruptData), tight bounds, a nullCount for every statistics column and
 //     min/max for every one with non-null values (stats).
+//
+// A bin that meets every rule but the row-group size (many small files: the common
+// case of streaming ingest) is merged instead (Metrics.NumMergedBins; off with
+// Options.NoRowGroupMerge, which re-encodes it): its row groups of at least
+// StitchMinRowGroupBytes are copied whole, and runs of consecutive smaller ones are
+// merged into row groups of at most the output's row-group size, each column
+// either copied page by page — when no input chunk of it has a dictionary and it
+// is not a Bloom column: its data pages are the inputs' bytes, with merged footer
+// statistics, column index and offset index — or decoded and re-encoded, as the
+// rest of a re-encode would write it (datafile invariant D12). On data whose
+// high-cardinality columns are plain-encoded (keys, prices, free text) most bytes
+// are copied, and only the small dictionary-encoded columns cost a decode and a
+// compression.
 //
 // The new file's statistics are the merge of the inputs' log statistics
 // (stats.MergeJSON: counts summed, min of mins and max of maxes by the column's

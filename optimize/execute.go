@@ -56,6 +56,15 @@ type Metrics struct {
 	NumCopiedBytes    int64 `json:"numCopiedBytes,omitempty"`
 	NumReencodedBins  int   `json:"numReencodedBins,omitempty"`
 	NumReencodedBytes int64 `json:"numReencodedBytes,omitempty"`
+	// NumMergedBins and NumMergedBytes count the compaction bins (and their input
+	// bytes) that qualified for copying but for the size of their row groups, and
+	// whose small row groups were merged into row groups of the target size page by
+	// page (datafile.Output.Stitch with MergeRowGroups: the columns without a
+	// dictionary copied page by page, the others re-encoded; see "Copying row
+	// groups" in the package documentation). They are counted in neither
+	// NumCopiedBins nor NumReencodedBins.
+	NumMergedBins  int   `json:"numMergedBins,omitempty"`
+	NumMergedBytes int64 `json:"numMergedBytes,omitempty"`
 	// ReencodeReasons counts the re-encoded compaction bins by the first rule of
 	// copying they broke (see "Copying row groups" in the package documentation):
 	// a datafile.StitchRule, or ReasonDeletionVector, ReasonRowTracking,
@@ -90,10 +99,11 @@ type binResult struct {
 	rows    int64
 	spilled int64
 	trees   []string // workload tree files stored for adds (deleted with them on failure)
-	// copied is set for a compaction bin whose row groups were copied; reencoded
+	// copied is set for a compaction bin whose row groups were copied whole,
+	// merged for one whose small row groups were merged page by page; reencoded
 	// names why a compaction bin was re-encoded instead.
-	copied    bool
-	reencoded string
+	copied, merged bool
+	reencoded      string
 }
 
 // workItem is a bin with its partition.
@@ -454,8 +464,9 @@ func (e *executor) stitch(ctx context.Context, it workItem, out *datafile.Output
 	first := adds[0]
 	place := datafile.FileOptions{Dir: dirOf(srcs[0].Path), LogDir: dirOf(first.Path),
 		PartitionValues: it.part.Values, Tags: cubeTags(adds)}
-	add, err := out.Stitch(ctx, place, srcs, datafile.StitchOptions{
+	res, err := out.Stitch(ctx, place, srcs, datafile.StitchOptions{
 		MinRowGroupBytes: p.opts.StitchMinRowGroupBytes,
+		MergeRowGroups:   !p.opts.NoRowGroupMerge,
 		Progress:         func(i int) { e.advance("write", adds[i].Size, 1, 0) },
 	})
 	var ne *datafile.NotStitchableError
@@ -463,7 +474,7 @@ func (e *executor) stitch(ctx context.Context, it workItem, out *datafile.Output
 	case errors.As(err, &ne):
 		return nil, string(ne.Rule), nil
 	case err == nil:
-		return &binResult{bin: it.bin, adds: []*log.Add{add}, rows: rows, copied: true}, "", nil
+		return &binResult{bin: it.bin, adds: []*log.Add{res.Add}, rows: rows, copied: res.MergedRowGroups == 0, merged: res.MergedRowGroups > 0}, "", nil
 	case ctx.Err() != nil:
 		return nil, "", ctx.Err()
 	case errors.Is(err, datafile.ErrCorruptData):
@@ -625,6 +636,9 @@ func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, result
 		case r.copied:
 			m.NumCopiedBins++
 			m.NumCopiedBytes += r.bin.Bytes
+		case r.merged:
+			m.NumMergedBins++
+			m.NumMergedBytes += r.bin.Bytes
 		default:
 			m.NumReencodedBins++
 			m.NumReencodedBytes += r.bin.Bytes

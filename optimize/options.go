@@ -222,8 +222,15 @@ type Options struct {
 	// of the output files' row-group size (datafile.RowGroupTarget(TargetFileSize)/4:
 	// 4 MiB for 128 MiB files), so that the small row groups of many small appends
 	// are merged into row groups of the target size instead of kept. Negative:
-	// never copy.
+	// never copy. A bin that qualifies but for row groups below this size has them
+	// merged page by page into row groups of the output's row-group size (the
+	// columns without a dictionary copied page by page, the others re-encoded;
+	// Metrics.NumMergedBins) unless NoRowGroupMerge is set.
 	StitchMinRowGroupBytes int64
+	// NoRowGroupMerge turns the page-level merging of small row groups off: a bin
+	// whose row groups are below StitchMinRowGroupBytes is then re-encoded
+	// (ReencodeReasons "row-group-size").
+	NoRowGroupMerge bool
 
 	// Liquid clustering and scheduled maintenance (skiplake maintain, auto-compaction).
 

@@ -3,6 +3,7 @@ package optimize
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -19,10 +20,17 @@ import (
 )
 
 // copyOpts are Options under which the small files of these tests are copied
-// (their single row groups are far below the default threshold).
+// (their single row groups are far below the default threshold), or, with
+// mergeOpts set, merged page by page (the default threshold).
 func copyOpts(tt *testTable, t *testing.T) Options {
+	if mergeOpts {
+		return Options{TargetFileSize: avgFileSize(t, tt) * 4, Parallelism: 2}
+	}
 	return Options{TargetFileSize: avgFileSize(t, tt) * 4, StitchMinRowGroupBytes: 1, Parallelism: 2}
 }
+
+// mergeOpts makes copyOpts merge row groups (set by a test, not in parallel).
+var mergeOpts bool
 
 // inputRowsInOrder returns, per added file of m's commit, the rows of the bin's
 // input files in the order the bin lists them.
@@ -154,7 +162,8 @@ func TestCompactionReencodesWhenCopyingIsNotPossible(t *testing.T) {
 		opts   func(o *Options)
 		reason string
 	}{
-		{name: "small row groups under the default threshold", opts: func(o *Options) { o.StitchMinRowGroupBytes = 0 }, reason: string(datafile.RuleRowGroupSize)},
+		{name: "small row groups under the default threshold, merging off", opts: func(o *Options) { o.StitchMinRowGroupBytes, o.NoRowGroupMerge = 0, true },
+			reason: string(datafile.RuleRowGroupSize)},
 		{name: "copying disabled", opts: func(o *Options) { o.StitchMinRowGroupBytes = -1 }, reason: ReasonStitchDisabled},
 		{name: "deletion vector", setup: addDeletionVector, reason: ReasonDeletionVector,
 			opts: func(o *Options) { o.TargetFileSize = 1 << 30 }}, // one bin, with the file
@@ -308,19 +317,120 @@ func TestCompactionCopyFailuresLeaveNothing(t *testing.T) {
 		}, context.Canceled},
 	}
 	for _, tc := range cases {
+		for _, merge := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/merge=%v", tc.name, merge), func(t *testing.T) {
+				mergeOpts = merge
+				defer func() { mergeOpts = false }()
+				tt := smallTable(t, "", nil, 8, 1500)
+				objs := tt.objects(t)
+				latest, _ := tt.lg.LatestVersion(ctx)
+				err := tc.run(t, tt)
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("error %v, want %v", err, tc.want)
+				}
+				if after := tt.objects(t); !slices.Equal(objs, after) {
+					t.Errorf("files left behind: before %v, after %v", objs, after)
+				}
+				if v, _ := tt.lg.LatestVersion(ctx); v != latest {
+					t.Errorf("committed version %d", v)
+				}
+			})
+		}
+	}
+}
+
+// Compaction of small files that qualify for copying but for the size of their
+// row groups merges them page by page into row groups of the output's size: the
+// same rows in the bins' order, fewer row groups, statistics equal to those
+// recomputed from the rows, O1, Bloom coverage (O3) and native filters for the
+// merged row groups; NumMergedBins counts the bins.
+func TestCompactionMergesSmallRowGroups(t *testing.T) {
+	cases := []struct {
+		name    string
+		partCol string
+		parts   []*string
+		props   map[string]string
+		writer  datafile.WriterOptions
+		bloom   []string
+	}{
+		{name: "plain columns copied page by page"},
+		{name: "a dictionary column re-encoded", writer: datafile.WriterOptions{DictionaryColumns: map[string]bool{"s": true, "x": true}}},
+		{name: "partitioned", partCol: "p", parts: []*string{ptr("a"), ptr("b"), nil}},
+		{name: "Bloom columns", props: map[string]string{"skiplake.bloomFilter.columns": "id,s"},
+			writer: datafile.WriterOptions{BloomColumns: map[string]int64{"id": 4096, "s": 4096}}, bloom: []string{"id", "s"}},
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tt := smallTable(t, "", nil, 8, 1500)
-			objs := tt.objects(t)
-			latest, _ := tt.lg.LatestVersion(ctx)
-			err := tc.run(t, tt)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("error %v, want %v", err, tc.want)
+			tt := newTestTable(t, tc.partCol, tc.props)
+			tt.writerOpts = tc.writer
+			tt.appendFiles(t, tt.recs(12, 2000), tc.parts)
+			before := tt.rows(t)
+			inputs := map[string]*log.Add{}
+			for _, a := range tt.snapshot(t).Files() {
+				inputs[a.Path] = a
 			}
-			if after := tt.objects(t); !slices.Equal(objs, after) {
-				t.Errorf("files left behind: before %v, after %v", objs, after)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			opts := Options{TargetFileSize: avgFileSize(t, tt) * 6, Parallelism: 2, Allocator: mem}
+			if len(tc.bloom) > 0 {
+				opts.BackfillBloom = true
 			}
-			if v, _ := tt.lg.LatestVersion(ctx); v != latest {
-				t.Errorf("committed version %d", v)
+			plan, m := runOptimize(t, tt, opts)
+			mem.AssertSize(t, 0)
+			// A bin of one file (one row group) is that row group copied whole.
+			single := 0
+			for _, pp := range plan.Partitions {
+				for _, b := range pp.Bins {
+					if len(b.Files) == 1 {
+						single++
+					}
+				}
+			}
+			if m.NumMergedBins != plan.NumBins-single || m.NumCopiedBins != single || m.NumReencodedBins != 0 || m.NumMergedBins == 0 ||
+				m.NumMergedBytes+m.NumCopiedBytes != plan.NumBytes {
+				t.Fatalf("metrics %+v: want all %d bins (%d bytes) merged but the %d of one file", m, plan.NumBins, plan.NumBytes, single)
+			}
+			if after := tt.rows(t); !slices.Equal(before, after) {
+				t.Fatalf("O1 violated: %d rows before, %d after", len(before), len(after))
+			}
+			tt.checkStats(t)
+			checkCommitInfo(t, tt, CurveNone, m)
+			added := map[string]*log.Add{}
+			for _, a := range tt.snapshot(t).Files() {
+				if inputs[a.Path] == nil {
+					added[a.Path] = a
+				}
+			}
+			for _, pp := range plan.Partitions {
+				for _, b := range pp.Bins {
+					if len(b.Files) < 2 {
+						continue
+					}
+					var want []string
+					groups := 0
+					for _, f := range b.Files {
+						want = append(want, fileRows(t, tt, inputs[f.Path])...)
+						groups += rowGroups(t, tt, inputs[f.Path])
+					}
+					found := false
+					for _, a := range added {
+						if slices.Equal(fileRows(t, tt, a), want) {
+							found = true
+							if n := rowGroups(t, tt, a); n >= groups {
+								t.Errorf("%s: %d row groups, its inputs %d: nothing merged", a.Path, n, groups)
+							}
+						}
+					}
+					if !found {
+						t.Fatalf("no added file holds the rows of bin %v in order", b.Files)
+					}
+				}
+			}
+			if len(tc.bloom) > 0 {
+				indexes := checkBloomCoverage(t, tt, tc.bloom)
+				checkIndexCoversCommit(t, tt, indexes, tc.bloom)
+				for _, a := range added {
+					checkNativeFilters(t, tt, a, tc.bloom)
+				}
 			}
 		})
 	}

@@ -98,8 +98,20 @@ func damagedTable(t *testing.T, dir string) string {
 	files, err := filepath.Glob(filepath.Join(tbl, "*.parquet"))
 	require.NoError(t, err)
 	require.Len(t, files, 2)
+	// Damage the larger file, so that the error (which names its size) is the
+	// same whichever name each file got.
+	if a, b := fileSize(t, files[0]), fileSize(t, files[1]); b > a {
+		files[0] = files[1]
+	}
 	require.NoError(t, os.WriteFile(files[0], []byte("not a Parquet file"), 0o644))
 	return tbl
+}
+
+func fileSize(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	return fi.Size()
 }
 
 // TestGoldenOutputs compares each command's exit status, stdout and stderr with its

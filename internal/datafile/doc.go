@@ -27,7 +27,10 @@
 //     Output's layout, copying their column chunks byte for byte and writing only
 //     a new footer (stitch.go: the byte layout, the rules a source must meet, each
 //     named by a [StitchRule]); compaction uses it to skip the decode and the zstd
-//     re-encode when the inputs' row groups are already what the Writer writes.
+//     re-encode when the inputs' row groups are already what the Writer writes;
+//     with MergeRowGroups it merges small row groups into row groups of the target
+//     size, copying the data pages of the columns without a dictionary and
+//     re-encoding only the others (merge.go).
 //   - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
 //     compressed size so that a file has several, small data pages, a page index,
 //     optional split-block Bloom filters, dictionary encoding chosen per column from
@@ -108,6 +111,23 @@
 //     source that breaks a rule or is damaged leaves nothing stored (D9). Its
 //     statistics are the merge of the sources' log statistics (stats.MergeJSON),
 //     never the footers'.
+//   - D12 (merged files) A file [Output.Stitch] publishes with
+//     StitchOptions.MergeRowGroups holds exactly the sources' rows, in source order
+//     then row-group order. Each row group is either one source row group of at
+//     least MinRowGroupBytes copied as D11 copies it, or consecutive smaller source
+//     row groups merged into one of at most the Spec's RowGroupBytes compressed
+//     bytes (a merge whose re-encoded columns would exceed it is split). In a
+//     merged row group, a column that has no dictionary in any of those sources
+//     and is not a Bloom column is the sources' data pages byte for byte, one
+//     source after the other; every other column is re-encoded by this package's
+//     Writer with the Output's settings, under the output's Parquet schema
+//     elements (checked). Every chunk's footer statistics (merged with arrow-go's
+//     typed order of the column: exact where the sources' are; null counts summed;
+//     no distinct count), column index (the pages' entries) and offset index (the
+//     pages' shifted locations and first rows) describe exactly its pages, and
+//     every footer offset points at the written bytes; the footer is validated
+//     before the file is published, nothing is left on failure (D9), and the
+//     statistics are the merge of the sources' log statistics, as in D11.
 //
 // A Parquet file that is not a table's data file — a user's input to append or MERGE —
 // is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the

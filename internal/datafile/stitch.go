@@ -126,8 +126,9 @@ type StitchSource struct {
 type StitchOptions struct {
 	// MinRowGroupBytes is the smallest row group (compressed bytes of its column
 	// chunks) a source may have; default DefaultStitchMinRowGroupBytes of the
-	// Spec's RowGroupBytes. Smaller row groups are not worth keeping: re-encoding
-	// merges them.
+	// Spec's RowGroupBytes. Smaller row groups are not worth keeping: they are
+	// refused (RuleRowGroupSize), for the caller to re-encode, or merged
+	// (MergeRowGroups).
 	MinRowGroupBytes int64
 	// BufferBytes is the copy buffer; default 1 MiB. Memory does not grow with the
 	// file: the bytes stream from source to destination through it.
@@ -135,6 +136,27 @@ type StitchOptions struct {
 	// Progress, if set, is called after the row groups of sources[i] are copied,
 	// from the calling goroutine.
 	Progress func(i int)
+	// MergeRowGroups merges the row groups smaller than MinRowGroupBytes instead of
+	// refusing them (RuleRowGroupSize): consecutive small row groups become one row
+	// group of at most the Spec's RowGroupBytes, whose columns without a dictionary
+	// are copied page by page and whose other columns (dictionary-encoded in some
+	// source, or Bloom columns) are re-encoded (merge.go, invariant D12). Row groups
+	// of at least MinRowGroupBytes are still copied whole.
+	MergeRowGroups bool
+}
+
+// StitchResult is what Output.Stitch wrote.
+type StitchResult struct {
+	// Add is the new file's add action.
+	Add *log.Add
+	// RowGroups counts the file's row groups; MergedRowGroups those of them made
+	// of several source row groups (StitchOptions.MergeRowGroups), the others
+	// being source row groups copied whole.
+	RowGroups, MergedRowGroups int
+	// CopiedChunks counts the column chunks whose pages are the sources' bytes
+	// (whole chunks, or a merged row group's columns copied page by page);
+	// ReencodedChunks the merged row groups' column chunks that were re-encoded.
+	CopiedChunks, ReencodedChunks int
 }
 
 // DefaultStitchMinRowGroupBytes is the default StitchOptions.MinRowGroupBytes for a
@@ -156,6 +178,7 @@ type stitchProbe struct {
 	kv     map[string]string
 	cols   [][]string // statistics columns
 	bounds [][]string // those of them that get min/max
+	footer []byte     // the empty file's serialized FileMetaData
 	err    error
 }
 
@@ -183,6 +206,9 @@ func (o *Output) probe() *stitchProbe {
 		}
 		p.md = r.Metadata()
 		_ = r.Close()
+		b := buf.Bytes()
+		n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+		p.footer = bytes.Clone(b[len(b)-8-n : len(b)-8])
 		p.kv = kvMap(p.md.KeyValueMetadata())
 		coll, err := stats.NewCollector(o.file, nil, o.spec.Stats)
 		if err != nil {
@@ -215,10 +241,11 @@ type chunkCopy struct {
 
 // stitchInput is one checked source.
 type stitchInput struct {
-	src    StitchSource
-	md     *metadata.FileMetaData
-	chunks [][]chunkCopy // [row group][column]
-	bloom  bool          // some chunk has a Bloom filter
+	src     StitchSource
+	md      *metadata.FileMetaData
+	chunks  [][]chunkCopy // [row group][column]
+	rgBytes []int64       // compressed bytes of each row group's chunks
+	bloom   bool          // some chunk has a Bloom filter
 }
 
 // Stitch writes one data file at place holding exactly the rows of sources, in
@@ -250,8 +277,13 @@ type stitchInput struct {
 // held in memory until the footer is written (a few bytes per page), as a Writer
 // holds its own; the data streams through StitchOptions.BufferBytes.
 //
+// With StitchOptions.MergeRowGroups, row groups smaller than MinRowGroupBytes are
+// not refused but merged into row groups of at most the Spec's RowGroupBytes
+// (merge.go: columns without a dictionary copied page by page, the others
+// re-encoded; invariant D12); the other rules stay.
+//
 // On any error (ctx cancelled, a failed read or write) nothing is left in storage.
-func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []StitchSource, opts StitchOptions) (*log.Add, error) {
+func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []StitchSource, opts StitchOptions) (*StitchResult, error) {
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("%w: Stitch without sources", ErrInvalidArgument)
 	}
@@ -279,6 +311,12 @@ func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []Stitch
 		inputs[i], files[i] = in, src.Stats
 		groups += len(in.chunks)
 	}
+	var plan [][]rgRef
+	merging := false
+	if opts.MergeRowGroups {
+		plan, merging = planMerge(inputs, opts.MinRowGroupBytes, o.spec.RowGroupBytes)
+		groups = len(plan)
+	}
 	if groups > 1<<15-1 {
 		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleLayout,
 			Detail: fmt.Sprintf("%d row groups in all, more than a Parquet ordinal numbers", groups)}
@@ -296,7 +334,19 @@ func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []Stitch
 	if err != nil {
 		return nil, fmt.Errorf("datafile: creating data file %s: %w", rel, err)
 	}
-	size, rows, err := o.writeStitched(ctx, obj, inputs, sum, opts)
+	res := &StitchResult{}
+	var size, rows int64
+	if merging {
+		size, rows, err = o.writeMerged(ctx, obj, inputs, plan, sum, pr, opts, res)
+	} else {
+		size, rows, err = o.writeStitched(ctx, obj, inputs, sum, opts)
+		res.RowGroups = groups
+		for _, in := range inputs {
+			for _, ch := range in.chunks {
+				res.CopiedChunks += len(ch)
+			}
+		}
+	}
 	var filters []bloom.Entry
 	if err == nil {
 		filters, err = sum.Filters(logPath)
@@ -319,7 +369,8 @@ func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []Stitch
 	o.closedBytes += size
 	o.closedRows += rows
 	o.mu.Unlock()
-	return add, nil
+	res.Add = add
+	return res, nil
 }
 
 // checkSource opens and validates one source and checks the rules of Stitch.
@@ -330,7 +381,7 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 	bad := func(format string, args ...any) error {
 		return &CorruptError{File: src.Path, Err: fmt.Errorf(format, args...)}
 	}
-	if src.Size > 0 && src.Size < opts.MinRowGroupBytes {
+	if !opts.MergeRowGroups && src.Size > 0 && src.Size < opts.MinRowGroupBytes {
 		// Its row groups are smaller still: refused without a read (the common case
 		// of many small files costs no extra request per file).
 		return nil, no(RuleRowGroupSize, "the file holds %d bytes, less than %d", src.Size, opts.MinRowGroupBytes)
@@ -380,7 +431,7 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 			_, bloomLeaf[c] = o.opts.BloomColumns[path[0]]
 		}
 	}
-	in := &stitchInput{src: src, md: md, chunks: make([][]chunkCopy, md.NumRowGroups())}
+	in := &stitchInput{src: src, md: md, chunks: make([][]chunkCopy, md.NumRowGroups()), rgBytes: make([]int64, md.NumRowGroups())}
 	idx, err := prefetchIndexes(f, md)
 	if err != nil {
 		return nil, named(err, src.Path)
@@ -446,7 +497,8 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 			in.chunks[rg][c] = chunkCopy{start: start, length: length, columnIndex: ci, offsetIndex: locs}
 			rgBytes += length
 		}
-		if rgBytes < opts.MinRowGroupBytes {
+		in.rgBytes[rg] = rgBytes
+		if !opts.MergeRowGroups && rgBytes < opts.MinRowGroupBytes {
 			return nil, no(RuleRowGroupSize, "row group %d holds %d bytes, less than %d", rg, rgBytes, opts.MinRowGroupBytes)
 		}
 	}
@@ -641,7 +693,7 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 			if err := cp.flush(); err != nil {
 				return fmt.Errorf("datafile: stitching %s: %w", in.src.Path, err)
 			}
-			return o.addBloomColumns(ctx, f, in, sum)
+			return o.addBloomColumns(ctx, f, in, nil, sum)
 		})
 		if err != nil {
 			return 0, 0, err
@@ -745,16 +797,24 @@ func stitchedFooter(inputs []*stitchInput, rows, at int64) ([]byte, error) {
 	for _, in := range inputs[1:] {
 		all = append(all, in.md.RowGroups...)
 	}
-	base.RowGroups, base.NumRows = all, rows
+	base.RowGroups = all
+	return footerBytes(base, rows, at)
+}
+
+// footerBytes serializes md, with rows rows, as the footer of a file whose footer
+// starts at at, and validates it as D10 validates a source's: parsed back,
+// every offset inside the file, rows adding up.
+func footerBytes(md *metadata.FileMetaData, rows, at int64) ([]byte, error) {
+	md.NumRows = rows
 	var buf bytes.Buffer
-	if _, err := base.WriteTo(&buf, nil); err != nil {
+	if _, err := md.WriteTo(&buf, nil); err != nil {
 		return nil, fmt.Errorf("datafile: stitching: footer: %w", err)
 	}
 	back, err := parseFooter(buf.Bytes())
 	if err == nil {
 		_, _, err = validateFooter(back, at+int64(buf.Len())+8)
 	}
-	if err == nil && (back.NumRows != rows || back.NumRowGroups() != len(all)) {
+	if err == nil && (back.NumRows != rows || back.NumRowGroups() != len(md.RowGroups)) {
 		err = corruptf("footer reads back as %d rows in %d row groups", back.NumRows, back.NumRowGroups())
 	}
 	if err != nil {
@@ -831,8 +891,8 @@ func copyRange(w io.Writer, f io.ReaderAt, off, n int64, buf []byte) error {
 }
 
 // addBloomColumns feeds the index Bloom filters with the Bloom columns of one
-// source (only those columns are decoded).
-func (o *Output) addBloomColumns(ctx context.Context, f storage.File, in *stitchInput, sum *Summary) error {
+// source's row groups (nil: all; only those columns are decoded).
+func (o *Output) addBloomColumns(ctx context.Context, f storage.File, in *stitchInput, rowGroups []int, sum *Summary) error {
 	if len(o.bloom) == 0 {
 		return nil
 	}
@@ -846,7 +906,7 @@ func (o *Output) addBloomColumns(ctx context.Context, f storage.File, in *stitch
 		return err
 	}
 	defer r.Close()
-	return r.Read(ctx, want, nil, func(rec arrow.RecordBatch, _ int64) error {
+	return r.Read(ctx, want, rowGroups, func(rec arrow.RecordBatch, _ int64) error {
 		for i, b := range sum.builders {
 			if err := b.AddArray(rec.Column(i)); err != nil {
 				return fmt.Errorf("datafile: Bloom filter on %q: %w", o.bloom[i].phys, err)

@@ -122,9 +122,11 @@ func TestStitchCopiesRowGroupsUnchanged(t *testing.T) {
 			out, err := NewOutput(store, spec)
 			require.NoError(t, err)
 			var progress []int
-			add, err := out.Stitch(bg, FileOptions{Dir: "p=1", Tags: map[string]string{"k": "v"}}, fx.sources,
+			res, err := out.Stitch(bg, FileOptions{Dir: "p=1", Tags: map[string]string{"k": "v"}}, fx.sources,
 				StitchOptions{MinRowGroupBytes: 1, BufferBytes: 4096, Progress: func(i int) { progress = append(progress, i) }})
 			require.NoError(t, err)
+			add := res.Add
+			require.Zero(t, res.MergedRowGroups)
 			require.Equal(t, "v", add.Tags["k"])
 			require.False(t, add.DataChange)
 			require.True(t, strings.HasPrefix(add.Path, "p=1/part-"))
@@ -270,6 +272,8 @@ func arrowValue(arr arrow.Array, i int) value.Value {
 		return value.Int64(a.Value(i))
 	case *array.String:
 		return value.String(a.Value(i))
+	case *array.Float64:
+		return value.Float64(a.Value(i))
 	}
 	panic(fmt.Sprintf("arrowValue: %T", arr))
 }
@@ -587,11 +591,11 @@ func TestStitchDamagedFooterFailsCleanly(t *testing.T) {
 		require.NoError(t, err)
 		s := src
 		s.Size = 0
-		add, err := out.Stitch(bg, FileOptions{}, []StitchSource{s}, StitchOptions{MinRowGroupBytes: 1})
+		res, err := out.Stitch(bg, FileOptions{}, []StitchSource{s}, StitchOptions{MinRowGroupBytes: 1})
 		switch {
 		case err == nil:
 			outcomes["stitched"]++
-			p, _ := add.DecodedPath()
+			p, _ := res.Add.DecodedPath()
 			data, gerr := st.Get(bg, p)
 			require.NoError(t, gerr)
 			r, oerr := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{})
@@ -696,7 +700,7 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 			}
 			out, err := NewOutput(store, specOf(tc.target))
 			require.NoError(t, err)
-			add, err := out.Stitch(bg, FileOptions{}, sources, StitchOptions{MinRowGroupBytes: 1})
+			res, err := out.Stitch(bg, FileOptions{}, sources, StitchOptions{MinRowGroupBytes: 1})
 			if tc.rule != "" {
 				var ne *NotStitchableError
 				require.ErrorAs(t, err, &ne)
@@ -704,6 +708,7 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			add := res.Add
 			p, _ := add.DecodedPath()
 			data, err := store.Get(bg, p)
 			require.NoError(t, err)

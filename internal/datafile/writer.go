@@ -148,6 +148,9 @@ type WriterOptions struct {
 
 	// serial forces pqarrow's encoder (tests compare the two encoders).
 	serial bool
+	// dataPageV2 writes data pages v2 (tests of page copying: the Writer itself
+	// writes v1).
+	dataPageV2 bool
 	// sizes, when set, is shared by the files of one Output (see sizeModel).
 	sizes *sizeModel
 }
@@ -235,6 +238,9 @@ func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterPropertie
 	}
 	if o.StoreDecimalAsInteger {
 		props = append(props, parquet.WithStoreDecimalAsInteger(true))
+	}
+	if o.dataPageV2 {
+		props = append(props, parquet.WithDataPageVersion(parquet.DataPageV2))
 	}
 	if o.Dictionary == DictionaryNone {
 		props = append(props, parquet.WithDictionaryDefault(false))
