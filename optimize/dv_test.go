@@ -32,33 +32,7 @@ func TestDeletionVectorsAreApplied(t *testing.T) {
 					victimRows = append(victimRows, rec.Column(0).ValueStr(i))
 				}
 			})
-			bm := roaring64.New()
-			for _, r := range []uint64{0, 7, 100, 499} {
-				bm.Add(r)
-			}
-			file, d, err := dv.EncodeFile(bm, uuid.New(), "dv")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, err := d.RelativePath("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tt.store.PutIfAbsent(ctx, rel, file); err != nil {
-				t.Fatal(err)
-			}
-			withDV := *victim
-			off := d.Offset
-			withDV.DeletionVector = &log.DeletionVectorDescriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
-				Offset: &off, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-			withDV.DataChange = true
-			now := time.Now().UnixMilli()
-			txn := snap.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
-			txn.Remove(&log.Remove{Path: victim.Path, DeletionTimestamp: &now, DataChange: true})
-			txn.Add(&withDV)
-			if _, err := txn.Commit(ctx, log.CommitInfo{Operation: "DELETE"}); err != nil {
-				t.Fatal(err)
-			}
+			rel := deleteRows(t, tt, victim, 0, 7, 100, 499)
 			before := tt.allRows(t)
 			var cluster []string
 			if curve != CurveNone {
@@ -93,4 +67,39 @@ func TestDeletionVectorsAreApplied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deleteRows deletes rows (positions in the file) of victim, a file of tt's latest
+// snapshot, with a deletion vector: one DELETE commit re-adding the file with it. It
+// returns the deletion vector file's path.
+func deleteRows(t *testing.T, tt *testTable, victim *log.Add, rows ...uint64) string {
+	t.Helper()
+	ctx := context.Background()
+	snap := tt.snapshot(t)
+	bm := roaring64.New()
+	bm.AddMany(rows)
+	file, d, err := dv.EncodeFile(bm, uuid.New(), "dv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := d.RelativePath("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tt.store.PutIfAbsent(ctx, rel, file); err != nil {
+		t.Fatal(err)
+	}
+	withDV := *victim
+	off := d.Offset
+	withDV.DeletionVector = &log.DeletionVectorDescriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
+		Offset: &off, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+	withDV.DataChange = true
+	now := time.Now().UnixMilli()
+	txn := snap.NewTransaction(logTxn())
+	txn.Remove(&log.Remove{Path: victim.Path, DeletionTimestamp: &now, DataChange: true})
+	txn.Add(&withDV)
+	if _, err := txn.Commit(ctx, log.CommitInfo{Operation: "DELETE"}); err != nil {
+		t.Fatal(err)
+	}
+	return rel
 }

@@ -9,13 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/google/uuid"
 
 	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
 )
 
@@ -206,33 +203,7 @@ func TestCompactionReencodesWhenCopyingIsNotPossible(t *testing.T) {
 
 // addDeletionVector deletes three rows of the first file with a deletion vector.
 func addDeletionVector(t *testing.T, tt *testTable) {
-	ctx := context.Background()
-	snap := tt.snapshot(t)
-	victim := snap.Files()[0]
-	bm := roaring64.New()
-	bm.AddMany([]uint64{0, 5, 9})
-	file, d, err := dv.EncodeFile(bm, uuid.New(), "dv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := d.RelativePath("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tt.store.PutIfAbsent(ctx, rel, file); err != nil {
-		t.Fatal(err)
-	}
-	withDV := *victim
-	off := d.Offset
-	withDV.DeletionVector = &log.DeletionVectorDescriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
-		Offset: &off, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-	now := time.Now().UnixMilli()
-	txn := snap.NewTransaction(logTxn())
-	txn.Remove(&log.Remove{Path: victim.Path, DeletionTimestamp: &now, DataChange: true})
-	txn.Add(&withDV)
-	if _, err := txn.Commit(ctx, log.CommitInfo{Operation: "DELETE"}); err != nil {
-		t.Fatal(err)
-	}
+	deleteRows(t, tt, tt.snapshot(t).Files()[0], 0, 5, 9)
 }
 
 // dropStats re-adds every file without statistics.
