@@ -336,6 +336,7 @@ func TestBuildErrors(t *testing.T) {
 		{"negative oversize", Options{Leaves: 2, Oversize: -0.1}, w, ErrInvalidOptions},
 		{"unfiltered above 0.9", Options{Leaves: 2, Unfiltered: 1}, w, ErrInvalidOptions},
 		{"bad robustness", Options{Leaves: 2, Robustness: 1}, w, ErrInvalidOptions},
+		{"fit above 1", Options{Leaves: 2, Fit: 1.5}, w, ErrInvalidOptions},
 		{"unknown column", Options{Leaves: 2, Columns: []string{"nope"}}, w, ErrInvalidOptions},
 		{"filter on unknown column", Options{Leaves: 2}, mustWorkload(t, "zz > 1"), workload.ErrBind},
 		{"no cuttable column", Options{Leaves: 2}, mustWorkload(t, "TRUE"), ErrNoColumns},
