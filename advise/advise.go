@@ -160,6 +160,9 @@ type Candidate struct {
 	Command string `json:"command,omitempty"`
 
 	boxes [][4]float64 // simulated files' boxes on the first two columns, in quantile space
+	// namedColumns: a workload tree's command names its columns
+	// (--workload-columns); otherwise OPTIMIZE picks the same ones itself.
+	namedColumns bool
 }
 
 // Simulate ranks candidate layouts for sample, taken as the whole table: every
@@ -178,6 +181,30 @@ func Simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 	}
 	rep.finish(nil)
 	return rep, nil
+}
+
+// optimizeTreeColumns returns the columns `optimize --layout workload
+// --workload-columns named` cuts (optimize's tree columns): named, then the
+// other columns the workload filters on, by weight, that are data columns of
+// the table (not partition columns) a tree can cut.
+func optimizeTreeColumns(sch *arrow.Schema, w *workload.Workload, partCols, named []string) []string {
+	var out []string
+	add := func(name string) {
+		i := fieldIndex(sch, name)
+		if i < 0 || !qdtree.Cuttable(sch.Field(i).Type) ||
+			slices.ContainsFunc(partCols, func(p string) bool { return strings.EqualFold(p, name) }) ||
+			slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, name) }) {
+			return
+		}
+		out = append(out, sch.Field(i).Name)
+	}
+	for _, c := range named {
+		add(c)
+	}
+	for _, cu := range w.Columns() {
+		add(cu.Column)
+	}
+	return out
 }
 
 // candidateColumns resolves the columns candidates cluster on.
@@ -308,12 +335,13 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		if sp.kind == KindWorkload {
 			c.Name, c.Columns = sp.name, cols
 			var tr *qdtree.Tree
-			// The plain tree cuts only the columns the workload filters on; the
-			// robust one every candidate column, with generic queries blended in.
-			treeCols := cols
-			if sp.rob == 0 {
-				treeCols = nil
-			}
+			// Both trees cut the columns `optimize --layout workload` would
+			// with the candidate's command: the candidate columns, then the
+			// workload's other columns (optimize's tree columns); columns the
+			// workload never filters get the tree's reserved cuts
+			// (qdtree.Options.Unfiltered), the robust tree also generic queries.
+			treeCols := optimizeTreeColumns(sample.Schema(), w, partCols, cols)
+			c.namedColumns = sp.rob > 0 || !slices.Equal(treeCols, optimizeTreeColumns(sample.Schema(), w, partCols, nil))
 			l, tr, err = s.treeLayout(ctx, treeCols, sp.rob, rep.SimulatedFiles, opts.Seed)
 			if err != nil {
 				return nil, err
@@ -401,7 +429,10 @@ func command(c Candidate, opts Options) string {
 	case KindWorkload:
 		cmd := base + "--layout workload --queries " + quote(q)
 		if c.Robustness > 0 {
-			cmd += fmt.Sprintf(" --robustness %g --workload-columns %s", c.Robustness, cols)
+			cmd += fmt.Sprintf(" --robustness %g", c.Robustness)
+		}
+		if c.namedColumns {
+			cmd += " --workload-columns " + cols
 		}
 		return cmd + " --full"
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 	"github.com/skiplake/skiplake/workload"
@@ -345,4 +346,57 @@ func candidatePct(t *testing.T, r *Report, name string) float64 {
 	}
 	t.Fatalf("no candidate %s", name)
 	return 0
+}
+
+// TestWorkloadTreeCutsAsOptimize checks that the plain workload candidate is
+// the tree `optimize --layout workload` builds with the candidate's command:
+// candidate columns the workload never filters (b) are named with
+// --workload-columns and get the tree's reserved cuts, and the tree is the one
+// qdtree.Build makes with those columns, as OPTIMIZE calls it.
+func TestWorkloadTreeCutsAsOptimize(t *testing.T) {
+	rec := testRows(20_000, 5)
+	defer rec.Release()
+	w := &workload.Workload{}
+	for i := range 40 {
+		q, _ := workload.NewQuery(fmt.Sprintf("a >= %d AND a < %d", i*2_400, i*2_400+1_500), 1)
+		w.Queries = append(w.Queries, q)
+	}
+	rep, err := Simulate(context.Background(), rec, w, Options{Files: 64, Columns: []string{"a", "b"}, Table: "T", Queries: "q.sql", NoCrossValidation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain *Candidate
+	for i := range rep.Candidates {
+		if rep.Candidates[i].Name == "workload" {
+			plain = &rep.Candidates[i]
+		}
+	}
+	if plain == nil {
+		t.Fatal("no workload candidate")
+	}
+	if got := strings.Join(plain.Columns, ","); got != "a,b" {
+		t.Errorf("plain tree cuts %s, want a,b", got)
+	}
+	if want := "skiplake optimize T --layout workload --queries q.sql --workload-columns a,b --full"; plain.Command != want {
+		t.Errorf("command %q, want %q", plain.Command, want)
+	}
+	tr := rep.Trees["workload"]
+	onB := 0
+	for _, nd := range tr.Nodes {
+		if strings.HasPrefix(nd.Cut, "b ") {
+			onB++
+		}
+	}
+	if onB == 0 {
+		t.Error("no reserved cut on b")
+	}
+	want, err := qdtree.Build(context.Background(), rec, w, qdtree.Options{Leaves: rep.SimulatedFiles, Columns: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := tr.Encode()
+	exp, _ := want.Encode()
+	if !bytes.Equal(got, exp) {
+		t.Error("the advisor's tree is not the one qdtree.Build makes with OPTIMIZE's columns")
+	}
 }

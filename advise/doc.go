@@ -6,7 +6,9 @@
 // Table draws a uniform sample of the rows (only the columns the workload
 // filters on, and partition columns), lays the sample out with every candidate
 // exactly as OPTIMIZE would (per partition, the curves' keys from
-// optimize.ClusterKeys cut into equal files, the trees from qdtree.Build), builds
+// optimize.ClusterKeys cut into equal files, the trees from qdtree.Build with
+// the columns `optimize --layout workload` cuts given the candidate's command:
+// its --workload-columns, then the workload's other columns), builds
 // Delta statistics for the simulated files, and plans every filter against them
 // with package skipping, as a scan does. The current layout is measured on the
 // table itself: each filter is planned against the real files. Per candidate the

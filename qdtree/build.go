@@ -43,6 +43,10 @@ const (
 	DefaultResolution = 16
 	// DefaultUnfiltered is the default of Options.Unfiltered.
 	DefaultUnfiltered = 0.2
+	// DefaultFit is the default of Options.Fit.
+	DefaultFit = 0.5
+	// DefaultGrids is the default of Options.Grids.
+	DefaultGrids = 3
 )
 
 // Options configures Build. Leaves is required; every other zero field takes its
@@ -92,6 +96,21 @@ type Options struct {
 	// stand for the distribution it was drawn from. Default DefaultAugment;
 	// negative: none.
 	Augment int
+	// Fit is the share of the weight of each one-box workload query (a
+	// conjunction of ranges) that goes to the fitted workload (model.go): the
+	// queries grouped by the columns they constrain, each column's range drawn
+	// independently from the ranges of the group, and ranges on continuous
+	// columns (bounds rarely repeated) taken at any position. A query whose
+	// ranges all lie on continuous columns gives it all of its weight. Default
+	// DefaultFit; at most 1; negative: none (the workload as given, synthetic
+	// copies included, and no grid candidates).
+	Fit float64
+	// Grids is how many nested grids (grid.go: per-column slab counts fitted
+	// to the fitted workload, cuts on the workload's bounds) are built besides
+	// the greedy tree; a grid replaces the greedy tree when it reads less under
+	// two-fold cross-validation over the workload's queries. Default
+	// DefaultGrids; negative: none.
+	Grids int
 	// Seed seeds the generic and synthetic queries; equal inputs and options give
 	// equal trees.
 	Seed uint64
@@ -131,6 +150,12 @@ func Cuttable(t arrow.DataType) bool {
 // cannot be cut at all (every row equal on every column) stays one leaf of
 // several files' worth (Node.Units > 1).
 //
+// The gain of a cut also counts the fitted workload (Options.Fit, model.go):
+// the expected rows its shapes skip. Then nested grids are built (Options.Grids,
+// grid.go) and one replaces the greedy tree when, built on either half of the
+// workload's queries, grids read less than greedy trees under the fitted
+// workload of the other half.
+//
 // The result has exactly Options.Leaves leaves' worth of units. ctx is checked
 // between nodes.
 func Build(ctx context.Context, sample arrow.RecordBatch, w *workload.Workload, opts Options) (*Tree, error) {
@@ -167,6 +192,18 @@ func Build(ctx context.Context, sample arrow.RecordBatch, w *workload.Workload, 
 	if opts.Unfiltered == 0 {
 		opts.Unfiltered = DefaultUnfiltered
 	}
+	if opts.Fit == 0 {
+		opts.Fit = DefaultFit
+	}
+	if opts.Fit > 1 {
+		return nil, fmt.Errorf("%w: Fit %v above 1", ErrInvalidOptions, opts.Fit)
+	}
+	if opts.Grids == 0 {
+		opts.Grids = DefaultGrids
+	}
+	if opts.Fit < 0 {
+		opts.Grids = -1
+	}
 	if opts.Unfiltered > 0.9 {
 		return nil, fmt.Errorf("%w: Unfiltered %v above 0.9", ErrInvalidOptions, opts.Unfiltered)
 	}
@@ -192,7 +229,77 @@ func Build(ctx context.Context, sample arrow.RecordBatch, w *workload.Workload, 
 	if err := b.build(ctx); err != nil {
 		return nil, err
 	}
+	if opts.Grids > 0 {
+		if err := b.tryGrids(ctx, opts.Grids); err != nil {
+			return nil, err
+		}
+	}
 	return b.tree(w), nil
+}
+
+// tryGrids builds the grid candidates (grid.go) and, when a grid beats the
+// greedy tree in b.nodes on held-out queries (two-fold cross-validation over
+// the workload's queries), keeps the grid that reads the fewest rows under the
+// fitted workload.
+func (b *builder) tryGrids(ctx context.Context, tries int) error {
+	cands := b.gridCandidates(tries)
+	if len(cands) == 0 || b.trainQ < gridMinQueries {
+		return nil
+	}
+	var greedyHeld, gridHeld float64
+	for fold := range 2 {
+		keep := make([]bool, len(b.all))
+		for i := range b.all {
+			keep[i] = i%2 != fold
+		}
+		f := b.fold(keep)
+		fc := f.gridCandidates(tries)
+		if len(fc) == 0 {
+			return nil
+		}
+		if err := f.build(ctx); err != nil {
+			return err
+		}
+		inv := make([]bool, len(keep))
+		for i := range keep {
+			inv[i] = !keep[i]
+		}
+		// Each tree is scored on the fitted workload of the other half: the
+		// held-out queries, standing for the distribution as the training
+		// ones do.
+		g := b.fold(inv)
+		score := func() float64 {
+			g.nodes, g.cuts = f.nodes, f.cuts
+			return g.modelCost()
+		}
+		greedyHeld += score()
+		if err := f.bestGrid(ctx, fc); err != nil {
+			return err
+		}
+		gridHeld += score()
+	}
+	if gridHeld >= greedyHeld*(1-1e-9) {
+		return nil
+	}
+	return b.bestGrid(ctx, cands)
+}
+
+// bestGrid builds the grids cands and leaves in b.nodes the one that reads the
+// fewest rows under the fitted workload.
+func (b *builder) bestGrid(ctx context.Context, cands [][]gridLevel) error {
+	var bestNodes []Node
+	var bestCuts []cutSpec
+	bestCost := math.Inf(1)
+	for _, lv := range cands {
+		if err := b.buildGrid(ctx, lv); err != nil {
+			return err
+		}
+		if c := b.modelCost(); c < bestCost {
+			bestNodes, bestCuts, bestCost = b.nodes, b.cuts, c
+		}
+	}
+	b.nodes, b.cuts = bestNodes, bestCuts
+	return nil
 }
 
 // chooseColumns resolves Options.Columns against the sample, or picks the
@@ -251,6 +358,57 @@ type builder struct {
 	// the number of cuts on them each root-to-leaf path gets (Options.Unfiltered).
 	unfiltered []int
 	quota      int
+	// train are the workload's queries with their weights as given; shapes
+	// the fitted workload (model.go) and cont its continuous columns.
+	train  []squery
+	shapes []shape
+	cont   []bool
+	// gridBounds are the fitted workload's bounds per column (grid.go).
+	gridBounds [][]uint32
+	// all are the workload's queries and generic the generic ones (weight
+	// set by setQueries); share, augmentPer and seed are the options that
+	// setQueries applies.
+	all        []squery
+	generic    []squery
+	share      float64
+	augmentPer int
+	seed       uint64
+}
+
+// setQueries makes the workload's queries for which keep is true (all when
+// keep is nil) the training queries: the fitted workload, the synthetic
+// copies and the generic queries (Robustness of their total weight) follow.
+func (b *builder) setQueries(keep []bool) {
+	b.queries, b.shapes = nil, nil
+	var total float64
+	for i, q := range b.all {
+		if keep == nil || keep[i] {
+			b.queries = append(b.queries, q)
+			total += q.weight
+		}
+	}
+	b.trainQ = len(b.queries)
+	b.train = slices.Clone(b.queries)
+	b.fitModel(b.share)
+	if b.augmentPer > 0 {
+		b.augment(b.augmentPer, rand.New(rand.NewPCG(b.seed, 0x61756774))) // "augt"
+	}
+	if len(b.generic) > 0 {
+		gw := b.robust / (1 - b.robust) * total / float64(len(b.generic))
+		for _, g := range b.generic {
+			g.weight = gw
+			b.queries = append(b.queries, g)
+		}
+	}
+}
+
+// fold returns a builder on the same sample and slot space for the queries
+// keep selects, without a tree.
+func (b *builder) fold(keep []bool) *builder {
+	f := *b
+	f.nodes, f.cuts, f.keys = nil, nil, nil
+	f.setQueries(keep)
+	return &f
 }
 
 // cutSpec is a cut in slot space: left holds the rows whose slot on col is < t.
@@ -354,19 +512,13 @@ func newBuilder(sample arrow.RecordBatch, cols []int, bound []*expr.Bound, w *wo
 		b.cum = append(b.cum, cum)
 	}
 	for i, bq := range bound {
-		q := sp.toQuery(bq.Root(), w.Queries[i].Weight)
-		b.queries = append(b.queries, q)
+		b.all = append(b.all, sp.toQuery(bq.Root(), w.Queries[i].Weight))
 	}
-	b.trainQ = len(b.queries)
-	if opts.Augment > 0 {
-		b.augment(opts.Augment, rand.New(rand.NewPCG(opts.Seed, 0x61756774))) // "augt"
+	for _, g := range generic {
+		b.generic = append(b.generic, sp.toQuery(g, 0))
 	}
-	if len(generic) > 0 {
-		gw := opts.Robustness / (1 - opts.Robustness) * w.TotalWeight() / float64(len(generic))
-		for _, g := range generic {
-			b.queries = append(b.queries, sp.toQuery(g, gw))
-		}
-	}
+	b.share, b.augmentPer, b.seed = opts.Fit, opts.Augment, opts.Seed
+	b.setQueries(nil)
 	return b, nil
 }
 
@@ -614,6 +766,10 @@ func (b *builder) bestCut(w nodeWork) (cutSpec, int, bool) {
 	n := len(w.rows)
 	var best cutSpec
 	bestK1, bestGain, bestBal := 0, 0.0, math.Inf(1)
+	var shapes []nodeShape
+	if len(b.shapes) > 0 {
+		shapes = b.activeShapes(b.bbox(w.rows))
+	}
 	for c := range b.slots {
 		// Candidate thresholds: the ends of the active queries' intervals.
 		var ts []uint32
@@ -622,12 +778,30 @@ func (b *builder) bestCut(w nodeWork) (cutSpec, int, bool) {
 				ts = append(ts, bx[c].lo, bx[c].hi+1)
 			}
 		}
-		if len(ts) == 0 {
+		model := false
+		for _, ns := range shapes {
+			if i := slices.Index(ns.sh.cols, c); i >= 0 {
+				model = true
+				for _, r := range ns.marg[i] {
+					if !r.cont {
+						ts = append(ts, r.iv.lo, r.iv.hi+1)
+					}
+				}
+			}
+		}
+		if len(ts) == 0 && !(model && b.cont[c]) {
 			continue
+		}
+		ord, sl := b.sortBy(w.rows, c)
+		if model && b.cont[c] {
+			// A continuous column: cuts anywhere, at quantiles of the node.
+			m := min(max(modelCandidates, 4*w.k), n)
+			for j := 1; j < m; j++ {
+				ts = append(ts, sl[j*n/m])
+			}
 		}
 		slices.Sort(ts)
 		ts = slices.Compact(ts)
-		ord, sl := b.sortBy(w.rows, c)
 		type cand struct {
 			t    uint32
 			pos  int
@@ -687,6 +861,10 @@ func (b *builder) bestCut(w nodeWork) (cutSpec, int, bool) {
 		for _, cd := range cands {
 			nl, nr := float64(cd.pos), float64(n-cd.pos)
 			var gain float64
+			for i := range shapes {
+				ns := &shapes[i]
+				gain += ns.sh.weight * (float64(n)*ns.p - nl*b.prob(ns, cd.l) - nr*b.prob(ns, cd.r))
+			}
 			for _, qi := range w.active {
 				q := &b.queries[qi]
 				if !q.mightMatch(cd.l) {
@@ -892,7 +1070,7 @@ func (b *builder) readFraction(from, to int) float64 {
 	}
 	var read, total float64
 	for qi := from; qi < to; qi++ {
-		q := &b.queries[qi]
+		q := &b.train[qi]
 		for i, rows := range leafRows {
 			if len(rows) > 0 && q.mightMatch(boxes[i]) {
 				read += q.weight * float64(len(rows))

@@ -8,7 +8,15 @@
 //
 // Build takes a sample of the table's rows and a workload (package workload) and
 // returns a Tree with a given number of leaves, each holding about the same share
-// of rows (within Options.Tolerance). Options.Robustness blends generic box
+// of rows (within Options.Tolerance and Options.Oversize). Cuts are scored
+// against the workload's queries and against a workload fitted to them
+// (Options.Fit): the queries grouped by the columns they constrain, each
+// column's range drawn independently from the group's, ranges on continuous
+// columns at any position, so that a hundred training queries stand for the
+// distribution they were drawn from rather than for their exact bounds. Besides
+// the greedy tree, Build builds nested grids whose per-column slab counts fit
+// the fitted workload (Options.Grids) and keeps a grid when it reads less under
+// two-fold cross-validation over the queries. Options.Robustness blends generic box
 // queries on the cut columns into the workload, so that queries the workload did
 // not show keep some skipping. Encode/Decode persist a Tree as JSON (cuts as
 // filter text, `l_shipdate < DATE '1995-03-01'`, and the training workload);
@@ -25,14 +33,16 @@
 //     row goes left at a node exactly when the node's cut (as filter text) is
 //     TRUE for it or its cut column is NULL.
 //   - Q2 (units) the leaves' units sum to Options.Leaves, and every leaf of one
-//     unit holds between (1-Tolerance) and (1+Tolerance) times its share of the
+//     unit holds between (1-Tolerance) and (1+Oversize) times its share of the
 //     sample's rows (a leaf whose rows are equal on every cut column may hold
-//     several units).
+//     several units), greedy tree or grid alike.
 //   - Q3 (sound prediction) the slot-space test a query uses to decide that a
 //     leaf cannot match is never wrong: each query is over-approximated (OR of at
 //     most 64 boxes, NOT IN / <> / NOT LIKE / column comparisons unconstrained),
 //     never under-approximated.
-//   - Q4 (determinism) equal samples, workloads and options give equal trees.
+//   - Q4 (determinism) equal samples, workloads and options give equal trees
+//     (the fitted workload, the grids and the cross-validation that picks
+//     between them draw on nothing else).
 //   - Q5 (decode) Decode accepts only trees in preorder with consistent children,
 //     leaf ordinals and cuts (and, for extended trees, unique keys and a
 //     lineage), so routing always terminates.

@@ -126,16 +126,53 @@ func leafByText(t *testing.T, tr *Tree, rec arrow.RecordBatch, row int) int {
 	return tr.Nodes[id].Leaf
 }
 
+// gridTree builds a nested grid of levels (named columns, slab counts) on
+// rec directly, as Build does when a grid wins.
+func gridTree(t *testing.T, rec arrow.RecordBatch, w *workload.Workload, opts Options, cols []string, levels []gridLevel) *Tree {
+	t.Helper()
+	opts.Tolerance, opts.Oversize, opts.Fit, opts.Augment = DefaultTolerance, DefaultOversize, DefaultFit, DefaultAugment
+	var idx []int
+	for _, c := range cols {
+		idx = append(idx, fieldIndex(rec.Schema(), c))
+	}
+	b, err := newBuilder(rec, idx, mustBind(t, w, rec.Schema()), w, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.buildGrid(context.Background(), levels); err != nil {
+		t.Fatal(err)
+	}
+	return b.tree(w)
+}
+
 func TestBuildPartitionsRowsExactly(t *testing.T) {
 	rec := mixedRows(20_000, 1)
 	defer rec.Release()
 	w := mustWorkload(t, mixedWorkload)
-	for _, rob := range []float64{0, 0.3} {
-		t.Run(fmt.Sprintf("robustness=%v", rob), func(t *testing.T) {
+	cols := []string{"id", "day", "name", "price", "score"}
+	for _, c := range []struct {
+		name string
+		rob  float64
+		fit  float64
+		grid []gridLevel // built directly: id, day, then name take the rest
+	}{
+		{name: "robustness=0"}, {name: "robustness=0.3", rob: 0.3}, {name: "fit=-1", fit: -1},
+		{name: "grid", grid: []gridLevel{{col: 0, m: 4}, {col: 1, m: 3}, {col: 2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			const leaves = 37
-			tr, err := Build(context.Background(), rec, w, Options{Leaves: leaves, Robustness: rob, Columns: []string{"id", "day", "name", "price", "score"}})
-			if err != nil {
-				t.Fatal(err)
+			opts := Options{Leaves: leaves, Robustness: c.rob, Fit: c.fit, Columns: cols}
+			var tr *Tree
+			if c.grid != nil {
+				tr = gridTree(t, rec, w, opts, cols, c.grid)
+			} else {
+				var err error
+				if tr, err = Build(context.Background(), rec, w, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.grid != nil && !strings.HasPrefix(tr.Nodes[0].Cut, "id ") {
+				t.Fatalf("grid root cuts %q, want a cut on id", tr.Nodes[0].Cut)
 			}
 			units := 0
 			for _, nd := range tr.Nodes {
@@ -299,6 +336,7 @@ func TestBuildErrors(t *testing.T) {
 		{"negative oversize", Options{Leaves: 2, Oversize: -0.1}, w, ErrInvalidOptions},
 		{"unfiltered above 0.9", Options{Leaves: 2, Unfiltered: 1}, w, ErrInvalidOptions},
 		{"bad robustness", Options{Leaves: 2, Robustness: 1}, w, ErrInvalidOptions},
+		{"fit above 1", Options{Leaves: 2, Fit: 1.5}, w, ErrInvalidOptions},
 		{"unknown column", Options{Leaves: 2, Columns: []string{"nope"}}, w, ErrInvalidOptions},
 		{"filter on unknown column", Options{Leaves: 2}, mustWorkload(t, "zz > 1"), workload.ErrBind},
 		{"no cuttable column", Options{Leaves: 2}, mustWorkload(t, "TRUE"), ErrNoColumns},

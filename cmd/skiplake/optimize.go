@@ -155,7 +155,10 @@ func writePlan(w io.Writer, p *table.OptimizePlan) {
 			case l.Action == "build":
 				fmt.Fprintf(w, "%-9s build a new tree from the workload over %d files\n", "  tree", l.NewFiles)
 			default:
-				fmt.Fprintf(w, "%-9s route %d new files through %s; %d waiting files move down, %d keep waiting\n", "  tree", l.NewFiles, l.Tree, l.PendingFiles, l.WaitingFiles)
+				// New files wait where they were appended until the subtree they
+				// are at home in has about doubled; then it is re-split.
+				fmt.Fprintf(w, "%-9s route through %s: re-split %d subtrees, rewriting %d new, %d waiting and %d laid-out files; %d new and %d waiting files stay where they were appended\n",
+					"  tree", l.Tree, l.Resplit, l.NewFiles, l.PendingFiles, l.ResplitFiles, l.NewWaiting, l.WaitingFiles)
 			}
 		}
 		if part.Drift != nil {
