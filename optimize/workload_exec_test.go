@@ -259,28 +259,48 @@ func TestWorkloadLayoutRoutesNewRows(t *testing.T) {
 	}
 }
 
-// TestWorkloadLayoutBoundedMemory rewrites the same bin with a budget that
-// holds one destination at a time: the same files (by node and rows) result.
+// TestWorkloadLayoutBoundedMemory rewrites the same bin with a budget that holds one
+// destination at a time and with one that holds them all, gathering the rows from
+// the batches as read and from their concatenation: the same files (by node, and
+// by their rows in order) result.
 func TestWorkloadLayoutBoundedMemory(t *testing.T) {
-	layout := func(budget int64) map[string]int {
+	layout := func(budget int64, chunked bool) map[string]string {
+		defer func(was bool) { gatherChunked = was }(gatherChunked)
+		gatherChunked = chunked
 		tt := smallTable(t, "", nil, 6, 2000)
 		w := gridWorkload(t, 30, 3)
 		runOptimize(t, tt, Options{TargetFileSize: avgFileSize(t, tt), Curve: CurveWorkload, Workload: w, MemoryBudget: budget})
-		out := map[string]int{}
+		out := map[string]string{}
 		for _, a := range tt.snapshot(t).Files() {
 			r, _ := fileTree(a)
-			n, _ := a.NumRecords()
-			out[strconv.Itoa(r.node)+"/"+strconv.FormatInt(n, 10)]++
+			var ids []string
+			tt.readRecords(t, a, func(rec arrow.RecordBatch) {
+				for i := range int(rec.NumRows()) {
+					ids = append(ids, rec.Column(0).ValueStr(i))
+				}
+			})
+			k := strconv.Itoa(r.node) + "/" + strconv.Itoa(len(ids))
+			if _, dup := out[k]; dup {
+				k += "/" + ids[0]
+			}
+			out[k] = strings.Join(ids, ",")
 		}
 		return out
 	}
-	big, small := layout(1<<30), layout(1)
-	if len(big) != len(small) {
-		t.Fatalf("budget changed the layout: %v vs %v", big, small)
-	}
-	for k, v := range big {
-		if small[k] != v {
-			t.Fatalf("budget changed the layout: %v vs %v", big, small)
+	want := layout(1<<30, true)
+	for _, tc := range []struct {
+		name    string
+		budget  int64
+		chunked bool
+	}{{"one destination at a time", 1, true}, {"concatenated", 1 << 30, false}, {"concatenated, one at a time", 1, false}} {
+		got := layout(tc.budget, tc.chunked)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d files, want %d", tc.name, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("%s: file %s differs", tc.name, k)
+			}
 		}
 	}
 }
