@@ -1047,33 +1047,18 @@ func (b *builder) valueCut(cs cutSpec) cut {
 // on the leaves (by the leaves' bounding boxes): the predicted fraction of data
 // read.
 func (b *builder) readFraction(from, to int) float64 {
-	leafRows := make([][]int32, 0)
-	var walk func(id int, rows []int32)
-	walk = func(id int, rows []int32) {
-		nd := &b.nodes[id]
-		if nd.Leaf >= 0 {
-			leafRows = append(leafRows, rows)
-			return
-		}
-		l, r := b.partition(rows, b.cuts[id])
-		walk(nd.Left, l)
-		walk(nd.Right, r)
-	}
-	all := make([]int32, b.n)
-	for i := range all {
-		all[i] = int32(i)
-	}
-	walk(0, all)
-	boxes := make([]box, len(leafRows))
-	for i, rows := range leafRows {
-		boxes[i] = b.bbox(rows)
-	}
+	var sizes []float64
+	var boxes []box
+	b.leafBoxes(func(n float64, bb box) {
+		sizes = append(sizes, n)
+		boxes = append(boxes, bb)
+	})
 	var read, total float64
 	for qi := from; qi < to; qi++ {
 		q := &b.train[qi]
-		for i, rows := range leafRows {
-			if len(rows) > 0 && q.mightMatch(boxes[i]) {
-				read += q.weight * float64(len(rows))
+		for i, n := range sizes {
+			if q.mightMatch(boxes[i]) {
+				read += q.weight * n
 			}
 		}
 		total += q.weight * float64(b.n)

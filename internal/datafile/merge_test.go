@@ -756,23 +756,7 @@ func TestStitchMergesColumnMappedFiles(t *testing.T) {
 	spec := Spec{Schema: logical, Mapping: log.ColumnMappingID, Delta: ds, Allocator: mem, RowGroupBytes: 16 << 10}
 	src, err := NewOutput(store, spec)
 	require.NoError(t, err)
-	parser := stats.NewParser(src.FileSchema(), stats.ParseOptions{})
-	var sources []StitchSource
-	var want []string
-	for i := range 2 {
-		rec := mappedBatch(t, mem, logical, 2000+500*i)
-		f, err := src.Create(bg, FileOptions{})
-		require.NoError(t, err)
-		require.NoError(t, f.Write(rec))
-		add, err := f.Close(bg)
-		require.NoError(t, err)
-		want = append(want, rowStrings(rec)...)
-		rec.Release()
-		st, err := parser.Parse(add.Stats)
-		require.NoError(t, err)
-		p, _ := add.DecodedPath()
-		sources = append(sources, StitchSource{Path: p, Size: add.Size, Stats: st})
-	}
+	sources, want := mappedSources(t, mem, logical, src)
 	spec.RowGroupBytes = 1 << 20
 	out, err := NewOutput(store, spec)
 	require.NoError(t, err)

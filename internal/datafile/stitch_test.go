@@ -681,23 +681,7 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 			store := storage.NewMemory()
 			src, err := NewOutput(store, specOf(tc.sources))
 			require.NoError(t, err)
-			parser := stats.NewParser(src.FileSchema(), stats.ParseOptions{})
-			var sources []StitchSource
-			var want []string
-			for i := range 2 {
-				rec := mappedBatch(t, mem, logical, 2000+500*i)
-				f, err := src.Create(bg, FileOptions{})
-				require.NoError(t, err)
-				require.NoError(t, f.Write(rec))
-				add, err := f.Close(bg)
-				require.NoError(t, err)
-				want = append(want, rowStrings(rec)...)
-				rec.Release()
-				st, err := parser.Parse(add.Stats)
-				require.NoError(t, err)
-				p, _ := add.DecodedPath()
-				sources = append(sources, StitchSource{Path: p, Size: add.Size, Stats: st})
-			}
+			sources, want := mappedSources(t, mem, logical, src)
 			out, err := NewOutput(store, specOf(tc.target))
 			require.NoError(t, err)
 			res, err := out.Stitch(bg, FileOptions{}, sources, StitchOptions{MinRowGroupBytes: 1})
@@ -715,11 +699,35 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 			read, err := log.ToArrow(ds, log.ArrowOptions{FieldIDs: tc.target == log.ColumnMappingID, MappingMetadata: true})
 			require.NoError(t, err)
 			require.Equal(t, want, readRows(t, data, read, nil))
-			got, err := parser.Parse(add.Stats)
+			got, err := stats.NewParser(src.FileSchema(), stats.ParseOptions{}).Parse(add.Stats)
 			require.NoError(t, err)
 			require.Equal(t, int64(len(want)), got.NumRecords)
 			require.NotNil(t, got.Column("col-c3", "col-d4"), "statistics keyed by physical names")
 			require.Equal(t, value.Int64(-2498), got.Column("col-c3", "col-d4").Min) // row 2499 has a null struct
 		})
 	}
+}
+
+// mappedSources writes two files of mappedBatch rows (2,000 and 2,500) through src
+// and returns them as stitch sources with their parsed statistics, and their rows.
+func mappedSources(t *testing.T, mem memory.Allocator, logical *arrow.Schema, src *Output) ([]StitchSource, []string) {
+	t.Helper()
+	parser := stats.NewParser(src.FileSchema(), stats.ParseOptions{})
+	var sources []StitchSource
+	var want []string
+	for i := range 2 {
+		rec := mappedBatch(t, mem, logical, 2000+500*i)
+		f, err := src.Create(bg, FileOptions{})
+		require.NoError(t, err)
+		require.NoError(t, f.Write(rec))
+		add, err := f.Close(bg)
+		require.NoError(t, err)
+		want = append(want, rowStrings(rec)...)
+		rec.Release()
+		st, err := parser.Parse(add.Stats)
+		require.NoError(t, err)
+		p, _ := add.DecodedPath()
+		sources = append(sources, StitchSource{Path: p, Size: add.Size, Stats: st})
+	}
+	return sources, want
 }
