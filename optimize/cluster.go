@@ -82,7 +82,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 	if err != nil {
 		return nil, err
 	}
-	w := &clusterWriter{e: e, it: it, o: o, res: res, rowsTotal: rows, roller: out.NewRoller(datafile.FileOptions{
+	place := datafile.FileOptions{
 		Dir: dirOf(dec), LogDir: dirOf(first.Path), PartitionValues: it.part.Values, Parallelism: o.Parallelism,
 		TargetFileSize: b.FileSize,
 		Tags: map[string]string{
@@ -90,7 +90,8 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 			TagCubeColumns: string(cols),
 			TagCubeCurve:   p.Curve.String(),
 			TagTargetSize:  strconv.FormatInt(p.opts.TargetFileSize, 10),
-		}})}
+		}}
+	w := &clusterWriter{e: e, it: it, o: o, res: res, rowsTotal: rows, out: out, place: place, roller: out.NewRoller(place)}
 	// The in-memory path holds the input, its concatenation and one take slice:
 	// about three times the estimate.
 	if 3*memEst <= o.MemoryBudget && rows < math.MaxUint32 {
@@ -105,7 +106,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 		w.roller.Abort()
 		return nil, err
 	}
-	res.adds = w.roller.Adds()
+	res.adds = append(w.roller.Adds(), w.planned...)
 	return res, nil
 }
 
@@ -284,7 +285,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 		ord := orderOf(pairs)
 		pairs = nil
 		w.pacer.add(ord.len() * 32) // the pairs and the sort's buffer, garbage now
-		return w.writeSorted(ctx, chunkedInput(p.dataSch, recs, shift), ord, nil, 0, w.it.bin.Bytes/2)
+		return w.writePlanned(ctx, chunkedInput(p.dataSch, recs, shift), ord, w.it.bin.Bytes/2)
 	}
 	all, err := concatRecords(ctx, p.dataSch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
@@ -303,7 +304,7 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	}
 	sortKeyed(ctx, pairs, tieBreak{cols: tb}, o.Parallelism)
 	releaseAll(tb)
-	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), nil, 0, w.it.bin.Bytes/2)
+	return w.writePlanned(ctx, batchInput(all), orderOf(pairs), w.it.bin.Bytes/2)
 }
 
 // gatherChunked lets the in-memory clustering gather from the batches as read (a
@@ -534,8 +535,11 @@ type clusterWriter struct {
 	it        workItem
 	o         Options
 	res       *binResult
+	out       *datafile.Output
+	place     datafile.FileOptions // of the bin's files
 	roller    *datafile.Roller
-	rowsTotal int64 // the bin's live rows
+	planned   []*log.Add // files writePlanned closed, in order (after the roller's)
+	rowsTotal int64      // the bin's live rows
 	pacer     *heapPacer
 }
 

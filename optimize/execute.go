@@ -269,12 +269,13 @@ func (e *executor) counts(p Progress) Progress {
 	return p
 }
 
-// runBatch rewrites a batch of bins. Compaction bins run concurrently, one worker
-// each, up to Parallelism. Small clustering bins (whose input fits in an equal share
-// of the memory budget) also run side by side, each with that share and one worker;
-// larger clustering bins run one after the other, each with the whole budget and
-// every worker. So a table of many small partitions uses every core, and a single
-// large partition does too.
+// runBatch rewrites a batch of bins. Compaction bins and small clustering bins
+// (whose input fits in 1/Parallelism of the memory budget) run side by side, up to
+// Parallelism at once, and share the workers and the budget among as many of them
+// as run together: a lone small bin gets every worker and the whole budget, two
+// bins on two cores one each. Larger clustering bins run one after the other, each
+// with the whole budget and every worker. So a table of many small partitions uses
+// every core, and a single partition, small or large, does too.
 func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile.Output) ([]*binResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -283,19 +284,22 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 	sem := make(chan struct{}, e.plan.opts.Parallelism)
 	var wg sync.WaitGroup
 	o := e.plan.opts
-	share := o
-	share.MemoryBudget = max(o.MemoryBudget/int64(o.Parallelism), 1)
-	share.Parallelism = 1
-	// Compaction bins run side by side; their files share the cores.
-	compacting := 0
+	// A bin is small when it fits 1/Parallelism of the budget, so that Parallelism
+	// of them fit together; those that run together share workers and budget.
+	smallBudget := max(o.MemoryBudget/int64(o.Parallelism), 1)
+	together := 0
 	for _, it := range items {
-		if it.bin.Kind != KindCluster {
-			compacting++
+		if it.bin.Kind != KindCluster || smallBin(it.bin, smallBudget) {
+			together++
 		}
 	}
-	compactPar := max(1, o.Parallelism/max(1, min(compacting, o.Parallelism)))
+	together = max(1, min(together, o.Parallelism))
+	share := o
+	share.MemoryBudget = max(o.MemoryBudget/int64(together), 1)
+	share.Parallelism = max(1, o.Parallelism/together)
+	compactPar := share.Parallelism
 	for i, it := range items {
-		if it.bin.Kind == KindCluster && !smallBin(it.bin, share.MemoryBudget) {
+		if it.bin.Kind == KindCluster && !smallBin(it.bin, smallBudget) {
 			continue // below, after the concurrent ones
 		}
 		select {
@@ -324,7 +328,7 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 	}
 	wg.Wait()
 	for i, it := range items {
-		if it.bin.Kind != KindCluster || smallBin(it.bin, share.MemoryBudget) || ctx.Err() != nil {
+		if it.bin.Kind != KindCluster || smallBin(it.bin, smallBudget) || ctx.Err() != nil {
 			continue
 		}
 		results[i], errs[i] = e.cluster(ctx, it, o, out)

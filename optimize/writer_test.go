@@ -7,12 +7,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
 )
 
@@ -152,4 +154,75 @@ func TestSortKeyedMatchesComparisonSort(t *testing.T) {
 			col.Release()
 		}
 	}
+}
+
+// A bin clustered in memory writes its files several at once from cuts planned by a
+// size probe (writePlanned): the files — their rows in order, sizes and statistics —
+// are the same at every Parallelism, every file but the last is within 10% of the
+// target, and the rows are those of the input (O1).
+func TestPlannedWriteIsTheSameAtEveryParallelism(t *testing.T) {
+	for _, c := range []Curve{CurveZOrder, CurveHilbert} {
+		t.Run(c.String(), func(t *testing.T) {
+			var want []string
+			var rows []string
+			for _, par := range []int{1, 2, 4} {
+				tt := smallTable(t, "", nil, 16, 6000)
+				if rows == nil {
+					rows = tt.rows(t)
+				}
+				var total int64
+				for _, a := range tt.snapshot(t).Files() {
+					total += a.Size
+				}
+				target := total / 5
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				before := plannedWrites.Load()
+				_, m := runOptimize(t, tt, Options{Curve: c, ClusterBy: []string{"x", "y"}, TargetFileSize: target,
+					Parallelism: par, Allocator: mem, Full: true})
+				mem.AssertSize(t, 0)
+				if plannedWrites.Load() == before || m.SpilledBytes != 0 {
+					t.Fatalf("parallelism %d: the bin was not written from a probe in memory", par)
+				}
+				var got []string
+				files := tt.snapshot(t).Files()
+				for _, a := range files {
+					var sb strings.Builder
+					fmt.Fprintf(&sb, "size %d stats %s rows:", a.Size, a.Stats)
+					tt.readRecords(t, a, func(rec arrow.RecordBatch) {
+						for i := 0; i < int(rec.NumRows()); i++ {
+							for col := 0; col < int(rec.NumCols()); col++ {
+								sb.WriteString(rec.Column(col).ValueStr(i))
+								sb.WriteByte('|')
+							}
+						}
+					})
+					got = append(got, sb.String())
+					if r := float64(a.Size) / float64(target); r > 1+datafile.LastFileSlack || (r < 0.9 && len(files) > 1 && a.Size != minSize(files)) {
+						t.Errorf("parallelism %d: file of %d bytes is %.2f of the target %d", par, a.Size, r, target)
+					}
+				}
+				if len(files) < 4 {
+					t.Fatalf("parallelism %d: %d files for %d bytes at target %d", par, len(files), total, target)
+				}
+				sort.Strings(got)
+				if want == nil {
+					want = got
+				} else if !slices.Equal(want, got) {
+					t.Fatalf("parallelism %d wrote other files than parallelism 1", par)
+				}
+				if after := tt.rows(t); !slices.Equal(rows, after) {
+					t.Fatalf("parallelism %d: rows changed", par)
+				}
+			}
+		})
+	}
+}
+
+// minSize is the smallest file's size (the last file of a bin holds the rest).
+func minSize(files []*log.Add) int64 {
+	m := files[0].Size
+	for _, a := range files {
+		m = min(m, a.Size)
+	}
+	return m
 }

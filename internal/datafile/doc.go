@@ -87,6 +87,10 @@
 //     data and the options only — never on how far the column encoders have got: the
 //     size estimate is the state recorded after the oldest slice in flight, plus the
 //     Arrow size of the slices after it at a ratio learned from earlier row groups.
+//     Files created from one [Probe] (FileOptions.Probe) start from its dictionary
+//     choices and size model, not from what the Output's other files learned, so
+//     files written concurrently depend on their own rows only; a Probe depends on
+//     its rows and the Spec only.
 //   - D9 (nothing half-written) A file is visible in storage only after Close
 //     succeeded; Abort, a failed Write or a cancelled Close leaves nothing, and
 //     Output.Discard removes what a commit that did not happen would have referenced.

@@ -207,6 +207,16 @@ func newSizeModel(cols int) *sizeModel {
 	return m
 }
 
+// clone returns a copy of m (a fresh model when m is nil).
+func (m *sizeModel) clone() *sizeModel {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &sizeModel{ratio: append([]float64(nil), m.ratio...), pending: append([]float64(nil), m.pending...)}
+}
+
 // errAborted stops the column goroutines of an aborted writer.
 var errAborted = errors.New("datafile: writer aborted")
 

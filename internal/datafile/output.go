@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -103,6 +105,12 @@ type FileOptions struct {
 	// TargetFileSize overrides Spec.TargetFileSize for a Roller's files (0: the
 	// Spec's). OPTIMIZE cuts a small liquid clustering cube into smaller files.
 	TargetFileSize int64
+	// Probe, when set, is where the file's encoders start from: its dictionary
+	// choices and its size model (a copy each), instead of what the Output's
+	// earlier files learned. Files written concurrently from one Probe therefore cut
+	// their row groups from their own data only, whatever order the others progress
+	// in (D8).
+	Probe *Probe
 }
 
 // Output writes the data files of one commit through storage's streaming Creator,
@@ -221,6 +229,10 @@ func (o *Output) FileSchema() *arrow.Schema { return o.file }
 
 // TargetFileSize is the file size Roller aims for.
 func (o *Output) TargetFileSize() int64 { return o.spec.TargetFileSize }
+
+// RowGroupBytes is the compressed size at which the files' row groups end
+// (Spec.RowGroupBytes or its default).
+func (o *Output) RowGroupBytes() int64 { return o.spec.RowGroupBytes }
 
 // fieldIndex finds name among the top-level fields (exactly, else case-insensitively).
 func fieldIndex(s *arrow.Schema, name string) int {
@@ -359,6 +371,11 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	}
 	opts := o.opts
 	opts.DictionaryColumns = dict
+	if place.Probe != nil {
+		opts.DictionaryColumns = place.Probe.dict
+		opts.sizes = place.Probe.sizes.clone()
+		f.dictShared = true // the probe offered its choices already
+	}
 	if place.Parallelism > 0 {
 		opts.Parallelism = place.Parallelism
 	}
@@ -367,6 +384,70 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// A Probe is what encoding a sample of rows told about the files of an Output
+// (Output.Probe): their compressed bytes per row, and the encoders' dictionary
+// choices and size model after the sample, which files created with
+// FileOptions.Probe start from.
+type Probe struct {
+	// BytesPerRow is the sample's encoded size per row, the file's fixed overhead
+	// (magic, footer) left out: the rows a file of a target size holds are
+	// (target - Overhead) / BytesPerRow.
+	BytesPerRow float64
+	// Overhead is the estimated size of a file with no rows (Writer.EstimatedSize's).
+	Overhead int64
+	dict     map[string]bool
+	sizes    *sizeModel
+}
+
+// Probe encodes rec (a batch of Spec.Schema) as the Output's files are encoded —
+// same codec, dictionary rule, row-group size and Bloom columns — into a sink that
+// keeps nothing, and returns what it learned. Nothing is stored and no file is
+// counted, and the result depends on rec and the Spec only. The sample should be about a row group's rows, taken from where the files
+// will be (say, evenly spaced runs of the sorted rows), so that per-row dictionary
+// and Bloom filter costs come out as in the files. When the Output has no dictionary
+// choices yet, the probe's become the Output's, as a first file's would.
+func (o *Output) Probe(ctx context.Context, rec arrow.RecordBatch, parallelism int) (*Probe, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rec.NumRows() == 0 {
+		return nil, fmt.Errorf("%w: probe of no rows", ErrInvalidArgument)
+	}
+	phys, err := o.physical(rec)
+	if err != nil {
+		return nil, err
+	}
+	defer phys.Release()
+	// The probe starts from nothing the Output's other files learned (they may be
+	// in flight), so what it returns depends on rec and the Spec only.
+	opts := o.opts
+	opts.DictionaryColumns = nil
+	opts.sizes = newSizeModel(o.file.NumFields())
+	if parallelism > 0 {
+		opts.Parallelism = parallelism
+	}
+	w, err := NewWriter(io.Discard, o.file, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Write(phys); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	res, err := w.Close()
+	if err != nil {
+		return nil, err
+	}
+	p := &Probe{Overhead: w.overhead(), dict: w.DictionaryChoices(), sizes: opts.sizes}
+	p.BytesPerRow = math.Max(float64(res.Size-p.Overhead)/float64(res.NumRows), 1e-3)
+	o.mu.Lock()
+	if o.dict == nil {
+		o.dict = p.dict
+	}
+	o.mu.Unlock()
+	return p, nil
 }
 
 // newPath returns a fresh file name under place's directory: its storage path

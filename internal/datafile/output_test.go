@@ -453,3 +453,63 @@ func TestRollerIsDeterministic(t *testing.T) {
 		require.Equal(t, want, shape(8))
 	}
 }
+
+// A Probe stores nothing and counts no file; its bytes per row predict what a file
+// of the same rows holds per row (within 5%), whatever the parallelism, and files
+// started from it are the same whatever other files of the Output learned before.
+func TestProbePredictsTheFileAndStoresNothing(t *testing.T) {
+	mem := checkedMem(t)
+	recs := lineBatches(mem, 60_000, 60_000, 11)
+	defer releaseBatches(recs)
+	rec := recs[0]
+	store := storage.NewMemory()
+	out, err := NewOutput(store, Spec{Schema: lineSchema, TargetFileSize: 64 << 20, Allocator: mem})
+	require.NoError(t, err)
+	p, err := out.Probe(bg, rec, 2)
+	require.NoError(t, err)
+	objs, err := store.List(bg, "", "")
+	require.NoError(t, err)
+	require.Empty(t, objs)
+	require.Empty(t, out.Adds())
+	for _, par := range []int{1, 4} {
+		q, err := out.Probe(bg, rec, par)
+		require.NoError(t, err)
+		require.Equal(t, p.BytesPerRow, q.BytesPerRow, "parallelism %d", par)
+	}
+
+	// A file of the same rows.
+	f, err := out.Create(bg, FileOptions{Probe: p})
+	require.NoError(t, err)
+	require.NoError(t, f.Write(rec))
+	add, err := f.Close(bg)
+	require.NoError(t, err)
+	perRow := float64(add.Size-p.Overhead) / float64(rec.NumRows())
+	require.InEpsilon(t, perRow, p.BytesPerRow, 0.05)
+
+	// Another Output whose earlier file saw other data: a file from the probe is the same.
+	other, err := NewOutput(storage.NewMemory(), Spec{Schema: lineSchema, TargetFileSize: 64 << 20, Allocator: mem})
+	require.NoError(t, err)
+	skew := lineBatches(mem, 30_000, 30_000, 99)
+	defer releaseBatches(skew)
+	g, err := other.Create(bg, FileOptions{})
+	require.NoError(t, err)
+	part := skew[0].NewSlice(0, 20_000)
+	defer part.Release()
+	require.NoError(t, g.Write(part))
+	_, err = g.Close(bg)
+	require.NoError(t, err)
+	q, err := other.Probe(bg, rec, 1)
+	require.NoError(t, err)
+	require.Equal(t, p.BytesPerRow, q.BytesPerRow)
+	h, err := other.Create(bg, FileOptions{Probe: q})
+	require.NoError(t, err)
+	require.NoError(t, h.Write(rec))
+	add2, err := h.Close(bg)
+	require.NoError(t, err)
+	require.Equal(t, add.Size, add2.Size)
+
+	empty := rec.NewSlice(0, 0)
+	defer empty.Release()
+	_, err = out.Probe(bg, empty, 1)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+}

@@ -58,13 +58,14 @@ func (r *Roller) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	return nil
 }
 
-// lastFileSlack lets the last file of a roll exceed the target by this fraction
-// rather than leave a small file behind.
-const lastFileSlack = 0.1
+// LastFileSlack lets the last file of a roll exceed the target by this fraction
+// rather than leave a small file behind (Roller.Fill; writers that plan their cuts
+// themselves follow the same rule).
+const LastFileSlack = 0.1
 
 // Fill returns how many of the next remaining rows the current file (or the next
 // one, if none is open) should take to reach the target size: at least 1, at most
-// remaining, and all of remaining when they fit within lastFileSlack over the target.
+// remaining, and all of remaining when they fit within LastFileSlack over the target.
 // arrowPerRow (the rows' in-memory size) serves before any size is known. A caller
 // that may cut files only at certain rows (OPTIMIZE, between different keys) moves
 // the cut forward to the next such row and Appends.
@@ -75,7 +76,7 @@ func (r *Roller) Fill(remaining int64, arrowPerRow float64) int64 {
 		used = float64(r.cur.EstimatedSize())
 	}
 	bpr := r.bytesPerRow(arrowPerRow)
-	if used+float64(remaining)*bpr <= target*(1+lastFileSlack) {
+	if used+float64(remaining)*bpr <= target*(1+LastFileSlack) {
 		return remaining
 	}
 	room := math.Max(target-used, target*minSliceFraction)
