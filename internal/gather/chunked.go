@@ -80,6 +80,9 @@ func TakeChunks(ctx context.Context, c Chunks, ids []uint32, mem memory.Allocato
 		}
 	}
 	g := chunkGather{shift: c.Shift, mask: mask}
+	if len(ids) >= groupMinRows && len(c.Arrays) > 1 {
+		g.groups = groupByChunk(ids, c.Shift, mask, len(c.Arrays))
+	}
 	switch dt.ID() {
 	case arrow.BOOL:
 		return g.boolean(c.Arrays, ids, mem), nil
@@ -90,11 +93,55 @@ func TakeChunks(ctx context.Context, c Chunks, ids []uint32, mem memory.Allocato
 	return g.fixed(c.Arrays, ids, w, mem), nil
 }
 
-// chunkGather holds how a gather splits packed row IDs.
+// chunkGather holds how a gather splits packed row IDs, and the IDs grouped by
+// chunk when there are enough of them (groupByChunk).
 type chunkGather struct {
-	shift uint
-	mask  uint32
+	shift  uint
+	mask   uint32
+	groups *chunkGroups // nil: gather in output order
 }
+
+// groupMinRows is the fewest IDs for which a gather over several chunks groups them
+// by chunk first: below it the grouping costs more than the misses it saves.
+const groupMinRows = 4096
+
+// chunkGroups is a gather's IDs grouped by chunk: ents[start[k]:start[k+1]] are
+// chunk k's, each an output position (high 32 bits) and a row of the chunk (low 32
+// bits), in output order within the chunk.
+//
+// Why: the IDs of a reordering (OPTIMIZE's sorted rows) are random over the whole
+// input, so a gather in output order misses the cache on nearly every value of every
+// column (measured: ~21 ns a value over nine 8 MiB columns, against ~4 ns when the
+// source fits the cache). Grouped, the gather reads one chunk (a batch as read, a
+// few hundred KiB a column) at a time while the output window stays in cache, and
+// the grouping is one sequential pass over the IDs.
+type chunkGroups struct {
+	ents  []uint64
+	start []int
+}
+
+// groupByChunk groups ids (all valid for chunks chunks) by chunk: a counting sort,
+// stable, so that each chunk's entries are in output order.
+func groupByChunk(ids []uint32, shift uint, mask uint32, chunks int) *chunkGroups {
+	start := make([]int, chunks+1)
+	for _, id := range ids {
+		start[(id>>shift)+1]++ // id>>shift is 0 when shift is 32
+	}
+	for k := 1; k <= chunks; k++ {
+		start[k] += start[k-1]
+	}
+	next := append([]int(nil), start[:chunks]...)
+	ents := make([]uint64, len(ids))
+	for i, id := range ids {
+		k := id >> shift
+		ents[next[k]] = uint64(i)<<32 | uint64(id&mask)
+		next[k]++
+	}
+	return &chunkGroups{ents: ents, start: start}
+}
+
+// chunk returns chunk k's entries.
+func (c *chunkGroups) chunk(k int) []uint64 { return c.ents[c.start[k]:c.start[k+1]] }
 
 // validity gathers the validity bitmap over chunks (nil, and 0 nulls, when no
 // chunk has nulls).
@@ -117,6 +164,18 @@ func (g chunkGather) validity(arrs []arrow.Array, ids []uint32, mem memory.Alloc
 	out := buf.Bytes()
 	clear(out)
 	nulls := 0
+	if g.groups != nil {
+		for k, b := range bits {
+			for _, e := range g.groups.chunk(k) {
+				if b == nil || bitutil.BitIsSet(b, offs[k]+int(uint32(e))) {
+					bitutil.SetBit(out, int(e>>32))
+				} else {
+					nulls++
+				}
+			}
+		}
+		return buf, nulls
+	}
 	for i, id := range ids {
 		k, r := id>>g.shift, id&g.mask
 		if b := bits[k]; b == nil || bitutil.BitIsSet(b, offs[k]+int(r)) {
@@ -152,7 +211,7 @@ func (g chunkGather) fixed(arrs []arrow.Array, ids []uint32, w int, mem memory.A
 	case 1:
 		gatherChunkWords(g, dst, srcs, ids)
 	default:
-		for i, id := range ids {
+		for i, id := range ids { // 32-byte decimals and odd fixed-size binaries: rare
 			k, r := id>>g.shift, int(id&g.mask)
 			copy(dst[i*w:(i+1)*w], srcs[k][r*w:(r+1)*w])
 		}
@@ -171,6 +230,14 @@ func castAll[T any](srcs [][]byte, cast func([]byte) []T) [][]T {
 
 func gatherChunkWords[T any](g chunkGather, dst []T, srcs [][]T, ids []uint32) {
 	dst = dst[:len(ids)]
+	if g.groups != nil {
+		for k, src := range srcs {
+			for _, e := range g.groups.chunk(k) {
+				dst[e>>32] = src[uint32(e)]
+			}
+		}
+		return
+	}
 	for i, id := range ids {
 		dst[i] = srcs[id>>g.shift][id&g.mask]
 	}
@@ -217,36 +284,97 @@ func (g chunkGather) varBinary(arrs []arrow.Array, ids []uint32, mem memory.Allo
 	dst := arrow.Int32Traits.CastFromBytes(obuf.Bytes())
 	starts := make([]int32, len(ids))
 	var pos int64
-	for i, id := range ids {
-		o := offs[id>>g.shift]
-		r := id & g.mask
-		s := o[r]
-		starts[i] = s
-		dst[i] = int32(pos)
-		pos += int64(o[r+1] - s)
-		if pos > math.MaxInt32 {
-			obuf.Release()
-			if valid != nil {
-				valid.Release()
+	tooLarge := func() (arrow.Array, error) {
+		obuf.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, fmt.Errorf("gather: %d rows of %s hold more than 2 GiB, too large for 32-bit offsets", len(ids), arrs[0].DataType())
+	}
+	if g.groups != nil {
+		// Each value's start and length, chunk by chunk; then the lengths become
+		// offsets in one sequential pass.
+		for k, o := range offs {
+			for _, e := range g.groups.chunk(k) {
+				i, r := e>>32, uint32(e)
+				starts[i] = o[r]
+				dst[i] = o[r+1] - o[r]
 			}
-			return nil, fmt.Errorf("gather: %d rows of %s hold more than 2 GiB, too large for 32-bit offsets", len(ids), arrs[0].DataType())
+		}
+		for i := range ids {
+			n := dst[i]
+			dst[i] = int32(pos)
+			pos += int64(n)
+			if pos > math.MaxInt32 {
+				return tooLarge()
+			}
+		}
+	} else {
+		for i, id := range ids {
+			o := offs[id>>g.shift]
+			r := id & g.mask
+			s := o[r]
+			starts[i] = s
+			dst[i] = int32(pos)
+			pos += int64(o[r+1] - s)
+			if pos > math.MaxInt32 {
+				return tooLarge()
+			}
 		}
 	}
 	dst[len(ids)] = int32(pos)
 	vbuf := memory.NewResizableBuffer(mem)
 	vbuf.Resize(int(pos) + block)
 	vals := vbuf.Bytes()
-	for i, id := range ids {
-		src, s := data[id>>g.shift], int(starts[i])
-		d, n := int(dst[i]), int(dst[i+1]-dst[i])
+	copyValue := func(src []byte, i int) {
+		s, d, n := int(starts[i]), int(dst[i]), int(dst[i+1]-dst[i])
 		if n <= block && s+block <= len(src) {
 			*(*[block]byte)(vals[d : d+block]) = *(*[block]byte)(src[s : s+block])
 		} else {
 			copy(vals[d:d+n], src[s:s+n])
 		}
 	}
+	if g.groups != nil {
+		// Values land out of output order here, so a copy must not write past its
+		// value's end (the 32-byte block of copyValue would clobber a neighbour
+		// already written): copyExact.
+		for k, src := range data {
+			for _, e := range g.groups.chunk(k) {
+				i := int(e >> 32)
+				s, d, n := int(starts[i]), int(dst[i]), int(dst[i+1]-dst[i])
+				copyExact(vals[d:d+n], src[s:s+n])
+			}
+		}
+	} else {
+		for i, id := range ids {
+			copyValue(data[id>>g.shift], i)
+		}
+	}
 	vbuf.ResizeNoShrink(int(pos))
 	return makeArray(arrs[0].DataType(), len(ids), []*memory.Buffer{valid, obuf, vbuf}, nulls), nil
+}
+
+// copyExact copies src to dst (of the same length) writing no byte outside dst:
+// values of up to 32 bytes as two overlapping words, without a call to memmove.
+func copyExact(dst, src []byte) {
+	n := len(src)
+	switch {
+	case n > 32:
+		copy(dst, src)
+	case n >= 16:
+		*(*[16]byte)(dst[:16]) = *(*[16]byte)(src[:16])
+		*(*[16]byte)(dst[n-16:]) = *(*[16]byte)(src[n-16:])
+	case n >= 8:
+		*(*[8]byte)(dst[:8]) = *(*[8]byte)(src[:8])
+		*(*[8]byte)(dst[n-8:]) = *(*[8]byte)(src[n-8:])
+	case n >= 4:
+		*(*[4]byte)(dst[:4]) = *(*[4]byte)(src[:4])
+		*(*[4]byte)(dst[n-4:]) = *(*[4]byte)(src[n-4:])
+	default:
+		for i := range n {
+			dst[i] = src[i]
+		}
+	}
 }
 
 // block is the size of the copies of short values in varBinary.

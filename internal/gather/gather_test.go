@@ -175,7 +175,8 @@ func BenchmarkTake(b *testing.B) {
 
 // G1 over chunks: TakeChunks equals Take on the chunks' concatenation, for every
 // supported type, with chunks of different lengths (one empty, some sliced, so with
-// non-zero offsets; some without nulls) and shifts from the tightest to 32.
+// non-zero offsets; some without nulls) and shifts from the tightest to 32, with
+// fewer IDs than groupMinRows (gathered in output order) and more (grouped by chunk).
 func TestTakeChunksMatchesConcatenation(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -206,8 +207,12 @@ func TestTakeChunksMatchesConcatenation(t *testing.T) {
 		tight++
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
-	for _, shift := range []uint{tight, 16, 27} {
-		t.Run(fmt.Sprint("shift=", shift), func(t *testing.T) {
+	for _, tc := range []struct {
+		shift uint
+		ids   int
+	}{{tight, 1000}, {16, 1000}, {27, 1000}, {tight, 3 * groupMinRows}, {27, 3 * groupMinRows}} {
+		shift := tc.shift
+		t.Run(fmt.Sprintf("shift=%d/ids=%d", shift, tc.ids), func(t *testing.T) {
 			var ids, global []uint32
 			var offs []int
 			off := 0
@@ -215,7 +220,7 @@ func TestTakeChunksMatchesConcatenation(t *testing.T) {
 				offs = append(offs, off)
 				off += int(r.NumRows())
 			}
-			for range 4000 {
+			for len(ids) < tc.ids {
 				k := rng.IntN(len(recs))
 				n := int(recs[k].NumRows())
 				if n == 0 {
@@ -310,18 +315,32 @@ func TestTakeChunksValuesOfEveryLength(t *testing.T) {
 			a.Release()
 		}
 	}()
-	var ids []uint32
-	var exp []string
-	for i := len(want) - 1; i >= 0; i-- {
-		ids = append(ids, uint32(i/100)<<7|uint32(i%100))
-		exp = append(exp, want[i])
+	// In reverse (gathered in output order), and shuffled many times over (more IDs
+	// than groupMinRows: grouped by chunk, values written out of output order).
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, rounds := range []int{1, 2*groupMinRows/len(want) + 1} {
+		var ids []uint32
+		var exp []string
+		for r := range rounds {
+			order := make([]int, len(want))
+			for i := range order {
+				order[i] = len(want) - 1 - i
+			}
+			if r > 0 {
+				rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+			}
+			for _, i := range order {
+				ids = append(ids, uint32(i/100)<<7|uint32(i%100))
+				exp = append(exp, want[i])
+			}
+		}
+		got, err := TakeChunks(context.Background(), Chunks{Arrays: arrs, Shift: 7}, ids, mem)
+		require.NoError(t, err)
+		s := got.(*array.String)
+		for i := range exp {
+			require.Equal(t, exp[i], s.Value(i), "%d IDs: row %d", len(ids), i)
+		}
+		require.Len(t, s.ValueBytes(), len(strings.Join(exp, "")))
+		got.Release()
 	}
-	got, err := TakeChunks(context.Background(), Chunks{Arrays: arrs, Shift: 7}, ids, mem)
-	require.NoError(t, err)
-	defer got.Release()
-	s := got.(*array.String)
-	for i := range exp {
-		require.Equal(t, exp[i], s.Value(i), "row %d", i)
-	}
-	require.Len(t, s.ValueBytes(), len(strings.Join(exp, "")))
 }
