@@ -71,19 +71,9 @@ func TestCompactionCopiesRowGroups(t *testing.T) {
 			if m.NumCopiedBins != plan.NumBins || m.NumReencodedBins != 0 || m.NumCopiedBytes != plan.NumBytes || len(m.ReencodeReasons) != 0 {
 				t.Fatalf("metrics %+v: want all %d bins (%d bytes) copied", m, plan.NumBins, plan.NumBytes)
 			}
-			if after := tt.rows(t); !slices.Equal(before, after) {
-				t.Fatalf("O1 violated: %d rows before, %d after", len(before), len(after))
-			}
-			tt.checkStats(t)
-			checkCommitInfo(t, tt, CurveNone, m)
 			// Each bin's new file holds its inputs' rows in bin order, one row group
 			// per input row group.
-			added := map[string]*log.Add{}
-			for _, a := range tt.snapshot(t).Files() {
-				if inputs[a.Path] == nil {
-					added[a.Path] = a
-				}
-			}
+			added := checkCompacted(t, tt, before, inputs, m)
 			if len(added) != plan.NumBins {
 				t.Fatalf("%d files added for %d bins", len(added), plan.NumBins)
 			}
@@ -242,32 +232,15 @@ func TestCompactionCopyFailuresLeaveNothing(t *testing.T) {
 			for i := len(data) - 40; i < len(data)-8; i += 3 {
 				data[i] ^= 0x5a
 			}
-			if err := tt.store.Delete(ctx, a.Path); err != nil {
-				t.Fatal(err)
-			}
-			if err := tt.store.Put(ctx, a.Path, data); err != nil {
-				t.Fatal(err)
-			}
-			plan, err := NewPlan(ctx, tt.snapshot(t), tt.store, copyOpts(tt, t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = Execute(ctx, plan)
-			return err
+			return replaceAndCompact(t, tt, a.Path, data)
 		}, ErrCorruptData},
 		{"truncated input", func(t *testing.T, tt *testTable) error {
 			a := tt.snapshot(t).Files()[1]
-			data, _ := tt.store.Get(ctx, a.Path)
-			_ = tt.store.Delete(ctx, a.Path)
-			if err := tt.store.Put(ctx, a.Path, data[:len(data)-100]); err != nil {
-				t.Fatal(err)
-			}
-			plan, err := NewPlan(ctx, tt.snapshot(t), tt.store, copyOpts(tt, t))
+			data, err := tt.store.Get(ctx, a.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Execute(ctx, plan)
-			return err
+			return replaceAndCompact(t, tt, a.Path, data[:len(data)-100])
 		}, ErrCorruptData},
 		{"cancelled while copying", func(t *testing.T, tt *testTable) error {
 			cctx, cancel := context.WithCancel(ctx)
@@ -360,17 +333,7 @@ func TestCompactionMergesSmallRowGroups(t *testing.T) {
 				m.NumMergedBytes+m.NumCopiedBytes != plan.NumBytes {
 				t.Fatalf("metrics %+v: want all %d bins (%d bytes) merged but the %d of one file", m, plan.NumBins, plan.NumBytes, single)
 			}
-			if after := tt.rows(t); !slices.Equal(before, after) {
-				t.Fatalf("O1 violated: %d rows before, %d after", len(before), len(after))
-			}
-			tt.checkStats(t)
-			checkCommitInfo(t, tt, CurveNone, m)
-			added := map[string]*log.Add{}
-			for _, a := range tt.snapshot(t).Files() {
-				if inputs[a.Path] == nil {
-					added[a.Path] = a
-				}
-			}
+			added := checkCompacted(t, tt, before, inputs, m)
 			for _, pp := range plan.Partitions {
 				for _, b := range pp.Bins {
 					if len(b.Files) < 2 {
@@ -405,4 +368,42 @@ func TestCompactionMergesSmallRowGroups(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkCompacted checks a compaction's table against the rows before it (O1), the
+// files' statistics and the commit info, and returns the files it added (those not
+// among inputs), by path.
+func checkCompacted(t *testing.T, tt *testTable, before []string, inputs map[string]*log.Add, m *Metrics) map[string]*log.Add {
+	t.Helper()
+	if after := tt.rows(t); !slices.Equal(before, after) {
+		t.Fatalf("O1 violated: %d rows before, %d after", len(before), len(after))
+	}
+	tt.checkStats(t)
+	checkCommitInfo(t, tt, CurveNone, m)
+	added := map[string]*log.Add{}
+	for _, a := range tt.snapshot(t).Files() {
+		if inputs[a.Path] == nil {
+			added[a.Path] = a
+		}
+	}
+	return added
+}
+
+// replaceAndCompact stores data in place of the table's file at path and runs the
+// copying compaction (copyOpts), returning Execute's error.
+func replaceAndCompact(t *testing.T, tt *testTable, path string, data []byte) error {
+	t.Helper()
+	ctx := context.Background()
+	if err := tt.store.Delete(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := tt.store.Put(ctx, path, data); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(ctx, tt.snapshot(t), tt.store, copyOpts(tt, t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Execute(ctx, plan)
+	return err
 }

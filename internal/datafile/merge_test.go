@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -113,26 +112,8 @@ func writeMergeSources(t *testing.T, store *storage.Memory, spec Spec, schema *a
 		} else {
 			recs = lineBatches(spec.Allocator, mf.rows, 2500, uint64(200+i))
 		}
-		f, err := out.Create(bg, FileOptions{Dir: "p=1"})
-		require.NoError(t, err)
-		for _, r := range recs {
-			require.NoError(t, f.Write(r))
-		}
-		add, err := f.Close(bg)
-		require.NoError(t, err)
-		st, err := stats.NewParser(out.FileSchema(), stats.ParseOptions{}).Parse(add.Stats)
-		require.NoError(t, err)
-		p, err := add.DecodedPath()
-		require.NoError(t, err)
-		fx.adds = append(fx.adds, add)
-		fx.sources = append(fx.sources, StitchSource{Path: p, Size: add.Size, Stats: st})
-		fx.batches = append(fx.batches, recs)
+		fx.writeSource(t, out, recs)
 	}
-	t.Cleanup(func() {
-		for _, b := range fx.batches {
-			releaseBatches(b)
-		}
-	})
 	return fx
 }
 

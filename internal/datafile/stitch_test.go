@@ -41,30 +41,31 @@ func writeSources(t *testing.T, store *storage.Memory, spec Spec, rows []int) *s
 	t.Helper()
 	out := smallPageOutput(t, store, spec)
 	fx := &stitchFixture{store: store, spec: spec}
-	parser := stats.NewParser(out.FileSchema(), stats.ParseOptions{})
 	for i, n := range rows {
-		recs := lineBatches(spec.Allocator, n, 3000, uint64(100+i))
-		f, err := out.Create(bg, FileOptions{Dir: "p=1"})
-		require.NoError(t, err)
-		for _, r := range recs {
-			require.NoError(t, f.Write(r))
-		}
-		add, err := f.Close(bg)
-		require.NoError(t, err)
-		st, err := parser.Parse(add.Stats)
-		require.NoError(t, err)
-		p, err := add.DecodedPath()
-		require.NoError(t, err)
-		fx.adds = append(fx.adds, add)
-		fx.sources = append(fx.sources, StitchSource{Path: p, Size: add.Size, Stats: st})
-		fx.batches = append(fx.batches, recs)
+		fx.writeSource(t, out, lineBatches(spec.Allocator, n, 3000, uint64(100+i)))
 	}
-	t.Cleanup(func() {
-		for _, b := range fx.batches {
-			releaseBatches(b)
-		}
-	})
 	return fx
+}
+
+// writeSource writes recs into a new file under p=1 through out and records it as a
+// source (its add, stats and batches, released when the test ends).
+func (fx *stitchFixture) writeSource(t *testing.T, out *Output, recs []arrow.RecordBatch) {
+	t.Helper()
+	fx.batches = append(fx.batches, recs)
+	t.Cleanup(func() { releaseBatches(recs) })
+	f, err := out.Create(bg, FileOptions{Dir: "p=1"})
+	require.NoError(t, err)
+	for _, r := range recs {
+		require.NoError(t, f.Write(r))
+	}
+	add, err := f.Close(bg)
+	require.NoError(t, err)
+	st, err := stats.NewParser(out.FileSchema(), stats.ParseOptions{}).Parse(add.Stats)
+	require.NoError(t, err)
+	p, err := add.DecodedPath()
+	require.NoError(t, err)
+	fx.adds = append(fx.adds, add)
+	fx.sources = append(fx.sources, StitchSource{Path: p, Size: add.Size, Stats: st})
 }
 
 func (fx *stitchFixture) allRows() []string {
