@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -225,4 +226,53 @@ func minSize(files []*log.Add) int64 {
 		m = min(m, a.Size)
 	}
 	return m
+}
+
+// Cancelling while a bin's planned files are being written (some closed, some in
+// flight) commits nothing, leaves no file behind and releases every buffer.
+func TestCancelDuringPlannedWriteLeavesNothing(t *testing.T) {
+	for _, after := range []int{1, 3} {
+		t.Run(fmt.Sprint("after ", after, " write reports"), func(t *testing.T) {
+			tt := smallTable(t, "", nil, 16, 6000)
+			var total int64
+			for _, a := range tt.snapshot(t).Files() {
+				total += a.Size
+			}
+			v := tt.snapshot(t).Version()
+			objects := tt.objects(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			var mu sync.Mutex
+			writes := 0
+			plan, err := NewPlan(ctx, tt.snapshot(t), tt.store, Options{Curve: CurveHilbert, ClusterBy: []string{"x", "y"},
+				TargetFileSize: total / 5, Parallelism: 2, Allocator: mem, Full: true,
+				Progress: func(p Progress) {
+					mu.Lock()
+					defer mu.Unlock()
+					if p.Phase == "write" {
+						if writes++; writes == after {
+							cancel()
+						}
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := plannedWrites.Load()
+			if _, err := Execute(ctx, plan); !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want context.Canceled", err)
+			}
+			if plannedWrites.Load() == before {
+				t.Fatal("the bin was not written from a probe")
+			}
+			mem.AssertSize(t, 0)
+			if tt.snapshot(t).Version() != v {
+				t.Fatal("cancelled OPTIMIZE committed")
+			}
+			if after := tt.objects(t); !slices.Equal(objects, after) {
+				t.Fatalf("cancelled OPTIMIZE left files: %d objects before, %d after", len(objects), len(after))
+			}
+		})
+	}
 }
