@@ -106,7 +106,7 @@ func (e *executor) cluster(ctx context.Context, it workItem, o Options, out *dat
 		w.roller.Abort()
 		return nil, err
 	}
-	res.adds = append(w.roller.Adds(), w.planned...)
+	res.adds = append(w.planned, w.roller.Adds()...)
 	return res, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -39,9 +40,10 @@ const (
 	plannedTakeBytes = 32 << 20
 )
 
-// plannedWrites counts the bins writePlanned wrote from a probe (tests check that
-// their cases take this path).
-var plannedWrites atomic.Int64
+// plannedWrites counts the bins writePlanned wrote from a probe, and replannedBins
+// those of them whose files missed the target and were written again by the roller
+// from the first that did (tests check which path their cases take).
+var plannedWrites, replannedBins atomic.Int64
 
 // writePlanned writes the sorted rows of a bin held in memory (every column of src,
 // at the positions or packed row IDs of ord) into files of the target size, several
@@ -68,12 +70,12 @@ func (w *clusterWriter) writePlanned(ctx context.Context, src sortedInput, ord s
 	if n < 2*probe {
 		return w.writeSorted(ctx, src, ord, nil, 0, progress)
 	}
-	est, err := w.probe(ctx, src, ord, probe)
+	est, starts, err := w.probe(ctx, src, ord, probe)
 	if err != nil {
 		return err
 	}
 	plannedWrites.Add(1)
-	cuts := planCuts(ord, w.target(), est)
+	cuts := planCuts(ord, w.target(), est.Overhead, newSizeEstimate(src, ord, est, starts, probe/probeBlocks))
 	place := w.place
 	place.Probe = est
 	adds := make([]*log.Add, len(cuts)-1)
@@ -92,13 +94,58 @@ func (w *clusterWriter) writePlanned(ctx context.Context, src sortedInput, ord s
 		}
 		return err
 	})
-	for i, a := range adds {
-		if a != nil {
-			w.planned = append(w.planned, a)
-			w.res.rows += rows[i]
+	if err != nil {
+		for _, a := range adds {
+			if a != nil {
+				w.planned = append(w.planned, a) // removed with the batch (Output.Discard)
+			}
+		}
+		return err
+	}
+	// The plan is an estimate: where the sorted rows' width or compressibility
+	// changes along the order, a file can miss the target. From the first file that
+	// did (deterministic: sizes depend on the data only), the files are taken back
+	// and the rest is written by the roller, each file cut at its encoded size.
+	bad := misSized(adds, w.target())
+	for i := range adds[:bad] {
+		w.planned = append(w.planned, adds[i])
+		w.res.rows += rows[i]
+	}
+	if bad == len(adds) {
+		return nil
+	}
+	replannedBins.Add(1)
+	for _, a := range adds[bad:] {
+		if err := w.out.Remove(ctx, a); err != nil {
+			return err
 		}
 	}
-	return err
+	return w.writeSorted(ctx, src, ord.from(int(cuts[bad])), nil, 0, 0)
+}
+
+// misSized returns the index of the first file (in order) whose size misses the
+// target — below 0.9 of it or above 1+datafile.LastFileSlack, the last file only
+// above — or len(adds) when none does.
+func misSized(adds []*log.Add, target int64) int {
+	for i, a := range adds {
+		r := float64(a.Size) / float64(target)
+		if r > 1+datafile.LastFileSlack || (i < len(adds)-1 && r < 0.9) {
+			return i
+		}
+	}
+	return len(adds)
+}
+
+// from returns the order of the rows from position lo on.
+func (o sortedOrder) from(lo int) sortedOrder {
+	n := len(o.ids) - lo
+	out := sortedOrder{ids: o.ids[lo:], same: make([]uint64, (n+63)/64)}
+	for i := 1; i < n; i++ {
+		if o.tied(lo + i) {
+			out.same[i/64] |= 1 << (i % 64)
+		}
+	}
+	return out
 }
 
 // target is the size the bin's files aim for.
@@ -110,40 +157,164 @@ func (w *clusterWriter) target() int64 {
 }
 
 // probe encodes probeBlocks evenly spaced runs of the sorted rows, rows in all
-// (fewer than half of ord), and returns what the encoding told.
-func (w *clusterWriter) probe(ctx context.Context, src sortedInput, ord sortedOrder, rows int64) (*datafile.Probe, error) {
+// (fewer than half of ord), each ending a row group, and returns what the
+// encoding told and the start of each run in the sorted order.
+func (w *clusterWriter) probe(ctx context.Context, src sortedInput, ord sortedOrder, rows int64) (*datafile.Probe, []int64, error) {
 	n := int64(len(ord.ids))
 	run := rows / probeBlocks
 	idx := make([]uint32, 0, run*probeBlocks)
+	starts := make([]int64, probeBlocks)
 	for b := int64(0); b < probeBlocks; b++ {
 		// The run centred in the b-th eighth of the rows.
 		lo := b*n/probeBlocks + (n/probeBlocks-run)/2
+		starts[b] = lo
 		idx = append(idx, ord.ids[lo:lo+run]...)
 	}
 	rec, err := w.gather(ctx, src, idx, w.o.Parallelism)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rec.Release()
-	est, err := w.out.Probe(ctx, rec, w.o.Parallelism)
-	if err != nil {
-		return nil, fmt.Errorf("optimize: estimating the sorted files' size: %w", err)
+	runs := make([]arrow.RecordBatch, probeBlocks)
+	for b := range runs {
+		runs[b] = rec.NewSlice(int64(b)*run, int64(b+1)*run)
 	}
-	return est, nil
+	est, err := w.out.Probe(ctx, runs, w.o.Parallelism)
+	for _, r := range runs {
+		r.Release()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("optimize: estimating the sorted files' size: %w", err)
+	}
+	return est, starts, nil
+}
+
+// estimateScale scales every size estimate (1; a test makes the plan wrong on
+// purpose to check that files missing the target are written again).
+var estimateScale = 1.0
+
+// sizeEstimate estimates the compressed size of ranges of the sorted rows: each
+// row's in-memory width (fixed-width columns, the bytes of its strings and
+// binaries, the average of other columns) times the compression ratio the probe
+// measured on the run of its eighth of the order. Widths are read every stride
+// rows (at most 1<<16 of them), so that the estimate costs a few milliseconds
+// whatever the bin's size; cum[j] is the estimate of the rows before j*stride.
+type sizeEstimate struct {
+	stride int64
+	n      int64
+	cum    []float64
+	rate   []float64 // estimated bytes per row from j*stride on
+}
+
+// newSizeEstimate measures the widths of the sorted rows and weighs them by the
+// probe's per-run ratios (runs of run rows starting at starts).
+func newSizeEstimate(src sortedInput, ord sortedOrder, est *datafile.Probe, starts []int64, run int64) sizeEstimate {
+	n := int64(len(ord.ids))
+	wd := newWidths(src)
+	ratio := make([]float64, len(starts))
+	for b, lo := range starts {
+		var arrowBytes float64
+		for _, id := range ord.ids[lo : lo+run] {
+			arrowBytes += wd.of(id)
+		}
+		ratio[b] = estimateScale * float64(est.RunBytes[b]) / math.Max(arrowBytes, 1)
+	}
+	e := sizeEstimate{stride: max(1, n>>16), n: n}
+	m := (n + e.stride - 1) / e.stride
+	e.cum = make([]float64, m+1)
+	e.rate = make([]float64, m)
+	for j := int64(0); j < m; j++ {
+		p := j * e.stride
+		seg := min(p*int64(len(starts))/n, int64(len(starts)-1))
+		e.rate[j] = wd.of(ord.ids[p]) * ratio[seg]
+		e.cum[j+1] = e.cum[j] + e.rate[j]*float64(min(e.stride, n-p))
+	}
+	return e
+}
+
+// at is the estimated compressed size of the sorted rows before position p.
+func (e sizeEstimate) at(p int64) float64 {
+	if p >= e.n {
+		return e.cum[len(e.cum)-1]
+	}
+	j := p / e.stride
+	return e.cum[j] + float64(p-j*e.stride)*e.rate[j]
+}
+
+// widths gives a row's in-memory width by its packed ID (or position).
+type widths struct {
+	fixed float64   // bytes of the fixed-width columns and of other columns' average
+	vars  [][]int32 // per string or binary column, then chunk: the offsets
+	nvar  int
+	shift uint
+	mask  uint32
+}
+
+func newWidths(src sortedInput) widths {
+	var wd widths
+	if len(src.cols) > 0 {
+		wd.shift = src.cols[0].Shift
+		wd.mask = uint32(uint64(1)<<wd.shift - 1)
+	}
+	for c, col := range src.cols {
+		dt := src.sch.Field(c).Type
+		switch {
+		case dt.ID() == arrow.STRING || dt.ID() == arrow.BINARY:
+			for _, a := range col.Arrays {
+				d := a.Data()
+				wd.vars = append(wd.vars, arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset():])
+			}
+			wd.nvar++
+			wd.fixed += 4
+		case dt.ID() == arrow.BOOL:
+			wd.fixed += 0.125
+		default:
+			if fw, ok := dt.(arrow.FixedWidthDataType); ok {
+				wd.fixed += float64(fw.BitWidth()) / 8
+				continue
+			}
+			var bytes, rows float64
+			for _, a := range col.Arrays {
+				rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{src.sch.Field(c)}, nil), []arrow.Array{a}, int64(a.Len()))
+				bytes += float64(datafile.RecordBytes(rec))
+				rows += float64(a.Len())
+				rec.Release()
+			}
+			wd.fixed += bytes / math.Max(rows, 1)
+		}
+	}
+	return wd
+}
+
+// of is the width of the row with packed ID id.
+func (wd widths) of(id uint32) float64 {
+	w := wd.fixed
+	if wd.nvar == 0 {
+		return w
+	}
+	chunks := len(wd.vars) / wd.nvar
+	k, r := int(id>>wd.shift), id&wd.mask
+	for v := 0; v < wd.nvar; v++ {
+		o := wd.vars[v*chunks+k]
+		w += float64(o[r+1] - o[r])
+	}
+	return w
 }
 
 // planCuts returns the first row of each file of the sorted rows and, last, their
-// count: files of about target bytes at est's bytes per row, each cut moved forward
-// past rows of equal key, the last file taking the rest when it fits within
-// datafile.LastFileSlack over the target.
-func planCuts(ord sortedOrder, target int64, est *datafile.Probe) []int64 {
+// count: files of about target bytes (overhead of them fixed, the rest rows as size
+// estimates them), each cut moved forward past rows of equal key, the last file
+// taking the rest when it fits within datafile.LastFileSlack over the target.
+func planCuts(ord sortedOrder, target, overhead int64, size sizeEstimate) []int64 {
 	n := int64(len(ord.ids))
-	per := max(int64(float64(target-est.Overhead)/est.BytesPerRow), 1)
+	room := math.Max(float64(target-overhead), 1)
 	cuts := []int64{0}
 	for lo := int64(0); lo < n; {
+		base := size.at(lo)
 		hi := n
-		if float64(n-lo) > float64(per)*(1+datafile.LastFileSlack) {
-			hi = lo + per
+		if size.at(n)-base > room*(1+datafile.LastFileSlack) {
+			// The first row at which the file holds room bytes.
+			hi = lo + 1 + int64(sort.Search(int(n-lo-1), func(i int) bool { return size.at(lo+1+int64(i))-base >= room }))
 			for hi < n && ord.tied(int(hi)) {
 				hi++
 			}

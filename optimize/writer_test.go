@@ -276,3 +276,150 @@ func TestCancelDuringPlannedWriteLeavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// skewedRecord is n rows of dataSchema whose string is 300 random letters where x is
+// below a third of its range and a short code elsewhere: rows sorted by x are ten
+// times wider at one end than at the other.
+func skewedRecord(n int, start int64, seed uint64) arrow.RecordBatch {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, dataSchema)
+	defer b.Release()
+	letters := make([]byte, 300)
+	for i := 0; i < n; i++ {
+		x := rng.Int64N(1_000_000)
+		b.Field(0).(*array.Int64Builder).Append(start + int64(i))
+		b.Field(1).(*array.Int64Builder).Append(x)
+		b.Field(2).(*array.Int64Builder).Append(rng.Int64N(1_000_000))
+		b.Field(3).(*array.Float64Builder).Append(float64(rng.IntN(100)))
+		if x < 333_333 {
+			for j := range letters {
+				letters[j] = byte('a' + rng.IntN(26))
+			}
+			b.Field(4).(*array.StringBuilder).Append(string(letters))
+		} else {
+			b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("k%02d", rng.IntN(100)))
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// Files follow the target size when the sorted rows are much wider at one end (the
+// probe's average would cut the wide files at several times the target): every
+// file but the last within 10% of the target, in memory and spilled.
+func TestPlannedFilesFollowTheTargetOnSkewedRows(t *testing.T) {
+	for _, c := range []Curve{CurveLinear, CurveHilbert} {
+		t.Run(c.String(), func(t *testing.T) {
+			tt := newTestTable(t, "", nil)
+			var recs []arrow.RecordBatch
+			for i := range 12 {
+				recs = append(recs, skewedRecord(8000, int64(i*8000), uint64(i+1)))
+			}
+			tt.appendFiles(t, recs, nil)
+			for _, r := range recs {
+				r.Release()
+			}
+			rows := tt.rows(t)
+			var total int64
+			for _, a := range tt.snapshot(t).Files() {
+				total += a.Size
+			}
+			target := total / 8
+			before := plannedWrites.Load()
+			runOptimize(t, tt, Options{Curve: c, ClusterBy: []string{"x", "y"}, TargetFileSize: target, Parallelism: 2, Full: true})
+			if plannedWrites.Load() == before {
+				t.Fatal("the bin was not written from a probe")
+			}
+			files := tt.snapshot(t).Files()
+			var sizes []int64
+			for _, a := range files {
+				sizes = append(sizes, a.Size)
+			}
+			sort.Slice(sizes, func(i, j int) bool { return sizes[i] > sizes[j] })
+			t.Logf("target %d, files %v", target, sizes)
+			for i, s := range sizes {
+				if r := float64(s) / float64(target); r > 1+datafile.LastFileSlack || (i < len(sizes)-1 && r < 0.9) {
+					t.Errorf("file of %d bytes is %.2f of the target", s, r)
+				}
+			}
+			if !slices.Equal(rows, tt.rows(t)) {
+				t.Fatal("rows changed")
+			}
+		})
+	}
+}
+
+// When the planned files miss the target (the estimate made wrong on purpose), they
+// are taken back from the first that missed and the rest is written by the roller:
+// the files follow the target, the rows are the input's (O1), the statistics are
+// right and nothing taken back is left in storage or in the commit.
+func TestMisSizedPlannedFilesAreWrittenAgain(t *testing.T) {
+	defer func(s float64) { estimateScale = s }(estimateScale)
+	estimateScale = 0.5
+	tt := smallTable(t, "", nil, 16, 6000)
+	rows := tt.rows(t)
+	var total int64
+	for _, a := range tt.snapshot(t).Files() {
+		total += a.Size
+	}
+	target := total / 5
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	planned, replanned := plannedWrites.Load(), replannedBins.Load()
+	runOptimize(t, tt, Options{Curve: CurveHilbert, ClusterBy: []string{"x", "y"}, TargetFileSize: target,
+		Parallelism: 2, Allocator: mem, Full: true})
+	mem.AssertSize(t, 0)
+	if plannedWrites.Load() == planned || replannedBins.Load() == replanned {
+		t.Fatal("the bin's planned files were not written again")
+	}
+	files := tt.snapshot(t).Files()
+	if len(files) < 4 {
+		t.Fatalf("%d files for %d bytes at target %d", len(files), total, target)
+	}
+	for _, a := range files {
+		if r := float64(a.Size) / float64(target); r > 1+datafile.LastFileSlack || (r < 0.9 && a.Size != minSize(files)) {
+			t.Errorf("file of %d bytes is %.2f of the target", a.Size, r)
+		}
+	}
+	if !slices.Equal(rows, tt.rows(t)) {
+		t.Fatal("rows changed")
+	}
+	tt.checkStats(t)
+	// Storage holds the table's live files, the inputs it removed and the log: no
+	// file taken back.
+	live := map[string]bool{}
+	for _, a := range files {
+		p, err := a.DecodedPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		live[p] = true
+	}
+	for _, o := range tt.objects(t) {
+		if strings.Contains(o, "part-") && !live[o] && !strings.HasPrefix(o, "_delta_log") {
+			if removedInput(t, tt, o) {
+				continue
+			}
+			t.Errorf("%s is in storage but in no commit", o)
+		}
+	}
+}
+
+// removedInput reports whether path is a data file some commit of the table added.
+func removedInput(t *testing.T, tt *testTable, path string) bool {
+	t.Helper()
+	snap, err := tt.lg.Snapshot(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := snap.Version(); v <= tt.snapshot(t).Version(); v++ {
+		s, err := tt.lg.Snapshot(context.Background(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range s.Files() {
+			if p, _ := a.DecodedPath(); p == path {
+				return true
+			}
+		}
+	}
+	return false
+}

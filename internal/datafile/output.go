@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -387,9 +388,9 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 }
 
 // A Probe is what encoding a sample of rows told about the files of an Output
-// (Output.Probe): their compressed bytes per row, and the encoders' dictionary
-// choices and size model after the sample, which files created with
-// FileOptions.Probe start from.
+// (Output.Probe): their compressed bytes per row, overall and per run of the
+// sample, and the encoders' dictionary choices and size model after the sample,
+// which files created with FileOptions.Probe start from.
 type Probe struct {
 	// BytesPerRow is the sample's encoded size per row, the file's fixed overhead
 	// (magic, footer) left out: the rows a file of a target size holds are
@@ -397,31 +398,37 @@ type Probe struct {
 	BytesPerRow float64
 	// Overhead is the estimated size of a file with no rows (Writer.EstimatedSize's).
 	Overhead int64
+	// RunBytes is the compressed size of each run of the sample (each run ends a
+	// row group, so none shares one), for callers that weigh parts of their data apart.
+	RunBytes []int64
 	dict     map[string]bool
 	sizes    *sizeModel
 }
 
-// Probe encodes rec (a batch of Spec.Schema) as the Output's files are encoded —
-// same codec, dictionary rule, row-group size and Bloom columns — into a sink that
-// keeps nothing, and returns what it learned. Nothing is stored and no file is
-// counted, and the result depends on rec and the Spec only. The sample should be about a row group's rows, taken from where the files
-// will be (say, evenly spaced runs of the sorted rows), so that per-row dictionary
-// and Bloom filter costs come out as in the files. When the Output has no dictionary
-// choices yet, the probe's become the Output's, as a first file's would.
-func (o *Output) Probe(ctx context.Context, rec arrow.RecordBatch, parallelism int) (*Probe, error) {
+// Probe encodes runs (batches of Spec.Schema, each ending a row group) as the
+// Output's files are encoded — same codec, dictionary rule and Bloom columns — into
+// a sink that keeps nothing, and returns what it learned. Nothing is stored and no
+// file is counted, and the result depends on runs and the Spec only. The sample
+// should be taken from where the files will be (say, evenly spaced runs of sorted
+// rows), about a row group in all, so that per-row dictionary and Bloom filter
+// costs come out as in the files. When the Output has no dictionary choices yet,
+// the probe's become the Output's, as a first file's would.
+func (o *Output) Probe(ctx context.Context, runs []arrow.RecordBatch, parallelism int) (*Probe, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if rec.NumRows() == 0 {
+	var rows int64
+	for _, r := range runs {
+		if r.NumRows() == 0 {
+			return nil, fmt.Errorf("%w: probe run of no rows", ErrInvalidArgument)
+		}
+		rows += r.NumRows()
+	}
+	if rows == 0 {
 		return nil, fmt.Errorf("%w: probe of no rows", ErrInvalidArgument)
 	}
-	phys, err := o.physical(rec)
-	if err != nil {
-		return nil, err
-	}
-	defer phys.Release()
 	// The probe starts from nothing the Output's other files learned (they may be
-	// in flight), so what it returns depends on rec and the Spec only.
+	// in flight), so what it returns depends on the runs and the Spec only.
 	opts := o.opts
 	opts.DictionaryColumns = nil
 	opts.sizes = newSizeModel(o.file.NumFields())
@@ -432,9 +439,19 @@ func (o *Output) Probe(ctx context.Context, rec arrow.RecordBatch, parallelism i
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Write(phys); err != nil {
-		w.Abort()
-		return nil, err
+	for _, run := range runs {
+		phys, err := o.physical(run)
+		if err == nil {
+			err = w.Write(phys)
+			phys.Release()
+		}
+		if err == nil {
+			err = w.FlushRowGroup()
+		}
+		if err != nil {
+			w.Abort()
+			return nil, err
+		}
 	}
 	res, err := w.Close()
 	if err != nil {
@@ -442,6 +459,20 @@ func (o *Output) Probe(ctx context.Context, rec arrow.RecordBatch, parallelism i
 	}
 	p := &Probe{Overhead: w.overhead(), dict: w.DictionaryChoices(), sizes: opts.sizes}
 	p.BytesPerRow = math.Max(float64(res.Size-p.Overhead)/float64(res.NumRows), 1e-3)
+	// Every run ends a row group (a large one may have ended some before), so each
+	// row group belongs to the run its first row is in.
+	p.RunBytes = make([]int64, len(runs))
+	run, end := 0, runs[0].NumRows()
+	var at int64
+	for g := range res.Metadata.NumRowGroups() {
+		rg := res.Metadata.RowGroup(g)
+		for at >= end && run < len(runs)-1 {
+			run++
+			end += runs[run].NumRows()
+		}
+		p.RunBytes[run] += rg.TotalCompressedSize()
+		at += rg.NumRows()
+	}
 	o.mu.Lock()
 	if o.dict == nil {
 		o.dict = p.dict
@@ -629,6 +660,42 @@ func (f *File) Abort() {
 	_ = f.summaryDone()
 	f.w.Abort()
 	_ = f.obj.Abort()
+}
+
+// Remove takes back a file this Output closed (its add action, as Close returned
+// it): the file is deleted from storage and no longer among Adds, the Bloom index's
+// filters or what Discard removes. A writer that checks the files it wrote and
+// writes some again uses it; the file must not be referenced by a commit.
+func (o *Output) Remove(ctx context.Context, add *log.Add) error {
+	rel, err := add.DecodedPath()
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	found := false
+	for i, a := range o.adds {
+		if a == add {
+			o.adds = append(o.adds[:i], o.adds[i+1:]...)
+			found = true
+			break
+		}
+	}
+	if found {
+		o.stored = slices.DeleteFunc(o.stored, func(p string) bool { return p == rel })
+		o.filters = slices.DeleteFunc(o.filters, func(e bloom.Entry) bool { return e.DataPath == add.Path })
+		if n, ok := add.NumRecords(); ok && n <= o.closedRows {
+			o.closedRows -= n
+			o.closedBytes = max(o.closedBytes-max(add.Size-fileOverhead(o.file.NumFields()), 0), 0)
+		}
+	}
+	o.mu.Unlock()
+	if !found {
+		return fmt.Errorf("%w: %s was not written by this Output", ErrInvalidArgument, add.Path)
+	}
+	if err := o.store.Delete(ctx, rel); err != nil {
+		return fmt.Errorf("datafile: removing data file %s: %w", rel, err)
+	}
+	return nil
 }
 
 // Adds returns the add actions of the files closed so far, sorted by path.

@@ -465,14 +465,14 @@ func TestProbePredictsTheFileAndStoresNothing(t *testing.T) {
 	store := storage.NewMemory()
 	out, err := NewOutput(store, Spec{Schema: lineSchema, TargetFileSize: 64 << 20, Allocator: mem})
 	require.NoError(t, err)
-	p, err := out.Probe(bg, rec, 2)
+	p, err := out.Probe(bg, []arrow.RecordBatch{rec}, 2)
 	require.NoError(t, err)
 	objs, err := store.List(bg, "", "")
 	require.NoError(t, err)
 	require.Empty(t, objs)
 	require.Empty(t, out.Adds())
 	for _, par := range []int{1, 4} {
-		q, err := out.Probe(bg, rec, par)
+		q, err := out.Probe(bg, []arrow.RecordBatch{rec}, par)
 		require.NoError(t, err)
 		require.Equal(t, p.BytesPerRow, q.BytesPerRow, "parallelism %d", par)
 	}
@@ -498,7 +498,7 @@ func TestProbePredictsTheFileAndStoresNothing(t *testing.T) {
 	require.NoError(t, g.Write(part))
 	_, err = g.Close(bg)
 	require.NoError(t, err)
-	q, err := other.Probe(bg, rec, 1)
+	q, err := other.Probe(bg, []arrow.RecordBatch{rec}, 1)
 	require.NoError(t, err)
 	require.Equal(t, p.BytesPerRow, q.BytesPerRow)
 	h, err := other.Create(bg, FileOptions{Probe: q})
@@ -510,6 +510,6 @@ func TestProbePredictsTheFileAndStoresNothing(t *testing.T) {
 
 	empty := rec.NewSlice(0, 0)
 	defer empty.Release()
-	_, err = out.Probe(bg, empty, 1)
+	_, err = out.Probe(bg, []arrow.RecordBatch{empty}, 1)
 	require.ErrorIs(t, err, ErrInvalidArgument)
 }

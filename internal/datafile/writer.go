@@ -663,7 +663,10 @@ func (w *Writer) EstimatedSize() int64 {
 
 // overhead estimates what a file holds besides its rows: the magic bytes and the
 // footer (a few hundred bytes, plus column and offset indexes per column).
-func (w *Writer) overhead() int64 { return 1024 + int64(w.schema.NumFields())*256 }
+func (w *Writer) overhead() int64 { return fileOverhead(w.schema.NumFields()) }
+
+// fileOverhead is Writer.overhead for a schema of fields top-level columns.
+func fileOverhead(fields int) int64 { return 1024 + int64(fields)*256 }
 
 // settle waits for the encoder to catch up with what was written.
 func (w *Writer) settle() {
