@@ -211,13 +211,21 @@ type sizeEstimate struct {
 func newSizeEstimate(src sortedInput, ord sortedOrder, est *datafile.Probe, starts []int64, run int64) sizeEstimate {
 	n := int64(len(ord.ids))
 	wd := newWidths(src)
+	// The runs' sizes give how the regions differ; the probe's bytes per row (the
+	// runs in row groups as files have them) the level: the ratios are scaled so that
+	// they estimate the probe's own rows at that size.
 	ratio := make([]float64, len(starts))
+	var runBytes int64
+	for _, b := range est.RunBytes {
+		runBytes += b
+	}
+	level := est.BytesPerRow * float64(run*int64(len(starts))) / math.Max(float64(runBytes), 1)
 	for b, lo := range starts {
 		var arrowBytes float64
 		for _, id := range ord.ids[lo : lo+run] {
 			arrowBytes += wd.of(id)
 		}
-		ratio[b] = estimateScale * float64(est.RunBytes[b]) / math.Max(arrowBytes, 1)
+		ratio[b] = estimateScale * level * float64(est.RunBytes[b]) / math.Max(arrowBytes, 1)
 	}
 	e := sizeEstimate{stride: max(1, n>>16), n: n}
 	m := (n + e.stride - 1) / e.stride

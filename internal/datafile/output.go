@@ -398,14 +398,16 @@ type Probe struct {
 	BytesPerRow float64
 	// Overhead is the estimated size of a file with no rows (Writer.EstimatedSize's).
 	Overhead int64
-	// RunBytes is the compressed size of each run of the sample (each run ends a
-	// row group, so none shares one), for callers that weigh parts of their data apart.
+	// RunBytes is the compressed size of each run of the sample when each ends a
+	// row group of its own: how the runs differ, for callers that weigh parts of
+	// their data apart (per-run dictionaries make their sum larger than the
+	// sample's size in BytesPerRow, which is the level to scale them to).
 	RunBytes []int64
 	dict     map[string]bool
 	sizes    *sizeModel
 }
 
-// Probe encodes runs (batches of Spec.Schema, each ending a row group) as the
+// Probe encodes runs (batches of Spec.Schema) as the
 // Output's files are encoded — same codec, dictionary rule and Bloom columns — into
 // a sink that keeps nothing, and returns what it learned. Nothing is stored and no
 // file is counted, and the result depends on runs and the Spec only. The sample
@@ -435,43 +437,40 @@ func (o *Output) Probe(ctx context.Context, runs []arrow.RecordBatch, parallelis
 	if parallelism > 0 {
 		opts.Parallelism = parallelism
 	}
-	w, err := NewWriter(io.Discard, o.file, opts)
-	if err != nil {
-		return nil, err
-	}
-	for _, run := range runs {
-		phys, err := o.physical(run)
-		if err == nil {
-			err = w.Write(phys)
-			phys.Release()
-		}
-		if err == nil {
-			err = w.FlushRowGroup()
-		}
-		if err != nil {
-			w.Abort()
-			return nil, err
-		}
-	}
-	res, err := w.Close()
+	// Twice: the runs in row groups as the files will have them (the bytes per row,
+	// the dictionary choices and the size model), then each run ending a row group
+	// (how the runs differ: a run is smaller than a row group, so its own
+	// dictionaries cost it more per row than a file's row groups do).
+	res, w, err := o.encodeProbe(runs, opts, false)
 	if err != nil {
 		return nil, err
 	}
 	p := &Probe{Overhead: w.overhead(), dict: w.DictionaryChoices(), sizes: opts.sizes}
 	p.BytesPerRow = math.Max(float64(res.Size-p.Overhead)/float64(res.NumRows), 1e-3)
-	// Every run ends a row group (a large one may have ended some before), so each
-	// row group belongs to the run its first row is in.
 	p.RunBytes = make([]int64, len(runs))
-	run, end := 0, runs[0].NumRows()
-	var at int64
-	for g := range res.Metadata.NumRowGroups() {
-		rg := res.Metadata.RowGroup(g)
-		for at >= end && run < len(runs)-1 {
-			run++
-			end += runs[run].NumRows()
+	if len(runs) == 1 {
+		p.RunBytes[0] = max(res.Size-p.Overhead, 0)
+	} else {
+		split := opts
+		split.sizes = newSizeModel(o.file.NumFields())
+		split.DictionaryColumns = p.dict
+		res, _, err := o.encodeProbe(runs, split, true)
+		if err != nil {
+			return nil, err
 		}
-		p.RunBytes[run] += rg.TotalCompressedSize()
-		at += rg.NumRows()
+		// Every run ends a row group (a large one may have ended some before), so
+		// each row group belongs to the run its first row is in.
+		run, end := 0, runs[0].NumRows()
+		var at int64
+		for g := range res.Metadata.NumRowGroups() {
+			rg := res.Metadata.RowGroup(g)
+			for at >= end && run < len(runs)-1 {
+				run++
+				end += runs[run].NumRows()
+			}
+			p.RunBytes[run] += rg.TotalCompressedSize()
+			at += rg.NumRows()
+		}
 	}
 	o.mu.Lock()
 	if o.dict == nil {
@@ -479,6 +478,34 @@ func (o *Output) Probe(ctx context.Context, runs []arrow.RecordBatch, parallelis
 	}
 	o.mu.Unlock()
 	return p, nil
+}
+
+// encodeProbe encodes runs with opts into a sink that keeps nothing, ending a row
+// group after each run when split.
+func (o *Output) encodeProbe(runs []arrow.RecordBatch, opts WriterOptions, split bool) (*WriteResult, *Writer, error) {
+	w, err := NewWriter(io.Discard, o.file, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, run := range runs {
+		phys, err := o.physical(run)
+		if err == nil {
+			err = w.Write(phys)
+			phys.Release()
+		}
+		if err == nil && split {
+			err = w.FlushRowGroup()
+		}
+		if err != nil {
+			w.Abort()
+			return nil, nil, err
+		}
+	}
+	res, err := w.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, w, nil
 }
 
 // newPath returns a fresh file name under place's directory: its storage path
