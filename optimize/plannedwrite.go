@@ -54,20 +54,27 @@ var plannedWrites, replannedBins atomic.Int64
 // of one file are encoded in parallel, but every row group ends in a barrier, and the
 // gather and the statistics are fed by one goroutine. So the cuts are planned first:
 // a probe (datafile.Output.Probe) encodes probeBlocks evenly spaced runs of the
-// sorted rows, about a row group in all, and its compressed bytes per row give the
-// rows a file of the target holds; each cut then moves forward past rows of equal
+// sorted rows, about a row group in all, and each row's estimated size is its
+// in-memory width times the compression its region's run showed, scaled to the
+// probe's bytes per row (sizeEstimate: rows wider or less compressible at one end
+// of the order get smaller files). Each cut then moves forward past rows of equal
 // key, so that no key is in two files, and the last file takes the rest when that is
 // within datafile.LastFileSlack of the target (as Roller does). Then up to
 // Parallelism files are written at once, each gathering and encoding its own rows,
-// starting from the probe's dictionary choices and size model. The files depend on
-// the data and the options only, not on Parallelism or on how the goroutines
-// interleave (datafile D8). A bin too small to need a probe goes through the
-// roller as before.
+// starting from the probe's dictionary choices and size model. Files that still
+// miss the target (below 0.9 of it, or above 1+LastFileSlack) are taken back from
+// the first that did, and the roller writes the rest. The files depend on the data
+// and the options only, not on Parallelism or on how the goroutines interleave
+// (datafile D8). A bin too small to need a probe, or whose input fits one file,
+// goes through the roller.
 func (w *clusterWriter) writePlanned(ctx context.Context, src sortedInput, ord sortedOrder, progress int64) error {
 	n := int64(len(ord.ids))
 	rgRows := int64(float64(w.out.RowGroupBytes()) / math.Max(src.perRow()/2, 1e-3))
 	probe := min(max(rgRows, minProbeRows), maxProbeRows)
-	if n < 2*probe {
+	if n < 2*probe || w.it.bin.Bytes <= w.target() {
+		// A bin whose input fits one file (sorted rows compress as well as the
+		// input or better) has nothing to write side by side: the roller writes
+		// it, its columns encoded in parallel, without a probe.
 		return w.writeSorted(ctx, src, ord, nil, 0, progress)
 	}
 	est, starts, err := w.probe(ctx, src, ord, probe)
