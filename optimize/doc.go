@@ -16,11 +16,14 @@
 //     and writes them in key order into files of TargetFileSize by their encoded
 //     size, cutting only where the key changes: a bin held in memory plans its cuts
 //     from a size probe (evenly spaced runs of the sorted rows encoded as the files
-//     are, datafile.Output.Probe) and writes up to Parallelism files at once, each
-//     from the probe's dictionary choices and size model, so the files are the same
-//     at any Parallelism; a spilled bin writes file after file (internal/datafile
-//     Roller). Every file of a bin but the last is within a few percent of the
-//     target (about 1% on the tests' data). Row groups are
+//     are, datafile.Output.Probe, weighing each row's width by its region's
+//     compression) and writes up to Parallelism files at once, each from the probe's
+//     dictionary choices and size model, so the files are the same at any
+//     Parallelism; files that miss the target anyway are written again by the
+//     roller from the first that did. A spilled bin, or one whose input fits a
+//     file, writes file after file (internal/datafile Roller). Every file of a bin
+//     but the last is within 10% of the target (1% on the tests' uniform data, 6%
+//     on rows ten times wider at one end of the order). Row groups are
 //     about an eighth of the target so that row-group and page skipping work inside
 //     a file too. Output
 //     files carry the tags ZCUBE_ID, ZCUBE_ZORDER_BY, ZCUBE_ZORDER_CURVE and
