@@ -376,10 +376,19 @@ func (w *clusterWriter) writeFile(ctx context.Context, src sortedInput, ids []ui
 
 // gather takes the rows at ids from every column of src, on up to par goroutines.
 func (w *clusterWriter) gather(ctx context.Context, src sortedInput, ids []uint32, par int) (arrow.RecordBatch, error) {
+	if len(src.cols) == 0 {
+		return nil, fmt.Errorf("optimize: gathering rows of no columns")
+	}
+	// The columns are chunked alike (the batches as read): the IDs are grouped by
+	// chunk once for all of them.
+	grp, err := gather.GroupIDs(ids, src.cols[0].Shift, len(src.cols[0].Arrays))
+	if err != nil {
+		return nil, err
+	}
 	arrs := make([]arrow.Array, len(src.cols))
-	err := parallel(ctx, par, len(src.cols), func(ctx context.Context, c int) error {
+	err = parallel(ctx, par, len(src.cols), func(ctx context.Context, c int) error {
 		var err error
-		arrs[c], err = gather.TakeChunks(ctx, src.cols[c], ids, w.o.Allocator)
+		arrs[c], err = gather.TakeGrouped(ctx, src.cols[c], grp, w.o.Allocator)
 		return err
 	})
 	var rec arrow.RecordBatch

@@ -44,6 +44,48 @@ func ChunkedType(dt arrow.DataType) bool {
 // array with Shift 32 (IDs are then its rows, and every type is taken as Take does);
 // an ID outside the chunks is an ErrIndex error. The caller releases the result.
 func TakeChunks(ctx context.Context, c Chunks, ids []uint32, mem memory.Allocator) (arrow.Array, error) {
+	return takeChunks(ctx, c, ids, nil, mem)
+}
+
+// Grouping is the IDs of a chunked take grouped by chunk (see chunkGroups), made
+// once by GroupIDs for several columns chunked alike — the columns of the same
+// batches — so that each column's take need not group them again.
+type Grouping struct {
+	ids    []uint32
+	shift  uint
+	chunks int
+	groups *chunkGroups // nil when there are too few IDs to gain from grouping
+}
+
+// GroupIDs groups ids, packed row IDs over chunks chunks with the given shift, for
+// TakeGrouped. An ID whose chunk is not below chunks is an ErrIndex error.
+func GroupIDs(ids []uint32, shift uint, chunks int) (*Grouping, error) {
+	if shift > 32 {
+		return nil, fmt.Errorf("gather: chunk shift %d is over 32", shift)
+	}
+	for _, id := range ids {
+		if k := id >> shift; int(k) >= chunks {
+			return nil, fmt.Errorf("%w: chunk %d of %d", ErrIndex, k, chunks)
+		}
+	}
+	g := &Grouping{ids: ids, shift: shift, chunks: chunks}
+	if len(ids) >= groupMinRows && chunks > 1 {
+		g.groups = groupByChunk(ids, shift, uint32(uint64(1)<<shift-1), chunks)
+	}
+	return g, nil
+}
+
+// TakeGrouped is TakeChunks(ctx, c, ids, mem) for the ids g was made of; c must have
+// g's shift and number of chunks.
+func TakeGrouped(ctx context.Context, c Chunks, g *Grouping, mem memory.Allocator) (arrow.Array, error) {
+	if c.Shift != g.shift || len(c.Arrays) != g.chunks {
+		return nil, fmt.Errorf("gather: IDs grouped for %d chunks at shift %d, taken from %d at shift %d", g.chunks, g.shift, len(c.Arrays), c.Shift)
+	}
+	return takeChunks(ctx, c, g.ids, g, mem)
+}
+
+// takeChunks is TakeChunks, with the IDs already grouped when grouped is not nil.
+func takeChunks(ctx context.Context, c Chunks, ids []uint32, grouped *Grouping, mem memory.Allocator) (arrow.Array, error) {
 	if len(c.Arrays) == 0 {
 		if len(ids) > 0 {
 			return nil, fmt.Errorf("%w: %d rows taken from no chunks", ErrIndex, len(ids))
@@ -80,7 +122,10 @@ func TakeChunks(ctx context.Context, c Chunks, ids []uint32, mem memory.Allocato
 		}
 	}
 	g := chunkGather{shift: c.Shift, mask: mask}
-	if len(ids) >= groupMinRows && len(c.Arrays) > 1 {
+	switch {
+	case grouped != nil:
+		g.groups = grouped.groups
+	case len(ids) >= groupMinRows && len(c.Arrays) > 1:
 		g.groups = groupByChunk(ids, c.Shift, mask, len(c.Arrays))
 	}
 	switch dt.ID() {

@@ -246,8 +246,17 @@ func TestTakeChunksMatchesConcatenation(t *testing.T) {
 				require.NoError(t, err)
 				require.True(t, array.Equal(want, got), "column %s", f.Name)
 				require.Equal(t, want.NullN(), got.NullN(), "column %s", f.Name)
+				// The same IDs grouped once for every column (GroupIDs, TakeGrouped).
+				grp, err := GroupIDs(ids, shift, len(arrs))
+				require.NoError(t, err)
+				again, err := TakeGrouped(ctx, Chunks{Arrays: arrs, Shift: shift}, grp, mem)
+				require.NoError(t, err)
+				require.True(t, array.Equal(want, again), "column %s, grouped once", f.Name)
+				_, err = TakeGrouped(ctx, Chunks{Arrays: arrs[1:], Shift: shift}, grp, mem)
+				require.Error(t, err, "other chunks than grouped for")
 				want.Release()
 				got.Release()
+				again.Release()
 				cat.Release()
 			}
 		})
@@ -283,7 +292,13 @@ func TestTakeChunksRejectsBadInput(t *testing.T) {
 		_, err := TakeChunks(ctx, two, []uint32{0, id}, mem)
 		require.ErrorIs(t, err, ErrIndex, "id %d", id)
 	}
-	_, err := TakeChunks(ctx, Chunks{Arrays: []arrow.Array{s, s}, Shift: 3}, []uint32{0}, mem)
+	_, err := GroupIDs([]uint32{0, 2 << 4}, 4, 2)
+	require.ErrorIs(t, err, ErrIndex)
+	grp, err := GroupIDs([]uint32{0, 1<<4 | 10}, 4, 2) // row 10 of a 10-row chunk
+	require.NoError(t, err)
+	_, err = TakeGrouped(ctx, two, grp, mem)
+	require.ErrorIs(t, err, ErrIndex)
+	_, err = TakeChunks(ctx, Chunks{Arrays: []arrow.Array{s, s}, Shift: 3}, []uint32{0}, mem)
 	require.ErrorContains(t, err, "more than 1<<3")
 	ls := rec.Column(allTypes.FieldIndices("ls")[0])
 	_, err = TakeChunks(ctx, Chunks{Arrays: []arrow.Array{ls, ls}, Shift: 4}, []uint32{0}, mem)
