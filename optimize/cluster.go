@@ -409,7 +409,6 @@ func concatBytes(arrs []arrow.Array) int64 {
 // the chunk is cut there, moved forward past rows of equal key so that no key
 // appears in two files, and the roller closes the file after it.
 func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, ord sortedOrder, cols []int, after, progress int64) error {
-	mem := w.o.Allocator
 	if cols == nil {
 		cols = make([]int, len(src.cols))
 		for i := range cols {
@@ -437,25 +436,13 @@ func (w *clusterWriter) writeSorted(ctx context.Context, src sortedInput, ord so
 				hi++
 			}
 		}
-		idx := ord.ids[lo:hi]
 		// Gather the columns on every worker: the take of strings is random access
 		// into the whole bin and would otherwise be the serial part of the write.
-		arrs := make([]arrow.Array, len(cols))
-		err := parallel(ctx, w.o.Parallelism, len(cols), func(ctx context.Context, i int) error {
-			var err error
-			arrs[i], err = gather.TakeChunks(ctx, src.cols[cols[i]], idx, mem)
-			return err
-		})
+		rec, err := w.gather(ctx, src, sch, cols, ord.ids[lo:hi], w.o.Parallelism)
 		if err == nil {
-			rec := array.NewRecordBatch(sch, arrs, int64(hi-lo))
 			err = w.roller.Append(ctx, rec)
 			w.pacer.add(datafile.RecordBytes(rec))
 			rec.Release()
-		}
-		for _, a := range arrs {
-			if a != nil {
-				a.Release()
-			}
 		}
 		if err != nil {
 			return fmt.Errorf("optimize: writing sorted rows: %w", err)

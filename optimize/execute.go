@@ -297,7 +297,6 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 	share := o
 	share.MemoryBudget = max(o.MemoryBudget/int64(together), 1)
 	share.Parallelism = max(1, o.Parallelism/together)
-	compactPar := share.Parallelism
 	for i, it := range items {
 		if it.bin.Kind == KindCluster && !smallBin(it.bin, smallBudget) {
 			continue // below, after the concurrent ones
@@ -317,7 +316,7 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 			if it.bin.Kind == KindCluster {
 				results[i], errs[i] = e.cluster(ctx, it, share, out)
 			} else {
-				results[i], errs[i] = e.compact(ctx, it, out, compactPar)
+				results[i], errs[i] = e.compact(ctx, it, out, share.Parallelism)
 			}
 			if errs[i] != nil {
 				cancel()

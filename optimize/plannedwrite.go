@@ -32,7 +32,7 @@ const (
 // plannedTakeRows and plannedTakeBytes bound the rows a file of writePlanned
 // gathers at a time (and the Arrow bytes of that copy, so that wide rows do not
 // make it large): more rows than takeRows, because a gather's IDs grouped by input
-// batch (gather.TakeChunks) read each batch's part of a column from cache once the
+// batch (gather.TakeGrouped) read each batch's part of a column from cache once the
 // window holds several of its rows per cache line (measured: 5-10% less time for
 // the whole OPTIMIZE than 64k rows).
 const (
@@ -85,9 +85,8 @@ func (w *clusterWriter) writePlanned(ctx context.Context, src sortedInput, ord s
 	cuts := planCuts(ord, w.target(), est.Overhead, newSizeEstimate(src, ord, est, starts, probe/probeBlocks))
 	place := w.place
 	place.Probe = est
-	adds := make([]*log.Add, len(cuts)-1)
-	rows := make([]int64, len(cuts)-1)
 	files := len(cuts) - 1
+	adds := make([]*log.Add, files)
 	par := max(w.o.Parallelism, 1)
 	err = parallel(ctx, min(par, files), files, func(ctx context.Context, i int) error {
 		// The files still to start share the workers: the last ones get more, so
@@ -96,28 +95,18 @@ func (w *clusterWriter) writePlanned(ctx context.Context, src sortedInput, ord s
 		fo.Parallelism = max(1, par/min(par, files-i))
 		var err error
 		adds[i], err = w.writeFile(ctx, src, ord.ids[cuts[i]:cuts[i+1]], fo, progress*(cuts[i+1]-cuts[i])/n)
-		if err == nil {
-			rows[i] = cuts[i+1] - cuts[i]
-		}
 		return err
 	})
 	if err != nil {
-		for _, a := range adds {
-			if a != nil {
-				w.planned = append(w.planned, a) // removed with the batch (Output.Discard)
-			}
-		}
-		return err
+		return err // the files closed are removed with the batch (Output.Discard)
 	}
 	// The plan is an estimate: where the sorted rows' width or compressibility
 	// changes along the order, a file can miss the target. From the first file that
 	// did (deterministic: sizes depend on the data only), the files are taken back
 	// and the rest is written by the roller, each file cut at its encoded size.
 	bad := misSized(adds, w.target())
-	for i := range adds[:bad] {
-		w.planned = append(w.planned, adds[i])
-		w.res.rows += rows[i]
-	}
+	w.planned = append(w.planned, adds[:bad]...)
+	w.res.rows += cuts[bad]
 	if bad == len(adds) {
 		return nil
 	}
@@ -177,7 +166,7 @@ func (w *clusterWriter) probe(ctx context.Context, src sortedInput, ord sortedOr
 		starts[b] = lo
 		idx = append(idx, ord.ids[lo:lo+run]...)
 	}
-	rec, err := w.gather(ctx, src, idx, w.o.Parallelism)
+	rec, err := w.gather(ctx, src, src.sch, nil, idx, w.o.Parallelism)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -258,16 +247,18 @@ func (e sizeEstimate) at(p int64) float64 {
 
 // widths gives a row's in-memory width by its packed ID (or position).
 type widths struct {
-	fixed float64   // bytes of the fixed-width columns and of other columns' average
-	vars  [][]int32 // per string or binary column, then chunk: the offsets
-	nvar  int
-	shift uint
-	mask  uint32
+	fixed  float64   // bytes of the fixed-width columns and of other columns' average
+	vars   [][]int32 // per string or binary column, then chunk: the offsets
+	nvar   int
+	chunks int // per column
+	shift  uint
+	mask   uint32
 }
 
 func newWidths(src sortedInput) widths {
 	var wd widths
 	if len(src.cols) > 0 {
+		wd.chunks = len(src.cols[0].Arrays)
 		wd.shift = src.cols[0].Shift
 		wd.mask = uint32(uint64(1)<<wd.shift - 1)
 	}
@@ -307,10 +298,9 @@ func (wd widths) of(id uint32) float64 {
 	if wd.nvar == 0 {
 		return w
 	}
-	chunks := len(wd.vars) / wd.nvar
 	k, r := int(id>>wd.shift), id&wd.mask
 	for v := 0; v < wd.nvar; v++ {
-		o := wd.vars[v*chunks+k]
+		o := wd.vars[v*wd.chunks+k]
 		w += float64(o[r+1] - o[r])
 	}
 	return w
@@ -353,7 +343,7 @@ func (w *clusterWriter) writeFile(ctx context.Context, src sortedInput, ids []ui
 	for lo := 0; lo < n; {
 		hi := min(lo+window, n)
 		var rec arrow.RecordBatch
-		rec, err = w.gather(ctx, src, ids[lo:hi], place.Parallelism)
+		rec, err = w.gather(ctx, src, src.sch, nil, ids[lo:hi], place.Parallelism)
 		if err != nil {
 			break
 		}
@@ -374,10 +364,17 @@ func (w *clusterWriter) writeFile(ctx context.Context, src sortedInput, ids []ui
 	return f.Close(ctx)
 }
 
-// gather takes the rows at ids from every column of src, on up to par goroutines.
-func (w *clusterWriter) gather(ctx context.Context, src sortedInput, ids []uint32, par int) (arrow.RecordBatch, error) {
+// gather takes the rows at ids from the columns cols of src (nil: every column),
+// on up to par goroutines, as a batch of sch (those columns' fields).
+func (w *clusterWriter) gather(ctx context.Context, src sortedInput, sch *arrow.Schema, cols []int, ids []uint32, par int) (arrow.RecordBatch, error) {
 	if len(src.cols) == 0 {
 		return nil, fmt.Errorf("optimize: gathering rows of no columns")
+	}
+	if cols == nil {
+		cols = make([]int, len(src.cols))
+		for i := range cols {
+			cols[i] = i
+		}
 	}
 	// The columns are chunked alike (the batches as read): the IDs are grouped by
 	// chunk once for all of them.
@@ -385,15 +382,15 @@ func (w *clusterWriter) gather(ctx context.Context, src sortedInput, ids []uint3
 	if err != nil {
 		return nil, err
 	}
-	arrs := make([]arrow.Array, len(src.cols))
-	err = parallel(ctx, par, len(src.cols), func(ctx context.Context, c int) error {
+	arrs := make([]arrow.Array, len(cols))
+	err = parallel(ctx, par, len(cols), func(ctx context.Context, i int) error {
 		var err error
-		arrs[c], err = gather.TakeGrouped(ctx, src.cols[c], grp, w.o.Allocator)
+		arrs[i], err = gather.TakeGrouped(ctx, src.cols[cols[i]], grp, w.o.Allocator)
 		return err
 	})
 	var rec arrow.RecordBatch
 	if err == nil {
-		rec = array.NewRecordBatch(src.sch, arrs, int64(len(ids)))
+		rec = array.NewRecordBatch(sch, arrs, int64(len(ids)))
 	}
 	for _, a := range arrs {
 		if a != nil {
