@@ -190,10 +190,11 @@ func create(ctx context.Context, store storage.Storage, nt *newTable, allowNonEm
 // shape (clusterBy as Delta Spark records it for clustered tables).
 func createParameters(nt *newTable) map[string]string {
 	params := map[string]string{
-		"partitionBy": jsonString(nt.md.PartitionColumns),
-		"description": jsonString(nt.md.Description),
-		"isManaged":   "false",
-		"properties":  jsonString(nt.md.Configuration),
+		"partitionBy": paramJSON(nonNilStrings(nt.md.PartitionColumns)),
+		"clusterBy":   paramJSON([]string{}),
+		"description": paramOptionalString(nt.md.Description),
+		"isManaged":   paramString("false"),
+		"properties":  paramJSON(nonNilMap(nt.md.Configuration)),
 	}
 	for _, d := range nt.domains {
 		if d.Domain == log.DomainClustering {
@@ -202,7 +203,7 @@ func createParameters(nt *newTable) map[string]string {
 			for i, c := range cols {
 				names[i] = strings.Join(c, ".")
 			}
-			params["clusterBy"] = jsonString(names)
+			params["clusterBy"] = paramJSON(names)
 		}
 	}
 	return params
@@ -406,7 +407,7 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 		e := HistoryEntry{Version: r.Version, Timestamp: r.Timestamp}
 		if ci := r.CommitInfo; ci != nil {
 			e.Operation = ci.Operation
-			e.OperationParameters = ci.OperationParameters
+			e.OperationParameters = ci.DisplayParameters()
 			e.OperationMetrics = ci.OperationMetrics
 			e.ReadVersion = ci.ReadVersion
 			e.IsolationLevel = ci.IsolationLevel

@@ -235,7 +235,7 @@ func TestOverwriteAndHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, h, 3)
 	require.Equal(t, "WRITE", h[0].Operation)
-	require.Equal(t, `"Overwrite"`, h[0].OperationParameters["mode"])
+	require.Equal(t, "Overwrite", h[0].OperationParameters["mode"])
 	require.Equal(t, "CREATE TABLE", h[2].Operation)
 }
 

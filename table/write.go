@@ -343,8 +343,8 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add
 	info := log.CommitInfo{
 		Operation: "WRITE",
 		OperationParameters: map[string]string{
-			"mode":        jsonString(opts.Mode.String()),
-			"partitionBy": jsonString(ls.PartitionColumns()),
+			"mode":        paramString(opts.Mode.String()),
+			"partitionBy": paramJSON(nonNilStrings(ls.PartitionColumns())),
 		},
 		OperationMetrics: map[string]string{
 			"numFiles":        strconv.Itoa(len(adds)),
