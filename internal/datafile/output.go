@@ -44,9 +44,10 @@ type Spec struct {
 	// (partition columns left out), logical names, in table order. Required.
 	Schema *arrow.Schema
 	// Mapping is the table's column mapping mode (default none). With name or id,
-	// files are written with the physical names Delta assigns (and, in id mode, the
-	// field ids as Parquet field ids), statistics and Bloom filters are keyed by
-	// physical names, and Delta must be set.
+	// files are written with the physical names Delta assigns and each column's
+	// delta.columnMapping.id as its Parquet field id (PROTOCOL.md "Writer
+	// Requirements for Column Mapping": in either mode), statistics and Bloom filters
+	// are keyed by physical names, and Delta must be set.
 	Mapping log.ColumnMapping
 	// Delta is the table's Delta schema (required with column mapping).
 	Delta *log.StructType
@@ -188,7 +189,7 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 	}
 	o := &Output{store: store, spec: spec, file: spec.Schema}
 	if spec.Mapping == log.ColumnMappingName || spec.Mapping == log.ColumnMappingID {
-		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Mapping == log.ColumnMappingID, spec.Hidden)
+		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Hidden)
 		if err != nil {
 			return nil, err
 		}
@@ -872,9 +873,13 @@ func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
 
 // physicalSchema returns the file schema of a column-mapped table's data columns:
 // each field of data (logical) replaced by the Delta field of that name converted
-// with physical names (and field ids when ids is set), nested fields included.
-func physicalSchema(data *arrow.Schema, delta *log.StructType, ids bool, hidden int) (*arrow.Schema, error) {
-	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: ids})
+// with physical names and field ids, nested fields included — every struct field
+// (a leaf, or a struct, list or map group) carries its delta.columnMapping.id, as
+// Delta Spark writes it in name and id mode alike; the repeated groups and the
+// element, key and value fields inside lists and maps have no Delta id and carry
+// none. Hidden trailing fields are kept as they are.
+func physicalSchema(data *arrow.Schema, delta *log.StructType, hidden int) (*arrow.Schema, error) {
+	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: true})
 	if err != nil {
 		return nil, err
 	}
