@@ -402,7 +402,7 @@ func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.
 			if d < len(cpath)-1 {
 				st, ok := f.Type.(*arrow.StructType)
 				if !ok {
-					return &ClusterColumnError{Column: name, Reason: fmt.Sprintf("%s is %s, not a struct: clustering columns are reached through structs only", strings.Join(names, "."), f.Type)}
+					return &ClusterColumnError{Column: name, Reason: fmt.Sprintf("%s is %s, not a struct: clustering columns are reached through structs only", strings.Join(names, "."), value.DisplayType(f.Type))}
 				}
 				fields = st.Fields()
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
 )
 
 // Table is a handle on one Delta table. It holds no snapshot: every operation reads
@@ -323,7 +324,7 @@ func resolvePartitionColumns(schema *arrow.Schema, cols []string) ([]string, err
 		f := schema.Field(idx)
 		switch f.Type.ID() {
 		case arrow.STRUCT, arrow.LIST, arrow.MAP, arrow.LARGE_LIST, arrow.BINARY, arrow.LARGE_BINARY:
-			return nil, fmt.Errorf("%w: partition column %q has type %s, which cannot be a partition column", ErrInvalidArgument, f.Name, f.Type)
+			return nil, fmt.Errorf("%w: partition column %q has type %s, which cannot be a partition column", ErrInvalidArgument, f.Name, value.DisplayType(f.Type))
 		}
 		if seen[f.Name] {
 			return nil, fmt.Errorf("%w: partition column %q listed twice", ErrInvalidArgument, f.Name)

@@ -87,7 +87,7 @@ func FromArray(arr arrow.Array, i int) (Value, error) {
 		}
 		return Timestamp(v), nil
 	}
-	return Null(), fmt.Errorf("%w: %s has no Value kind", ErrUnsupportedArrowType, arr.DataType())
+	return Null(), fmt.Errorf("%w: %s has no Value kind", ErrUnsupportedArrowType, DisplayType(arr.DataType()))
 }
 
 // ErrDoesNotFit is returned by Append for a value of another kind than the builder's
@@ -109,7 +109,7 @@ func Append(b array.Builder, v Value) error {
 		return nil
 	}
 	bad := func() error {
-		return fmt.Errorf("%w: %s %s as %s", ErrDoesNotFit, v.Kind(), v, b.Type())
+		return fmt.Errorf("%w: %s %s as %s", ErrDoesNotFit, v.Kind(), v, DisplayType(b.Type()))
 	}
 	intIn := func(lo, hi int64) bool { return v.kind == KindInt64 && v.i >= lo && v.i <= hi }
 	switch bb := b.(type) {
@@ -194,7 +194,7 @@ func Append(b array.Builder, v Value) error {
 		}
 		bb.Append(arrow.Timestamp(ts))
 	default:
-		return fmt.Errorf("%w: %s", ErrUnsupportedArrowType, b.Type())
+		return fmt.Errorf("%w: %s", ErrUnsupportedArrowType, DisplayType(b.Type()))
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
 )
 
 // DefaultTargetFileSize is the size a data file aims for when the table has no
@@ -834,7 +835,8 @@ func retypeRecord(rec arrow.RecordBatch, sch *arrow.Schema) (arrow.RecordBatch, 
 // for field names and metadata), children retyped likewise.
 func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
 	if d.DataType().ID() != to.ID() {
-		return nil, fmt.Errorf("%w: %s cannot be written as %s", ErrSchemaMismatch, d.DataType(), to)
+		from, want := value.DisplayTypes(d.DataType(), to)
+		return nil, fmt.Errorf("%w: %s cannot be written as %s", ErrSchemaMismatch, from, want)
 	}
 	var childTypes []arrow.DataType
 	switch t := to.(type) {
@@ -912,7 +914,8 @@ func physicalSchema(data *arrow.Schema, delta *log.StructType, hidden int) (*arr
 		}
 		pf := phys.Field(j)
 		if !arrow.TypeEqual(stripNames(pf.Type), stripNames(f.Type)) {
-			return nil, fmt.Errorf("%w: column %q is %s in the batches, %s in the table", ErrSchemaMismatch, f.Name, f.Type, pf.Type)
+			got, want := value.DisplayTypes(f.Type, pf.Type)
+			return nil, fmt.Errorf("%w: column %q is %s in the batches, %s in the table", ErrSchemaMismatch, f.Name, got, want)
 		}
 		fields[i] = pf
 	}

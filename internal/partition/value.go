@@ -113,9 +113,9 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 	}
 	bad := func(err error) error {
 		if err != nil {
-			return fmt.Errorf("%w: %q as %s: %w", ErrInvalidValue, s, t, err)
+			return fmt.Errorf("%w: %q as %s: %w", ErrInvalidValue, s, value.DisplayType(t), err)
 		}
-		return fmt.Errorf("%w: %q as %s", ErrInvalidValue, s, t)
+		return fmt.Errorf("%w: %q as %s", ErrInvalidValue, s, value.DisplayType(t))
 	}
 	switch tt := t.(type) {
 	case *arrow.BooleanType:
@@ -164,7 +164,7 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
 		return value.Binary([]byte(s)), nil
 	}
-	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, t)
+	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, value.DisplayType(t))
 }
 
 func floorDiv(a, b int64) int64 {
