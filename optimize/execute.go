@@ -658,7 +658,7 @@ func (p *Plan) metadataWithBloomColumns() (log.Protocol, log.Metadata, error) {
 //
 // Spark has no word for the other layouts; skiplake records them beside those:
 //
-//   - hilbertBy, linearBy, workloadColumns: the columns of a Hilbert, linear
+//   - hilbertBy, sortBy, workloadColumns: the columns of a Hilbert, linear
 //     (lexicographic) or workload-tree run outside liquid clustering (Databricks'
 //     liquid clustering orders by Hilbert too, and says so under clusterBy only);
 //   - clusteringCurve: the curve that ordered the rows (zorder, hilbert, linear,
@@ -681,7 +681,7 @@ func (p *Plan) operationParameters(trees []string) map[string]string {
 	case p.Curve == CurveHilbert:
 		params["hilbertBy"] = paramJSON(nonNil(p.ClusterBy))
 	case p.Curve == CurveLinear:
-		params["linearBy"] = paramJSON(nonNil(p.ClusterBy))
+		params["sortBy"] = paramJSON(nonNil(p.ClusterBy))
 	case p.Curve == CurveWorkload:
 		params["workloadColumns"] = paramJSON(nonNil(p.ClusterBy))
 	}
