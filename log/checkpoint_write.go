@@ -575,7 +575,10 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 	rec := w.rb.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy))
+	// Decimals of precision <= 18 as INT32/INT64, as Spark writes them (stats_parsed
+	// and partitionValues_parsed).
+	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithStoreDecimalAsInteger(true))
 	fw, err := pqarrow.NewFileWriter(sch, &buf, wprops, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
