@@ -385,6 +385,9 @@ func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
 }
 
 // HistoryEntry is one commit of the table, newest first in History.
+// OperationParameters are as Delta Spark's DESCRIBE HISTORY shows them
+// (log.CommitInfo.DisplayParameters): a string value's text (mode: Append,
+// partitionBy: ["a"]), any other value's JSON text (version: 1, auto: false).
 type HistoryEntry struct {
 	Version             int64             `json:"version"`
 	Timestamp           time.Time         `json:"timestamp"`
