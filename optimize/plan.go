@@ -88,6 +88,9 @@ type Plan struct {
 	readSch  *arrow.Schema
 	partCols []string // logical names of the partition columns
 	partPhys []string // their physical names: the keys of add.partitionValues
+	// partTimestamps are the timestamp partition columns by physical name: their
+	// values are keyed as instants (partitionKey).
+	partTimestamps map[string]*arrow.TimestampType
 	physData []string // physical names of dataSch's fields (Bloom tags and stats use them)
 	delta    *log.StructType
 	clusters []clusterCol // locations of the clustering columns in dataSch
@@ -234,6 +237,12 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			return nil, fmt.Errorf("%w: version %d: partition column %q is not in the schema", ErrUnsupportedTable, snap.Version(), c)
 		}
 		p.partPhys = append(p.partPhys, phys)
+		if t, ok := partTypes[c].(*arrow.TimestampType); ok {
+			if p.partTimestamps == nil {
+				p.partTimestamps = map[string]*arrow.TimestampType{}
+			}
+			p.partTimestamps[phys] = t
+		}
 	}
 	if hidden := rowTrackingFields(snap); hidden != nil {
 		// Stable row IDs travel with the rows (rowids.go).
@@ -279,7 +288,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 				continue
 			}
 		}
-		k := partitionKey(p.partPhys, a)
+		k := p.partitionKey(a.PartitionValues)
 		if o.Partitions != nil && !p.wantPartition(k) {
 			continue
 		}
@@ -530,9 +539,36 @@ func isPartitionCol(partCols []string, name string) bool {
 }
 
 // partitionKey is a canonical string of a file's partition values, in partition
-// column order.
-func partitionKey(partPhys []string, a *log.Add) string {
-	return partition.Key(partPhys, a.PartitionValues)
+// column order. Timestamp values are keyed by the instant they name, so that the
+// spellings writers use for one value ("2024-03-01 10:00:00" of older writers,
+// "2024-03-01T10:00:00.000000Z" of Delta Spark and skiplake today) are one
+// partition; a value that does not parse is keyed as written.
+func (p *Plan) partitionKey(vals map[string]*string) string {
+	if len(p.partTimestamps) == 0 {
+		return partition.Key(p.partPhys, vals)
+	}
+	norm := make(map[string]*string, len(vals))
+	for k, v := range vals {
+		norm[k] = v
+	}
+	for phys, t := range p.partTimestamps {
+		v := vals[phys]
+		if v == nil || *v == "" {
+			continue
+		}
+		deltaType := "timestamp"
+		if t.TimeZone == "" {
+			deltaType = "timestamp_ntz"
+		}
+		parsed, err := partition.Parse(*v, true, t)
+		if err != nil {
+			continue
+		}
+		if s, _, err := partition.Format(parsed, deltaType); err == nil {
+			norm[phys] = &s
+		}
+	}
+	return partition.Key(p.partPhys, norm)
 }
 
 // mostlyDeleted reports a file whose deletion vector covers at least a tenth of
@@ -752,7 +788,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 // wantPartition reports whether the partition with key k is among Options.Partitions.
 func (p *Plan) wantPartition(k string) bool {
 	for _, vals := range p.opts.Partitions {
-		if partition.Key(p.partPhys, vals) == k {
+		if p.partitionKey(vals) == k {
 			return true
 		}
 	}

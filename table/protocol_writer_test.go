@@ -955,6 +955,21 @@ func TestProtocolTimestampPartitionValues(t *testing.T) {
 			matching := readAllRows(t, gt, table.WithFilter(filter))
 			require.NotEmpty(t, matching)
 			require.Zero(t, len(matching)%2, "%s: the rows written in both spellings match alike", filter)
+
+			// OPTIMIZE takes a partition's files in either spelling as one partition:
+			// each partition ends as one file.
+			snap, err := gt.Snapshot(ctx, table.Latest())
+			require.NoError(t, err)
+			parts := map[string]bool{}
+			for _, a := range snap.Log().Files() {
+				parts[path.Dir(a.Path)] = true
+			}
+			_, err = gt.Optimize(ctx, table.OptimizeOptions{})
+			require.NoError(t, err)
+			snap, err = gt.Snapshot(ctx, table.Latest())
+			require.NoError(t, err)
+			require.Equal(t, len(parts), snap.Log().NumFiles(), "one file per partition after OPTIMIZE")
+			require.Equal(t, want, readAllRows(t, gt))
 		})
 	}
 }
