@@ -88,9 +88,6 @@ type Plan struct {
 	readSch  *arrow.Schema
 	partCols []string // logical names of the partition columns
 	partPhys []string // their physical names: the keys of add.partitionValues
-	// partTimestamps are the timestamp partition columns by physical name: their
-	// values are keyed as instants (partitionKey).
-	partTimestamps map[string]*arrow.TimestampType
 	physData []string // physical names of dataSch's fields (Bloom tags and stats use them)
 	delta    *log.StructType
 	clusters []clusterCol // locations of the clustering columns in dataSch
@@ -98,6 +95,10 @@ type Plan struct {
 	bloomIdx []int        // indices of BloomColumns in dataSch
 	logical  *arrow.Schema
 	trees    map[string]*qdtree.Tree // stored workload trees, by path
+
+	// partTimestamps are the timestamp partition columns by physical name: their
+	// values are keyed as instants (partitionKey).
+	partTimestamps map[string]*arrow.TimestampType
 }
 
 // PartitionPlan is the work planned for one partition.
