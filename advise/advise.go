@@ -12,6 +12,7 @@ import (
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/qdtree"
+	"github.com/skiplake/skiplake/value"
 	"github.com/skiplake/skiplake/workload"
 )
 
@@ -222,7 +223,7 @@ func candidateColumns(sch *arrow.Schema, w *workload.Workload, partCols []string
 			case isPart(c):
 				return nil, fmt.Errorf("%w: column %q is a partition column", ErrInvalidOptions, c)
 			case !qdtree.Cuttable(sch.Field(i).Type):
-				return nil, fmt.Errorf("%w: column %q of type %s cannot be clustered on", ErrInvalidOptions, c, sch.Field(i).Type)
+				return nil, fmt.Errorf("%w: column %q of type %s cannot be clustered on", ErrInvalidOptions, c, value.DisplayType(sch.Field(i).Type))
 			}
 			out = append(out, sch.Field(i).Name)
 		}

@@ -349,7 +349,7 @@ func arrowKind(dt arrow.DataType) (value.Kind, int32, error) {
 		}
 		return value.KindTimestampNTZ, 0, nil
 	}
-	return value.KindNull, 0, fmt.Errorf("%w: arrow type %s", ErrUnsupportedType, dt)
+	return value.KindNull, 0, fmt.Errorf("%w: type %s", ErrUnsupportedType, value.DisplayType(dt))
 }
 
 // toMicros converts a timestamp in unit to microseconds; nanoseconds are floored

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/skiplake/skiplake/value"
 )
 
 // Table properties that configure the Bloom filter index. Their values are
@@ -74,7 +75,7 @@ func ResolveColumn(data *arrow.Schema, name string) (string, error) {
 	}
 	f := data.Field(idx)
 	if _, _, err := arrowKind(f.Type); err != nil {
-		return "", fmt.Errorf("%w: column %q has type %s; Bloom filters need a primitive column", ErrUnsupportedType, f.Name, f.Type)
+		return "", fmt.Errorf("%w: column %q has type %s; Bloom filters need a primitive column", ErrUnsupportedType, f.Name, value.DisplayType(f.Type))
 	}
 	return f.Name, nil
 }

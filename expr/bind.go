@@ -401,7 +401,7 @@ func (b *binder) column(ref *ColumnRef) (*BoundColumn, error) {
 	}
 	c := &BoundColumn{Ordinal: len(b.cols), Path: names, FieldIndices: idx, Type: dt}
 	if err := describeType(c); err != nil {
-		return nil, fmt.Errorf("%w: column %q has type %s", ErrUnsupportedType, ref.String(), dt)
+		return nil, fmt.Errorf("%w: column %q has type %s", ErrUnsupportedType, ref.String(), unsupportedTypeName(dt))
 	}
 	b.cols = append(b.cols, c)
 	b.byKey[key] = c
@@ -464,44 +464,45 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// unsupportedTypeName names a type describeType refuses: its Delta name, with the
+// Arrow spelling when that is what is refused (a timestamp in another unit than
+// microseconds reads as timestamp or timestamp_ntz, which are supported).
+func unsupportedTypeName(t arrow.DataType) string {
+	if ts, ok := t.(*arrow.TimestampType); ok && ts.Unit != arrow.Microsecond {
+		return value.DisplayType(t) + " (Arrow " + t.String() + ")"
+	}
+	return value.DisplayType(t)
+}
+
 // describeType fills Kind, Precision, Scale and TypeName from c.Type.
 func describeType(c *BoundColumn) error {
 	switch t := c.Type.(type) {
-	case *arrow.Int8Type:
-		c.Kind, c.TypeName = value.KindInt64, "byte"
-	case *arrow.Int16Type:
-		c.Kind, c.TypeName = value.KindInt64, "short"
-	case *arrow.Int32Type:
-		c.Kind, c.TypeName = value.KindInt64, "integer"
-	case *arrow.Int64Type:
-		c.Kind, c.TypeName = value.KindInt64, "long"
-	case *arrow.Float32Type:
-		c.Kind, c.TypeName = value.KindFloat64, "float"
-	case *arrow.Float64Type:
-		c.Kind, c.TypeName = value.KindFloat64, "double"
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:
+		c.Kind = value.KindInt64
+	case *arrow.Float32Type, *arrow.Float64Type:
+		c.Kind = value.KindFloat64
 	case *arrow.Decimal128Type:
 		c.Kind, c.Precision, c.Scale = value.KindDecimal, t.Precision, t.Scale
-		c.TypeName = fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
 	case *arrow.StringType, *arrow.LargeStringType:
-		c.Kind, c.TypeName = value.KindString, "string"
+		c.Kind = value.KindString
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
-		c.Kind, c.TypeName = value.KindBinary, "binary"
+		c.Kind = value.KindBinary
 	case *arrow.BooleanType:
-		c.Kind, c.TypeName = value.KindBool, "boolean"
+		c.Kind = value.KindBool
 	case *arrow.Date32Type:
-		c.Kind, c.TypeName = value.KindDate, "date"
+		c.Kind = value.KindDate
 	case *arrow.TimestampType:
 		if t.Unit != arrow.Microsecond {
 			return ErrUnsupportedType
 		}
+		c.Kind = value.KindTimestampNTZ
 		if t.TimeZone != "" {
-			c.Kind, c.TypeName = value.KindTimestamp, "timestamp"
-		} else {
-			c.Kind, c.TypeName = value.KindTimestampNTZ, "timestamp_ntz"
+			c.Kind = value.KindTimestamp
 		}
 	default:
 		return ErrUnsupportedType
 	}
+	c.TypeName = value.DisplayType(c.Type)
 	return nil
 }
 
@@ -610,9 +611,10 @@ func parseFloatText(s string) (float64, bool) {
 	return x, true
 }
 
-var intRanges = map[string][2]int64{
-	"byte": {math.MinInt8, math.MaxInt8}, "short": {math.MinInt16, math.MaxInt16},
-	"integer": {math.MinInt32, math.MaxInt32}, "long": {math.MinInt64, math.MaxInt64},
+// intRanges are the integer columns' ranges by arrow.Type.
+var intRanges = map[arrow.Type][2]int64{
+	arrow.INT8: {math.MinInt8, math.MaxInt8}, arrow.INT16: {math.MinInt16, math.MaxInt16},
+	arrow.INT32: {math.MinInt32, math.MaxInt32}, arrow.INT64: {math.MinInt64, math.MaxInt64},
 }
 
 // intDomain maps a numeric literal into the integers of [lo, hi]: exact when it is
@@ -669,7 +671,7 @@ func coerce(c *BoundColumn, lit value.Value, ref *ColumnRef) (coerced, error) {
 		if !ok {
 			return fail("")
 		}
-		r := intRanges[c.TypeName]
+		r := intRanges[c.Type.ID()]
 		return intDomain(n, big.NewInt(r[0]), big.NewInt(r[1]), func(x *big.Int) value.Value { return value.Int64(x.Int64()) }), nil
 	case value.KindFloat64:
 		n, ok := numOf(lit)

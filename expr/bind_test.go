@@ -124,11 +124,11 @@ func TestBindErrorsAreClear(t *testing.T) {
 		{"ambiguous case-insensitive column", "Dup = 1", ErrAmbiguousColumn, `expr: ambiguous column: "Dup" matches several fields case-insensitively`},
 		{"date vs garbage", "dt = 'yesterday'", ErrType, `expr: cannot compare column "dt" (date) with 'yesterday': not a date (YYYY-MM-DD)`},
 		{"string vs number", "s = 5", ErrType, `expr: cannot compare column "s" (string) with 5`},
-		{"LIKE on a number", "id LIKE 'a%'", ErrType, `expr: cannot compare column "id" (long) with LIKE 'a%': LIKE needs a string column`},
-		{"nanosecond timestamps unsupported", "tsns = 1", ErrUnsupportedType, `expr: unsupported column type: column "tsns" has type timestamp[ns]`},
-		{"struct is not a leaf", "st = 1", ErrUnsupportedType, `expr: unsupported column type: column "st" has type struct<x: int64 nullable, Name: utf8 nullable>`},
+		{"LIKE on a number", "id LIKE 'a%'", ErrType, `expr: cannot compare column "id" (bigint) with LIKE 'a%': LIKE needs a string column`},
+		{"nanosecond timestamps unsupported", "tsns = 1", ErrUnsupportedType, `expr: unsupported column type: column "tsns" has type timestamp_ntz (Arrow timestamp[ns])`},
+		{"struct is not a leaf", "st = 1", ErrUnsupportedType, `expr: unsupported column type: column "st" has type struct<x:bigint,Name:string>`},
 		{"path through a non-struct", "id.x = 1", ErrUnknownColumn, `expr: unknown column: column "id.x": "id" is not a struct`},
-		{"column vs column of different kinds", "id < s", ErrType, `expr: cannot compare column "id" (long) with column "s" (string)`},
+		{"column vs column of different kinds", "id < s", ErrType, `expr: cannot compare column "id" (bigint) with column "s" (string)`},
 	}
 	sc := testSchema()
 	for _, tc := range cases {

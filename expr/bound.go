@@ -55,7 +55,8 @@ type BoundColumn struct {
 	Kind value.Kind
 	// Precision and Scale describe decimal columns.
 	Precision, Scale int32
-	// TypeName is the Delta name of the type (long, decimal(10,2), timestamp_ntz...).
+	// TypeName names the type for people, as value.DisplayType does (bigint,
+	// decimal(10,2), timestamp_ntz...).
 	TypeName string
 }
 

@@ -145,7 +145,8 @@ func leafArray(rec arrow.RecordBatch, c *BoundColumn) (arrow.Array, []uint64, er
 		arr = st.Field(c.FieldIndices[d])
 	}
 	if !arrow.TypeEqual(arr.DataType(), c.Type) {
-		return nil, nil, fmt.Errorf("%w: column %s has type %s, bound as %s", ErrSchemaMismatch, c.Name(), arr.DataType(), c.Type)
+		got, want := value.DisplayTypes(arr.DataType(), c.Type)
+		return nil, nil, fmt.Errorf("%w: column %s has type %s, bound as %s", ErrSchemaMismatch, c.Name(), got, want)
 	}
 	if arr.Len() != n {
 		return nil, nil, fmt.Errorf("%w: column %s has %d rows, batch %d", ErrSchemaMismatch, c.Name(), arr.Len(), n)
@@ -273,7 +274,7 @@ func (c *evalCtx) eval(p Pred, out []uint64) error {
 		arr := c.arrs[p.Col.Ordinal]
 		get, ok := arr.(interface{ Value(int) string })
 		if !ok {
-			return fmt.Errorf("%w: LIKE on %s", ErrSchemaMismatch, arr.DataType())
+			return fmt.Errorf("%w: LIKE on %s", ErrSchemaMismatch, value.DisplayType(arr.DataType()))
 		}
 		loop(out, c.n, func(i int) bool { return p.Pattern.Match(get.Value(i)) != p.Negated })
 		andInto(out, c.valid[p.Col.Ordinal])
@@ -474,7 +475,7 @@ func cmpArray(arr arrow.Array, op Op, lit value.Value, out []uint64) error {
 		l := lit.AsBool()
 		loop(out, n, func(i int) bool { return opHolds(op, cmpBool(a.Value(i), l)) })
 	default:
-		return fmt.Errorf("%w: cannot evaluate on %s", ErrUnsupportedType, arr.DataType())
+		return fmt.Errorf("%w: cannot evaluate on %s", ErrUnsupportedType, value.DisplayType(arr.DataType()))
 	}
 	return nil
 }
@@ -604,7 +605,7 @@ func inArray(arr arrow.Array, set []value.Value, neg bool, out []uint64) error {
 		}
 		loop(out, n, func(i int) bool { x := a.Value(i); return ((x && hasT) || (!x && hasF)) != neg })
 	default:
-		return fmt.Errorf("%w: cannot evaluate IN on %s", ErrUnsupportedType, arr.DataType())
+		return fmt.Errorf("%w: cannot evaluate IN on %s", ErrUnsupportedType, value.DisplayType(arr.DataType()))
 	}
 	return nil
 }

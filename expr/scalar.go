@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/skiplake/skiplake/value"
 )
 
 // Scalar expressions (the values of UPDATE ... SET col = expr) extend the AST with five
@@ -260,42 +261,8 @@ var typeByName = map[string]arrow.DataType{
 	"TIMESTAMP_NTZ": &arrow.TimestampType{Unit: arrow.Microsecond},
 }
 
-// TypeName returns the Delta (Spark SQL) name of an Arrow type as CAST accepts it:
-// boolean, byte, short, integer, long, float, double, decimal(p,s), string, binary,
-// date, timestamp, timestamp_ntz, and void for the type of the NULL literal.
-func TypeName(t arrow.DataType) string {
-	switch t := t.(type) {
-	case *arrow.BooleanType:
-		return "boolean"
-	case *arrow.Int8Type:
-		return "byte"
-	case *arrow.Int16Type:
-		return "short"
-	case *arrow.Int32Type:
-		return "integer"
-	case *arrow.Int64Type:
-		return "long"
-	case *arrow.Float32Type:
-		return "float"
-	case *arrow.Float64Type:
-		return "double"
-	case *arrow.Decimal128Type:
-		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
-	case *arrow.StringType, *arrow.LargeStringType:
-		return "string"
-	case *arrow.BinaryType, *arrow.LargeBinaryType:
-		return "binary"
-	case *arrow.Date32Type:
-		return "date"
-	case *arrow.TimestampType:
-		if t.TimeZone == "" {
-			return "timestamp_ntz"
-		}
-		return "timestamp"
-	case *arrow.NullType:
-		return "void"
-	case nil:
-		return "<nil>"
-	}
-	return t.String()
-}
+// TypeName returns the Delta (Spark SQL) name of an Arrow type as CAST accepts it
+// and messages show it: value.DisplayType (boolean, tinyint, smallint, int, bigint,
+// float, double, decimal(p,s), string, binary, date, timestamp, timestamp_ntz, and
+// void for the type of the NULL literal).
+func TypeName(t arrow.DataType) string { return value.DisplayType(t) }

@@ -129,7 +129,7 @@ func BindAssignments(as []Assignment, schema *arrow.Schema) (*BoundAssignments, 
 		seen[fi] = a
 		field := schema.Field(fi)
 		if kindOf(field.Type) == tkOther || kindOf(field.Type) == tkNull {
-			return fail(fmt.Errorf("%w: column has type %s", ErrUnsupportedType, field.Type))
+			return fail(fmt.Errorf("%w: column has type %s", ErrUnsupportedType, value.DisplayType(field.Type)))
 		}
 		bs, err := bindAssignedValue(a.Value, field, schema)
 		if err != nil {
@@ -157,11 +157,11 @@ func bindAssignedValue(v Expr, field arrow.Field, schema *arrow.Schema) (*BoundS
 		}
 		c := &BoundColumn{Path: []string{field.Name}, Type: to}
 		if err := describeType(c); err != nil {
-			return nil, fmt.Errorf("%w: column has type %s", ErrUnsupportedType, to)
+			return nil, fmt.Errorf("%w: column has type %s", ErrUnsupportedType, value.DisplayType(to))
 		}
 		co, err := coerce(c, lit.Value, &ColumnRef{Path: []string{field.Name}})
 		if err != nil {
-			return nil, fmt.Errorf("%w: cannot assign %s to a %s column", ErrType, FormatValue(lit.Value), TypeName(to))
+			return nil, fmt.Errorf("%w: cannot assign %s to a column of type %s", ErrType, FormatValue(lit.Value), TypeName(to))
 		}
 		if !co.exact {
 			return nil, fmt.Errorf("%w: %s does not fit %s (use CAST to round)", ErrType, FormatValue(lit.Value), TypeName(to))
@@ -179,7 +179,7 @@ func bindAssignedValue(v Expr, field arrow.Field, schema *arrow.Schema) (*BoundS
 	}
 	from := bs.Type()
 	if !assignAllowed(from, to) {
-		return nil, fmt.Errorf("%w: cannot assign %s to a %s column without CAST (write CAST(%s AS %s))",
+		return nil, fmt.Errorf("%w: cannot assign %s to a column of type %s without CAST (write CAST(%s AS %s))",
 			ErrType, TypeName(from), TypeName(to), exprString(v), TypeName(to))
 	}
 	// Exact conversions, except into decimals, which round HALF_UP to the column's scale.
@@ -280,7 +280,8 @@ func sameShape(got, want *arrow.Schema) error {
 	for i := range want.NumFields() {
 		g, w := got.Field(i), want.Field(i)
 		if g.Name != w.Name || !arrow.TypeEqual(g.Type, w.Type) {
-			return fmt.Errorf("%w: field %d is %s %s, bound to %s %s", ErrSchemaMismatch, i, g.Name, g.Type, w.Name, w.Type)
+			gt, wt := value.DisplayTypes(g.Type, w.Type)
+			return fmt.Errorf("%w: field %d is %s %s, bound to %s %s", ErrSchemaMismatch, i, g.Name, gt, w.Name, wt)
 		}
 	}
 	return nil

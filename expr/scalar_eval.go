@@ -1032,7 +1032,7 @@ func vecToArray(v *vec, t arrow.DataType, mask []uint64, mem memory.Allocator) (
 			}
 		}
 	default:
-		return nil, fmt.Errorf("%w: cannot build %s", ErrUnsupportedType, t)
+		return nil, fmt.Errorf("%w: cannot build %s", ErrUnsupportedType, value.DisplayType(t))
 	}
 	return b.NewArray(), nil
 }

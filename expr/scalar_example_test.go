@@ -62,7 +62,7 @@ func ExampleBoundAssignments_Apply() {
 	// qty [5 51 501]
 	// price [10 2.25 0.89]
 	// note ["a" "b/50" "c/500"]
-	// column qty: expr: row 2: qty * 10000000: arithmetic overflow: 500 * 10000000 overflows integer
+	// column qty: expr: row 2: qty * 10000000: arithmetic overflow: 500 * 10000000 overflows int
 }
 
 func ExampleBindScalar() {

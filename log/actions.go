@@ -178,7 +178,8 @@ type Remove struct {
 	DeletionTimestamp *int64 `json:"deletionTimestamp,omitempty"`
 	// DataChange is false when the removal only rearranges data.
 	DataChange bool `json:"dataChange"`
-	// ExtendedFileMetadata is true when PartitionValues, Size and Tags are present.
+	// ExtendedFileMetadata is true when PartitionValues and Size are present
+	// (MarshalJSON then writes partitionValues even when empty).
 	ExtendedFileMetadata bool `json:"extendedFileMetadata,omitempty"`
 	// PartitionValues are the removed file's partition values.
 	PartitionValues map[string]*string `json:"partitionValues,omitempty"`
@@ -194,6 +195,40 @@ type Remove struct {
 	BaseRowID *int64 `json:"baseRowId,omitempty"`
 	// DefaultRowCommitVersion is the row-tracking default commit version.
 	DefaultRowCommitVersion *int64 `json:"defaultRowCommitVersion,omitempty"`
+}
+
+// removeExtended is Remove with partitionValues always written: the JSON form of a
+// remove with extendedFileMetadata=true. Its fields are Remove's (the conversion
+// in MarshalJSON fails to compile when they drift apart).
+type removeExtended struct {
+	Path                    string                    `json:"path"`
+	DeletionTimestamp       *int64                    `json:"deletionTimestamp,omitempty"`
+	DataChange              bool                      `json:"dataChange"`
+	ExtendedFileMetadata    bool                      `json:"extendedFileMetadata,omitempty"`
+	PartitionValues         map[string]*string        `json:"partitionValues"`
+	Size                    *int64                    `json:"size,omitempty"`
+	Stats                   string                    `json:"stats,omitempty"`
+	Tags                    map[string]string         `json:"tags,omitempty"`
+	DeletionVector          *DeletionVectorDescriptor `json:"deletionVector,omitempty"`
+	BaseRowID               *int64                    `json:"baseRowId,omitempty"`
+	DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
+}
+
+// MarshalJSON writes the remove as PROTOCOL.md ("Add File and Remove File") asks:
+// with extendedFileMetadata=true, partitionValues and size are present —
+// partitionValues as {} on an unpartitioned table, as Spark writes it. A remove
+// that claims extendedFileMetadata without a size (only another writer's, read
+// back from its log) is written without the claim rather than with a false one.
+func (r Remove) MarshalJSON() ([]byte, error) {
+	type plain Remove
+	if !r.ExtendedFileMetadata || r.Size == nil {
+		r.ExtendedFileMetadata = false
+		return json.Marshal(plain(r))
+	}
+	if r.PartitionValues == nil {
+		r.PartitionValues = map[string]*string{}
+	}
+	return json.Marshal(removeExtended(r))
 }
 
 // DecodedPath returns the file path with percent-encoding removed.
@@ -271,7 +306,12 @@ type CommitInfo struct {
 	InCommitTimestamp *int64 `json:"inCommitTimestamp,omitempty"`
 	// Operation names the operation ("WRITE", "OPTIMIZE", ...).
 	Operation string `json:"operation,omitempty"`
-	// OperationParameters holds JSON-encoded parameter values (Spark's form).
+	// OperationParameters holds each parameter value's JSON text, as Delta Spark
+	// holds them in memory: `"Append"` for the string Append, `1` for a number, `null`,
+	// `"[\"a\"]"` for a list Spark records as a string of JSON. MarshalJSON writes each
+	// text as the value itself (once: "mode":"Append", "version":1), a text that is
+	// not JSON as a string; UnmarshalJSON gives every value back as its JSON text, so
+	// a commitInfo survives a round trip. DisplayParameters is the form people read.
 	OperationParameters map[string]string `json:"operationParameters,omitempty"`
 	// OperationMetrics holds metric values as strings.
 	OperationMetrics map[string]string `json:"operationMetrics,omitempty"`
@@ -291,8 +331,49 @@ type CommitInfo struct {
 	Raw map[string]any `json:"-"`
 }
 
+// commitInfoJSON is CommitInfo's JSON form: OperationParameters' texts written as
+// JSON values (see CommitInfo.OperationParameters).
+type commitInfoJSON struct {
+	Timestamp           int64                      `json:"timestamp,omitempty"`
+	InCommitTimestamp   *int64                     `json:"inCommitTimestamp,omitempty"`
+	Operation           string                     `json:"operation,omitempty"`
+	OperationParameters map[string]json.RawMessage `json:"operationParameters,omitempty"`
+	OperationMetrics    map[string]string          `json:"operationMetrics,omitempty"`
+	ReadVersion         *int64                     `json:"readVersion,omitempty"`
+	IsolationLevel      string                     `json:"isolationLevel,omitempty"`
+	IsBlindAppend       *bool                      `json:"isBlindAppend,omitempty"`
+	EngineInfo          string                     `json:"engineInfo,omitempty"`
+	TxnID               string                     `json:"txnId,omitempty"`
+	Tags                map[string]string          `json:"tags,omitempty"`
+}
+
+// MarshalJSON writes the commitInfo with each operation parameter's JSON text as
+// its value (Delta Spark's JsonMapSerializer): "mode":"Append", "version":1,
+// "timestamp":null. A parameter text that is not valid JSON is written as a string.
+func (c CommitInfo) MarshalJSON() ([]byte, error) {
+	out := commitInfoJSON{Timestamp: c.Timestamp, InCommitTimestamp: c.InCommitTimestamp, Operation: c.Operation,
+		OperationMetrics: c.OperationMetrics, ReadVersion: c.ReadVersion, IsolationLevel: c.IsolationLevel,
+		IsBlindAppend: c.IsBlindAppend, EngineInfo: c.EngineInfo, TxnID: c.TxnID, Tags: c.Tags}
+	if c.OperationParameters != nil {
+		out.OperationParameters = make(map[string]json.RawMessage, len(c.OperationParameters))
+		for k, v := range c.OperationParameters {
+			if json.Valid([]byte(v)) {
+				out.OperationParameters[k] = json.RawMessage(v)
+				continue
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			out.OperationParameters[k] = b
+		}
+	}
+	return json.Marshal(out)
+}
+
 // UnmarshalJSON fills the typed fields leniently (Spark writes
 // operationParameters values of any JSON type) and keeps the raw map.
+// OperationParameters gets each value's JSON text, compacted.
 func (c *CommitInfo) UnmarshalJSON(b []byte) error {
 	var raw map[string]any
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -301,6 +382,18 @@ func (c *CommitInfo) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = CommitInfo{Raw: raw}
+	var params struct {
+		OperationParameters map[string]json.RawMessage `json:"operationParameters"`
+	}
+	if json.Unmarshal(b, &params) == nil && params.OperationParameters != nil {
+		c.OperationParameters = make(map[string]string, len(params.OperationParameters))
+		for k, v := range params.OperationParameters {
+			var buf bytes.Buffer
+			if json.Compact(&buf, v) == nil {
+				c.OperationParameters[k] = buf.String()
+			}
+		}
+	}
 	c.Timestamp, _ = numberField(raw, "timestamp")
 	if v, ok := numberField(raw, "inCommitTimestamp"); ok {
 		c.InCommitTimestamp = &v
@@ -315,10 +408,43 @@ func (c *CommitInfo) UnmarshalJSON(b []byte) error {
 	if v, ok := raw["isBlindAppend"].(bool); ok {
 		c.IsBlindAppend = &v
 	}
-	c.OperationParameters = stringMap(raw["operationParameters"])
 	c.Tags = stringMap(raw["tags"])
 	c.OperationMetrics = stringMap(raw["operationMetrics"])
 	return nil
+}
+
+// DisplayParameters returns the operation parameters as people read them (the form
+// of Delta Spark's DESCRIBE HISTORY): a string value's text (Append, ["a"] for
+// Spark's partitionBy), any other value's JSON text (1, null, true).
+//
+// Commits written by skiplake before it wrote each value once hold every value as a
+// string of its JSON text ("mode":"\"Append\""); for a commit whose engineInfo is
+// skiplake's, a string value that is itself a JSON string literal is read through
+// once more, so those show Append too.
+func (c *CommitInfo) DisplayParameters() map[string]string {
+	if c.OperationParameters == nil {
+		return nil
+	}
+	legacy := strings.HasPrefix(c.EngineInfo, engineInfoPrefix)
+	out := make(map[string]string, len(c.OperationParameters))
+	for k, text := range c.OperationParameters {
+		out[k] = displayParameter(text, legacy)
+	}
+	return out
+}
+
+func displayParameter(text string, legacy bool) string {
+	var s string
+	if !strings.HasPrefix(text, `"`) || json.Unmarshal([]byte(text), &s) != nil {
+		return text // a number, boolean, null, list or object: its JSON text
+	}
+	if legacy && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		var inner string
+		if json.Unmarshal([]byte(s), &inner) == nil {
+			return inner
+		}
+	}
+	return s
 }
 
 func numberField(m map[string]any, k string) (int64, bool) {

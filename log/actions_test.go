@@ -3,6 +3,7 @@ package log
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,7 +24,13 @@ func TestActionJSONForms(t *testing.T) {
 		{"add writes empty partitionValues and null values", Action{Add: &Add{Path: "a", PartitionValues: map[string]*string{"p": nil}, Size: 1, DataChange: true}},
 			`{"add":{"path":"a","partitionValues":{"p":null},"size":1,"modificationTime":0,"dataChange":true}}`},
 		{"remove with extended metadata", Action{Remove: &Remove{Path: "a", DeletionTimestamp: ptr(int64(5)), DataChange: true, ExtendedFileMetadata: true, Size: ptr(int64(3))}},
-			`{"remove":{"path":"a","deletionTimestamp":5,"dataChange":true,"extendedFileMetadata":true,"size":3}}`},
+			`{"remove":{"path":"a","deletionTimestamp":5,"dataChange":true,"extendedFileMetadata":true,"partitionValues":{},"size":3}}`},
+		{"remove with extended metadata keeps partition values", Action{Remove: &Remove{Path: "a", DeletionTimestamp: ptr(int64(5)), DataChange: true, ExtendedFileMetadata: true, PartitionValues: map[string]*string{"p": ptr("x"), "q": nil}, Size: ptr(int64(3))}},
+			`{"remove":{"path":"a","deletionTimestamp":5,"dataChange":true,"extendedFileMetadata":true,"partitionValues":{"p":"x","q":null},"size":3}}`},
+		{"remove without extended metadata omits partition values", Action{Remove: &Remove{Path: "a", DeletionTimestamp: ptr(int64(5)), DataChange: true}},
+			`{"remove":{"path":"a","deletionTimestamp":5,"dataChange":true}}`},
+		{"remove claiming extended metadata without a size drops the claim", Action{Remove: &Remove{Path: "a", DataChange: true, ExtendedFileMetadata: true}},
+			`{"remove":{"path":"a","dataChange":true}}`},
 		{"txn", Action{Txn: &Txn{AppID: "app", Version: 4}}, `{"txn":{"appId":"app","version":4}}`},
 		{"domain metadata", Action{DomainMetadata: &DomainMetadata{Domain: "d", Configuration: "{}"}},
 			`{"domainMetadata":{"domain":"d","configuration":"{}","removed":false}}`},
@@ -74,7 +81,7 @@ func TestParseCommit(t *testing.T) {
 	if ci.Timestamp != 7 || ci.Operation != "WRITE" || *ci.ReadVersion != 3 || !*ci.IsBlindAppend {
 		t.Errorf("commitInfo typed fields: %+v", ci)
 	}
-	if ci.OperationParameters["partitionBy"] != `["a"]` || ci.OperationParameters["mode"] != "Append" {
+	if ci.OperationParameters["partitionBy"] != `["a"]` || ci.OperationParameters["mode"] != `"Append"` {
 		t.Errorf("operationParameters %v", ci.OperationParameters)
 	}
 	if _, ok := ci.Raw["extra"]; !ok {
@@ -188,6 +195,63 @@ func TestCommitInfoRoundTripKeepsTypedFields(t *testing.T) {
 	out.Raw = nil
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("got %+v want %+v", out, in)
+	}
+}
+
+// TestCommitInfoParametersWrittenOnce: each operation parameter's JSON text is the
+// value in the commit file (Delta Spark's JsonMapSerializer), not a string holding
+// it, and reads back as the same text; DisplayParameters is DESCRIBE HISTORY's form.
+func TestCommitInfoParametersWrittenOnce(t *testing.T) {
+	in := CommitInfo{Operation: "RESTORE", OperationParameters: map[string]string{
+		"mode": `"Append"`, "partitionBy": `"[\"a\"]"`, "version": `1`, "timestamp": `null`,
+		"auto": `false`, "properties": `"{\"k\":\"v\"}"`, "plain": `not json`,
+	}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"operation":"RESTORE","operationParameters":{"auto":false,"mode":"Append","partitionBy":"[\"a\"]",` +
+		`"plain":"not json","properties":"{\"k\":\"v\"}","timestamp":null,"version":1}}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	var out CommitInfo
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	wantBack := maps.Clone(in.OperationParameters)
+	wantBack["plain"] = `"not json"`
+	if !reflect.DeepEqual(out.OperationParameters, wantBack) {
+		t.Fatalf("read back %v, want %v", out.OperationParameters, wantBack)
+	}
+	wantShown := map[string]string{"mode": "Append", "partitionBy": `["a"]`, "version": "1", "timestamp": "null",
+		"auto": "false", "properties": `{"k":"v"}`, "plain": "not json"}
+	if got := out.DisplayParameters(); !reflect.DeepEqual(got, wantShown) {
+		t.Fatalf("display %v, want %v", got, wantShown)
+	}
+}
+
+// TestDisplayParametersOfOlderSkiplakeCommits: commits skiplake wrote before
+// parameters were written once hold every value as a string of its JSON text; their
+// history shows the values as Spark's do. Another engine's string that looks quoted is
+// shown as it is.
+func TestDisplayParametersOfOlderSkiplakeCommits(t *testing.T) {
+	const old = `{"operation":"RESTORE","operationParameters":{"mode":"\"Append\"","description":"\"\"",` +
+		`"partitionBy":"[\"c\"]","version":"1","timestamp":"null"},"engineInfo":"skiplake/0.1.0"}`
+	var ci CommitInfo
+	if err := json.Unmarshal([]byte(old), &ci); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"mode": "Append", "description": "", "partitionBy": `["c"]`, "version": "1", "timestamp": "null"}
+	if got := ci.DisplayParameters(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	spark := strings.Replace(old, `"skiplake/0.1.0"`, `"Apache-Spark/3.5.0 Delta-Lake/3.2.0"`, 1)
+	if err := json.Unmarshal([]byte(spark), &ci); err != nil {
+		t.Fatal(err)
+	}
+	if got := ci.DisplayParameters()["mode"]; got != `"Append"` {
+		t.Fatalf("another engine's quoted string shown as %q", got)
 	}
 }
 

@@ -79,7 +79,7 @@ func addColumn(schema *StructType, c NewColumn, mapped bool, maxID *int64) error
 		}
 		st, ok := f.Type.(*StructType)
 		if !ok {
-			return fmt.Errorf("log: add column %q: %q is a %s, not a struct: %w", name, strings.Join(c.Path[:i+1], "."), f.Type.TypeName(), ErrInvalidSchema)
+			return fmt.Errorf("log: add column %q: %q is a %s, not a struct: %w", name, strings.Join(c.Path[:i+1], "."), DisplayType(f.Type), ErrInvalidSchema)
 		}
 		parent = st
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/skiplake/skiplake/value"
 )
 
 // ArrowFieldIDKey is the Arrow field metadata key pqarrow maps to the Parquet field_id.
@@ -141,6 +142,23 @@ func toArrowType(t DataType, path string, opts ArrowOptions) (arrow.DataType, er
 		return mt, nil
 	}
 	return nil, fmt.Errorf("log: column %q: %w: %T", path, ErrUnsupportedType, t)
+}
+
+// DisplayType names a Delta type for people as Spark SQL does (bigint, int,
+// decimal(10,2), timestamp_ntz, array<int>, struct<a:int,b:string>, ...):
+// value.DisplayType of the type's Arrow mapping, so a table column and the Arrow data
+// written to it are named alike. A type without an Arrow mapping (variant, or a
+// struct, array or map holding one) is named by its schemaString name. Not to be
+// confused with TypeName, the schemaString spelling (long, integer) the log stores.
+func DisplayType(t DataType) string {
+	if t == nil {
+		return "<nil>"
+	}
+	at, err := toArrowType(t, "", ArrowOptions{})
+	if err != nil {
+		return t.TypeName()
+	}
+	return value.DisplayType(at)
 }
 
 // FromArrow converts an Arrow schema to a Delta schema. int64→long,

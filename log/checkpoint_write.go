@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/google/uuid"
+	"github.com/skiplake/skiplake/internal/partition"
+	"github.com/skiplake/skiplake/value"
 )
 
 func strMapType() *arrow.MapType {
@@ -37,14 +39,19 @@ func dvStruct() arrow.DataType {
 		nf("sizeInBytes", i32), nf("cardinality", i64), nf("maxRowIndex", i64))
 }
 
-// checkpointSchema is the classic checkpoint schema (PROTOCOL.md "Checkpoint Schema").
-// With statsParsed non-nil, add gets a stats_parsed column of that type after its
-// other fields (delta.checkpoint.writeStatsAsStruct).
-func checkpointSchema(statsParsed *arrow.StructType) *arrow.Schema {
+// checkpointSchema is the classic checkpoint schema (PROTOCOL.md "Checkpoint Schema"),
+// in the field order Delta Spark writes: add's stats after its other fields, then
+// partitionValues_parsed when partitionsParsed is non-nil and stats_parsed when
+// statsParsed is non-nil (delta.checkpoint.writeStatsAsStruct). remove carries no
+// stats and no tags (PROTOCOL.md "Checkpoints": tombstones need neither).
+func checkpointSchema(partitionsParsed, statsParsed *arrow.StructType) *arrow.Schema {
 	addFields := []arrow.Field{nf("path", str), nf("partitionValues", strMapType()), nf("size", i64),
-		nf("modificationTime", i64), nf("dataChange", bln), nf("stats", str), nf("tags", strMapType()),
+		nf("modificationTime", i64), nf("dataChange", bln), nf("tags", strMapType()),
 		nf("deletionVector", dvStruct()), nf("baseRowId", i64), nf("defaultRowCommitVersion", i64),
-		nf("clusteringProvider", str)}
+		nf("clusteringProvider", str), nf("stats", str)}
+	if partitionsParsed != nil {
+		addFields = append(addFields, nf("partitionValues_parsed", partitionsParsed))
+	}
 	if statsParsed != nil {
 		addFields = append(addFields, nf("stats_parsed", statsParsed))
 	}
@@ -53,8 +60,7 @@ func checkpointSchema(statsParsed *arrow.StructType) *arrow.Schema {
 		nf("add", arrow.StructOf(addFields...)),
 		nf("remove", arrow.StructOf(nf("path", str), nf("deletionTimestamp", i64), nf("dataChange", bln),
 			nf("extendedFileMetadata", bln), nf("partitionValues", strMapType()), nf("size", i64),
-			nf("tags", strMapType()), nf("deletionVector", dvStruct()), nf("baseRowId", i64),
-			nf("defaultRowCommitVersion", i64))),
+			nf("deletionVector", dvStruct()), nf("baseRowId", i64), nf("defaultRowCommitVersion", i64))),
 		nf("metaData", arrow.StructOf(nf("id", str), nf("name", str), nf("description", str),
 			nf("format", arrow.StructOf(nf("provider", str), nf("options", strMapType()))),
 			nf("schemaString", str), nf("partitionColumns", arrow.ListOf(str)),
@@ -168,6 +174,9 @@ type checkpointWriter struct {
 	statsJSON   bool
 	statsParsed *arrow.StructType
 	scratch     *array.StructBuilder
+	// partitions, when set, builds add.partitionValues_parsed (a partitioned table
+	// with delta.checkpoint.writeStatsAsStruct): one typed field per partition column.
+	partitions *parsedPartitions
 }
 
 func (w *checkpointWriter) struct_(col int) *array.StructBuilder {
@@ -194,14 +203,79 @@ func (w *checkpointWriter) add(a *Add) error {
 	sb.FieldBuilder(2).(*array.Int64Builder).Append(a.Size)
 	sb.FieldBuilder(3).(*array.Int64Builder).Append(a.ModificationTime)
 	sb.FieldBuilder(4).(*array.BooleanBuilder).Append(a.DataChange)
-	appendStr(sb.FieldBuilder(5), a.Stats, w.statsJSON && a.Stats != "")
-	appendMap(sb.FieldBuilder(6), a.Tags, a.Tags != nil)
-	appendDV(sb.FieldBuilder(7), a.DeletionVector)
-	appendI64(sb.FieldBuilder(8), a.BaseRowID)
-	appendI64(sb.FieldBuilder(9), a.DefaultRowCommitVersion)
-	appendStr(sb.FieldBuilder(10), a.ClusteringProvider, a.ClusteringProvider != "")
+	appendMap(sb.FieldBuilder(5), a.Tags, a.Tags != nil)
+	appendDV(sb.FieldBuilder(6), a.DeletionVector)
+	appendI64(sb.FieldBuilder(7), a.BaseRowID)
+	appendI64(sb.FieldBuilder(8), a.DefaultRowCommitVersion)
+	appendStr(sb.FieldBuilder(9), a.ClusteringProvider, a.ClusteringProvider != "")
+	appendStr(sb.FieldBuilder(10), a.Stats, w.statsJSON && a.Stats != "")
+	next := 11
+	if w.partitions != nil {
+		if err := w.partitions.append(sb.FieldBuilder(next).(*array.StructBuilder), a); err != nil {
+			return err
+		}
+		next++
+	}
 	if w.statsParsed != nil {
-		return w.appendStatsParsed(sb.FieldBuilder(11).(*array.StructBuilder), a.Stats)
+		return w.appendStatsParsed(sb.FieldBuilder(next).(*array.StructBuilder), a.Stats)
+	}
+	return nil
+}
+
+// parsedPartitions builds add.partitionValues_parsed (PROTOCOL.md "Checkpoints"): a
+// struct with one field per partition column, named by its physical name, holding the
+// column's typed value, in metaData.partitionColumns order (as Delta Spark writes it).
+type parsedPartitions struct {
+	typ   *arrow.StructType
+	names []string // physical names, the keys of add.partitionValues
+}
+
+// partitionsParsedType returns the partitionValues_parsed writer of snap's table, or
+// nil when the table is not partitioned.
+func partitionsParsedType(snap *Snapshot) (*parsedPartitions, error) {
+	cols := snap.PartitionColumns()
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	schema, err := snap.Schema()
+	if err != nil {
+		return nil, err
+	}
+	p := &parsedPartitions{names: make([]string, len(cols))}
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		f := schema.Field(c)
+		if f == nil {
+			f = schema.FieldFold(c)
+		}
+		if f == nil {
+			return nil, fmt.Errorf("partition column %q is not in the schema: %w", c, ErrInvalidSchema)
+		}
+		t, err := toArrowType(f.Type, f.Name, ArrowOptions{})
+		if err != nil {
+			return nil, err
+		}
+		p.names[i] = f.PhysicalName()
+		fields[i] = nf(p.names[i], t)
+	}
+	p.typ = arrow.StructOf(fields...)
+	return p, nil
+}
+
+// append appends a's partition values, typed. A value that does not parse as its
+// column's type (another writer's spelling this reader does not know) is NULL in the
+// struct, as Delta Spark's non-ANSI cast makes it; add.partitionValues keeps the text.
+func (p *parsedPartitions) append(b *array.StructBuilder, a *Add) error {
+	b.Append(true)
+	for i, name := range p.names {
+		raw, isNull := a.PartitionValue(name)
+		v, err := partition.Parse(raw, !isNull, p.typ.Field(i).Type)
+		if err != nil {
+			v = value.Null()
+		}
+		if err := value.Append(b.FieldBuilder(i), v); err != nil {
+			return fmt.Errorf("partitionValues_parsed %q: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -303,12 +377,15 @@ func (w *checkpointWriter) remove(r *Remove) {
 	appendI64(sb.FieldBuilder(1), r.DeletionTimestamp)
 	sb.FieldBuilder(2).(*array.BooleanBuilder).Append(r.DataChange)
 	sb.FieldBuilder(3).(*array.BooleanBuilder).Append(r.ExtendedFileMetadata)
-	appendPtrMap(sb.FieldBuilder(4), r.PartitionValues, r.PartitionValues != nil)
+	pv := r.PartitionValues
+	if pv == nil && r.ExtendedFileMetadata {
+		pv = map[string]*string{} // present with extendedFileMetadata, as in JSON
+	}
+	appendPtrMap(sb.FieldBuilder(4), pv, pv != nil)
 	appendI64(sb.FieldBuilder(5), r.Size)
-	appendMap(sb.FieldBuilder(6), r.Tags, r.Tags != nil)
-	appendDV(sb.FieldBuilder(7), r.DeletionVector)
-	appendI64(sb.FieldBuilder(8), r.BaseRowID)
-	appendI64(sb.FieldBuilder(9), r.DefaultRowCommitVersion)
+	appendDV(sb.FieldBuilder(6), r.DeletionVector)
+	appendI64(sb.FieldBuilder(7), r.BaseRowID)
+	appendI64(sb.FieldBuilder(8), r.DefaultRowCommitVersion)
 }
 
 func (w *checkpointWriter) metadata(m *Metadata) {
@@ -463,8 +540,15 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 		w.statsParsed = t
 		w.scratch = array.NewStructBuilder(mem, t)
 		defer w.scratch.Release()
+		if w.partitions, err = partitionsParsedType(snap); err != nil {
+			return nil, 0, fmt.Errorf("log: checkpoint %d: partitionValues_parsed: %w", snap.version, err)
+		}
 	}
-	sch := checkpointSchema(w.statsParsed)
+	var partsType *arrow.StructType
+	if w.partitions != nil {
+		partsType = w.partitions.typ
+	}
+	sch := checkpointSchema(partsType, w.statsParsed)
 	w.rb = array.NewRecordBuilder(mem, sch)
 	defer w.rb.Release()
 	p, md := snap.protocol, snap.metadata
@@ -491,7 +575,10 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 	rec := w.rb.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy))
+	// Decimals of precision <= 18 as INT32/INT64, as Spark writes them (stats_parsed
+	// and partitionValues_parsed).
+	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithStoreDecimalAsInteger(true))
 	fw, err := pqarrow.NewFileWriter(sch, &buf, wprops, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)

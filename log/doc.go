@@ -74,8 +74,18 @@
 // delta.checkpoint.writeStatsAsJson=false, and add.stats_parsed (typed min/max over
 // the data columns that have bounds, null counts over every data leaf, physical
 // names) when delta.checkpoint.writeStatsAsStruct=true; stats that do not fit the
-// struct leave that file's stats_parsed null. V2 (JSON) checkpoints always carry the
-// JSON stats.
+// struct leave that file's stats_parsed null. With writeStatsAsStruct a partitioned
+// table's checkpoints also carry add.partitionValues_parsed (PROTOCOL.md requires it):
+// the partition values typed, fields named by physical name in
+// metaData.partitionColumns order, NULL for a value that does not parse. Fields are in
+// Delta Spark's order; removes carry neither stats nor tags. V2 (JSON) checkpoints
+// always carry the JSON stats.
+//
+// JSON forms Delta readers rely on: a remove with extendedFileMetadata=true always
+// has partitionValues ({} when unpartitioned) and size; commitInfo's
+// operationParameters hold each value's JSON text, written once as the value
+// (Delta Spark's form: "mode":"Append", "version":1) and read back as that text
+// (CommitInfo.DisplayParameters gives DESCRIBE HISTORY's form).
 //
 // Table properties (P1): Snapshot.Properties parses metaData.configuration once
 // into a *TableProperties (typed values, defaults applied, invalid stored values

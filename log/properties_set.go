@@ -404,7 +404,7 @@ func statsEligible(t DataType, path string, leaves *[]string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("column %q has type %s, which has no statistics for data skipping", path, t.TypeName())
+	return fmt.Errorf("column %q has type %s, which has no statistics for data skipping", path, DisplayType(t))
 }
 
 func fieldNames(s *StructType) []string {

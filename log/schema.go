@@ -205,7 +205,7 @@ func ParseSchema(s string) (*StructType, error) {
 	}
 	st, ok := t.(*StructType)
 	if !ok {
-		return nil, fmt.Errorf("log: schema: %w: top level is %s, not struct", ErrInvalidSchema, t.TypeName())
+		return nil, fmt.Errorf("log: schema: %w: top level is %s, not struct", ErrInvalidSchema, DisplayType(t))
 	}
 	return st, nil
 }

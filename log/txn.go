@@ -17,6 +17,9 @@ import (
 // EngineVersion is the version reported in commitInfo.engineInfo.
 const EngineVersion = "0.1.0"
 
+// engineInfoPrefix starts the commitInfo.engineInfo skiplake writes.
+const engineInfoPrefix = "skiplake/"
+
 // Isolation levels written to commitInfo.isolationLevel.
 const (
 	// Serializable: concurrent appends conflict with a transaction that read the whole table.
@@ -310,7 +313,7 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 		info.ReadVersion = &rv
 	}
 	if info.EngineInfo = t.opts.EngineInfo; info.EngineInfo == "" {
-		info.EngineInfo = "skiplake/" + EngineVersion
+		info.EngineInfo = engineInfoPrefix + EngineVersion
 	}
 	info.TxnID = uuid.NewString()
 	t.rowTrackingTags(&info)

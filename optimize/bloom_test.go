@@ -466,7 +466,7 @@ func TestBloomPropertyUpdate(t *testing.T) {
 			t.Fatalf("versions %v: the property must change in the rewrite's commit", m.Versions)
 		}
 		info := commitInfoAt(t, tt, m.Versions[0])
-		if info.OperationParameters["bloomFilterColumns"] != `["s","id"]` || info.IsolationLevel != log.SnapshotIsolation {
+		if info.DisplayParameters()["bloomFilterColumns"] != `["s","id"]` || info.IsolationLevel != log.SnapshotIsolation {
 			t.Fatalf("commitInfo %+v", info)
 		}
 	})

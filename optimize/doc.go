@@ -164,7 +164,7 @@
 // On tables with column mapping (name or id mode) the plan works in logical names:
 // input files are read by physical name (id mode: by Parquet field id), partition
 // values and Options.Partitions are keyed by physical names as add actions key them,
-// and the files written carry physical names (and field ids in id mode), statistics
+// and the files written carry physical names and field ids (both modes), statistics
 // and Bloom tags keyed by physical names, as every other writer of the table does
 // (datafile.Spec.Mapping). Liquid clustering columns come from the domain's physical
 // names translated back to logical ones.

@@ -577,28 +577,7 @@ func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, result
 		}
 		return strconv.FormatInt(sorted[int(f*float64(len(sorted)-1))], 10)
 	}
-	var zorderBy []string
-	if p.Curve != CurveNone {
-		zorderBy = p.ClusterBy
-	}
-	preds := []string{}
-	if p.opts.Predicate != "" {
-		preds = append(preds, p.opts.Predicate)
-	}
-	params := map[string]string{
-		"predicate": jsonString(preds),
-		"zOrderBy":  jsonString(nonNil(zorderBy)),
-	}
-	if p.Curve != CurveNone {
-		params["clusteringCurve"] = jsonString(p.Curve.String())
-	}
-	if trees := workloadTrees(items, results); len(trees) > 0 {
-		params["workloadTrees"] = jsonString(trees)
-	}
-	if len(p.BloomColumns) > 0 {
-		params["bloomFilterColumns"] = jsonString(p.BloomColumns)
-	}
-	p.liquidParameters(params)
+	params := p.operationParameters(workloadTrees(items, results))
 	info := log.CommitInfo{
 		Operation:           "OPTIMIZE",
 		OperationParameters: params,
@@ -667,6 +646,61 @@ func (p *Plan) metadataWithBloomColumns() (log.Protocol, log.Metadata, error) {
 	}
 	return proto, md, nil
 }
+
+// operationParameters records the run in commitInfo.operationParameters, in Delta
+// Spark's vocabulary where it has a word (DeltaOperations.Optimize), with Spark's
+// JSON types (log.CommitInfo.OperationParameters):
+//
+//   - predicate: the partition predicate, a string holding a JSON list ("[]" for none);
+//   - zOrderBy: the Z-order columns, "[]" unless the run Z-ordered;
+//   - clusterBy: the clustering columns of a liquid clustering run, else "[]";
+//   - auto: true for an auto-compaction run (Options.Auto), a boolean.
+//
+// Spark has no word for the other layouts; skiplake records them beside those:
+//
+//   - hilbertBy, sortBy, workloadColumns: the columns of a Hilbert, linear
+//     (lexicographic) or workload-tree run outside liquid clustering (Databricks'
+//     liquid clustering orders by Hilbert too, and says so under clusterBy only);
+//   - clusteringCurve: the curve that ordered the rows (zorder, hilbert, linear,
+//     workload) whenever rows were reordered, liquid runs included;
+//   - workloadTrees: the workload trees the files were laid out by;
+//   - bloomFilterColumns: the columns the written files carry Bloom filters on.
+func (p *Plan) operationParameters(trees []string) map[string]string {
+	preds := []string{}
+	if p.opts.Predicate != "" {
+		preds = append(preds, p.opts.Predicate)
+	}
+	zorder, liquid := []string{}, []string{}
+	params := map[string]string{"predicate": paramJSON(preds), "auto": strconv.FormatBool(p.opts.Auto)}
+	switch {
+	case p.Liquid:
+		liquid = nonNil(p.ClusterBy)
+	case p.Curve == CurveNone:
+	case p.Curve == CurveZOrder:
+		zorder = nonNil(p.ClusterBy)
+	case p.Curve == CurveHilbert:
+		params["hilbertBy"] = paramJSON(nonNil(p.ClusterBy))
+	case p.Curve == CurveLinear:
+		params["sortBy"] = paramJSON(nonNil(p.ClusterBy))
+	case p.Curve == CurveWorkload:
+		params["workloadColumns"] = paramJSON(nonNil(p.ClusterBy))
+	}
+	params["zOrderBy"], params["clusterBy"] = paramJSON(zorder), paramJSON(liquid)
+	if p.Curve != CurveNone {
+		params["clusteringCurve"] = jsonString(p.Curve.String())
+	}
+	if len(trees) > 0 {
+		params["workloadTrees"] = paramJSON(trees)
+	}
+	if len(p.BloomColumns) > 0 {
+		params["bloomFilterColumns"] = paramJSON(p.BloomColumns)
+	}
+	return params
+}
+
+// paramJSON is the text of an operation parameter Delta Spark records as a string
+// holding v's JSON (predicate, zOrderBy, clusterBy).
+func paramJSON(v any) string { return jsonString(jsonString(v)) }
 
 func nonNil(s []string) []string {
 	if s == nil {

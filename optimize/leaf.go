@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/skiplake/skiplake/value"
 )
 
 // clusterCol locates a clustering column in a batch: the index of its top-level
@@ -53,7 +54,7 @@ func leafArray(a arrow.Array, path []int, mem memory.Allocator) (arrow.Array, er
 	for _, i := range path {
 		st, ok := cur.(*array.Struct)
 		if !ok || i < 0 || i >= st.NumField() {
-			return nil, fmt.Errorf("optimize: clustering column path %v: %s has no struct field %d", path, cur.DataType(), i)
+			return nil, fmt.Errorf("optimize: clustering column path %v: %s has no struct field %d", path, value.DisplayType(cur.DataType()), i)
 		}
 		if st.NullN() > 0 {
 			if valid == nil {

@@ -128,13 +128,3 @@ func (b *Bin) fileSize(target int64) int64 {
 	}
 	return target
 }
-
-// liquidParameters records a liquid clustering run in commitInfo as Delta Spark
-// does: the clustering columns under clusterBy, and no Z-order columns.
-func (p *Plan) liquidParameters(params map[string]string) {
-	if !p.Liquid {
-		return
-	}
-	params["clusterBy"] = jsonString(p.ClusterBy)
-	params["zOrderBy"] = jsonString([]string{})
-}

@@ -234,6 +234,10 @@ type Options struct {
 
 	// Liquid clustering and scheduled maintenance (skiplake maintain, auto-compaction).
 
+	// Auto marks a run as auto-compaction: its commit records auto=true among its
+	// operation parameters, as Delta Spark records auto compaction. Default false.
+	Auto bool
+
 	// MaxBytes, when positive, bounds the bytes a run rewrites: bins are planned in
 	// partition order while they fit, and a clustering bin larger than what is left
 	// is cut to its oldest files that fit (clustering a subset of the candidates is

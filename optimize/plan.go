@@ -95,6 +95,10 @@ type Plan struct {
 	bloomIdx []int        // indices of BloomColumns in dataSch
 	logical  *arrow.Schema
 	trees    map[string]*qdtree.Tree // stored workload trees, by path
+
+	// partTimestamps are the timestamp partition columns by physical name: their
+	// values are keyed as instants (partitionKey).
+	partTimestamps map[string]*arrow.TimestampType
 }
 
 // PartitionPlan is the work planned for one partition.
@@ -234,6 +238,12 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 			return nil, fmt.Errorf("%w: version %d: partition column %q is not in the schema", ErrUnsupportedTable, snap.Version(), c)
 		}
 		p.partPhys = append(p.partPhys, phys)
+		if t, ok := partTypes[c].(*arrow.TimestampType); ok {
+			if p.partTimestamps == nil {
+				p.partTimestamps = map[string]*arrow.TimestampType{}
+			}
+			p.partTimestamps[phys] = t
+		}
 	}
 	if hidden := rowTrackingFields(snap); hidden != nil {
 		// Stable row IDs travel with the rows (rowids.go).
@@ -279,7 +289,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 				continue
 			}
 		}
-		k := partitionKey(p.partPhys, a)
+		k := p.partitionKey(a.PartitionValues)
 		if o.Partitions != nil && !p.wantPartition(k) {
 			continue
 		}
@@ -402,7 +412,7 @@ func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.
 			if d < len(cpath)-1 {
 				st, ok := f.Type.(*arrow.StructType)
 				if !ok {
-					return &ClusterColumnError{Column: name, Reason: fmt.Sprintf("%s is %s, not a struct: clustering columns are reached through structs only", strings.Join(names, "."), f.Type)}
+					return &ClusterColumnError{Column: name, Reason: fmt.Sprintf("%s is %s, not a struct: clustering columns are reached through structs only", strings.Join(names, "."), value.DisplayType(f.Type))}
 				}
 				fields = st.Fields()
 			}
@@ -530,9 +540,36 @@ func isPartitionCol(partCols []string, name string) bool {
 }
 
 // partitionKey is a canonical string of a file's partition values, in partition
-// column order.
-func partitionKey(partPhys []string, a *log.Add) string {
-	return partition.Key(partPhys, a.PartitionValues)
+// column order. Timestamp values are keyed by the instant they name, so that the
+// spellings writers use for one value ("2024-03-01 10:00:00" of older writers,
+// "2024-03-01T10:00:00.000000Z" of Delta Spark and skiplake today) are one
+// partition; a value that does not parse is keyed as written.
+func (p *Plan) partitionKey(vals map[string]*string) string {
+	if len(p.partTimestamps) == 0 {
+		return partition.Key(p.partPhys, vals)
+	}
+	norm := make(map[string]*string, len(vals))
+	for k, v := range vals {
+		norm[k] = v
+	}
+	for phys, t := range p.partTimestamps {
+		v := vals[phys]
+		if v == nil || *v == "" {
+			continue
+		}
+		deltaType := "timestamp"
+		if t.TimeZone == "" {
+			deltaType = "timestamp_ntz"
+		}
+		parsed, err := partition.Parse(*v, true, t)
+		if err != nil {
+			continue
+		}
+		if s, _, err := partition.Format(parsed, deltaType); err == nil {
+			norm[phys] = &s
+		}
+	}
+	return partition.Key(p.partPhys, norm)
 }
 
 // mostlyDeleted reports a file whose deletion vector covers at least a tenth of
@@ -752,7 +789,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 // wantPartition reports whether the partition with key k is among Options.Partitions.
 func (p *Plan) wantPartition(k string) bool {
 	for _, vals := range p.opts.Partitions {
-		if partition.Key(p.partPhys, vals) == k {
+		if p.partitionKey(vals) == k {
 			return true
 		}
 	}

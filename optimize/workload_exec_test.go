@@ -127,12 +127,13 @@ func TestWorkloadLayoutBuildsTreeAndKeepsRows(t *testing.T) {
 	}
 	// commitInfo names the tree.
 	info := lastCommitInfo(t, tt)
+	params := info.DisplayParameters()
 	var names []string
-	if err := json.Unmarshal([]byte(info.OperationParameters["workloadTrees"]), &names); err != nil || len(names) != 1 {
-		t.Fatalf("commitInfo workloadTrees %q: %v", info.OperationParameters["workloadTrees"], err)
+	if err := json.Unmarshal([]byte(params["workloadTrees"]), &names); err != nil || len(names) != 1 {
+		t.Fatalf("commitInfo workloadTrees %q: %v", params["workloadTrees"], err)
 	}
-	if info.OperationParameters["clusteringCurve"] != `"workload"` {
-		t.Errorf("clusteringCurve %q", info.OperationParameters["clusteringCurve"])
+	if params["clusteringCurve"] != "workload" {
+		t.Errorf("clusteringCurve %q", params["clusteringCurve"])
 	}
 }
 

@@ -315,7 +315,7 @@ func chooseColumns(sch *arrow.Schema, w *workload.Workload, want []string) ([]in
 				return nil, fmt.Errorf("%w: %q is not a column of the sample", ErrInvalidOptions, name)
 			}
 			if !Cuttable(sch.Field(i).Type) {
-				return nil, fmt.Errorf("%w: column %q of type %s cannot be cut", ErrInvalidOptions, name, sch.Field(i).Type)
+				return nil, fmt.Errorf("%w: column %q of type %s cannot be cut", ErrInvalidOptions, name, value.DisplayType(sch.Field(i).Type))
 			}
 			if !seen[i] {
 				seen[i] = true

@@ -348,7 +348,7 @@ func (t *Tree) Router(schema *arrow.Schema) (*Router, error) {
 		}
 		f := schema.Field(i)
 		if !Cuttable(f.Type) {
-			return nil, fmt.Errorf("%w: cut column %q has type %s", ErrSchema, name, f.Type)
+			return nil, fmt.Errorf("%w: cut column %q has type %s", ErrSchema, name, value.DisplayType(f.Type))
 		}
 		r.fields = append(r.fields, f)
 	}

@@ -207,7 +207,7 @@ func checkPath(schema *arrow.Schema, path []string) error {
 		}
 		st, ok := found.Type.(*arrow.StructType)
 		if !ok {
-			return fmt.Errorf("field %q is %s, not a struct", strings.Join(path[:depth+1], "."), found.Type)
+			return fmt.Errorf("field %q is %s, not a struct", strings.Join(path[:depth+1], "."), value.DisplayType(found.Type))
 		}
 		fields = st.Fields()
 	}
@@ -269,8 +269,9 @@ func (c *Collector) Update(rec arrow.RecordBatch) error {
 	}
 	for i, t := range c.topTypes {
 		if !arrow.TypeEqual(rec.Column(i).DataType(), t) {
+			got, want := value.DisplayTypes(rec.Column(i).DataType(), t)
 			return fmt.Errorf("%w: column %d (%s) is %s, schema says %s", ErrSchemaMismatch,
-				i, c.schema.Field(i).Name, rec.Column(i).DataType(), t)
+				i, c.schema.Field(i).Name, got, want)
 		}
 	}
 	n := int(rec.NumRows())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/skiplake/skiplake/log"
@@ -142,7 +143,7 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 				stored[k] = v
 			}
 		}
-		info = log.CommitInfo{Operation: "SET TBLPROPERTIES", OperationParameters: map[string]string{"properties": jsonString(stored)}}
+		info = log.CommitInfo{Operation: "SET TBLPROPERTIES", OperationParameters: map[string]string{"properties": paramJSON(stored)}}
 	case len(opts.UnsetProperties) > 0:
 		proto, md, err = log.ApplyPropertyChange(ls.Protocol(), ls.Metadata(), log.PropertyChange{Unset: opts.UnsetProperties, IfExists: opts.IfExists})
 		if err != nil {
@@ -154,7 +155,7 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 		}
 		sort.Strings(keys)
 		info = log.CommitInfo{Operation: "UNSET TBLPROPERTIES", OperationParameters: map[string]string{
-			"properties": jsonString(keys), "ifExists": fmt.Sprint(opts.IfExists)}}
+			"properties": paramJSON(keys), "ifExists": strconv.FormatBool(opts.IfExists)}}
 	default:
 		proto, md, err = log.AddColumns(ls.Protocol(), ls.Metadata(), opts.AddColumns)
 		if err != nil {
@@ -164,7 +165,7 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 		for i, c := range opts.AddColumns {
 			cols[i] = log.NewColumnJSON(c)
 		}
-		info = log.CommitInfo{Operation: "ADD COLUMNS", OperationParameters: map[string]string{"columns": "[" + strings.Join(cols, ",") + "]"}}
+		info = log.CommitInfo{Operation: "ADD COLUMNS", OperationParameters: map[string]string{"columns": paramString("[" + strings.Join(cols, ",") + "]")}}
 	}
 	txn := ls.NewTransaction(log.TxnOptions{})
 	txn.SetMetadata(md)

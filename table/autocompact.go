@@ -47,7 +47,7 @@ func (t *Table) autoCompactAfter(ctx context.Context, props *log.TableProperties
 		return fail(err)
 	}
 	p := snap.Properties()
-	o := optimize.Options{MinFiles: p.AutoCompactMinNumFiles, MinFileSize: p.AutoCompactSmallFileSize}
+	o := optimize.Options{MinFiles: p.AutoCompactMinNumFiles, MinFileSize: p.AutoCompactSmallFileSize, Auto: true}
 	seen := map[string]bool{}
 	for _, a := range adds {
 		k := partition.Key(snap.PartitionColumns(), a.PartitionValues)

@@ -67,7 +67,7 @@ func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*Alter
 		newNames[i] = strings.Join(c, ".")
 	}
 	info := log.CommitInfo{Operation: "CLUSTER BY", OperationParameters: map[string]string{
-		"oldClusteringColumns": jsonString(oldNames), "newClusteringColumns": jsonString(strings.Join(newNames, ",")),
+		"oldClusteringColumns": paramString(oldNames), "newClusteringColumns": paramString(strings.Join(newNames, ",")),
 	}}
 	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
 }

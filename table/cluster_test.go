@@ -195,8 +195,8 @@ func TestAlterClusterByRewritesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.ProtocolUpgraded)
 	ci := rawCommitInfo(t, st, res.Version)["operationParameters"].(map[string]any)
-	require.Equal(t, `"id"`, ci["oldClusteringColumns"])
-	require.Equal(t, `"s,id"`, ci["newClusteringColumns"])
+	require.Equal(t, "id", ci["oldClusteringColumns"])
+	require.Equal(t, "s,id", ci["newClusteringColumns"])
 
 	// CLUSTER BY NONE keeps the table clustered, with no columns.
 	_, err = tb.Alter(ctx, table.AlterOptions{ClusterByNone: true})

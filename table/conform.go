@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/value"
 )
 
 // conformer maps incoming batches onto the table's logical schema: columns matched by
@@ -42,7 +43,7 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 	for i, tf := range c.table.Fields() {
 		j := fieldIndexFold(in, tf.Name)
 		if j < 0 {
-			return fmt.Errorf("%w: column %q (%s) is missing from the data (data columns: %s)", ErrSchemaMismatch, tf.Name, tf.Type, fieldNames(in))
+			return fmt.Errorf("%w: column %q (%s) is missing from the data (data columns: %s)", ErrSchemaMismatch, tf.Name, value.DisplayType(tf.Type), fieldNames(in))
 		}
 		used[j] = true
 		plan[i] = j
@@ -51,13 +52,14 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 			continue
 		}
 		if !castable(tf.Type, inT) {
-			return fmt.Errorf("%w: column %q: table has %s, data has %s", ErrSchemaMismatch, tf.Name, deltaTypeName(c.delta, tf.Name, tf.Type), inT)
+			want, got := value.DisplayTypes(tf.Type, inT)
+			return fmt.Errorf("%w: column %q: table has %s, data has %s", ErrSchemaMismatch, tf.Name, want, got)
 		}
 		casts[i] = true
 	}
 	for j, u := range used {
 		if !u {
-			return fmt.Errorf("%w: column %q (%s) is not in the table schema (table columns: %s)", ErrSchemaMismatch, in.Field(j).Name, in.Field(j).Type, fieldNames(c.table))
+			return fmt.Errorf("%w: column %q (%s) is not in the table schema (table columns: %s)", ErrSchemaMismatch, in.Field(j).Name, value.DisplayType(in.Field(j).Type), fieldNames(c.table))
 		}
 	}
 	c.inSchema, c.plan, c.casts = in, plan, casts
@@ -86,7 +88,8 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 		} else {
 			out, err := castTo(ctx, src, tf.Type, c.mem)
 			if err != nil {
-				return nil, fmt.Errorf("%w: column %q: cannot convert %s to %s: %v", ErrSchemaMismatch, tf.Name, src.DataType(), tf.Type, err)
+				from, to := value.DisplayTypes(src.DataType(), tf.Type)
+				return nil, fmt.Errorf("%w: column %q: cannot convert %s to %s: %v", ErrSchemaMismatch, tf.Name, from, to, err)
 			}
 			cols[i] = out
 		}
@@ -95,13 +98,6 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 		}
 	}
 	return array.NewRecordBatch(c.table, cols, rec.NumRows()), nil
-}
-
-func deltaTypeName(ds *log.StructType, name string, t arrow.DataType) string {
-	if f := ds.Field(name); f != nil {
-		return f.Type.TypeName()
-	}
-	return t.String()
 }
 
 // sameType compares types ignoring field names' metadata and nullability of nested

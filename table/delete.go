@@ -140,5 +140,5 @@ func (a *dmlAttempt) commitInfo(rowsKey string, rows int64, predicates []string)
 	}
 	dvMetrics(m, "", res)
 	a.timeMetrics(m)
-	return log.CommitInfo{Operation: a.op, OperationParameters: map[string]string{"predicate": jsonString(predicates)}, OperationMetrics: m}
+	return log.CommitInfo{Operation: a.op, OperationParameters: map[string]string{"predicate": paramJSON(nonNilStrings(predicates))}, OperationMetrics: m}
 }

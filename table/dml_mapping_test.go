@@ -26,10 +26,11 @@ func TestDMLColumnMappedTables(t *testing.T) {
 			t.Run(string(mode)+map[bool]string{false: "/cow", true: "/dv"}[dvOn], func(t *testing.T) {
 				mem := memory.NewGoAllocator()
 				var mapped *table.Table
+				store := storage.NewMemory()
 				if dvOn {
-					mapped = createMappedDVTable(t, storage.NewMemory(), mode)
+					mapped = createMappedDVTable(t, store, mode)
 				} else {
-					mapped = createMappedTable(t, storage.NewMemory(), mode, nil)
+					mapped = createMappedTable(t, store, mode, nil)
 				}
 				snap, err := mapped.Snapshot(ctx, table.Latest())
 				require.NoError(t, err)
@@ -60,6 +61,13 @@ func TestDMLColumnMappedTables(t *testing.T) {
 					require.NoError(t, err)
 				}
 				require.Equal(t, readAllRows(t, plain), readAllRows(t, mapped))
+				// Every file DML wrote (copy-on-write copies, updated rows, merged rows)
+				// carries the physical names and field ids.
+				msnap, err := mapped.Snapshot(ctx, table.Latest())
+				require.NoError(t, err)
+				for _, a := range msnap.Log().Files() {
+					requirePhysicalColumns(t, store, a, mode)
+				}
 				require.Len(t, readAllRows(t, mapped, table.WithFilter("part = 'c'")), 51-1) // id 400..450 minus Name = 'name-3'
 			})
 		}

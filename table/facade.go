@@ -149,6 +149,12 @@ func ParseSchema(text string) (*arrow.Schema, error) {
 	return log.ToArrow(st, log.ArrowOptions{})
 }
 
+// DisplayType names an Arrow type by the Delta type it holds, as Spark SQL spells
+// types for people (bigint, int, string, decimal(10,2), timestamp, timestamp_ntz,
+// array<int>, struct<a:int,b:string>): the names describe shows and --schema takes.
+// See value.DisplayType.
+func DisplayType(t arrow.DataType) string { return value.DisplayType(t) }
+
 // FileLocation is the absolute location of a data file the log names relative to
 // the table (PlannedFile.Path): a local path under a local table, else the table's
 // URL (without its query) followed by the file's key as stored, unescaped, as aws s3,

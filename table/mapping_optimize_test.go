@@ -178,6 +178,8 @@ func TestOptimizeGoldenColumnMappedTable(t *testing.T) {
 			require.NotNil(t, res.Metrics)
 			require.Equal(t, nFiles, res.Metrics.NumRemovedFiles)
 			require.Equal(t, want, readAllRows(t, tb))
+			require.Len(t, res.Metrics.Versions, 1)
+			requireSparkFieldIDs(t, dir, res.Metrics.Versions[0])
 			snap, err = tb.Snapshot(ctx, table.Latest())
 			require.NoError(t, err)
 			require.Equal(t, 1, snap.Log().NumFiles())

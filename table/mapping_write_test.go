@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/internal/goldentest"
@@ -183,7 +184,10 @@ func TestWriteColumnMappedTables(t *testing.T) {
 }
 
 // Spark's column-mapped golden table takes appends: its own rows written back (every
-// type, nested lists, maps and structs) read as the original rows twice.
+// type, nested lists, maps and structs) read as the original rows twice, and the file
+// written has Spark's Parquet schema elements: the same physical names and the same
+// field ids at every level (name mode; struct, list and map groups included, none on
+// the list and map internals).
 func TestAppendToGoldenColumnMappedTable(t *testing.T) {
 	src := filepath.Join(goldentest.Dir(t), "delta-golden", "table-with-columnmapping-mode-name", "delta")
 	dir := t.TempDir()
@@ -214,26 +218,78 @@ func TestAppendToGoldenColumnMappedTable(t *testing.T) {
 	want := append(append([]string(nil), before...), before...)
 	sort.Strings(want)
 	require.Equal(t, want, after)
+	requireSparkFieldIDs(t, dir, res.Version)
+}
+
+// requireSparkFieldIDs compares the Parquet schema elements (paths, field ids,
+// repetition) of every file the commit at version added to the golden name-mode table
+// copied to dir with those of the table's Spark-written files.
+func requireSparkFieldIDs(t *testing.T, dir string, version int64) {
+	t.Helper()
+	spark, err := filepath.Glob(filepath.Join(goldentest.Dir(t), "delta-golden", "table-with-columnmapping-mode-name", "delta", "part-*.parquet"))
+	require.NoError(t, err)
+	require.NotEmpty(t, spark)
+	sparkData, err := os.ReadFile(spark[0])
+	require.NoError(t, err)
+	want := parquetSchemaNodes(t, sparkData)
+	require.Contains(t, want, "col-bd5b1c73-a03c-4003-9f20-87824bdc7bdf id=13 optional") // the nested_struct group
+	b, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", version)))
+	require.NoError(t, err)
+	acts, err := log.ParseCommit("commit", bytes.NewReader(b))
+	require.NoError(t, err)
+	n := 0
+	for _, a := range acts {
+		if a.Add == nil {
+			continue
+		}
+		p, err := a.Add.DecodedPath()
+		require.NoError(t, err)
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		require.NoError(t, err)
+		require.Equal(t, want, parquetSchemaNodes(t, data), "file %s", p)
+		n++
+	}
+	require.Positive(t, n, "version %d adds no file", version)
 }
 
 // requirePhysicalColumns asserts that the data file of a, written to a table made by
-// createMappedTable, stores its columns under their physical names and, in id mode,
-// with their field ids.
+// createMappedTable, stores its columns under their physical names with their column
+// ids as Parquet field ids — in name mode as in id mode (PROTOCOL.md "Writer
+// Requirements for Column Mapping"), the struct group included.
 func requirePhysicalColumns(t *testing.T, store storage.Storage, a *log.Add, mode log.ColumnMapping) {
 	t.Helper()
 	p, err := a.DecodedPath()
 	require.NoError(t, err)
 	data, err := store.Get(context.Background(), p)
 	require.NoError(t, err)
+	require.Equal(t, []string{"col-a1 id=1 required", "col-b2 id=2 optional", "col-c3 id=3 optional",
+		"col-c3.col-d4 id=4 optional", "col-c3.col-e5 id=5 optional"}, parquetSchemaNodes(t, data), "%s mode", mode)
+}
+
+// parquetSchemaNodes lists the Parquet schema elements of a file below the root, in
+// order: dotted path, field id (-1: none) and repetition.
+func parquetSchemaNodes(t *testing.T, data []byte) []string {
+	t.Helper()
 	pr, err := file.NewParquetReader(bytes.NewReader(data))
 	require.NoError(t, err)
-	sc := pr.MetaData().Schema
-	var cols []string
-	for i := 0; i < sc.NumColumns(); i++ {
-		cols = append(cols, sc.Column(i).Path())
-		if mode == log.ColumnMappingID {
-			require.Equal(t, []int32{1, 2, 4, 5}[i], sc.Column(i).SchemaNode().FieldID())
+	defer pr.Close()
+	var out []string
+	var walk func(n schema.Node, path string)
+	walk = func(n schema.Node, path string) {
+		if path != "" {
+			path += "."
+		}
+		path += n.Name()
+		out = append(out, fmt.Sprintf("%s id=%d %s", path, n.FieldID(), strings.ToLower(n.RepetitionType().String())))
+		if g, ok := n.(*schema.GroupNode); ok {
+			for i := 0; i < g.NumFields(); i++ {
+				walk(g.Field(i), path)
+			}
 		}
 	}
-	require.Equal(t, []string{"col-a1", "col-b2", "col-c3.col-d4", "col-c3.col-e5"}, cols)
+	root := pr.MetaData().Schema.Root()
+	for i := 0; i < root.NumFields(); i++ {
+		walk(root.Field(i), "")
+	}
+	return out
 }

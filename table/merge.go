@@ -286,7 +286,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		dvMetrics(m, "Target", res)
 		a.timeMetrics(m)
 		return log.CommitInfo{Operation: "MERGE", OperationParameters: map[string]string{
-			"predicate":                    jsonString([]string{onText}),
+			"predicate":                    paramJSON([]string{onText}),
 			"matchedPredicates":            clausesJSON(opts.WhenMatched),
 			"notMatchedPredicates":         clausesJSON(opts.WhenNotMatched),
 			"notMatchedBySourcePredicates": clausesJSON(opts.WhenNotMatchedBySource),
@@ -304,7 +304,7 @@ func clausesJSON(cls []MergeClause) string {
 	for i, c := range cls {
 		out[i] = mp{Predicate: strings.TrimSpace(c.Condition), ActionType: c.Action.String()}
 	}
-	return jsonString(out)
+	return paramJSON(out)
 }
 
 // mergeCounts are a MERGE's row counters (Spark's metrics), shared by the goroutines

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/value"
 )
 
 // DefaultMergeMemory is the default memory budget of a MERGE source: the source rows
@@ -115,7 +116,7 @@ func checkKeyType(name string, t arrow.DataType) error {
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.DATE32, arrow.TIMESTAMP, arrow.DECIMAL128:
 		return nil
 	}
-	return fmt.Errorf("%w: MERGE key column %q has type %s; keys must be numbers, strings, binary, booleans, dates, timestamps or decimals", ErrInvalidArgument, name, t)
+	return fmt.Errorf("%w: MERGE key column %q has type %s; keys must be numbers, strings, binary, booleans, dates, timestamps or decimals", ErrInvalidArgument, name, value.DisplayType(t))
 }
 
 // hashConstraint says a key belongs to partition part of a split with seed.
@@ -278,7 +279,8 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, keyTypes []arrow
 		s.keyIdx = append(s.keyIdx, j)
 		if !sameType(keyTypes[i], in.Field(j).Type) {
 			if !keyCastable(keyTypes[i], in.Field(j).Type) {
-				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, keyTypes[i], in.Field(j).Type)
+				want, got := value.DisplayTypes(keyTypes[i], in.Field(j).Type)
+				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, want, got)
 			}
 			casts[i] = true
 			fields[j].Type = keyTypes[i]
@@ -340,7 +342,8 @@ func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch, casts 
 		}
 		out, err := castTo(ctx, rec.Column(j), s.schema.Field(j).Type, s.mem)
 		if err != nil {
-			return nil, fmt.Errorf("%w: MERGE key %q: cannot convert %s to %s: %v", ErrSchemaMismatch, s.schema.Field(j).Name, rec.Column(j).DataType(), s.schema.Field(j).Type, err)
+			from, to := value.DisplayTypes(rec.Column(j).DataType(), s.schema.Field(j).Type)
+			return nil, fmt.Errorf("%w: MERGE key %q: cannot convert %s to %s: %v", ErrSchemaMismatch, s.schema.Field(j).Name, from, to, err)
 		}
 		cols[j].Release()
 		cols[j] = out

@@ -157,7 +157,7 @@ func TestProofBadWritesLeaveNothing(t *testing.T) {
 				})}
 			},
 			wantErr: table.ErrSchemaMismatch,
-			wantMsg: []string{`"v"`, "string", "float64"},
+			wantMsg: []string{`"v"`, "table has string, data has double"},
 		},
 		{
 			name: "missing column is named",

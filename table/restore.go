@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -139,11 +140,12 @@ func (t *Table) Restore(ctx context.Context, ref Ref, opts RestoreOptions) (*Res
 	if !reflect.DeepEqual(merged, ls.Protocol()) {
 		txn.SetProtocol(merged)
 	}
+	// Spark's RESTORE parameters: version a number, timestamp a string, the other null.
 	params := map[string]string{"version": "null", "timestamp": "null"}
 	if ref.kind == refVersion {
-		params["version"] = jsonString(ts.Version())
+		params["version"] = strconv.FormatInt(ts.Version(), 10)
 	} else {
-		params["timestamp"] = jsonString(ref.at.UTC().Format(time.RFC3339Nano))
+		params["timestamp"] = paramString(ref.at.UTC().Format(time.RFC3339Nano))
 	}
 	v, err := txn.Commit(ctx, log.CommitInfo{Operation: "RESTORE", OperationParameters: params, OperationMetrics: res.Metrics})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
 )
 
 // Table is a handle on one Delta table. It holds no snapshot: every operation reads
@@ -190,10 +191,11 @@ func create(ctx context.Context, store storage.Storage, nt *newTable, allowNonEm
 // shape (clusterBy as Delta Spark records it for clustered tables).
 func createParameters(nt *newTable) map[string]string {
 	params := map[string]string{
-		"partitionBy": jsonString(nt.md.PartitionColumns),
-		"description": jsonString(nt.md.Description),
-		"isManaged":   "false",
-		"properties":  jsonString(nt.md.Configuration),
+		"partitionBy": paramJSON(nonNilStrings(nt.md.PartitionColumns)),
+		"clusterBy":   paramJSON([]string{}),
+		"description": paramOptionalString(nt.md.Description),
+		"isManaged":   paramString("false"),
+		"properties":  paramJSON(nonNilMap(nt.md.Configuration)),
 	}
 	for _, d := range nt.domains {
 		if d.Domain == log.DomainClustering {
@@ -202,7 +204,7 @@ func createParameters(nt *newTable) map[string]string {
 			for i, c := range cols {
 				names[i] = strings.Join(c, ".")
 			}
-			params["clusterBy"] = jsonString(names)
+			params["clusterBy"] = paramJSON(names)
 		}
 	}
 	return params
@@ -322,7 +324,7 @@ func resolvePartitionColumns(schema *arrow.Schema, cols []string) ([]string, err
 		f := schema.Field(idx)
 		switch f.Type.ID() {
 		case arrow.STRUCT, arrow.LIST, arrow.MAP, arrow.LARGE_LIST, arrow.BINARY, arrow.LARGE_BINARY:
-			return nil, fmt.Errorf("%w: partition column %q has type %s, which cannot be a partition column", ErrInvalidArgument, f.Name, f.Type)
+			return nil, fmt.Errorf("%w: partition column %q has type %s, which cannot be a partition column", ErrInvalidArgument, f.Name, value.DisplayType(f.Type))
 		}
 		if seen[f.Name] {
 			return nil, fmt.Errorf("%w: partition column %q listed twice", ErrInvalidArgument, f.Name)
@@ -383,6 +385,9 @@ func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
 }
 
 // HistoryEntry is one commit of the table, newest first in History.
+// OperationParameters are as Delta Spark's DESCRIBE HISTORY shows them
+// (log.CommitInfo.DisplayParameters): a string value's text (mode: Append,
+// partitionBy: ["a"]), any other value's JSON text (version: 1, auto: false).
 type HistoryEntry struct {
 	Version             int64             `json:"version"`
 	Timestamp           time.Time         `json:"timestamp"`
@@ -406,7 +411,7 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 		e := HistoryEntry{Version: r.Version, Timestamp: r.Timestamp}
 		if ci := r.CommitInfo; ci != nil {
 			e.Operation = ci.Operation
-			e.OperationParameters = ci.OperationParameters
+			e.OperationParameters = ci.DisplayParameters()
 			e.OperationMetrics = ci.OperationMetrics
 			e.ReadVersion = ci.ReadVersion
 			e.IsolationLevel = ci.IsolationLevel

@@ -343,8 +343,8 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add
 	info := log.CommitInfo{
 		Operation: "WRITE",
 		OperationParameters: map[string]string{
-			"mode":        jsonString(opts.Mode.String()),
-			"partitionBy": jsonString(ls.PartitionColumns()),
+			"mode":        paramString(opts.Mode.String()),
+			"partitionBy": paramJSON(nonNilStrings(ls.PartitionColumns())),
 		},
 		OperationMetrics: map[string]string{
 			"numFiles":        strconv.Itoa(len(adds)),
@@ -562,7 +562,12 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		for _, pi := range w.partIdx {
 			f := rec.Schema().Field(pi)
 			v, _ := valueAt(rec.Column(pi), first)
-			s, isNull, err := partition.Format(v, w.snap.delta.Fields[pi].Type.TypeName())
+			deltaType := w.snap.delta.Fields[pi].Type.TypeName()
+			s, isNull, err := partition.Format(v, deltaType)
+			if err != nil {
+				return fmt.Errorf("table: partition column %q: %w", f.Name, err)
+			}
+			d, _, err := partition.DirValue(v, deltaType)
 			if err != nil {
 				return fmt.Errorf("table: partition column %q: %w", f.Name, err)
 			}
@@ -573,7 +578,7 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 				str := s
 				values[name] = &str
 			}
-			names, strs, nulls = append(names, name), append(strs, s), append(nulls, isNull)
+			names, strs, nulls = append(names, name), append(strs, d), append(nulls, isNull)
 		}
 		dir, err := partition.DirName(names, strs, nulls)
 		if err != nil {

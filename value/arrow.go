@@ -87,5 +87,131 @@ func FromArray(arr arrow.Array, i int) (Value, error) {
 		}
 		return Timestamp(v), nil
 	}
-	return Null(), fmt.Errorf("%w: %s has no Value kind", ErrUnsupportedArrowType, arr.DataType())
+	return Null(), fmt.Errorf("%w: %s has no Value kind", ErrUnsupportedArrowType, DisplayType(arr.DataType()))
+}
+
+// ErrDoesNotFit is returned by Append for a value of another kind than the builder's
+// type holds, or one outside its range (an integer too wide, a decimal that needs more
+// precision or scale, a timestamp the unit cannot hold).
+var ErrDoesNotFit = errors.New("value: value does not fit the Arrow type")
+
+// Append appends v to b, the inverse of FromArray for the types a Delta column maps to:
+// boolean; int8/16/32/64 from KindInt64 (range-checked); float32/64 from KindFloat64;
+// decimal128 from KindDecimal, rescaled exactly to the type's scale; utf8 and
+// large_utf8 from KindString; binary from KindBinary (or KindString); date32 from
+// KindDate; timestamps from KindTimestamp (with a zone) or KindTimestampNTZ (without),
+// converted from microseconds to the type's unit. A NULL value appends a null. Any
+// other pairing is an error wrapping ErrDoesNotFit (or ErrUnsupportedArrowType for a
+// builder of another type), and nothing is appended.
+func Append(b array.Builder, v Value) error {
+	if v.IsNull() {
+		b.AppendNull()
+		return nil
+	}
+	bad := func() error {
+		return fmt.Errorf("%w: %s %s as %s", ErrDoesNotFit, v.Kind(), v, DisplayType(b.Type()))
+	}
+	intIn := func(lo, hi int64) bool { return v.kind == KindInt64 && v.i >= lo && v.i <= hi }
+	switch bb := b.(type) {
+	case *array.BooleanBuilder:
+		if v.kind != KindBool {
+			return bad()
+		}
+		bb.Append(v.AsBool())
+	case *array.Int8Builder:
+		if !intIn(math.MinInt8, math.MaxInt8) {
+			return bad()
+		}
+		bb.Append(int8(v.i))
+	case *array.Int16Builder:
+		if !intIn(math.MinInt16, math.MaxInt16) {
+			return bad()
+		}
+		bb.Append(int16(v.i))
+	case *array.Int32Builder:
+		if !intIn(math.MinInt32, math.MaxInt32) {
+			return bad()
+		}
+		bb.Append(int32(v.i))
+	case *array.Int64Builder:
+		if v.kind != KindInt64 {
+			return bad()
+		}
+		bb.Append(v.i)
+	case *array.Float32Builder:
+		if v.kind != KindFloat64 {
+			return bad()
+		}
+		bb.Append(float32(v.f))
+	case *array.Float64Builder:
+		if v.kind != KindFloat64 {
+			return bad()
+		}
+		bb.Append(v.f)
+	case *array.Decimal128Builder:
+		t := bb.Type().(*arrow.Decimal128Type)
+		if v.kind != KindDecimal {
+			return bad()
+		}
+		num, _, scale := v.AsDecimal()
+		resc, err := num.Rescale(scale, t.Scale)
+		if err != nil || !resc.FitsInPrecision(t.Precision) {
+			return bad()
+		}
+		bb.Append(resc)
+	case *array.StringBuilder:
+		if v.kind != KindString {
+			return bad()
+		}
+		bb.Append(v.s)
+	case *array.LargeStringBuilder:
+		if v.kind != KindString {
+			return bad()
+		}
+		bb.Append(v.s)
+	case *array.BinaryBuilder:
+		if v.kind != KindBinary && v.kind != KindString {
+			return bad()
+		}
+		bb.Append([]byte(v.s))
+	case *array.Date32Builder:
+		if v.kind != KindDate || v.i < math.MinInt32 || v.i > math.MaxInt32 {
+			return bad()
+		}
+		bb.Append(arrow.Date32(v.i))
+	case *array.TimestampBuilder:
+		t := bb.Type().(*arrow.TimestampType)
+		want := KindTimestamp
+		if t.TimeZone == "" {
+			want = KindTimestampNTZ
+		}
+		if v.kind != want {
+			return bad()
+		}
+		ts, ok := fromMicros(v.i, t.Unit)
+		if !ok {
+			return bad()
+		}
+		bb.Append(arrow.Timestamp(ts))
+	default:
+		return fmt.Errorf("%w: %s", ErrUnsupportedArrowType, DisplayType(b.Type()))
+	}
+	return nil
+}
+
+// fromMicros converts microseconds since the epoch to unit, exactly: false when the
+// value overflows (nanoseconds) or is not a whole number of the coarser unit.
+func fromMicros(us int64, unit arrow.TimeUnit) (int64, bool) {
+	switch unit {
+	case arrow.Second:
+		return us / 1_000_000, us%1_000_000 == 0
+	case arrow.Millisecond:
+		return us / 1000, us%1000 == 0
+	case arrow.Nanosecond:
+		if us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
+			return 0, false
+		}
+		return us * 1000, true
+	}
+	return us, true
 }

@@ -49,8 +49,8 @@ func TestAlterTranscript(t *testing.T) {
 		"setting         delta.targetFileSize = 1048576\n",
 		"setting         delta.appendOnly = false (default)",
 		"setting         delta.deletedFileRetentionDuration = interval 7 days (default)",
-		"  the note      utf8",
-		"  price         decimal(10, 2)",
+		"  the note      string",
+		"  price         decimal(10,2)",
 	} {
 		require.Contains(t, out, want)
 	}

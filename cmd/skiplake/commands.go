@@ -575,7 +575,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 		if !f.Nullable {
 			null = " NOT NULL"
 		}
-		fmt.Fprintf(tw, "  %s\t%s%s\n", f.Name, f.Type, null)
+		fmt.Fprintf(tw, "  %s\t%s%s\n", f.Name, table.DisplayType(f.Type), null)
 	}
 	return tw.Flush()
 }

@@ -56,42 +56,11 @@ func checkConvertible(t arrow.DataType) error {
 		}
 		return checkConvertible(tt.ItemType())
 	}
-	return fmt.Errorf("type %s cannot be read from CSV or JSON input", t)
+	return fmt.Errorf("type %s cannot be read from CSV or JSON input", typeName(t))
 }
 
-// typeName names t for messages in Delta's words where there is one.
-func typeName(t arrow.DataType) string {
-	switch tt := t.(type) {
-	case *arrow.BooleanType:
-		return "boolean"
-	case *arrow.Int8Type:
-		return "tinyint"
-	case *arrow.Int16Type:
-		return "smallint"
-	case *arrow.Int32Type:
-		return "int"
-	case *arrow.Int64Type:
-		return "bigint"
-	case *arrow.Float32Type:
-		return "float"
-	case *arrow.Float64Type:
-		return "double"
-	case *arrow.Decimal128Type:
-		return fmt.Sprintf("decimal(%d,%d)", tt.Precision, tt.Scale)
-	case *arrow.StringType:
-		return "string"
-	case *arrow.BinaryType:
-		return "binary"
-	case *arrow.Date32Type:
-		return "date"
-	case *arrow.TimestampType:
-		if tt.TimeZone == "" {
-			return "timestamp_ntz"
-		}
-		return "timestamp"
-	}
-	return t.String()
-}
+// typeName names t for messages as Delta does (table.DisplayType).
+func typeName(t arrow.DataType) string { return table.DisplayType(t) }
 
 // appendText appends the CSV cell s (not null) to b, converted to b's type. Nested
 // columns take the cell as JSON text (what scan --format csv writes for them).
@@ -139,11 +108,11 @@ func appendText(b array.Builder, s string) error {
 	case *array.StructBuilder, *array.ListBuilder, *array.MapBuilder:
 		v, err := parseJSON([]byte(s), nil)
 		if err != nil {
-			return fmt.Errorf("cannot read %q as %s: invalid JSON: %v", abbreviate(s), b.Type(), err)
+			return fmt.Errorf("cannot read %q as %s: invalid JSON: %v", abbreviate(s), typeName(b.Type()), err)
 		}
 		return appendJSON(b, v)
 	}
-	return fmt.Errorf("type %s cannot be read from CSV", b.Type())
+	return fmt.Errorf("type %s cannot be read from CSV", typeName(b.Type()))
 }
 
 // appendJSON appends the decoded JSON value v to b, converted to b's type.
@@ -264,7 +233,7 @@ func appendJSON(b array.Builder, v any) error {
 	case *array.MapBuilder:
 		return appendMap(bb, v, wrong)
 	}
-	return fmt.Errorf("type %s cannot be read from JSON", b.Type())
+	return fmt.Errorf("type %s cannot be read from JSON", typeName(b.Type()))
 }
 
 // appendMap appends a map given as a JSON object (string keys) or as a list of

@@ -16,7 +16,7 @@ import (
 // t's scale). The caller releases the array.
 func ConstantColumn(v value.Value, t arrow.DataType, n int, mem memory.Allocator) (arrow.Array, error) {
 	if n < 0 || t == nil {
-		return nil, fmt.Errorf("%w: constant column of %d rows of type %v", ErrInvalidArgument, n, t)
+		return nil, fmt.Errorf("%w: constant column of %d rows of type %v", ErrInvalidArgument, n, value.DisplayType(t))
 	}
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -25,7 +25,7 @@ func ConstantColumn(v value.Value, t arrow.DataType, n int, mem memory.Allocator
 		return array.MakeArrayOfNull(mem, t, n), nil
 	}
 	bad := func() error {
-		return fmt.Errorf("%w: value %s (%s) does not fit type %s", ErrInvalidArgument, v, v.Kind(), t)
+		return fmt.Errorf("%w: value %s (%s) does not fit type %s", ErrInvalidArgument, v, v.Kind(), value.DisplayType(t))
 	}
 	b := array.NewBuilder(mem, t)
 	defer b.Release()
@@ -114,7 +114,7 @@ func ConstantColumn(v value.Value, t arrow.DataType, n int, mem memory.Allocator
 		}
 		appendOne = func() { bb.Append(resc) }
 	default:
-		return nil, fmt.Errorf("%w: constant columns of type %s are not supported", ErrInvalidArgument, t)
+		return nil, fmt.Errorf("%w: constant columns of type %s are not supported", ErrInvalidArgument, value.DisplayType(t))
 	}
 	for range n {
 		appendOne()

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/skiplake/skiplake/value"
 )
 
 // conform converts arr (as read from the file) into an array of exactly want.Type
@@ -49,7 +50,8 @@ func asColumnError(err error, target **ColumnError) bool {
 }
 
 func mismatch(from, to arrow.DataType) error {
-	return fmt.Errorf("%w: cannot read %s as %s", ErrSchemaMismatch, from, to)
+	f, t := value.DisplayTypes(from, to)
+	return fmt.Errorf("%w: cannot read %s as %s", ErrSchemaMismatch, f, t)
 }
 
 // validityAt0 returns arr's validity bitmap starting at bit 0 (nil when there are no

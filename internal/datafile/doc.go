@@ -39,7 +39,8 @@
 //     schemas with nested columns go through pqarrow's writer.
 //
 // Column mapping: under mode name or id, files carry the physical names of the Delta
-// schema at every nesting level (and, in id mode, its ids as Parquet field ids);
+// schema at every nesting level and its column ids as Parquet field ids (in both
+// modes, as PROTOCOL.md asks of writers; readers match by id in id mode only);
 // statistics, Bloom filters and partition values are keyed by physical names.
 //
 // The reader ([Open], [Reader.Read]) returns record batches that conform exactly to

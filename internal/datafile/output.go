@@ -22,6 +22,7 @@ import (
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
 )
 
 // DefaultTargetFileSize is the size a data file aims for when the table has no
@@ -44,9 +45,10 @@ type Spec struct {
 	// (partition columns left out), logical names, in table order. Required.
 	Schema *arrow.Schema
 	// Mapping is the table's column mapping mode (default none). With name or id,
-	// files are written with the physical names Delta assigns (and, in id mode, the
-	// field ids as Parquet field ids), statistics and Bloom filters are keyed by
-	// physical names, and Delta must be set.
+	// files are written with the physical names Delta assigns and each column's
+	// delta.columnMapping.id as its Parquet field id (PROTOCOL.md "Writer
+	// Requirements for Column Mapping": in either mode), statistics and Bloom filters
+	// are keyed by physical names, and Delta must be set.
 	Mapping log.ColumnMapping
 	// Delta is the table's Delta schema (required with column mapping).
 	Delta *log.StructType
@@ -188,7 +190,7 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 	}
 	o := &Output{store: store, spec: spec, file: spec.Schema}
 	if spec.Mapping == log.ColumnMappingName || spec.Mapping == log.ColumnMappingID {
-		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Mapping == log.ColumnMappingID, spec.Hidden)
+		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Hidden)
 		if err != nil {
 			return nil, err
 		}
@@ -833,7 +835,8 @@ func retypeRecord(rec arrow.RecordBatch, sch *arrow.Schema) (arrow.RecordBatch, 
 // for field names and metadata), children retyped likewise.
 func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
 	if d.DataType().ID() != to.ID() {
-		return nil, fmt.Errorf("%w: %s cannot be written as %s", ErrSchemaMismatch, d.DataType(), to)
+		from, want := value.DisplayTypes(d.DataType(), to)
+		return nil, fmt.Errorf("%w: %s cannot be written as %s", ErrSchemaMismatch, from, want)
 	}
 	var childTypes []arrow.DataType
 	switch t := to.(type) {
@@ -872,9 +875,13 @@ func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
 
 // physicalSchema returns the file schema of a column-mapped table's data columns:
 // each field of data (logical) replaced by the Delta field of that name converted
-// with physical names (and field ids when ids is set), nested fields included.
-func physicalSchema(data *arrow.Schema, delta *log.StructType, ids bool, hidden int) (*arrow.Schema, error) {
-	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: ids})
+// with physical names and field ids, nested fields included — every struct field
+// (a leaf, or a struct, list or map group) carries its delta.columnMapping.id, as
+// Delta Spark writes it in name and id mode alike; the repeated groups and the
+// element, key and value fields inside lists and maps have no Delta id and carry
+// none. Hidden trailing fields are kept as they are.
+func physicalSchema(data *arrow.Schema, delta *log.StructType, hidden int) (*arrow.Schema, error) {
+	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: true})
 	if err != nil {
 		return nil, err
 	}
@@ -907,7 +914,8 @@ func physicalSchema(data *arrow.Schema, delta *log.StructType, ids bool, hidden 
 		}
 		pf := phys.Field(j)
 		if !arrow.TypeEqual(stripNames(pf.Type), stripNames(f.Type)) {
-			return nil, fmt.Errorf("%w: column %q is %s in the batches, %s in the table", ErrSchemaMismatch, f.Name, f.Type, pf.Type)
+			got, want := value.DisplayTypes(f.Type, pf.Type)
+			return nil, fmt.Errorf("%w: column %q is %s in the batches, %s in the table", ErrSchemaMismatch, f.Name, got, want)
 		}
 		fields[i] = pf
 	}

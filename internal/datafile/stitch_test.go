@@ -665,25 +665,35 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 	logical, err := log.ToArrow(ds, log.ArrowOptions{})
 	require.NoError(t, err)
 	mem := memory.NewGoAllocator()
-	specOf := func(mode log.ColumnMapping) Spec {
-		return Spec{Schema: logical, Mapping: mode, Delta: ds, Allocator: mem, RowGroupBytes: 16 << 10}
+	// otherIDs is the same schema with other column ids (as after a column was
+	// dropped and added again): files written under it have other field ids.
+	otherIDs, err := log.ParseSchema(strings.NewReplacer(`"delta.columnMapping.id":4`, `"delta.columnMapping.id":6`,
+		`"delta.columnMapping.id":5`, `"delta.columnMapping.id":7`).Replace(mappedDelta))
+	require.NoError(t, err)
+	specOf := func(mode log.ColumnMapping, delta *log.StructType) Spec {
+		return Spec{Schema: logical, Mapping: mode, Delta: delta, Allocator: mem, RowGroupBytes: 16 << 10}
 	}
 	cases := []struct {
+		name            string
 		sources, target log.ColumnMapping
+		sourceDelta     *log.StructType
 		rule            StitchRule // "" : stitches
 	}{
-		{log.ColumnMappingName, log.ColumnMappingName, ""},
-		{log.ColumnMappingID, log.ColumnMappingID, ""},
-		{log.ColumnMappingName, log.ColumnMappingID, RuleSchema},
-		{log.ColumnMappingNone, log.ColumnMappingName, RuleSchema},
+		{"name into name", log.ColumnMappingName, log.ColumnMappingName, ds, ""},
+		{"id into id", log.ColumnMappingID, log.ColumnMappingID, ds, ""},
+		// Both modes write the same physical names and field ids.
+		{"name into id", log.ColumnMappingName, log.ColumnMappingID, ds, ""},
+		{"id into name", log.ColumnMappingID, log.ColumnMappingName, ds, ""},
+		{"other field ids", log.ColumnMappingName, log.ColumnMappingName, otherIDs, RuleSchema},
+		{"none into name", log.ColumnMappingNone, log.ColumnMappingName, ds, RuleSchema},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s into %s", tc.sources, tc.target), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			store := storage.NewMemory()
-			src, err := NewOutput(store, specOf(tc.sources))
+			src, err := NewOutput(store, specOf(tc.sources, tc.sourceDelta))
 			require.NoError(t, err)
 			sources, want := mappedSources(t, mem, logical, src)
-			out, err := NewOutput(store, specOf(tc.target))
+			out, err := NewOutput(store, specOf(tc.target, ds))
 			require.NoError(t, err)
 			res, err := out.Stitch(bg, FileOptions{}, sources, StitchOptions{MinRowGroupBytes: 1})
 			if tc.rule != "" {

@@ -22,8 +22,12 @@
 //     empty string partition value).
 //   - P3 (Spark spelling) Values are written as Spark writes them: Java's Double.toString
 //     for floats ("1.0", "1.0E10", "NaN", "Infinity"), plain decimals with exactly the
-//     column's scale, timestamps in UTC as "YYYY-MM-DD HH:MM:SS[.ffffff]" with trailing
-//     zeros of the fraction dropped.
+//     column's scale, timestamps in ISO 8601 adjusted to UTC with microseconds
+//     ("2024-03-01T10:00:00.000000Z", PROTOCOL.md's recommendation) and timestamp_ntz
+//     as "YYYY-MM-DD HH:MM:SS[.ffffff]" (no zone; trailing zeros of the fraction
+//     dropped). Directory names spell a timestamp as Spark's cast to string does in
+//     UTC, "YYYY-MM-DD HH:MM:SS[.ffffff]" ([DirValue]); readers accept both forms for
+//     timestamps ([Parse]).
 //
 // What it deliberately does not do: it refuses to write binary partition values (Spark's
 // spelling of arbitrary bytes is not pinned down by the protocol); it does not evaluate

@@ -8,15 +8,19 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// A timestamp partition value as it appears in the log, in the directory name and in
-// add.path.
+// A timestamp partition value as it appears in the log (ISO 8601 in UTC), in the
+// directory name (as Spark names it) and in add.path; either spelling reads back.
 func Example() {
 	v := value.Timestamp(1631099471000000)
 	s, _, err := partition.Format(v, "timestamp")
 	if err != nil {
 		panic(err)
 	}
-	dir, err := partition.DirName([]string{"ts", "n"}, []string{s, ""}, []bool{false, true})
+	d, _, err := partition.DirValue(v, "timestamp")
+	if err != nil {
+		panic(err)
+	}
+	dir, err := partition.DirName([]string{"ts", "n"}, []string{d, ""}, []bool{false, true})
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +34,7 @@ func Example() {
 	}
 	fmt.Println(value.Equal(v, back))
 	// Output:
-	// 2021-09-08 11:11:11
+	// 2021-09-08T11:11:11.000000Z
 	// ts=2021-09-08 11%3A11%3A11/n=__HIVE_DEFAULT_PARTITION__
 	// ts=2021-09-08%2011%253A11%253A11/n=__HIVE_DEFAULT_PARTITION__/part-0.parquet
 	// true

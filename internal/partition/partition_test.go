@@ -55,10 +55,11 @@ func TestFormatParse(t *testing.T) {
 		{"decimal 38 digits", dec("-99999999999999999999999999999999999999", 38, 0), "decimal(38,0)", &arrow.Decimal128Type{Precision: 38, Scale: 0}, "-99999999999999999999999999999999999999"},
 		{"date first day", value.Date(-719162), "date", arrow.FixedWidthTypes.Date32, "0001-01-01"},
 		{"date last day", value.Date(2932896), "date", arrow.FixedWidthTypes.Date32, "9999-12-31"},
-		{"timestamp whole seconds", value.Timestamp(1631099471000000), "timestamp", tsUTC, "2021-09-08 11:11:11"},
-		{"timestamp drops trailing zeros", value.Timestamp(1577866150001000), "timestamp", tsUTC, "2020-01-01 08:09:10.001"},
-		{"timestamp micros before 1970", value.Timestamp(-1), "timestamp", tsUTC, "1969-12-31 23:59:59.999999"},
-		{"timestamp_ntz", value.TimestampNTZ(1631099471123456), "timestamp_ntz", tsNTZ, "2021-09-08 11:11:11.123456"},
+		{"timestamp ISO 8601 in UTC", value.Timestamp(1631099471000000), "timestamp", tsUTC, "2021-09-08T11:11:11.000000Z"},
+		{"timestamp keeps six fraction digits", value.Timestamp(1577866150001000), "timestamp", tsUTC, "2020-01-01T08:09:10.001000Z"},
+		{"timestamp micros before 1970", value.Timestamp(-1), "timestamp", tsUTC, "1969-12-31T23:59:59.999999Z"},
+		{"timestamp_ntz has no zone", value.TimestampNTZ(1631099471123456), "timestamp_ntz", tsNTZ, "2021-09-08 11:11:11.123456"},
+		{"timestamp_ntz drops trailing zeros", value.TimestampNTZ(1631099471000000), "timestamp_ntz", tsNTZ, "2021-09-08 11:11:11"},
 		{"string as is", value.String("a=b/c%d é"), "string", arrow.BinaryTypes.String, "a=b/c%d é"},
 	}
 	for _, tc := range cases {
@@ -72,6 +73,37 @@ func TestFormatParse(t *testing.T) {
 			require.True(t, value.Equal(tc.v, back), "parse(%q) = %s, want %s", s, back, tc.v)
 		})
 	}
+}
+
+// Directory names spell a timestamp as Spark's cast to string in UTC; every other
+// type as Format does.
+func TestDirValue(t *testing.T) {
+	cases := []struct {
+		name      string
+		v         value.Value
+		deltaType string
+		want      string
+	}{
+		{"timestamp whole seconds", value.Timestamp(1631099471000000), "timestamp", "2021-09-08 11:11:11"},
+		{"timestamp drops trailing zeros", value.Timestamp(1577866150001000), "timestamp", "2020-01-01 08:09:10.001"},
+		{"timestamp before 1970", value.Timestamp(-1), "timestamp", "1969-12-31 23:59:59.999999"},
+		{"timestamp_ntz", value.TimestampNTZ(1631099471123456), "timestamp_ntz", "2021-09-08 11:11:11.123456"},
+		{"date", value.Date(0), "date", "1970-01-01"},
+		{"double", value.Float64(1), "double", "1.0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, isNull, err := DirValue(tc.v, tc.deltaType)
+			require.NoError(t, err)
+			require.False(t, isNull)
+			require.Equal(t, tc.want, s)
+		})
+	}
+	_, isNull, err := DirValue(value.Null(), "timestamp")
+	require.NoError(t, err)
+	require.True(t, isNull)
+	_, _, err = DirValue(value.Int64(1), "timestamp")
+	require.ErrorIs(t, err, ErrInvalidValue)
 }
 
 func TestNulls(t *testing.T) {
@@ -260,8 +292,11 @@ func goldenAdds(t *testing.T, table string) []goldenAdd {
 	return out
 }
 
-// Spark-written tables: DirName + EncodeLogPath of the log's partition values reproduce
-// the directory part of add.path exactly, and every value survives Parse -> Format.
+// Spark-written tables (written before Spark wrote timestamps in ISO 8601): every
+// value parses; Format writes it as the log holds it, but for timestamps, which it
+// writes in ISO 8601 (and which parse back to the same instant); DirValue spells it as
+// the log holds it, so DirName + EncodeLogPath reproduce the directory part of add.path
+// exactly.
 func TestGoldenSparkPathsAndValues(t *testing.T) {
 	g := goldenDir(t)
 	tables := []string{
@@ -270,7 +305,7 @@ func TestGoldenSparkPathsAndValues(t *testing.T) {
 		"delta-golden/data-reader-timestamp_ntz", "delta-golden/dv-partitioned-with-checkpoint",
 		"dat/basic_partitioned",
 	}
-	checked := 0
+	checked, timestamps := 0, 0
 	for _, name := range tables {
 		t.Run(name, func(t *testing.T) {
 			adds := goldenAdds(t, filepath.Join(g, name, "delta"))
@@ -292,7 +327,19 @@ func TestGoldenSparkPathsAndValues(t *testing.T) {
 					s, isNull, err := Format(parsed, a.types[c])
 					require.NoError(t, err)
 					require.Equal(t, nulls[i] || vals[i] == "", isNull)
-					if !isNull {
+					d, _, err := DirValue(parsed, a.types[c])
+					require.NoError(t, err)
+					if isNull {
+						continue
+					}
+					require.Equal(t, vals[i], d, "column %s", c)
+					if a.types[c] == "timestamp" {
+						require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`, s, "column %s", c)
+						back, err := Parse(s, true, at)
+						require.NoError(t, err)
+						require.True(t, value.Equal(parsed, back), "column %s: %s reads back as %s", c, s, back)
+						timestamps++
+					} else {
 						require.Equal(t, vals[i], s, "column %s", c)
 					}
 				}
@@ -304,6 +351,7 @@ func TestGoldenSparkPathsAndValues(t *testing.T) {
 		})
 	}
 	require.Greater(t, checked, 20)
+	require.Greater(t, timestamps, 5)
 }
 
 // Any writer: decoding add.path and unescaping each directory value gives back the

@@ -14,8 +14,23 @@ import (
 
 // Format serializes v for add.partitionValues of a column of the given Delta type (the
 // schemaString spelling: "integer", "decimal(12,5)", "timestamp", ...). isNull reports a
-// NULL (written as a JSON null; an empty string value is NULL too, invariant P2).
+// NULL (written as a JSON null; an empty string value is NULL too, invariant P2). A
+// timestamp is written in ISO 8601, adjusted to UTC, with microseconds
+// ("2024-03-01T10:00:00.000000Z", what PROTOCOL.md recommends and Delta Spark writes);
+// a timestamp_ntz as "2024-03-01 10:00:00[.ffffff]", without a zone.
 func Format(v value.Value, deltaType string) (s string, isNull bool, err error) {
+	return format(v, deltaType, false)
+}
+
+// DirValue serializes v for the partition directory name (before EscapePathName): as
+// Format, except that a timestamp is spelled as Spark casts it to a string in UTC,
+// "2024-03-01 10:00:00[.ffffff]" — Spark names the directory so while it writes the
+// ISO form in the log.
+func DirValue(v value.Value, deltaType string) (s string, isNull bool, err error) {
+	return format(v, deltaType, true)
+}
+
+func format(v value.Value, deltaType string, dir bool) (s string, isNull bool, err error) {
 	if v.IsNull() {
 		return "", true, nil
 	}
@@ -69,7 +84,11 @@ func Format(v value.Value, deltaType string) (s string, isNull bool, err error) 
 		if v.Kind() != want {
 			return "", false, bad()
 		}
-		return time.UnixMicro(v.AsInt64()).UTC().Format("2006-01-02 15:04:05.999999"), false, nil
+		t := time.UnixMicro(v.AsInt64()).UTC()
+		if deltaType == "timestamp" && !dir {
+			return t.Format("2006-01-02T15:04:05.000000Z"), false, nil
+		}
+		return t.Format("2006-01-02 15:04:05.999999"), false, nil
 	case deltaType == "string":
 		if v.Kind() != value.KindString {
 			return "", false, bad()
@@ -94,9 +113,9 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 	}
 	bad := func(err error) error {
 		if err != nil {
-			return fmt.Errorf("%w: %q as %s: %w", ErrInvalidValue, s, t, err)
+			return fmt.Errorf("%w: %q as %s: %w", ErrInvalidValue, s, value.DisplayType(t), err)
 		}
-		return fmt.Errorf("%w: %q as %s", ErrInvalidValue, s, t)
+		return fmt.Errorf("%w: %q as %s", ErrInvalidValue, s, value.DisplayType(t))
 	}
 	switch tt := t.(type) {
 	case *arrow.BooleanType:
@@ -145,7 +164,7 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
 		return value.Binary([]byte(s)), nil
 	}
-	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, t)
+	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, value.DisplayType(t))
 }
 
 func floorDiv(a, b int64) int64 {
