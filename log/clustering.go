@@ -160,10 +160,12 @@ func (s *Snapshot) Domain(domain string) (DomainMetadata, bool) {
 // translated back to the logical columns; a domain that does not parse, or names a
 // column the schema does not have, is an error wrapping ErrInvalidClustering.
 func (s *Snapshot) Clustering() (*Clustering, error) {
-	return clusteringOf(s.protocol, s.metadata, s.Domain)
+	return clusteringOf(s.protocol, s.metadata, s.Properties().ColumnMappingMode != ColumnMappingNone, s.Domain)
 }
 
-func clusteringOf(p Protocol, md Metadata, domain func(string) (DomainMetadata, bool)) (*Clustering, error) {
+// clusteringOf is Clustering of a table with protocol p and metadata md, whose
+// column mapping is on when mapped, reading domains with domain.
+func clusteringOf(p Protocol, md Metadata, mapped bool, domain func(string) (DomainMetadata, bool)) (*Clustering, error) {
 	if !IsClustered(p) {
 		return nil, nil
 	}
@@ -185,7 +187,6 @@ func clusteringOf(p Protocol, md Metadata, domain func(string) (DomainMetadata, 
 	if err != nil {
 		return nil, err
 	}
-	mapped := ColumnMappingMode(md.Configuration) != ColumnMappingNone
 	for _, ph := range phys {
 		logical, err := resolveStoredColumn(schema, ph, mapped)
 		if err != nil {
@@ -375,7 +376,7 @@ func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]
 	if err != nil {
 		return nil, 0, err
 	}
-	mapped := ColumnMappingMode(s.metadata.Configuration) != ColumnMappingNone
+	mapped := s.Properties().ColumnMappingMode != ColumnMappingNone
 	phys := make([][]string, len(cols))
 	for i, c := range cols {
 		phys[i] = physicalPath(schema, c, mapped)

@@ -128,7 +128,7 @@ func TestClusteringUnderColumnMapping(t *testing.T) {
 		t.Fatalf("clustering must bring domainMetadata: %+v", p)
 	}
 	d := ClusteringDomain(pp)
-	c, err := clusteringOf(p, md, func(string) (DomainMetadata, bool) { return d, true })
+	c, err := clusteringOf(p, md, ColumnMappingMode(md.Configuration) != ColumnMappingNone, func(string) (DomainMetadata, bool) { return d, true })
 	if err != nil || !reflect.DeepEqual(c.Columns, lp) || !reflect.DeepEqual(c.Physical, pp) || c.Feature != FeatureClustering {
 		t.Fatalf("clustering %+v %v", c, err)
 	}
