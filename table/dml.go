@@ -16,6 +16,7 @@ import (
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/stats"
@@ -212,7 +213,8 @@ type dmlAttempt struct {
 	readAll   bool
 	sink      rowSink
 	res       *DMLResult
-	dvFiles   []string // DV files written (for cleanup)
+	dvFiles   []string   // DV files written (for cleanup)
+	written   []*log.Add // the data files the sink wrote (checked at commit: T1)
 	scanTime  time.Duration
 	merge     mergeCounts // MERGE's row counters
 	// batchRows, when positive, is the batch size (rows) of the reads of target
@@ -309,7 +311,7 @@ func dmlIsolation(snap *Snapshot, opt string) string {
 // a MERGE with an update clause).
 func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error {
 	ls := snap.log
-	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+	if err := ls.CheckWritable(); err != nil {
 		return err
 	}
 	props := ls.Properties()
@@ -391,7 +393,7 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 	}
 	s := a.snap
 	m, err := s.meta()
-	parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.log.Properties().StringPrefixForReading()})
+	parser := s.view.StatsParser()
 	return log.ReadPredicate{Text: b.String(), MightMatch: func(add *log.Add) bool {
 		if err != nil {
 			return true
@@ -402,7 +404,7 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 				st = f
 			}
 		}
-		pv, perr := s.partitionValues(add)
+		pv, perr := s.view.PartitionValues(add)
 		if perr != nil {
 			return true
 		}
@@ -605,6 +607,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	if n := a.sink.filesEstimate(); a.opts.DryRun && n > 0 {
 		res.FilesAdded = n
 	}
+	a.written = newAdds
 	adds = append(adds, newAdds...)
 	if a.op == "DELETE" {
 		// UPDATE and MERGE count their deletes themselves: their other removed rows
@@ -678,6 +681,11 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*log.Add, info log.CommitInfo) (int64, error) {
 	if len(removes) == 0 && len(adds) == 0 {
 		return -1, nil
+	}
+	// T1: the new files were written (by the sink) for the layout of the snapshot
+	// the command commits on; the log refuses the commit if a winner changes it.
+	if err := tableview.CheckCommit(ctx, a.t.store, a.snap.view, a.snap.view, a.written); err != nil {
+		return -1, err
 	}
 	level := dmlIsolation(a.snap, a.opts.IsolationLevel)
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
@@ -777,7 +785,7 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 		if !errors.Is(err, log.ErrCommitUnknown) {
 			a.cleanup()
 		}
-		return nil, err
+		return nil, t.explainConflict(ctx, snap, err)
 	}
 }
 

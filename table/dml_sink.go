@@ -60,7 +60,7 @@ func (s *writerSink) start(ctx context.Context) error {
 		return err
 	}
 	s.w = w
-	s.pipe = newBatchPipe(s.snap.logical)
+	s.pipe = newBatchPipe(s.snap.view.Logical())
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
@@ -178,17 +178,17 @@ func (s *countSink) copies(a *log.Add, rows int64) error {
 	}
 	var key string
 	if cols := s.snap.PartitionColumns(); len(cols) > 0 {
-		typed, err := s.snap.partitionValues(a)
+		typed, err := s.snap.view.PartitionValues(a)
 		if err != nil {
 			return err
 		}
 		vals := make([]value.Value, len(cols))
 		for k, p := range cols {
-			i := fieldIndexFold(s.snap.logical, p)
+			i := fieldIndexFold(s.snap.view.Logical(), p)
 			if i < 0 {
 				return fmt.Errorf("table: internal error: no partition column %q", p)
 			}
-			vals[k] = typed[s.snap.physicalName(i)]
+			vals[k] = typed[s.snap.view.Physical().Field(i).Name]
 		}
 		key = partitionKey(vals)
 	}

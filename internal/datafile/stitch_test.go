@@ -666,7 +666,7 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 	require.NoError(t, err)
 	mem := memory.NewGoAllocator()
 	specOf := func(mode log.ColumnMapping) Spec {
-		return Spec{Schema: logical, Mapping: mode, Delta: ds, Allocator: mem, RowGroupBytes: 16 << 10}
+		return Spec{Schema: logical, FileSchema: mappedFileSchema(t, ds, mode), Allocator: mem, RowGroupBytes: 16 << 10}
 	}
 	cases := []struct {
 		sources, target log.ColumnMapping
