@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -264,4 +265,70 @@ func TestLayoutReportColumnMappedPartitions(t *testing.T) {
 		}
 	})
 	require.Equal(t, []string{"A", "B", "C"}, parts)
+}
+
+// T1 with the layout changing under a writer: a write (or a DML command) that
+// planned and wrote its files on one version, while another writer's ALTER
+// changes the schema or turns column mapping on, commits nothing, deletes its
+// files, and says what changed.
+func TestLayoutChangeUnderWriterFailsCleanly(t *testing.T) {
+	ctx := context.Background()
+	alters := []struct {
+		name  string
+		props map[string]string // of the table
+		alter table.AlterOptions
+		want  string // in the error
+	}{
+		{"add column", nil, table.AlterOptions{AddColumns: []table.NewColumn{mustColumn(t, "extra bigint")}}, `column "extra": added`},
+		{"add column, mapped", map[string]string{log.PropColumnMappingMode: "name"},
+			table.AlterOptions{AddColumns: []table.NewColumn{mustColumn(t, "extra string")}}, `column "extra": added`},
+		{"enable column mapping", nil, table.AlterOptions{SetProperties: map[string]string{log.PropColumnMappingMode: "name"}}, "column mapping mode none, now name"},
+	}
+	for _, op := range []string{"append", "delete"} {
+		for _, tc := range alters {
+			t.Run(op+"/"+tc.name, func(t *testing.T) {
+				mem := storage.NewMemory()
+				ip := &interposer{Storage: mem}
+				tb, err := table.Create(ctx, ip, partSchema(), table.CreateOptions{PartitionColumns: []string{"p"}, Properties: tc.props})
+				require.NoError(t, err)
+				rec := raceRowsPart("A", 0, 100)
+				defer rec.Release()
+				_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+				require.NoError(t, err)
+				other, err := table.Open(ctx, mem)
+				require.NoError(t, err)
+				ip.hook = func() {
+					_, err := other.Alter(ctx, tc.alter)
+					require.NoError(t, err)
+				}
+				ip.armed = true
+				switch op {
+				case "append":
+					more := raceRowsPart("B", 100, 50)
+					defer more.Release()
+					_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{more}, table.WriteOptions{})
+				case "delete":
+					// Copy-on-write: the command writes the surviving rows anew.
+					_, err = tb.Delete(ctx, "id < 10", table.DMLOptions{RewriteFiles: true, ConflictRetries: -1})
+				}
+				require.ErrorIs(t, err, table.ErrLayoutChanged)
+				require.True(t, errors.Is(err, log.ErrMetadataChanged) || errors.Is(err, log.ErrProtocolChanged), "the log's conflict: %v", err)
+				require.Contains(t, err.Error(), tc.want)
+				snap, err := tb.Snapshot(ctx, table.Latest())
+				require.NoError(t, err)
+				require.EqualValues(t, 2, snap.Version(), "the ALTER committed, the %s did not", op)
+				n, _, err := tb.Count(ctx)
+				require.NoError(t, err)
+				require.EqualValues(t, 100, n)
+				noOrphans(t, tb, mem)
+			})
+		}
+	}
+}
+
+func mustColumn(t *testing.T, def string) table.NewColumn {
+	t.Helper()
+	c, err := table.ParseColumn(def)
+	require.NoError(t, err)
+	return c
 }

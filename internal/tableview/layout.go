@@ -97,8 +97,7 @@ func Compare(a, b *View) Diff {
 	if a.mode != b.mode {
 		d = append(d, Difference{Kind: DiffMapping, Detail: fmt.Sprintf("column mapping mode %s, now %s", a.mode, b.mode)})
 	}
-	ids := a.mode != log.ColumnMappingNone || b.mode != log.ColumnMappingNone
-	compareFields(&d, "", a.delta.Fields, b.delta.Fields, ids)
+	compareFields(&d, "", a.delta.Fields, b.delta.Fields, modes{a.mode, b.mode})
 	if !samePartitioning(a, b) {
 		d = append(d, Difference{Kind: DiffPartitioning, Detail: fmt.Sprintf("partitioned by %s, now by %s", partitionNames(a), partitionNames(b))})
 	}
@@ -128,9 +127,23 @@ func partitionNames(v *View) string {
 	return "[" + strings.Join(names, ", ") + "]"
 }
 
-// compareFields compares the fields of two structs at path; ids compares field ids
-// too (column mapping on either side).
-func compareFields(d *Diff, path string, a, b []log.StructField, ids bool) {
+// modes are the column mapping modes of the two sides of a comparison.
+type modes [2]log.ColumnMapping
+
+// fileName is the name files of side i give f: its physical name under column
+// mapping, else its name.
+func (m modes) fileName(i int, f *log.StructField) string {
+	if m[i] == log.ColumnMappingNone {
+		return f.Name
+	}
+	return f.PhysicalName()
+}
+
+// ids reports whether field ids matter: column mapping on either side.
+func (m modes) ids() bool { return m[0] != log.ColumnMappingNone || m[1] != log.ColumnMappingNone }
+
+// compareFields compares the fields of two structs at path.
+func compareFields(d *Diff, path string, a, b []log.StructField, m modes) {
 	matched := make([]bool, len(b))
 	for i := range a {
 		fa := &a[i]
@@ -142,10 +155,10 @@ func compareFields(d *Diff, path string, a, b []log.StructField, ids bool) {
 		}
 		matched[j] = true
 		fb := &b[j]
-		if fa.PhysicalName() != fb.PhysicalName() {
-			*d = append(*d, Difference{Kind: DiffPhysical, Column: p, Detail: fmt.Sprintf("physical name %q, now %q", fa.PhysicalName(), fb.PhysicalName())})
+		if na, nb := m.fileName(0, fa), m.fileName(1, fb); na != nb {
+			*d = append(*d, Difference{Kind: DiffPhysical, Column: p, Detail: fmt.Sprintf("physical name %q, now %q", na, nb)})
 		}
-		if ids {
+		if m.ids() {
 			ia, oka := fa.FieldID()
 			ib, okb := fb.FieldID()
 			if oka != okb || ia != ib {
@@ -155,7 +168,7 @@ func compareFields(d *Diff, path string, a, b []log.StructField, ids bool) {
 		if fa.Nullable != fb.Nullable {
 			*d = append(*d, Difference{Kind: DiffLogical, Column: p, Detail: fmt.Sprintf("nullable %v, now %v", fa.Nullable, fb.Nullable)})
 		}
-		compareTypes(d, p, fa.Type, fb.Type, ids)
+		compareTypes(d, p, fa.Type, fb.Type, m)
 	}
 	for j := range b {
 		if !matched[j] {
@@ -164,11 +177,11 @@ func compareFields(d *Diff, path string, a, b []log.StructField, ids bool) {
 	}
 }
 
-func compareTypes(d *Diff, path string, a, b log.DataType, ids bool) {
+func compareTypes(d *Diff, path string, a, b log.DataType, m modes) {
 	switch ta := a.(type) {
 	case *log.StructType:
 		if tb, ok := b.(*log.StructType); ok {
-			compareFields(d, path, ta.Fields, tb.Fields, ids)
+			compareFields(d, path, ta.Fields, tb.Fields, m)
 			return
 		}
 	case *log.ArrayType:
@@ -176,7 +189,7 @@ func compareTypes(d *Diff, path string, a, b log.DataType, ids bool) {
 			if ta.ContainsNull != tb.ContainsNull {
 				*d = append(*d, Difference{Kind: DiffLogical, Column: path, Detail: fmt.Sprintf("containsNull %v, now %v", ta.ContainsNull, tb.ContainsNull)})
 			}
-			compareTypes(d, path+".element", ta.ElementType, tb.ElementType, ids)
+			compareTypes(d, path+".element", ta.ElementType, tb.ElementType, m)
 			return
 		}
 	case *log.MapType:
@@ -184,8 +197,8 @@ func compareTypes(d *Diff, path string, a, b log.DataType, ids bool) {
 			if ta.ValueContainsNull != tb.ValueContainsNull {
 				*d = append(*d, Difference{Kind: DiffLogical, Column: path, Detail: fmt.Sprintf("valueContainsNull %v, now %v", ta.ValueContainsNull, tb.ValueContainsNull)})
 			}
-			compareTypes(d, path+".key", ta.KeyType, tb.KeyType, ids)
-			compareTypes(d, path+".value", ta.ValueType, tb.ValueType, ids)
+			compareTypes(d, path+".key", ta.KeyType, tb.KeyType, m)
+			compareTypes(d, path+".value", ta.ValueType, tb.ValueType, m)
 			return
 		}
 	default:
