@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,8 +22,7 @@ func TestConcurrentFirstAppendsColumnMappingProcesses(t *testing.T) {
 	for trial := range 2 {
 		dir := t.TempDir()
 		tbl := filepath.Join(dir, "t")
-		cmds := make([]*exec.Cmd, procs)
-		outs := make([]*bytes.Buffer, procs)
+		args := make([][]string, procs)
 		for i := range procs {
 			var b strings.Builder
 			b.WriteString("id,name,p\n")
@@ -35,23 +31,12 @@ func TestConcurrentFirstAppendsColumnMappingProcesses(t *testing.T) {
 				fmt.Fprintf(&b, "%d,n%d,p%d\n", id, id, id%(trial+1))
 			}
 			in := writeText(t, filepath.Join(dir, "in", fmt.Sprintf("%d.csv", i)), b.String())
-			args := []string{"append", tbl, in, "--property", "delta.columnMapping.mode=name"}
+			args[i] = []string{"append", tbl, in, "--property", "delta.columnMapping.mode=name"}
 			if trial == 1 {
-				args = append(args, "--partition-by", "p")
+				args[i] = append(args[i], "--partition-by", "p")
 			}
-			cmds[i] = childCLI(t, args...)
-			outs[i] = &bytes.Buffer{}
-			cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
 		}
-		var wg sync.WaitGroup
-		for i := range procs {
-			wg.Add(1)
-			go func() { defer wg.Done(); _ = cmds[i].Run() }()
-		}
-		wg.Wait()
-		for i := range procs {
-			require.Equal(t, 0, cmds[i].ProcessState.ExitCode(), "process %d: %s", i, outs[i])
-		}
+		runConcurrently(t, args)
 		lines := scanCSV(t, tbl)
 		require.Len(t, lines, procs*rows+1, "header and every row once")
 		seen := make([]bool, procs*rows)

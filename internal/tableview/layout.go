@@ -130,10 +130,10 @@ func partitionNames(v *View) string {
 // modes are the column mapping modes of the two sides of a comparison.
 type modes [2]log.ColumnMapping
 
-// fileName is the name files of side i give f: its physical name under column
-// mapping, else its name.
-func (m modes) fileName(i int, f *log.StructField) string {
-	if m[i] == log.ColumnMappingNone {
+// fileName is the name data files of a table with column mapping mode give f: its
+// physical name under column mapping, else its name.
+func fileName(mode log.ColumnMapping, f *log.StructField) string {
+	if mode == log.ColumnMappingNone {
 		return f.Name
 	}
 	return f.PhysicalName()
@@ -155,7 +155,7 @@ func compareFields(d *Diff, path string, a, b []log.StructField, m modes) {
 		}
 		matched[j] = true
 		fb := &b[j]
-		if na, nb := m.fileName(0, fa), m.fileName(1, fb); na != nb {
+		if na, nb := fileName(m[0], fa), fileName(m[1], fb); na != nb {
 			*d = append(*d, Difference{Kind: DiffPhysical, Column: p, Detail: fmt.Sprintf("physical name %q, now %q", na, nb)})
 		}
 		if m.ids() {

@@ -1,6 +1,7 @@
 package tableview
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -58,10 +59,10 @@ func (v *View) FileSpec(opts FileOptions) (datafile.Spec, error) {
 		return datafile.Spec{}, v.errorf("table property %s: %w", log.PropBloomFilterColumns, err)
 	}
 	for _, c := range opts.BloomColumns {
-		if i := fieldIndex(v.data, c); i < 0 {
+		if !containsFold(v.data.Fields(), c) {
 			return datafile.Spec{}, v.errorf("%w: Bloom column %q is not a data column", ErrInvalidTable, c)
 		}
-		if !containsFold(blooms, c) {
+		if !slices.ContainsFunc(blooms, func(b string) bool { return strings.EqualFold(b, c) }) {
 			blooms = append(blooms[:len(blooms):len(blooms)], c)
 		}
 	}
@@ -135,11 +136,7 @@ func withoutTrailing(cfg stats.Config, data *arrow.Schema) stats.Config {
 	return cfg
 }
 
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+// containsFold reports whether a field of fields is named name (case-insensitively).
+func containsFold(fields []arrow.Field, name string) bool {
+	return slices.ContainsFunc(fields, func(f arrow.Field) bool { return strings.EqualFold(f.Name, name) })
 }

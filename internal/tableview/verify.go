@@ -90,7 +90,7 @@ func (v *View) verifyFile(ctx context.Context, store storage.Storage, a *log.Add
 func (v *View) verifyGroup(g *schema.GroupNode, fields []*log.StructField, path string, hidden map[string]bool) error {
 	byName := make(map[string]*log.StructField, len(fields))
 	for _, f := range fields {
-		byName[v.fileName(f)] = f
+		byName[fileName(v.mode, f)] = f
 	}
 	seen := map[string]bool{}
 	for i := 0; i < g.NumFields(); i++ {
@@ -115,8 +115,8 @@ func (v *View) verifyGroup(g *schema.GroupNode, fields []*log.StructField, path 
 		}
 	}
 	for _, f := range fields {
-		if !seen[v.fileName(f)] {
-			return fmt.Errorf("column %q (stored as %q) is missing", joinPath(path, f.Name), v.fileName(f))
+		if !seen[fileName(v.mode, f)] {
+			return fmt.Errorf("column %q (stored as %q) is missing", joinPath(path, f.Name), fileName(v.mode, f))
 		}
 	}
 	return nil
@@ -127,14 +127,6 @@ func alongside(path string) string {
 		return ""
 	}
 	return " (in " + path + ")"
-}
-
-// fileName is the name data files give f.
-func (v *View) fileName(f *log.StructField) string {
-	if v.mode == log.ColumnMappingNone {
-		return f.Name
-	}
-	return f.PhysicalName()
 }
 
 // verifyID checks a column's Parquet field id: v's in id mode; in name mode any id

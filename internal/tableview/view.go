@@ -192,7 +192,7 @@ func joinPath(path, name string) string {
 func (v *View) resolvePartitions() error {
 	isPart := make([]bool, v.logical.NumFields())
 	for _, name := range v.snap.PartitionColumns() {
-		i := fieldIndex(v.logical, name)
+		i := findField(v.delta.Fields, name)
 		if i < 0 {
 			return v.errorf("%w: partition column %q is not in the schema", ErrInvalidTable, name)
 		}
@@ -219,19 +219,6 @@ func (v *View) resolvePartitions() error {
 	}
 	v.data, v.readData, v.physData = arrow.NewSchema(data, nil), arrow.NewSchema(read, nil), arrow.NewSchema(phys, nil)
 	return nil
-}
-
-// fieldIndex finds name among the top-level fields (exactly, else case-insensitively).
-func fieldIndex(s *arrow.Schema, name string) int {
-	if ix := s.FieldIndices(name); len(ix) > 0 {
-		return ix[0]
-	}
-	for i, f := range s.Fields() {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // Log is the snapshot the view resolves (its files, tombstones, domains).
