@@ -177,18 +177,14 @@ func (s *countSink) copies(a *log.Add, rows int64) error {
 		return nil
 	}
 	var key string
-	if cols := s.snap.PartitionColumns(); len(cols) > 0 {
+	if parts := s.snap.view.Partitions(); len(parts) > 0 {
 		typed, err := s.snap.view.PartitionValues(a)
 		if err != nil {
 			return err
 		}
-		vals := make([]value.Value, len(cols))
-		for k, p := range cols {
-			i := fieldIndexFold(s.snap.view.Logical(), p)
-			if i < 0 {
-				return fmt.Errorf("table: internal error: no partition column %q", p)
-			}
-			vals[k] = typed[s.snap.view.Physical().Field(i).Name]
+		vals := make([]value.Value, len(parts))
+		for k, p := range parts {
+			vals[k] = typed[p.Physical]
 		}
 		key = partitionKey(vals)
 	}

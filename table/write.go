@@ -247,8 +247,8 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		var kept *fileSetWriter
 		res, kept, err = t.commitToWinner(ctx, snap, w, rows, opts)
 		if kept != nil && kept != w {
-			// The rows were rewritten for the winner's layout and committed from
-			// kept's files; this writer's own are not referenced.
+			// The rows were rewritten for the winner's layout: the commit, if any,
+			// references kept's files, and this writer's own are not referenced.
 			w.cleanup()
 			w = kept
 		}
@@ -315,7 +315,8 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 // the loser of a race to create a table appends. When the winner's layout differs
 // from mine's — column mapping gives each creator physical names of its own — the
 // files are rewritten for the winner's layout first (rewriteFor); the returned
-// writer is the one whose files were committed (w, or the rewrite's).
+// writer is the one whose files the commit references (w, or the rewrite's, also
+// when that commit failed: the caller deletes them unless its outcome is unknown).
 func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWriter, rows int64, opts WriteOptions) (*WriteResult, *fileSetWriter, error) {
 	win, err := t.Snapshot(ctx, Latest())
 	if err != nil {
@@ -347,12 +348,9 @@ func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWr
 	}
 	res, err := t.commitWrite(ctx, win, rw, adds, rows, opts)
 	if err != nil {
-		if !errors.Is(err, log.ErrCommitUnknown) {
-			rw.cleanup()
-		}
-		return nil, nil, t.explainConflict(ctx, win, err)
+		err = t.explainConflict(ctx, win, err)
 	}
-	return res, rw, nil
+	return res, rw, err
 }
 
 // commitWrite commits the adds w wrote (for w's snapshot) to the table state snap,
