@@ -193,7 +193,7 @@ func NewPlanOn(ctx context.Context, v *tableview.View, store storage.Storage, op
 	if err != nil {
 		return nil, err
 	}
-	if err := snap.CheckWritable(); err != nil {
+	if err := v.CheckWritable(); err != nil {
 		return nil, err
 	}
 	if err := props.Err(log.DataFileKeys...); err != nil {

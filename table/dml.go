@@ -200,7 +200,7 @@ type dmlAttempt struct {
 	mem   memory.Allocator
 	par   int
 	useDV bool
-	// rowIDs is set on tables with stable row IDs (keepsStableRowIDs): checkDML
+	// rowIDs is set on tables with stable row IDs (View.KeepsStableRowIDs): checkDML
 	// admitted only commands that move no row, and finish refuses to copy one.
 	rowIDs  bool
 	rep     *ScanReport
@@ -234,8 +234,8 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	a := &dmlAttempt{t: t, snap: snap, opts: opts, op: op, mem: mem, par: par, started: time.Now(),
 		touched: map[string]*touchedFile{}, readPaths: map[string]bool{},
 		rep: &ScanReport{Version: snap.Version()}}
-	a.useDV = !opts.RewriteFiles && deletionVectorsEnabled(snap)
-	a.rowIDs = keepsStableRowIDs(snap)
+	a.useDV = !opts.RewriteFiles && snap.view.WritesDeletionVectors()
+	a.rowIDs = snap.view.KeepsStableRowIDs()
 	a.res = &DMLResult{Operation: op, Version: -1, ReadVersion: snap.Version(), DryRun: opts.DryRun,
 		FilesConsidered: snap.log.NumFiles(), Mode: ModeCopyOnWrite}
 	if a.useDV {
@@ -275,29 +275,6 @@ func budgetRowGroupBytes(budget int64) int64 {
 	return max(budget/8, 1<<20)
 }
 
-// keepsStableRowIDs reports whether rows of snap's table have stable row IDs that
-// writers must keep: row tracking enabled (delta.enableRowTracking=true) and active.
-// With the feature merely supported, rows copied to new files may take fresh IDs.
-func keepsStableRowIDs(snap *Snapshot) bool {
-	props := snap.Properties()
-	return props.EnableRowTracking && log.RowTrackingActive(snap.log.Protocol(), props)
-}
-
-// deletionVectorsEnabled reports whether DML on snap's table writes deletion vectors:
-// delta.enableDeletionVectors=true and the deletionVectors writer feature in the
-// protocol (ALTER and CREATE add it with the property).
-func deletionVectorsEnabled(snap *Snapshot) bool {
-	if !snap.Properties().EnableDeletionVectors {
-		return false
-	}
-	for _, f := range log.WriterFeatures(snap.log.Protocol()) {
-		if f == log.FeatureDeletionVectors {
-			return true
-		}
-	}
-	return false
-}
-
 // dmlIsolation is the isolation level a DML command commits at.
 func dmlIsolation(snap *Snapshot, opt string) string {
 	if opt != "" {
@@ -311,7 +288,7 @@ func dmlIsolation(snap *Snapshot, opt string) string {
 // a MERGE with an update clause).
 func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error {
 	ls := snap.log
-	if err := ls.CheckWritable(); err != nil {
+	if err := snap.view.CheckWritable(); err != nil {
 		return err
 	}
 	props := ls.Properties()
@@ -323,7 +300,7 @@ func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error 
 			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
 		}
 	}
-	if keepsStableRowIDs(snap) && (movesRows || opts.RewriteFiles || !deletionVectorsEnabled(snap)) {
+	if snap.view.KeepsStableRowIDs() && (movesRows || opts.RewriteFiles || !snap.view.WritesDeletionVectors()) {
 		// Rows moved to new files would need their stable row IDs materialized in
 		// them (PROTOCOL.md "Row Tracking"), which DML does not do yet.
 		return fmt.Errorf("%w: %s on a table with row tracking (%s=true) would write existing rows to new files "+

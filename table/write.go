@@ -292,7 +292,7 @@ func (t *Table) explainConflict(ctx context.Context, snap *Snapshot, err error) 
 // idempotent write (opts.AppID) is already committed and must be skipped.
 func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 	ls := snap.log
-	if err := ls.CheckWritable(); err != nil {
+	if err := snap.view.CheckWritable(); err != nil {
 		return false, err
 	}
 	if opts.AppID != "" {
@@ -300,7 +300,7 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 			return true, nil
 		}
 	}
-	props := ls.Properties()
+	props := snap.view.Properties()
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return false, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
 	}

@@ -29,7 +29,11 @@
 //     (VerifyFiles). Across commit retries the log keeps the layout fixed: a winner
 //     that changes metaData or protocol is a conflict for every transaction.
 //
+// Like the kernel's, the view answers the questions that need protocol and
+// properties together: CheckWritable (L4 for writers), KeepsStableRowIDs,
+// WritesDeletionVectors.
+//
 // What this package does not do: it reads no data file (VerifyFiles reads footers,
-// and only when asked), writes nothing, and does not check writability — writers
-// call log.CheckWritable and read the properties they depend on.
+// and only when asked) and writes nothing; it decides nothing about an operation —
+// writers check the properties they depend on and their own options.
 package tableview

@@ -2,6 +2,7 @@ package tableview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -393,13 +394,32 @@ func (v *View) BloomColumns() ([]string, error) { return v.bloomCols, v.bloomErr
 // compaction, maintenance and the layout report: log.SmallFileSizeFor of the target file size.
 func (v *View) SmallFileSize() int64 { return log.SmallFileSizeFor(v.props.TargetFileSize) }
 
+// CheckWritable reports, with an *log.UnsupportedFeatureError naming them (L4),
+// the writer features and properties skiplake cannot honour on this version; nil
+// when it can write it.
+func (v *View) CheckWritable() error { return v.snap.CheckWritable() }
+
+// KeepsStableRowIDs reports whether the rows have stable row IDs that writers must
+// keep: row tracking enabled (delta.enableRowTracking=true) and active (the
+// protocol supports it and it is not suspended). With the feature merely
+// supported, rows copied to new files may take fresh IDs.
+func (v *View) KeepsStableRowIDs() bool {
+	return v.props.EnableRowTracking && log.RowTrackingActive(v.snap.Protocol(), v.props)
+}
+
+// WritesDeletionVectors reports whether DML writes deletion vectors:
+// delta.enableDeletionVectors=true and the deletionVectors writer feature in the
+// protocol.
+func (v *View) WritesDeletionVectors() bool {
+	return v.props.EnableDeletionVectors && slices.Contains(log.WriterFeatures(v.snap.Protocol()), log.FeatureDeletionVectors)
+}
+
 // RowTrackingFields are the hidden columns that carry stable row IDs and row commit
 // versions through a rewrite (OPTIMIZE), marked with RowTrackingKey, or nil when row
 // tracking is not enabled and active or the columns are not named.
 func (v *View) RowTrackingFields() []arrow.Field {
 	p := v.props
-	if !p.EnableRowTracking || !log.RowTrackingActive(v.snap.Protocol(), p) ||
-		p.MaterializedRowIDColumn == "" || p.MaterializedRowCommitVersionColumn == "" {
+	if !v.KeepsStableRowIDs() || p.MaterializedRowIDColumn == "" || p.MaterializedRowCommitVersionColumn == "" {
 		return nil
 	}
 	field := func(name, kind string) arrow.Field {

@@ -432,3 +432,38 @@ func TestVerifyFilesFooters(t *testing.T) {
 		})
 	}
 }
+
+// The questions that need protocol and properties together.
+func TestViewFeatures(t *testing.T) {
+	schema := `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}`
+	dv := log.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{log.FeatureDeletionVectors}, WriterFeatures: []string{log.FeatureDeletionVectors}}
+	rt := log.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{log.FeatureDomainMetadata, log.FeatureRowTracking}}
+	cases := []struct {
+		name        string
+		p           log.Protocol
+		conf        map[string]string
+		dv, rowIDs  bool
+		writableErr error
+	}{
+		{"plain", legacy(log.ColumnMappingNone), nil, false, false, nil},
+		{"DV property without the feature", legacy(log.ColumnMappingNone), map[string]string{log.PropEnableDeletionVectors: "true"}, false, false, nil},
+		{"DV feature without the property", dv, nil, false, false, nil},
+		{"deletion vectors", dv, map[string]string{log.PropEnableDeletionVectors: "true"}, true, false, nil},
+		{"row tracking supported only", rt, nil, false, false, nil},
+		{"row tracking enabled", rt, map[string]string{log.PropEnableRowTracking: "true"}, false, true, nil},
+		{"row tracking suspended", rt, map[string]string{log.PropEnableRowTracking: "true", log.PropRowTrackingSuspended: "true"}, false, false, nil},
+		{"change data feed", legacy(log.ColumnMappingNone), map[string]string{log.PropEnableChangeDataFeed: "true"}, false, false, log.ErrUnsupportedFeature},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := mustView(t, metadata(schema, nil, tc.conf), tc.p)
+			require.Equal(t, tc.dv, v.WritesDeletionVectors())
+			require.Equal(t, tc.rowIDs, v.KeepsStableRowIDs())
+			if tc.writableErr == nil {
+				require.NoError(t, v.CheckWritable())
+			} else {
+				require.ErrorIs(t, v.CheckWritable(), tc.writableErr)
+			}
+		})
+	}
+}
