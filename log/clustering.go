@@ -364,55 +364,26 @@ func leafPaths(s *StructType, prefix []string) [][]string {
 
 // ClusteringColumnsLackingStats returns the live files (paths, at most limit; all
 // when limit <= 0) whose statistics do not cover every one of the clustering columns
-// cols (logical paths): PROTOCOL.md requires every file of a clustered table to have
-// statistics for a column before it becomes a clustering column. A column is covered
-// when the file's stats carry its nullCount, or min and max. It also returns how many
-// files lack them in all.
-func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]string, int, error) {
+// cols (physical paths, as statistics name them: ResolveClusteringColumns's physical
+// result): PROTOCOL.md requires every file of a clustered table to have statistics
+// for a column before it becomes a clustering column. A column is covered when the
+// file's stats carry its nullCount, or min and max. It also returns how many files
+// lack them in all.
+func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]string, int) {
 	if len(cols) == 0 || len(s.files) == 0 {
-		return nil, 0, nil
-	}
-	schema, err := ParseSchema(s.metadata.SchemaString)
-	if err != nil {
-		return nil, 0, err
-	}
-	mapped := s.Properties().ColumnMappingMode != ColumnMappingNone
-	phys := make([][]string, len(cols))
-	for i, c := range cols {
-		phys[i] = physicalPath(schema, c, mapped)
+		return nil, 0
 	}
 	var out []string
 	n := 0
 	for _, a := range s.files {
-		if !statsHaveColumns(a.Stats, phys) {
+		if !statsHaveColumns(a.Stats, cols) {
 			n++
 			if limit <= 0 || len(out) < limit {
 				out = append(out, a.Path)
 			}
 		}
 	}
-	return out, n, nil
-}
-
-// physicalPath translates a logical column path to the names statistics use.
-func physicalPath(schema *StructType, logical []string, mapped bool) []string {
-	if !mapped {
-		return logical
-	}
-	out := make([]string, 0, len(logical))
-	st := schema
-	for _, part := range logical {
-		if st == nil {
-			return logical
-		}
-		f := st.FieldFold(part)
-		if f == nil {
-			return logical
-		}
-		out = append(out, f.PhysicalName())
-		st, _ = f.Type.(*StructType)
-	}
-	return out
+	return out, n
 }
 
 // statsHaveColumns reports whether a stats JSON string covers every column path.
