@@ -160,10 +160,12 @@ func (s *Snapshot) Domain(domain string) (DomainMetadata, bool) {
 // translated back to the logical columns; a domain that does not parse, or names a
 // column the schema does not have, is an error wrapping ErrInvalidClustering.
 func (s *Snapshot) Clustering() (*Clustering, error) {
-	return clusteringOf(s.protocol, s.metadata, s.Domain)
+	return clusteringOf(s.protocol, s.metadata, s.Properties().ColumnMappingMode != ColumnMappingNone, s.Domain)
 }
 
-func clusteringOf(p Protocol, md Metadata, domain func(string) (DomainMetadata, bool)) (*Clustering, error) {
+// clusteringOf is Clustering of a table with protocol p and metadata md, whose
+// column mapping is on when mapped, reading domains with domain.
+func clusteringOf(p Protocol, md Metadata, mapped bool, domain func(string) (DomainMetadata, bool)) (*Clustering, error) {
 	if !IsClustered(p) {
 		return nil, nil
 	}
@@ -185,7 +187,6 @@ func clusteringOf(p Protocol, md Metadata, domain func(string) (DomainMetadata, 
 	if err != nil {
 		return nil, err
 	}
-	mapped := ColumnMappingMode(md.Configuration) != ColumnMappingNone
 	for _, ph := range phys {
 		logical, err := resolveStoredColumn(schema, ph, mapped)
 		if err != nil {
@@ -363,55 +364,26 @@ func leafPaths(s *StructType, prefix []string) [][]string {
 
 // ClusteringColumnsLackingStats returns the live files (paths, at most limit; all
 // when limit <= 0) whose statistics do not cover every one of the clustering columns
-// cols (logical paths): PROTOCOL.md requires every file of a clustered table to have
-// statistics for a column before it becomes a clustering column. A column is covered
-// when the file's stats carry its nullCount, or min and max. It also returns how many
-// files lack them in all.
-func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]string, int, error) {
+// cols (physical paths, as statistics name them: ResolveClusteringColumns's physical
+// result): PROTOCOL.md requires every file of a clustered table to have statistics
+// for a column before it becomes a clustering column. A column is covered when the
+// file's stats carry its nullCount, or min and max. It also returns how many files
+// lack them in all.
+func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]string, int) {
 	if len(cols) == 0 || len(s.files) == 0 {
-		return nil, 0, nil
-	}
-	schema, err := ParseSchema(s.metadata.SchemaString)
-	if err != nil {
-		return nil, 0, err
-	}
-	mapped := ColumnMappingMode(s.metadata.Configuration) != ColumnMappingNone
-	phys := make([][]string, len(cols))
-	for i, c := range cols {
-		phys[i] = physicalPath(schema, c, mapped)
+		return nil, 0
 	}
 	var out []string
 	n := 0
 	for _, a := range s.files {
-		if !statsHaveColumns(a.Stats, phys) {
+		if !statsHaveColumns(a.Stats, cols) {
 			n++
 			if limit <= 0 || len(out) < limit {
 				out = append(out, a.Path)
 			}
 		}
 	}
-	return out, n, nil
-}
-
-// physicalPath translates a logical column path to the names statistics use.
-func physicalPath(schema *StructType, logical []string, mapped bool) []string {
-	if !mapped {
-		return logical
-	}
-	out := make([]string, 0, len(logical))
-	st := schema
-	for _, part := range logical {
-		if st == nil {
-			return logical
-		}
-		f := st.FieldFold(part)
-		if f == nil {
-			return logical
-		}
-		out = append(out, f.PhysicalName())
-		st, _ = f.Type.(*StructType)
-	}
-	return out
+	return out, n
 }
 
 // statsHaveColumns reports whether a stats JSON string covers every column path.

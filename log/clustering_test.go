@@ -128,7 +128,7 @@ func TestClusteringUnderColumnMapping(t *testing.T) {
 		t.Fatalf("clustering must bring domainMetadata: %+v", p)
 	}
 	d := ClusteringDomain(pp)
-	c, err := clusteringOf(p, md, func(string) (DomainMetadata, bool) { return d, true })
+	c, err := clusteringOf(p, md, ColumnMappingMode(md.Configuration) != ColumnMappingNone, func(string) (DomainMetadata, bool) { return d, true })
 	if err != nil || !reflect.DeepEqual(c.Columns, lp) || !reflect.DeepEqual(c.Physical, pp) || c.Feature != FeatureClustering {
 		t.Fatalf("clustering %+v %v", c, err)
 	}
@@ -157,9 +157,9 @@ func TestClusteringOfSparkLiquidTable(t *testing.T) {
 	if err := CheckWritable(snap.Protocol(), snap.Metadata()); err != nil {
 		t.Fatalf("the Spark-clustered table must be writable: %v", err)
 	}
-	missing, n, err := snap.ClusteringColumnsLackingStats(c.Columns, 0)
-	if err != nil || n != 0 || len(missing) != 0 {
-		t.Fatalf("files lacking stats %v %d %v", missing, n, err)
+	missing, n := snap.ClusteringColumnsLackingStats(c.Physical, 0)
+	if n != 0 || len(missing) != 0 {
+		t.Fatalf("files lacking stats %v %d", missing, n)
 	}
 }
 
@@ -177,11 +177,11 @@ func TestClusteringColumnsLackingStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap, _ := l.Snapshot(ctx, -1)
-	got, n, err := snap.ClusteringColumnsLackingStats([][]string{{"id"}}, 1)
-	if err != nil || n != 2 || !reflect.DeepEqual(got, []string{"countonly"}) {
-		t.Fatalf("got %v %d %v", got, n, err)
+	got, n := snap.ClusteringColumnsLackingStats([][]string{{"id"}}, 1)
+	if n != 2 || !reflect.DeepEqual(got, []string{"countonly"}) {
+		t.Fatalf("got %v %d", got, n)
 	}
-	got, n, _ = snap.ClusteringColumnsLackingStats([][]string{{"part"}}, 0)
+	got, n = snap.ClusteringColumnsLackingStats([][]string{{"part"}}, 0)
 	if n != 3 || !reflect.DeepEqual(got, []string{"countonly", "none", "nullsonly"}) {
 		t.Fatalf("got %v %d", got, n)
 	}

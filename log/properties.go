@@ -304,13 +304,20 @@ func (p *TableProperties) StatsConfig() stats.Config {
 }
 
 // SmallFileSize is the size below which auto-compaction counts a file as small:
-// skiplake.autoCompact.smallFileSize, else three quarters of TargetFileSize.
+// skiplake.autoCompact.smallFileSize, else SmallFileSizeFor(TargetFileSize).
 func (p *TableProperties) SmallFileSize() int64 {
 	if p.AutoCompactSmallFileSize > 0 {
 		return p.AutoCompactSmallFileSize
 	}
-	return p.TargetFileSize * 3 / 4
+	return SmallFileSizeFor(p.TargetFileSize)
 }
+
+// SmallFileSizeFor is the one small-file rule: a data file below three quarters of
+// the target size is small. OPTIMIZE compacts such files (its MinFileSize default),
+// auto-compaction counts them, and maintenance and the layout report report them; a
+// file of at least three quarters of the target is left alone, so that compaction
+// never rewrites a nearly full file to gain a few percent.
+func SmallFileSizeFor(target int64) int64 { return target * 3 / 4 }
 
 // StringPrefixForReading is the string prefix length readers assume when they
 // decide whether a string maximum may be a cut prefix: the stored value, or 1 when
@@ -694,12 +701,11 @@ func ParseTableProperties(conf map[string]string) *TableProperties {
 	return p
 }
 
-// checkAppendOnly refuses removes that change data when the metadata md a commit
-// results in makes the table append-only (delta.appendOnly=true; PROTOCOL.md
+// checkAppendOnly refuses removes that change data when the properties props a
+// commit results in make the table append-only (delta.appendOnly=true; PROTOCOL.md
 // "Append-only Tables"). A stored value that does not parse refuses such removes
 // too: the table may be append-only.
-func checkAppendOnly(md Metadata, removes []*Remove) error {
-	props := ParseTableProperties(md.Configuration)
+func checkAppendOnly(props *TableProperties, removes []*Remove) error {
 	invalid := props.Err(PropAppendOnly)
 	if !props.AppendOnly && invalid == nil {
 		return nil

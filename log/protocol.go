@@ -371,6 +371,17 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // no delta.constraints.* property, delta.enableChangeDataFeed off, no column with
 // delta.generationExpression or delta.identity.* metadata.
 func CheckWritable(p Protocol, md Metadata) error {
+	return checkWritable(p, md, ParseTableProperties(md.Configuration))
+}
+
+// CheckWritable is CheckWritable of the snapshot's protocol and metadata, with the
+// properties it parsed once (P1).
+func (s *Snapshot) CheckWritable() error {
+	return checkWritable(s.protocol, s.metadata, s.Properties())
+}
+
+// checkWritable is CheckWritable with md's properties parsed (props).
+func checkWritable(p Protocol, md Metadata, props *TableProperties) error {
 	if err := CheckReadable(p); err != nil {
 		ue := err.(*UnsupportedFeatureError)
 		return &UnsupportedFeatureError{Features: ue.Features, Reader: false}
@@ -388,7 +399,6 @@ func CheckWritable(p Protocol, md Metadata) error {
 		}
 	}
 	// Properties that need features we do not write, whatever the protocol says.
-	props := ParseTableProperties(md.Configuration)
 	if props.EnableChangeDataFeed && !contains(bad, FeatureChangeDataFeed) {
 		bad = append(bad, FeatureChangeDataFeed)
 	}

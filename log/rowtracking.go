@@ -123,7 +123,7 @@ func (t *Transaction) prepareRowTracking(version int64) error {
 	rt := &t.rt
 	rt.adds, rt.removes, rt.domain = nil, nil, nil
 	p, md := t.effective()
-	props := ParseTableProperties(md.Configuration)
+	props := t.effectiveProps()
 	if props.EnableRowTracking && !t.snap.Properties().EnableRowTracking {
 		schema, _ := ParseSchema(md.SchemaString)
 		if err := checkRowTrackingEnablement(props, schema); err != nil {
@@ -207,7 +207,7 @@ func (t *Transaction) prepareRowTracking(version int64) error {
 // would be live without them once row tracking is on).
 func (t *Transaction) observeWinner(version int64, a *Action) error {
 	if a.Add != nil && a.Add.BaseRowID == nil && t.metadata != nil &&
-		ParseTableProperties(t.metadata.Configuration).EnableRowTracking && !t.snap.Properties().EnableRowTracking {
+		t.effectiveProps().EnableRowTracking && !t.snap.Properties().EnableRowTracking {
 		return &ConflictError{Kind: ErrConcurrentAppend, Version: version, Files: []string{a.Add.Path}}
 	}
 	if a.DomainMetadata == nil || a.DomainMetadata.Domain != DomainRowTracking || !t.rt.started {
@@ -283,8 +283,7 @@ const TagRowTrackingPreserved = "delta.rowTracking.preserved"
 // rewrite) — and true for any other (appends, deletes of whole files, new deletion
 // vectors, metadata changes), which copies no row.
 func (t *Transaction) rowTrackingTags(info *CommitInfo) {
-	_, md := t.effective()
-	if !ParseTableProperties(md.Configuration).EnableRowTracking {
+	if !t.effectiveProps().EnableRowTracking {
 		return
 	}
 	if t.rt.preserves {

@@ -65,6 +65,9 @@ type Transaction struct {
 	used      bool
 	cpErr     error
 	rt        rowTrackingState
+	// props are the properties the commit results in, parsed once (effectiveProps);
+	// nil until first needed, reset by SetMetadata.
+	props *TableProperties
 }
 
 // NewTransaction starts a transaction that reads snap. On a snapshot from
@@ -136,6 +139,7 @@ func (t *Transaction) SetMetadata(md Metadata) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.metadata = &md
+	t.props = nil
 }
 
 // SetProtocol replaces the table protocol.
@@ -185,6 +189,25 @@ func (t *Transaction) CheckpointErr() error {
 	return t.cpErr
 }
 
+// Properties returns the table properties the commit results in: the snapshot's,
+// or those of the metadata SetMetadata set, parsed once (P1). Shared: do not modify.
+func (t *Transaction) Properties() *TableProperties {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.effectiveProps()
+}
+
+// effectiveProps is Properties with t.mu held.
+func (t *Transaction) effectiveProps() *TableProperties {
+	if t.metadata == nil {
+		return t.snap.Properties()
+	}
+	if t.props == nil {
+		t.props = ParseTableProperties(t.metadata.Configuration)
+	}
+	return t.props
+}
+
 // effective returns the protocol and metadata the commit results in.
 func (t *Transaction) effective() (Protocol, Metadata) {
 	p, md := t.snap.protocol, t.snap.metadata
@@ -202,7 +225,7 @@ func (t *Transaction) validate() error {
 		return fmt.Errorf("log: creating a table needs metaData and protocol: %w", ErrInvalidTransaction)
 	}
 	p, md := t.effective()
-	if err := CheckWritable(p, md); err != nil {
+	if err := checkWritable(p, md, t.effectiveProps()); err != nil {
 		return fmt.Errorf("log: cannot write table: %w", err)
 	}
 	if t.metadata != nil {
@@ -219,7 +242,7 @@ func (t *Transaction) validate() error {
 			}
 		}
 	}
-	if err := checkAppendOnly(md, t.removes); err != nil {
+	if err := checkAppendOnly(t.effectiveProps(), t.removes); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -389,8 +412,7 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 		}
 	}
 	if !t.opts.DisableCheckpoint && version > 0 {
-		_, md := t.effective()
-		if version%ParseTableProperties(md.Configuration).CheckpointInterval == 0 {
+		if version%t.effectiveProps().CheckpointInterval == 0 {
 			t.cpErr = t.log.checkpointVersion(ctx, version)
 		}
 	}

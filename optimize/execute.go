@@ -15,8 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -183,7 +183,6 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 	if per <= 0 || per > len(items) {
 		per = len(items)
 	}
-	statsCfg := p.statsConfig()
 	e := &executor{plan: p, total: p.NumBytes, binsTotal: int64(p.NumBins), filesTotal: int64(p.NumFiles)}
 	if len(items) == 0 {
 		if len(p.NewBloomColumns) == 0 {
@@ -197,7 +196,7 @@ func (p *Plan) run(ctx context.Context, m *Metrics) error {
 		batch := items[lo:hi]
 		// One Output per commit: it stores the batch's data files and Bloom index
 		// and, if the commit surely did not happen, deletes them all (best effort).
-		out, err := p.newOutput(statsCfg)
+		out, err := p.newOutput()
 		if err != nil {
 			return err
 		}
@@ -441,10 +440,10 @@ func (e *executor) stitch(ctx context.Context, it workItem, out *datafile.Output
 	switch {
 	case p.opts.StitchMinRowGroupBytes < 0:
 		return nil, ReasonStitchDisabled, nil
-	case p.hidden > 0 || p.snap.Properties().EnableRowTracking:
+	case p.hidden > 0 || p.view.Properties().EnableRowTracking:
 		return nil, ReasonRowTracking, nil
 	}
-	parser := stats.NewParser(out.FileSchema(), stats.ParseOptions{StringPrefixLength: p.snap.Properties().StringPrefixForReading()})
+	parser := p.view.StatsParser()
 	adds := it.bin.adds
 	srcs := make([]datafile.StitchSource, len(adds))
 	var rows int64
@@ -568,6 +567,15 @@ func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, result
 			addedBytes += a.Size
 		}
 		rows += r.rows
+	}
+	// T1: the new files were written for the plan's layout (its view); the commit
+	// lands on that layout or, when a winner changed metadata, not at all.
+	var written []*log.Add
+	for _, r := range results {
+		written = append(written, r.adds...)
+	}
+	if err := tableview.CheckCommit(ctx, p.store, p.view, p.view, written); err != nil {
+		return err
 	}
 	sorted := append([]int64(nil), added...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })

@@ -12,7 +12,6 @@ import (
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -134,28 +133,11 @@ func (p *Plan) readInputRows(ctx context.Context, a *log.Add, mem memory.Allocat
 	})
 }
 
-// newOutput returns the data-file output of one commit batch: files of the data
-// schema, statistics and compression codec as the table's properties say, the plan's
-// Bloom columns, dataChange=false.
-func (p *Plan) newOutput(statsCfg stats.Config) (*datafile.Output, error) {
-	codec, err := datafile.ParseCodec(p.snap.Properties().ParquetCompressionCodec)
-	if err != nil {
-		return nil, fmt.Errorf("optimize: %w", err)
-	}
-	out, err := datafile.NewOutput(p.store, datafile.Spec{
-		Codec:          codec,
-		Schema:         p.dataSch,
-		Mapping:        p.snap.Properties().ColumnMappingMode,
-		Delta:          p.delta,
-		Hidden:         p.hidden,
-		TargetFileSize: p.opts.TargetFileSize,
-		Stats:          statsCfg,
-		BloomColumns:   p.BloomColumns,
-		BloomFPP:       p.BloomFPP,
-		DataChange:     false,
-		Parallelism:    p.opts.Parallelism,
-		Allocator:      p.opts.Allocator,
-	})
+// newOutput returns the data-file output of one commit batch: the plan's file
+// settings (the view's FileSpec: data schema, statistics, compression codec, the
+// plan's Bloom columns, dataChange=false).
+func (p *Plan) newOutput() (*datafile.Output, error) {
+	out, err := datafile.NewOutput(p.store, p.spec)
 	if err != nil {
 		return nil, fmt.Errorf("optimize: %w", err)
 	}

@@ -131,7 +131,7 @@ type Options struct {
 	// delta.targetFileSize, else DefaultTargetFileSize.
 	TargetFileSize int64
 	// MinFileSize: compaction only rewrites files smaller than this; default
-	// TargetFileSize*3/4. A file of at least three quarters of the target is left
+	// log.SmallFileSizeFor(TargetFileSize), three quarters of it. A file of at least three quarters of the target is left
 	// alone: merging it could at best produce a file 1.75 times the target, and the
 	// rewrite would cost more than it saves.
 	MinFileSize int64
@@ -368,7 +368,7 @@ func (o Options) resolve(props *log.TableProperties) (Options, error) {
 		o.TargetFileSize = props.TargetFileSize
 	}
 	if o.MinFileSize == 0 {
-		o.MinFileSize = o.TargetFileSize * 3 / 4
+		o.MinFileSize = log.SmallFileSizeFor(o.TargetFileSize)
 	}
 	if o.MinCubeSize == 0 {
 		o.MinCubeSize = o.TargetFileSize

@@ -12,7 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/bloom"
-	"github.com/skiplake/skiplake/internal/partition"
+	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/stats"
@@ -79,26 +80,20 @@ type Plan struct {
 	BelowMinFiles int `json:"belowMinFiles,omitempty"`
 
 	snap    *log.Snapshot
+	view    *tableview.View // the snapshot resolved: schemas, mapping, partitions, writer settings
 	store   storage.Storage
 	opts    Options
+	spec    datafile.Spec // the output files' settings (the view's FileSpec)
 	dataSch *arrow.Schema // logical schema without partition columns (file schema)
 	// readSch is dataSch as input files are read: under column mapping its data
 	// fields carry the physical names (and, in id mode, field ids) that locate
 	// them in the files; else dataSch itself.
 	readSch  *arrow.Schema
-	partCols []string // logical names of the partition columns
-	partPhys []string // their physical names: the keys of add.partitionValues
-	physData []string // physical names of dataSch's fields (Bloom tags and stats use them)
-	delta    *log.StructType
-	clusters []clusterCol // locations of the clustering columns in dataSch
-	hidden   int          // hidden row tracking columns at the end of dataSch (rowids.go)
-	bloomIdx []int        // indices of BloomColumns in dataSch
-	logical  *arrow.Schema
+	physData []string                // physical names of dataSch's fields (Bloom tags and stats use them)
+	clusters []clusterCol            // locations of the clustering columns in dataSch
+	hidden   int                     // hidden row tracking columns at the end of dataSch (rowids.go)
+	bloomIdx []int                   // indices of BloomColumns in dataSch
 	trees    map[string]*qdtree.Tree // stored workload trees, by path
-
-	// partTimestamps are the timestamp partition columns by physical name: their
-	// values are keyed as instants (partitionKey).
-	partTimestamps map[string]*arrow.TimestampType
 }
 
 // PartitionPlan is the work planned for one partition.
@@ -178,75 +173,48 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	if snap == nil || store == nil {
 		return nil, &InvalidOptionsError{Problems: []string{"nil snapshot or store"}}
 	}
-	md := snap.Metadata()
-	props := snap.Properties()
+	v, err := tableview.New(snap)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlanOn(ctx, v, store, opts)
+}
+
+// NewPlanOn is NewPlan on a version already resolved into its view (package
+// tableview): the schemas, column mapping, partition and clustering columns and the
+// data-file writer settings come from v, as for every other engine.
+func NewPlanOn(ctx context.Context, v *tableview.View, store storage.Storage, opts Options) (*Plan, error) {
+	if v == nil || store == nil {
+		return nil, &InvalidOptionsError{Problems: []string{"nil view or store"}}
+	}
+	snap := v.Log()
+	props := v.Properties()
 	o, err := opts.resolve(props)
 	if err != nil {
 		return nil, err
 	}
-	if err := log.CheckWritable(snap.Protocol(), md); err != nil {
+	if err := v.CheckWritable(); err != nil {
 		return nil, err
 	}
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return nil, fmt.Errorf("%w: version %d: %w", ErrInvalidOptions, snap.Version(), err)
 	}
-	liquid, err := liquidClustering(snap, &o, opts.MinCubeSize == 0)
-	if err != nil {
-		return nil, err
-	}
-	schema, err := snap.Schema()
-	if err != nil {
-		return nil, err
-	}
-	logical, err := log.ToArrow(schema, log.ArrowOptions{})
-	if err != nil {
-		return nil, err
-	}
-	mapping := props.ColumnMappingMode
-	mapped := mapping == log.ColumnMappingName || mapping == log.ColumnMappingID
-	// Under column mapping files name columns by physical name (id mode: by field
-	// id); the plan works in logical names and reads and writes through the mapping.
-	withMapping, err := log.ToArrow(schema, log.ArrowOptions{FieldIDs: mapping == log.ColumnMappingID, MappingMetadata: mapped})
-	if err != nil {
-		return nil, err
-	}
-	physical, err := log.ToArrow(schema, log.ArrowOptions{PhysicalNames: mapped})
+	liquid, err := liquidClustering(v, &o, opts.MinCubeSize == 0)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Version: snap.Version(), Curve: o.Curve, TargetFileSize: o.TargetFileSize, MinFileSize: o.MinFileSize,
-		snap: snap, store: store, opts: o, partCols: snap.PartitionColumns(), Liquid: liquid, delta: schema}
+		snap: snap, view: v, store: store, opts: o, Liquid: liquid, trees: map[string]*qdtree.Tree{}}
 	if o.Curve != CurveNone {
 		p.MinCubeSize = o.MinCubeSize
 	}
-	partTypes := map[string]arrow.DataType{}
-	partPhys := map[string]string{} // logical -> physical partition column
-	var dataFields, readFields []arrow.Field
-	for i, f := range logical.Fields() {
-		if isPartitionCol(p.partCols, f.Name) {
-			partTypes[f.Name] = f.Type
-			partPhys[f.Name] = physical.Field(i).Name
-		} else {
-			dataFields = append(dataFields, f)
-			readFields = append(readFields, withMapping.Field(i))
-			p.physData = append(p.physData, physical.Field(i).Name)
-		}
+	// The plan works in logical names and reads and writes through the view's
+	// mapping; stable row IDs travel with the rows in hidden columns (rowids.go).
+	dataFields, readFields := v.DataSchema().Fields(), v.ReadDataSchema().Fields()
+	for _, f := range v.PhysicalDataSchema().Fields() {
+		p.physData = append(p.physData, f.Name)
 	}
-	for _, c := range p.partCols {
-		phys, ok := partPhys[c]
-		if !ok {
-			return nil, fmt.Errorf("%w: version %d: partition column %q is not in the schema", ErrUnsupportedTable, snap.Version(), c)
-		}
-		p.partPhys = append(p.partPhys, phys)
-		if t, ok := partTypes[c].(*arrow.TimestampType); ok {
-			if p.partTimestamps == nil {
-				p.partTimestamps = map[string]*arrow.TimestampType{}
-			}
-			p.partTimestamps[phys] = t
-		}
-	}
-	if hidden := rowTrackingFields(snap); hidden != nil {
-		// Stable row IDs travel with the rows (rowids.go).
+	if hidden := v.RowTrackingFields(); hidden != nil {
 		dataFields = append(dataFields, hidden...)
 		readFields = append(readFields, hidden...)
 		for _, f := range hidden {
@@ -256,17 +224,21 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 	}
 	p.dataSch = arrow.NewSchema(dataFields, nil)
 	p.readSch = p.dataSch
-	if mapped {
+	if v.Mapping() != log.ColumnMappingNone {
 		p.readSch = arrow.NewSchema(readFields, nil)
 	}
+	if err := p.resolveBloomColumns(); err != nil {
+		return nil, err
+	}
+	p.spec, err = v.FileSpec(tableview.FileOptions{TargetFileSize: o.TargetFileSize, RowTracking: p.hidden > 0,
+		BloomColumns: p.BloomColumns, BloomFPP: p.BloomFPP, Parallelism: o.Parallelism, Allocator: o.Allocator})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	if o.Curve != CurveNone && len(o.ClusterBy) > 0 {
-		if err := p.resolveClusterColumns(props, logical); err != nil {
+		if err := p.resolveClusterColumns(); err != nil {
 			return nil, err
 		}
-	}
-	p.logical, p.trees = logical, map[string]*qdtree.Tree{}
-	if err := p.resolveBloomColumns(props, logical); err != nil {
-		return nil, err
 	}
 
 	groups := map[string][]*log.Add{}
@@ -275,21 +247,20 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if o.PartitionFilter != nil && len(p.partCols) > 0 {
-			vals := make(map[string]value.Value, len(p.partCols))
-			for name, t := range partTypes {
-				raw, isNull := a.PartitionValue(partPhys[name])
-				v, err := partition.Parse(raw, !isNull, t)
-				if err != nil {
-					return nil, fmt.Errorf("optimize: version %d: file %s: column %q: %w", snap.Version(), a.Path, name, err)
-				}
-				vals[name] = v
+		if o.PartitionFilter != nil && len(v.Partitions()) > 0 {
+			typed, err := v.PartitionValues(a)
+			if err != nil {
+				return nil, fmt.Errorf("optimize: %w", err)
+			}
+			vals := make(map[string]value.Value, len(typed))
+			for _, pc := range v.Partitions() {
+				vals[pc.Name] = typed[pc.Physical]
 			}
 			if !o.PartitionFilter(vals) {
 				continue
 			}
 		}
-		k := p.partitionKey(a.PartitionValues)
+		k := v.PartitionKey(a)
 		if o.Partitions != nil && !p.wantPartition(k) {
 			continue
 		}
@@ -360,7 +331,7 @@ func NewPlan(ctx context.Context, snap *log.Snapshot, store storage.Storage, opt
 // with backticks as in delta.dataSkippingStatsColumns) ending at a primitive leaf;
 // a clustered table's columns come as paths (Options.clusterPaths). CurveWorkload
 // cuts top-level columns only.
-func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.Schema) error {
+func (p *Plan) resolveClusterColumns() error {
 	withStats, err := newStatsColumns(p)
 	if err != nil {
 		return err
@@ -369,12 +340,12 @@ func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.
 		var cpath []string
 		if i < len(p.opts.clusterPaths) {
 			cpath = p.opts.clusterPaths[i]
-		} else if fieldIndexFold(p.dataSch, name) >= 0 || isPartitionCol(p.partCols, name) {
+		} else if fieldIndexFold(p.dataSch, name) >= 0 || p.view.IsPartition(name) {
 			cpath = []string{name}
 		} else if cpath, err = stats.ParseColumnPath(name); err != nil {
 			return &ClusterColumnError{Column: name, Reason: err.Error()}
 		}
-		if isPartitionCol(p.partCols, cpath[0]) {
+		if p.view.IsPartition(cpath[0]) {
 			return &ClusterColumnError{Column: name, Reason: "is a partition column (every file of a partition holds one value already)"}
 		}
 		if len(cpath) > 1 && p.Curve == CurveWorkload {
@@ -399,7 +370,7 @@ func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.
 				}
 				if d == 0 {
 					have = have[:0]
-					for _, g := range logical.Fields() {
+					for _, g := range p.view.Logical().Fields() {
 						have = append(have, g.Name)
 					}
 					return &ClusterColumnError{Column: name, Reason: "no such column (table has " + strings.Join(have, ", ") + ")"}
@@ -417,7 +388,7 @@ func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.
 				fields = st.Fields()
 			}
 		}
-		if !withStats[stats.Key(names...)] {
+		if _, phys, ok := p.view.PhysicalPath(names); !ok || !withStats[stats.Key(phys...)] {
 			return &ClusterColumnError{Column: name, Reason: "has no statistics (not among the table's data-skipping columns), so clustering on it cannot help skipping"}
 		}
 		if !rankable(f.Type) {
@@ -433,19 +404,20 @@ func (p *Plan) resolveClusterColumns(props *log.TableProperties, logical *arrow.
 // (log.TableProperties.BloomFilterColumns, resolved with bloom.ResolveColumns) and
 // Options.BloomColumns (each must be a top-level, non-partition data column of an
 // indexable type).
-func (p *Plan) resolveBloomColumns(props *log.TableProperties, logical *arrow.Schema) error {
-	cols, err := bloom.ResolveColumns(p.dataSch, props.BloomFilterColumns)
+func (p *Plan) resolveBloomColumns() error {
+	cols, err := p.view.BloomColumns()
 	if err != nil {
 		return fmt.Errorf("%w: version %d: table property %s: %w", ErrInvalidOptions, p.Version, log.PropBloomFilterColumns, err)
 	}
-	fpp := props.BloomFilterFPP
+	cols = append([]string(nil), cols...)
+	fpp := p.view.Properties().BloomFilterFPP
 	have := map[string]bool{}
 	for _, c := range cols {
 		have[c] = true
 	}
 	for _, name := range p.opts.BloomColumns {
 		name = strings.TrimSpace(name)
-		if isPartitionCol(p.partCols, name) {
+		if p.view.IsPartition(name) {
 			return &BloomColumnError{Column: name, Reason: "is a partition column (every file of a partition holds one value already)"}
 		}
 		c, err := bloom.ResolveColumn(p.dataSch, name)
@@ -455,7 +427,7 @@ func (p *Plan) resolveBloomColumns(props *log.TableProperties, logical *arrow.Sc
 				return &BloomColumnError{Column: name, Reason: "type " + p.dataSch.Field(i).Type.String() + " cannot be Bloom-indexed (only primitive columns can)"}
 			}
 			var names []string
-			for _, f := range logical.Fields() {
+			for _, f := range p.view.Logical().Fields() {
 				names = append(names, f.Name)
 			}
 			reason := "no such column (table has " + strings.Join(names, ", ") + ")"
@@ -528,48 +500,6 @@ func rankable(t arrow.DataType) bool {
 		return true
 	}
 	return false
-}
-
-func isPartitionCol(partCols []string, name string) bool {
-	for _, c := range partCols {
-		if strings.EqualFold(c, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// partitionKey is a canonical string of a file's partition values, in partition
-// column order. Timestamp values are keyed by the instant they name, so that the
-// spellings writers use for one value ("2024-03-01 10:00:00" of older writers,
-// "2024-03-01T10:00:00.000000Z" of Delta Spark and skiplake today) are one
-// partition; a value that does not parse is keyed as written.
-func (p *Plan) partitionKey(vals map[string]*string) string {
-	if len(p.partTimestamps) == 0 {
-		return partition.Key(p.partPhys, vals)
-	}
-	norm := make(map[string]*string, len(vals))
-	for k, v := range vals {
-		norm[k] = v
-	}
-	for phys, t := range p.partTimestamps {
-		v := vals[phys]
-		if v == nil || *v == "" {
-			continue
-		}
-		deltaType := "timestamp"
-		if t.TimeZone == "" {
-			deltaType = "timestamp_ntz"
-		}
-		parsed, err := partition.Parse(*v, true, t)
-		if err != nil {
-			continue
-		}
-		if s, _, err := partition.Format(parsed, deltaType); err == nil {
-			norm[phys] = &s
-		}
-	}
-	return partition.Key(p.partPhys, norm)
 }
 
 // mostlyDeleted reports a file whose deletion vector covers at least a tenth of
@@ -754,8 +684,8 @@ func (p *Plan) Snapshot() *log.Snapshot { return p.snap }
 // clustering); a table clustered by no columns (CLUSTER BY NONE) is only compacted.
 // Explicit curves are refused on clustered tables, as in Delta. It reports whether
 // the run is a liquid clustering run.
-func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, error) {
-	c, err := snap.Clustering()
+func liquidClustering(v *tableview.View, o *Options, defaultCube bool) (bool, error) {
+	c, err := v.Clustering()
 	if err != nil || c == nil {
 		return false, err
 	}
@@ -789,7 +719,7 @@ func liquidClustering(snap *log.Snapshot, o *Options, defaultCube bool) (bool, e
 // wantPartition reports whether the partition with key k is among Options.Partitions.
 func (p *Plan) wantPartition(k string) bool {
 	for _, vals := range p.opts.Partitions {
-		if p.partitionKey(vals) == k {
+		if p.view.PartitionKeyOf(vals) == k {
 			return true
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/stats"
 )
 
 // Stable row IDs through OPTIMIZE (PROTOCOL.md "Row Tracking"). On a table with
@@ -21,62 +21,8 @@ import (
 // hidden columns into every file it writes, filled with each row's stable values,
 // and the commit says so (delta.rowTracking.preserved=true). The hidden columns are
 // not in the table schema: readers that do not ask for them never see them, and
-// they get no statistics.
-
-// rowTrackingKey marks the hidden fields of the data schema (field metadata): the
-// row ID and the row commit version columns.
-const rowTrackingKey = "skiplake.rowTracking"
-
-// rowTrackingFields returns the hidden fields an OPTIMIZE of snap writes, or nil
-// when row tracking is not enabled (or suspended).
-func rowTrackingFields(snap *log.Snapshot) []arrow.Field {
-	props := snap.Properties()
-	if !props.EnableRowTracking || !log.RowTrackingActive(snap.Protocol(), props) ||
-		props.MaterializedRowIDColumn == "" || props.MaterializedRowCommitVersionColumn == "" {
-		return nil
-	}
-	field := func(name, kind string) arrow.Field {
-		return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true,
-			Metadata: arrow.NewMetadata([]string{rowTrackingKey}, []string{kind})}
-	}
-	return []arrow.Field{field(props.MaterializedRowIDColumn, "rowId"), field(props.MaterializedRowCommitVersionColumn, "rowCommitVersion")}
-}
-
-// statsConfig is the statistics configuration of the files the plan writes: the
-// table's, without the hidden row tracking columns.
-func (p *Plan) statsConfig() stats.Config {
-	cfg := p.snap.StatsConfig()
-	if p.hidden == 0 || len(cfg.StatsColumns) > 0 {
-		return cfg
-	}
-	leaves := 0
-	var count func(t arrow.DataType)
-	count = func(t arrow.DataType) {
-		if st, ok := t.(*arrow.StructType); ok {
-			for _, f := range st.Fields() {
-				count(f.Type)
-			}
-			return
-		}
-		leaves++
-	}
-	for _, f := range p.dataSch.Fields()[:p.dataSch.NumFields()-p.hidden] {
-		count(f.Type)
-	}
-	switch n := cfg.NumIndexedCols; {
-	case n == stats.IndexNoColumns:
-	case n == 0:
-		cfg.NumIndexedCols = min(stats.DefaultNumIndexedCols, leaves)
-	case n < 0:
-		cfg.NumIndexedCols = leaves
-	default:
-		cfg.NumIndexedCols = min(n, leaves)
-	}
-	if cfg.NumIndexedCols == 0 {
-		cfg.NumIndexedCols = stats.IndexNoColumns
-	}
-	return cfg
-}
+// they get no statistics. The table's view supplies them (RowTrackingFields) and the
+// file settings that carry them (FileSpec with RowTracking).
 
 // stableRowFiller fills the hidden row tracking columns of the batches read from
 // the file a: a materialized value where the file has one, else baseRowId plus the
@@ -85,10 +31,10 @@ func (p *Plan) statsConfig() stats.Config {
 func stableRowFiller(want *arrow.Schema, a *log.Add, deleted *dv.Deleted, mem memory.Allocator) func(rec arrow.RecordBatch, firstRow int64) (arrow.RecordBatch, error) {
 	idCol, verCol := -1, -1
 	for i, f := range want.Fields() {
-		switch v, _ := f.Metadata.GetValue(rowTrackingKey); v {
-		case "rowId":
+		switch v, _ := f.Metadata.GetValue(tableview.RowTrackingKey); v {
+		case tableview.RowTrackingRowID:
 			idCol = i
-		case "rowCommitVersion":
+		case tableview.RowTrackingCommitVersion:
 			verCol = i
 		}
 	}

@@ -541,7 +541,7 @@ func (p *Plan) drift(ctx context.Context, files []*log.Add) (*qdtree.Drift, erro
 	if t == nil || t.Workload == nil {
 		return nil, nil
 	}
-	d, err := t.Drift(p.opts.Workload, p.logical)
+	d, err := t.Drift(p.opts.Workload, p.view.Logical())
 	if err != nil {
 		return nil, fmt.Errorf("optimize: tree %s: %w", lt.path, err)
 	}

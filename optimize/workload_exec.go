@@ -220,7 +220,7 @@ func (p *Plan) treeColumns() ([]string, error) {
 			return
 		}
 		f := p.dataSch.Field(i)
-		if seen[strings.ToLower(f.Name)] || !coll[f.Name] || !qdtree.Cuttable(f.Type) {
+		if seen[strings.ToLower(f.Name)] || !coll[stats.Key(p.physData[i])] || !qdtree.Cuttable(f.Type) {
 			return
 		}
 		seen[strings.ToLower(f.Name)] = true
@@ -265,7 +265,7 @@ func (p *Plan) buildTree(ctx context.Context, colRec arrow.RecordBatch, names []
 		defer sample.Release()
 	}
 	tr, err := qdtree.Build(ctx, sample, p.opts.Workload, qdtree.Options{Leaves: nFiles, Columns: names,
-		Robustness: p.opts.Robustness, Seed: sampleSeed, BindSchema: p.logical})
+		Robustness: p.opts.Robustness, Seed: sampleSeed, BindSchema: p.view.Logical()})
 	if err != nil {
 		return nil, fmt.Errorf("optimize: building the workload tree: %w", err)
 	}
@@ -540,10 +540,10 @@ func (e *executor) writeFile(ctx context.Context, out *datafile.Output, place da
 }
 
 // newStatsColumns returns the data columns the table keeps statistics for, keyed
-// by stats.Key of their path (a top-level column by its name): a cut on any other
-// column cannot help skipping.
+// by stats.Key of their physical path (a top-level column by its name): a cut on
+// any other column cannot help skipping.
 func newStatsColumns(p *Plan) (map[string]bool, error) {
-	coll, err := stats.NewCollector(p.dataSch, nil, p.statsConfig())
+	coll, err := stats.NewCollector(p.spec.FileSchema, nil, p.spec.Stats)
 	if err != nil {
 		return nil, err
 	}
@@ -611,7 +611,7 @@ func (e *executor) resplit(ctx context.Context, res *binResult, tb *TreeBin, col
 			return nil, "", fmt.Errorf("optimize: sampling leaf %d to re-split it: %w", l, err)
 		}
 		sub, err := qdtree.Build(ctx, sample, w, qdtree.Options{Leaves: k, Columns: names, Tolerance: tree.Tolerance,
-			Robustness: tree.Robustness, Seed: sampleSeed + uint64(l), BindSchema: p.logical})
+			Robustness: tree.Robustness, Seed: sampleSeed + uint64(l), BindSchema: p.view.Logical()})
 		sample.Release()
 		if err != nil {
 			return nil, "", fmt.Errorf("optimize: re-splitting leaf %d of %s: %w", l, tb.Tree, err)

@@ -169,7 +169,7 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 	}
 	txn := ls.NewTransaction(log.TxnOptions{})
 	txn.SetMetadata(md)
-	if log.ParseTableProperties(md.Configuration).EnableRowTracking && !ls.Properties().EnableRowTracking {
+	if txn.Properties().EnableRowTracking && !ls.Properties().EnableRowTracking {
 		// PROTOCOL.md: every live file needs row IDs in the version that enables row
 		// tracking. The files without them are re-added (dataChange=false) and the
 		// commit assigns theirs; a concurrent removal of one of them is a conflict.

@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 
-	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 )
@@ -32,7 +31,8 @@ type AutoCompaction struct {
 
 // autoCompactAfter runs auto-compaction after a write that committed adds to the
 // table whose properties are props (the write's snapshot), or returns nil when the
-// table does not ask for it or nothing was written.
+// table does not ask for it or nothing was written. It plans on the latest version,
+// keying the touched partitions by that version's view (physical partition names).
 func (t *Table) autoCompactAfter(ctx context.Context, props *log.TableProperties, adds []*log.Add) *AutoCompaction {
 	if !props.AutoCompact || len(adds) == 0 {
 		return nil
@@ -42,24 +42,21 @@ func (t *Table) autoCompactAfter(ctx context.Context, props *log.TableProperties
 		ac.Err, ac.Error = err, err.Error()
 		return ac
 	}
-	snap, err := t.log.Snapshot(ctx, -1)
+	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
 		return fail(err)
 	}
-	p := snap.Properties()
+	v := snap.view
+	p := v.Properties()
 	o := optimize.Options{MinFiles: p.AutoCompactMinNumFiles, MinFileSize: p.AutoCompactSmallFileSize, Auto: true}
 	seen := map[string]bool{}
 	for _, a := range adds {
-		k := partition.Key(snap.PartitionColumns(), a.PartitionValues)
-		if !seen[k] {
+		if k := v.PartitionKey(a); !seen[k] {
 			seen[k] = true
 			o.Partitions = append(o.Partitions, a.PartitionValues)
 		}
 	}
-	if o.Partitions == nil {
-		o.Partitions = []map[string]*string{{}}
-	}
-	plan, err := optimize.NewPlan(ctx, snap, t.store, o)
+	plan, err := optimize.NewPlanOn(ctx, v, t.store, o)
 	if err != nil {
 		return fail(err)
 	}

@@ -13,7 +13,7 @@ import (
 // clustered yet. No data file is read or written.
 func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*AlterResult, error) {
 	ls := snap.log
-	old, err := ls.Clustering()
+	old, err := snap.view.Clustering()
 	if err != nil {
 		return nil, err
 	}
@@ -26,8 +26,8 @@ func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*Alter
 		return nil, err
 	}
 	// Columns that were not clustering columns before need statistics in every file.
-	var added [][]string
-	for _, c := range logical {
+	var added, addedPhys [][]string
+	for i, c := range logical {
 		known := false
 		if old != nil {
 			for _, o := range old.Columns {
@@ -35,13 +35,10 @@ func alterClustering(ctx context.Context, snap *Snapshot, cols []string) (*Alter
 			}
 		}
 		if !known {
-			added = append(added, c)
+			added, addedPhys = append(added, c), append(addedPhys, physical[i])
 		}
 	}
-	missing, n, err := ls.ClusteringColumnsLackingStats(added, 5)
-	if err != nil {
-		return nil, err
-	}
+	missing, n := ls.ClusteringColumnsLackingStats(addedPhys, 5)
 	if n > 0 {
 		names := make([]string, len(added))
 		for i, c := range added {

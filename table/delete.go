@@ -103,12 +103,12 @@ func (a *dmlAttempt) findScan(ctx context.Context, pred expr.Expr, columns []str
 
 // firstDataColumn names the table's first column that is not a partition column.
 func (a *dmlAttempt) firstDataColumn() string {
-	for _, f := range a.snap.logical.Fields() {
-		if !a.snap.isPartition(f.Name) {
+	for _, f := range a.snap.view.Logical().Fields() {
+		if !a.snap.view.IsPartition(f.Name) {
 			return f.Name
 		}
 	}
-	return a.snap.logical.Field(0).Name
+	return a.snap.view.Logical().Field(0).Name
 }
 
 // deleteMatching reads one planned file and records the positions of its live rows

@@ -16,6 +16,7 @@ import (
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/stats"
@@ -199,7 +200,7 @@ type dmlAttempt struct {
 	mem   memory.Allocator
 	par   int
 	useDV bool
-	// rowIDs is set on tables with stable row IDs (keepsStableRowIDs): checkDML
+	// rowIDs is set on tables with stable row IDs (View.KeepsStableRowIDs): checkDML
 	// admitted only commands that move no row, and finish refuses to copy one.
 	rowIDs  bool
 	rep     *ScanReport
@@ -212,7 +213,8 @@ type dmlAttempt struct {
 	readAll   bool
 	sink      rowSink
 	res       *DMLResult
-	dvFiles   []string // DV files written (for cleanup)
+	dvFiles   []string   // DV files written (for cleanup)
+	written   []*log.Add // the data files the sink wrote (checked at commit: T1)
 	scanTime  time.Duration
 	merge     mergeCounts // MERGE's row counters
 	// batchRows, when positive, is the batch size (rows) of the reads of target
@@ -232,8 +234,8 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	a := &dmlAttempt{t: t, snap: snap, opts: opts, op: op, mem: mem, par: par, started: time.Now(),
 		touched: map[string]*touchedFile{}, readPaths: map[string]bool{},
 		rep: &ScanReport{Version: snap.Version()}}
-	a.useDV = !opts.RewriteFiles && deletionVectorsEnabled(snap)
-	a.rowIDs = keepsStableRowIDs(snap)
+	a.useDV = !opts.RewriteFiles && snap.view.WritesDeletionVectors()
+	a.rowIDs = snap.view.KeepsStableRowIDs()
 	a.res = &DMLResult{Operation: op, Version: -1, ReadVersion: snap.Version(), DryRun: opts.DryRun,
 		FilesConsidered: snap.log.NumFiles(), Mode: ModeCopyOnWrite}
 	if a.useDV {
@@ -273,29 +275,6 @@ func budgetRowGroupBytes(budget int64) int64 {
 	return max(budget/8, 1<<20)
 }
 
-// keepsStableRowIDs reports whether rows of snap's table have stable row IDs that
-// writers must keep: row tracking enabled (delta.enableRowTracking=true) and active.
-// With the feature merely supported, rows copied to new files may take fresh IDs.
-func keepsStableRowIDs(snap *Snapshot) bool {
-	props := snap.Properties()
-	return props.EnableRowTracking && log.RowTrackingActive(snap.log.Protocol(), props)
-}
-
-// deletionVectorsEnabled reports whether DML on snap's table writes deletion vectors:
-// delta.enableDeletionVectors=true and the deletionVectors writer feature in the
-// protocol (ALTER and CREATE add it with the property).
-func deletionVectorsEnabled(snap *Snapshot) bool {
-	if !snap.Properties().EnableDeletionVectors {
-		return false
-	}
-	for _, f := range log.WriterFeatures(snap.log.Protocol()) {
-		if f == log.FeatureDeletionVectors {
-			return true
-		}
-	}
-	return false
-}
-
 // dmlIsolation is the isolation level a DML command commits at.
 func dmlIsolation(snap *Snapshot, opt string) string {
 	if opt != "" {
@@ -309,7 +288,7 @@ func dmlIsolation(snap *Snapshot, opt string) string {
 // a MERGE with an update clause).
 func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error {
 	ls := snap.log
-	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+	if err := snap.view.CheckWritable(); err != nil {
 		return err
 	}
 	props := ls.Properties()
@@ -321,7 +300,7 @@ func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error 
 			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
 		}
 	}
-	if keepsStableRowIDs(snap) && (movesRows || opts.RewriteFiles || !deletionVectorsEnabled(snap)) {
+	if snap.view.KeepsStableRowIDs() && (movesRows || opts.RewriteFiles || !snap.view.WritesDeletionVectors()) {
 		// Rows moved to new files would need their stable row IDs materialized in
 		// them (PROTOCOL.md "Row Tracking"), which DML does not do yet.
 		return fmt.Errorf("%w: %s on a table with row tracking (%s=true) would write existing rows to new files "+
@@ -391,7 +370,7 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 	}
 	s := a.snap
 	m, err := s.meta()
-	parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.log.Properties().StringPrefixForReading()})
+	parser := s.view.StatsParser()
 	return log.ReadPredicate{Text: b.String(), MightMatch: func(add *log.Add) bool {
 		if err != nil {
 			return true
@@ -402,7 +381,7 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 				st = f
 			}
 		}
-		pv, perr := s.partitionValues(add)
+		pv, perr := s.view.PartitionValues(add)
 		if perr != nil {
 			return true
 		}
@@ -605,6 +584,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	if n := a.sink.filesEstimate(); a.opts.DryRun && n > 0 {
 		res.FilesAdded = n
 	}
+	a.written = newAdds
 	adds = append(adds, newAdds...)
 	if a.op == "DELETE" {
 		// UPDATE and MERGE count their deletes themselves: their other removed rows
@@ -678,6 +658,11 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*log.Add, info log.CommitInfo) (int64, error) {
 	if len(removes) == 0 && len(adds) == 0 {
 		return -1, nil
+	}
+	// T1: the new files were written (by the sink) for the layout of the snapshot
+	// the command commits on; the log refuses the commit if a winner changes it.
+	if err := tableview.CheckCommit(ctx, a.t.store, a.snap.view, a.snap.view, a.written); err != nil {
+		return -1, err
 	}
 	level := dmlIsolation(a.snap, a.opts.IsolationLevel)
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
@@ -777,7 +762,7 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 		if !errors.Is(err, log.ErrCommitUnknown) {
 			a.cleanup()
 		}
-		return nil, err
+		return nil, t.explainConflict(ctx, snap, err)
 	}
 }
 

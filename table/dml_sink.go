@@ -60,7 +60,7 @@ func (s *writerSink) start(ctx context.Context) error {
 		return err
 	}
 	s.w = w
-	s.pipe = newBatchPipe(s.snap.logical)
+	s.pipe = newBatchPipe(s.snap.view.Logical())
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
@@ -177,18 +177,14 @@ func (s *countSink) copies(a *log.Add, rows int64) error {
 		return nil
 	}
 	var key string
-	if cols := s.snap.PartitionColumns(); len(cols) > 0 {
-		typed, err := s.snap.partitionValues(a)
+	if parts := s.snap.view.Partitions(); len(parts) > 0 {
+		typed, err := s.snap.view.PartitionValues(a)
 		if err != nil {
 			return err
 		}
-		vals := make([]value.Value, len(cols))
-		for k, p := range cols {
-			i := fieldIndexFold(s.snap.logical, p)
-			if i < 0 {
-				return fmt.Errorf("table: internal error: no partition column %q", p)
-			}
-			vals[k] = typed[s.snap.physicalName(i)]
+		vals := make([]value.Value, len(parts))
+		for k, p := range parts {
+			vals[k] = typed[p.Physical]
 		}
 		key = partitionKey(vals)
 	}

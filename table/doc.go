@@ -40,8 +40,13 @@
 //
 // A new table is best created with its first rows: CreateWrite commits the metaData,
 // protocol and add actions as version 0 together, so a failed first write leaves no
-// table; a writer that loses the race to create the table appends its files to the
-// winner's table when schema and partitioning match. Create and CreateWrite refuse a
+// table; a writer that loses the race to create the table appends its rows to the
+// winner's table when schema and partitioning match — its files as they are when
+// the winner's physical layout is its own, else rewritten for the winner's physical
+// names and field ids (with column mapping each creator picks its own), its own
+// files then deleted. A write whose table changed metaData or protocol under it
+// commits nothing and deletes its files; the error says how the layout changed
+// (ErrLayoutChanged) when it did. Create and CreateWrite refuse a
 // location holding files that are not part of a table (ErrLocationNotEmpty) unless
 // CreateOptions.AllowNonEmpty.
 //
@@ -135,6 +140,17 @@
 // file sizes, small files, clustered share, per column the overlap depth and the
 // expected share of files a point or 1% range query reads, write amplification.
 //
+// # One view per version
+//
+// Loading a version resolves it once into a view (internal package tableview): the
+// typed properties, the logical, read and physical schemas, the column mapping with
+// every column's physical name and field id, the partition and clustering columns,
+// the statistics parser and the data-file writer settings. A Snapshot holds it, and
+// scans, writes, DML, Optimize, auto-compaction, Maintain and Layout read it; none
+// derives those again from the log. Every commit of newly written data files
+// checks invariant T1 against it: the files were written for the physical layout
+// (names, field ids, partitioning) of the version the commit lands on.
+//
 // # Which types are table's own
 //
 // Options types are table's own (CreateOptions, WriteOptions, OptimizeOptions,
@@ -169,6 +185,9 @@
 //   - O1 Optimize never changes the multiset of live rows (package optimize).
 //   - P1 Table properties are validated and normalised when set, parsed once per
 //     snapshot into a typed value, and read from that value everywhere.
+//   - T1 Every add a commit carries for a newly written data file was written for
+//     the physical layout of the version the commit lands on (checked at commit;
+//     in test and race builds the files' Parquet footers are checked too).
 //   - D1 DML removes a file without reading it only when the Planner proves every live
 //     row matches; a deletion vector only grows (the old vector is merged into the new
 //     one); a file's vector is replaced by a remove/add pair keyed by (path, vector).

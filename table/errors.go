@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 )
 
 // Sentinel errors of package table. Errors returned by the package wrap them (or the
@@ -44,4 +45,10 @@ var (
 	// have statistics for its clustering columns). Rewriting those files (OPTIMIZE)
 	// gives them statistics.
 	ErrMissingStats = errors.New("table: files lack statistics for a clustering column")
+	// ErrLayoutChanged reports data files written for the physical layout (names,
+	// field ids, partitioning) of one version that could not be committed to the
+	// version the table had meanwhile (invariant T1): a write or DML command whose
+	// table changed its schema, column mapping or partitioning under it. Nothing was
+	// committed and the files were deleted; the error says what changed.
+	ErrLayoutChanged = tableview.ErrLayoutChanged
 )

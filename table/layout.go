@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/skiplake/skiplake/internal/health"
-	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/stats"
@@ -99,7 +98,7 @@ func (s *Snapshot) Layout(ctx context.Context, opts LayoutOptions) (*LayoutRepor
 	}
 	small := opts.SmallFileSize
 	if small == 0 {
-		small = props.TargetFileSize * 3 / 4
+		small = s.view.SmallFileSize()
 	}
 	current := ""
 	if len(cols) > 0 {
@@ -108,10 +107,9 @@ func (s *Snapshot) Layout(ctx context.Context, opts LayoutOptions) (*LayoutRepor
 	}
 	files := s.log.Files()
 	hf := make([]health.File, len(files))
-	parts := s.log.PartitionColumns()
 	for i, a := range files {
 		clustered := a.ClusteringProvider != "" || a.Tags[optimize.TagCubeID] != ""
-		hf[i] = health.File{Size: a.Size, Partition: partition.Key(parts, a.PartitionValues), Clustered: clustered,
+		hf[i] = health.File{Size: a.Size, Partition: s.view.PartitionKey(a), Clustered: clustered,
 			ClusteredByCurrent: clustered && current != "" && sameColumnsJSON(a.Tags[optimize.TagCubeColumns], cols)}
 	}
 	rep.Summary = health.Summarize(hf, small)
@@ -176,15 +174,15 @@ func (s *Snapshot) fileRanges(c string) ([]health.FileRange, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: column %q: %v", ErrInvalidArgument, c, err)
 	}
-	logical, phys, ok := walkColumn(s.logical, s.physical, path)
+	logical, phys, ok := s.view.PhysicalPath(path)
 	if !ok {
-		return nil, "", fmt.Errorf("%w: %q (columns: %s)", ErrUnknownColumn, c, fieldNames(s.logical))
+		return nil, "", fmt.Errorf("%w: %q (columns: %s)", ErrUnknownColumn, c, fieldNames(s.view.Logical()))
 	}
 	name := strings.Join(logical, ".")
 	files := s.log.Files()
 	out := make([]health.FileRange, len(files))
-	part := len(logical) == 1 && s.isPartition(logical[0])
-	parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.Properties().StringPrefixForReading()})
+	part := len(logical) == 1 && s.view.IsPartition(logical[0])
+	parser := s.view.StatsParser()
 	for i, a := range files {
 		fr := &out[i]
 		n, known := a.NumRecords()
@@ -196,7 +194,7 @@ func (s *Snapshot) fileRanges(c string) ([]health.FileRange, string, error) {
 		}
 		fr.Rows = n
 		if part {
-			pv, err := s.partitionValues(a)
+			pv, err := s.view.PartitionValues(a)
 			if err != nil {
 				return nil, "", err
 			}

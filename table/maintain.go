@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skiplake/skiplake/internal/health"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/vacuum"
@@ -235,13 +236,17 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := log.CheckWritable(snap.Protocol(), snap.Metadata()); err != nil {
+	if err := snap.CheckWritable(); err != nil {
+		return nil, err
+	}
+	view, err := tableview.New(snap)
+	if err != nil {
 		return nil, err
 	}
 	m.rep = &MaintainReport{Version: snap.Version(), FinalVersion: snap.Version(), DryRun: m.opts.DryRun}
 	// A table OPTIMIZE cannot rewrite (say, clustered by a nested column) still gets
 	// the other tasks; the rewrite tasks report the failure.
-	plan, planErr := m.planRewrite(ctx, snap)
+	plan, planErr := m.planRewrite(ctx, view)
 	if planErr != nil && ctx.Err() != nil {
 		return nil, planErr
 	}
@@ -253,7 +258,7 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.find(snap, plan, vac, cleanup)
+	m.find(view, plan, vac, cleanup)
 
 	// 1. Checkpoint when due.
 	m.checkpoint(ctx, snap, false)
@@ -284,8 +289,8 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 // planRewrite plans the OPTIMIZE run: clustering by the table's clustering columns
 // (the planner applies them), or by its last clustering run's columns and curve,
 // else compaction; Bloom backfill whenever the table has Bloom columns.
-func (m *maintenance) planRewrite(ctx context.Context, snap *log.Snapshot) (*optimize.Plan, error) {
-	o := optimize.Options{MaxBytes: m.opts.MaxBytes, BackfillBloom: len(snap.Properties().BloomFilterColumns) > 0,
+func (m *maintenance) planRewrite(ctx context.Context, view *tableview.View) (*optimize.Plan, error) {
+	o := optimize.Options{MaxBytes: m.opts.MaxBytes, BackfillBloom: len(view.Properties().BloomFilterColumns) > 0,
 		Parallelism: m.opts.Parallelism, MemoryBudget: m.opts.MemoryBudget, CommitEvery: 8, DryRun: m.opts.DryRun}
 	user := optimizeProgress(m.opts.Progress)
 	if user != nil || m.opts.MaxDuration > 0 {
@@ -301,12 +306,12 @@ func (m *maintenance) planRewrite(ctx context.Context, snap *log.Snapshot) (*opt
 			}
 		}
 	}
-	if c, err := snap.Clustering(); err != nil {
+	if c, err := view.Clustering(); err != nil {
 		return nil, err
 	} else if c == nil {
-		if cols, curve := lastClustering(snap.Files()); len(cols) > 0 {
+		if cols, curve := lastClustering(view.Log().Files()); len(cols) > 0 {
 			o.Curve, o.ClusterBy = curve, cols
-			p, err := optimize.NewPlan(ctx, snap, m.t.store, o)
+			p, err := optimize.NewPlanOn(ctx, view, m.t.store, o)
 			if err == nil {
 				return p, nil
 			}
@@ -315,7 +320,7 @@ func (m *maintenance) planRewrite(ctx context.Context, snap *log.Snapshot) (*opt
 			o.Curve, o.ClusterBy = optimize.CurveNone, nil
 		}
 	}
-	return optimize.NewPlan(ctx, snap, m.t.store, o)
+	return optimize.NewPlanOn(ctx, view, m.t.store, o)
 }
 
 // lastClustering returns the columns and curve of the most recent clustering run
@@ -339,8 +344,8 @@ func lastClustering(files []*log.Add) ([]string, optimize.Curve) {
 }
 
 // find fills the report's findings.
-func (m *maintenance) find(snap *log.Snapshot, plan *optimize.Plan, vac *vacuum.Result, cleanup *log.LogCleanup) {
-	props := snap.Properties()
+func (m *maintenance) find(view *tableview.View, plan *optimize.Plan, vac *vacuum.Result, cleanup *log.LogCleanup) {
+	snap, props := view.Log(), view.Properties()
 	f := &m.rep.Found
 	hf := make([]health.File, len(snap.Files()))
 	for i, a := range snap.Files() {
@@ -350,7 +355,7 @@ func (m *maintenance) find(snap *log.Snapshot, plan *optimize.Plan, vac *vacuum.
 			f.UnclusteredBytes += a.Size
 		}
 	}
-	sum := health.Summarize(hf, props.TargetFileSize*3/4)
+	sum := health.Summarize(hf, view.SmallFileSize())
 	f.Files, f.Bytes, f.SmallFiles, f.SmallBytes = sum.Files, sum.Bytes, sum.SmallFiles, sum.SmallBytes
 	if plan != nil {
 		f.ClusteringColumns = plan.ClusterBy

@@ -218,11 +218,11 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	}
 	keyNames, keyTypes := make([]string, len(opts.On)), make([]arrow.DataType, len(opts.On))
 	for i, k := range opts.On {
-		j := fieldIndexFold(snap.logical, k)
+		j := fieldIndexFold(snap.view.Logical(), k)
 		if j < 0 {
-			return nil, fmt.Errorf("%w: MERGE key %q (columns: %s)", ErrUnknownColumn, k, fieldNames(snap.logical))
+			return nil, fmt.Errorf("%w: MERGE key %q (columns: %s)", ErrUnknownColumn, k, fieldNames(snap.view.Logical()))
 		}
-		f := snap.logical.Field(j)
+		f := snap.view.Logical().Field(j)
 		if err := checkKeyType(f.Name, f.Type); err != nil {
 			return nil, err
 		}
@@ -340,7 +340,7 @@ type merger struct {
 func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []string) (*merger, error) {
 	snap := a.snap
 	m := &merger{a: a, opts: opts, src: src, keyNames: keyNames}
-	for _, f := range snap.logical.Fields() {
+	for _, f := range snap.view.Logical().Fields() {
 		for _, alias := range []string{opts.SourceAlias, opts.TargetAlias} {
 			if strings.EqualFold(f.Name, alias) {
 				return nil, fmt.Errorf("%w: MERGE: table column %q has the name of the alias %q; choose another alias", ErrInvalidArgument, f.Name, alias)
@@ -358,7 +358,7 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 	}
 	m.needSourceRow = m.needSourceRow || len(opts.WhenNotMatched) > 0
 	if m.needSourceRow {
-		for _, f := range snap.logical.Fields() {
+		for _, f := range snap.view.Logical().Fields() {
 			if fieldIndexFold(src.schema, f.Name) < 0 {
 				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which UPDATE SET * and INSERT * take from it (source columns: %s)", ErrSchemaMismatch, f.Name, fieldNames(src.schema))
 			}
@@ -366,15 +366,15 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 	}
 	want := map[int]bool{}
 	for _, k := range keyNames {
-		want[fieldIndexFold(snap.logical, k)] = true
+		want[fieldIndexFold(snap.view.Logical(), k)] = true
 	}
 	if needAll {
-		for i := range snap.logical.Fields() {
+		for i := range snap.view.Logical().Fields() {
 			want[i] = true
 		}
 	} else {
 		// Bind against every column to learn which the conditions use.
-		full := m.scopeSchema(snap.logical, true, true)
+		full := m.scopeSchema(snap.view.Logical(), true, true)
 		for _, c := range append(append([]MergeClause(nil), opts.WhenMatched...), opts.WhenNotMatchedBySource...) {
 			if strings.TrimSpace(c.Condition) == "" {
 				continue
@@ -385,16 +385,16 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 			}
 			for _, col := range b.Columns() {
 				i := col.FieldIndices[0]
-				if i < snap.logical.NumFields() {
+				if i < snap.view.Logical().NumFields() {
 					want[i] = true
-				} else if i == snap.logical.NumFields() && len(col.FieldIndices) > 1 {
+				} else if i == snap.view.Logical().NumFields() && len(col.FieldIndices) > 1 {
 					want[col.FieldIndices[1]] = true // target.<col>
 				}
 			}
 		}
 	}
 	var fields []arrow.Field
-	for i, f := range snap.logical.Fields() {
+	for i, f := range snap.view.Logical().Fields() {
 		if want[i] {
 			m.readCols = append(m.readCols, f.Name)
 			fields = append(fields, f)
@@ -949,7 +949,7 @@ func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) 
 // from the source column of the same name, converted as an append converts (NOT NULL
 // columns checked). The caller releases the result.
 func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
-	logical := m.a.snap.logical
+	logical := m.a.snap.view.Logical()
 	rows, err := takeRows(ctx, p.src, idx, m.a.mem)
 	if err != nil {
 		return nil, err
@@ -964,7 +964,7 @@ func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32) (arr
 	}
 	proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows.NumRows())
 	defer proj.Release()
-	out, err := newConformer(logical, m.a.snap.delta, m.a.mem).conform(ctx, proj)
+	out, err := newConformer(logical, m.a.snap.view.Delta(), m.a.mem).conform(ctx, proj)
 	if err != nil {
 		return nil, fmt.Errorf("table: MERGE source row: %w", err)
 	}
@@ -985,7 +985,7 @@ func (m *merger) applySet(ctx context.Context, set *expr.BoundAssignments, scope
 		return nil, fmt.Errorf("table: MERGE SET: %w", err)
 	}
 	defer out.Release()
-	logical := m.a.snap.logical
+	logical := m.a.snap.view.Logical()
 	cols := make([]arrow.Array, logical.NumFields())
 	for i := range cols {
 		cols[i] = out.Column(i)

@@ -125,7 +125,7 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 		o.PartitionFilter = filter
 	}
 	o.Progress = optimizeProgress(opts.Progress)
-	plan, err := optimize.NewPlan(ctx, snap.log, t.store, o)
+	plan, err := optimize.NewPlanOn(ctx, snap.view, t.store, o)
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +151,12 @@ func partitionFilter(snap *Snapshot, where string) (func(map[string]value.Value)
 	if err != nil {
 		return nil, err
 	}
-	b, err := expr.Bind(e, snap.logical)
+	b, err := expr.Bind(e, snap.view.Logical())
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range b.Columns() {
-		if len(c.Path) != 1 || !snap.isPartition(c.Path[0]) {
+		if len(c.Path) != 1 || !snap.view.IsPartition(c.Path[0]) {
 			return nil, fmt.Errorf("%w: Where (CLI --where) may use partition columns only (%s); %q is not one", ErrInvalidArgument, joinOr(snap.log.PartitionColumns()), c.Name())
 		}
 	}

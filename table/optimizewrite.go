@@ -45,10 +45,10 @@ type sortBuffer struct {
 // newSortBuffers returns the buffers of an optimized write on a clustered table
 // with clustering columns, or nil when the write is not one.
 func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64) *sortBuffers {
-	if !snap.log.Properties().OptimizeWrite {
+	if !snap.view.Properties().OptimizeWrite {
 		return nil
 	}
-	c, err := snap.log.Clustering()
+	c, err := snap.view.Clustering()
 	if err != nil || c == nil || len(c.Columns) == 0 {
 		return nil
 	}

@@ -1,17 +1,13 @@
 package table
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/bloom"
-	"github.com/skiplake/skiplake/internal/partition"
-	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/skipping"
-	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/value"
 )
 
@@ -31,7 +27,7 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 	m := &s.fm
 	m.once.Do(func() {
 		files := s.log.Files()
-		parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.log.Properties().StringPrefixForReading()})
+		parser := s.view.StatsParser()
 		pf := make([]skipping.PlanFile, len(files))
 		m.parts = make([]map[string]value.Value, len(files))
 		for i, a := range files {
@@ -42,7 +38,7 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 				}
 				// Unparseable statistics mean "might match" (S1), not a failed read.
 			}
-			pv, err := s.partitionValues(a)
+			pv, err := s.view.PartitionValues(a)
 			if err != nil {
 				m.err = err
 				return
@@ -50,8 +46,8 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 			m.parts[i] = pv
 			pf[i].PartitionValues = pv
 		}
-		m.mapper = pathMapper(s.logical, s.physical)
-		m.planner = skipping.NewPlanner(pf, s.physical, skipping.PlannerOptions{
+		m.mapper = pathMapper(s.view)
+		m.planner = skipping.NewPlanner(pf, s.view.Physical(), skipping.PlannerOptions{
 			Partitioned: len(s.log.PartitionColumns()) > 0,
 			Mapper:      m.mapper,
 			Bloom:       bloom.NewCache(s.store.Get, bloom.CacheOptions{}),
@@ -60,30 +56,10 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 	return m, m.err
 }
 
-// partitionValues types a file's partition values by the schema (keys are physical names).
-func (s *Snapshot) partitionValues(a *log.Add) (map[string]value.Value, error) {
-	if len(s.log.PartitionColumns()) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]value.Value, len(s.log.PartitionColumns()))
-	for i, f := range s.logical.Fields() {
-		if !s.isPartition(f.Name) {
-			continue
-		}
-		phys := s.physicalName(i)
-		raw, isNull := a.PartitionValue(phys)
-		v, err := partition.Parse(raw, !isNull, f.Type)
-		if err != nil {
-			return nil, fmt.Errorf("table: version %d: file %s: partition column %q value %q: %w", s.Version(), a.Path, f.Name, raw, err)
-		}
-		out[phys] = v
-	}
-	return out, nil
-}
-
 // pathMapper translates logical column paths to physical ones by walking the two
 // schemas (which have the same shape; only names differ under column mapping).
-func pathMapper(logical, physical *arrow.Schema) skipping.PathMapper {
+func pathMapper(v *tableview.View) skipping.PathMapper {
+	logical, physical := v.Logical(), v.Physical()
 	same := true
 	for i := range logical.Fields() {
 		if logical.Field(i).Name != physical.Field(i).Name {
@@ -94,36 +70,9 @@ func pathMapper(logical, physical *arrow.Schema) skipping.PathMapper {
 		return nil
 	}
 	return func(path []string) ([]string, bool) {
-		_, out, ok := walkColumn(logical, physical, path)
+		_, out, ok := v.PhysicalPath(path)
 		return out, ok
 	}
-}
-
-// walkColumn finds a column path in logical (each name exactly, else
-// case-insensitively) and returns its logical spelling and its physical path.
-func walkColumn(logical, physical *arrow.Schema, path []string) (lp, pp []string, ok bool) {
-	lf, pf := logical.Fields(), physical.Fields()
-	for _, name := range path {
-		idx := -1
-		for i, f := range lf {
-			if f.Name == name || (idx < 0 && strings.EqualFold(f.Name, name)) {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			return nil, nil, false
-		}
-		lp = append(lp, lf[idx].Name)
-		pp = append(pp, pf[idx].Name)
-		ls, ok1 := lf[idx].Type.(*arrow.StructType)
-		ps, ok2 := pf[idx].Type.(*arrow.StructType)
-		if ok1 && ok2 {
-			lf, pf = ls.Fields(), ps.Fields()
-		} else {
-			lf, pf = nil, nil
-		}
-	}
-	return lp, pp, true
 }
 
 func hasNested(fields []arrow.Field) bool {

@@ -79,7 +79,7 @@ func (t *Table) Restore(ctx context.Context, ref Ref, opts RestoreOptions) (*Res
 		return nil, fmt.Errorf("%w: version to restore (%d) must be older than the latest version (%d)", ErrInvalidArgument, target.Version(), latest.Version())
 	}
 	ls, ts := latest.log, target.log
-	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+	if err := ls.CheckWritable(); err != nil {
 		return nil, err
 	}
 	res := &RestoreResult{Version: -1, RestoredVersion: ts.Version(), ReadVersion: ls.Version(), DryRun: opts.DryRun, FilesAfter: ts.NumFiles()}

@@ -190,7 +190,7 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 			}
 			pred = p
 		}
-		b, err := expr.Bind(pred, s.logical)
+		b, err := expr.Bind(pred, s.view.Logical())
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +218,7 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 // project resolves the requested columns (none: every column, unless countOnly,
 // which returns no column) and the filter into a projection.
 func (s *Scan) project(columns []string, countOnly bool) (*projection, error) {
-	logical := s.snap.logical
+	logical := s.snap.view.Logical()
 	p := &projection{}
 	var outTable []int // output column -> table field index
 	switch {
@@ -260,11 +260,11 @@ func (s *Scan) project(columns []string, countOnly bool) (*projection, error) {
 		}
 		f := logical.Field(i)
 		oc := outColumn{field: f}
-		if s.snap.isPartition(f.Name) {
+		if s.snap.view.IsPartition(f.Name) {
 			oc.partition = true
-			oc.physical = s.snap.physicalName(i)
+			oc.physical = s.snap.view.Physical().Field(i).Name
 		} else {
-			wantFields = append(wantFields, s.snap.schema.Field(i))
+			wantFields = append(wantFields, s.snap.view.ReadSchema().Field(i))
 		}
 		pos[i] = len(readFields)
 		p.outCols = append(p.outCols, oc)

@@ -3,11 +3,11 @@ package table
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -48,18 +48,16 @@ func (r Ref) String() string {
 	return "latest version"
 }
 
-// Snapshot is one version of a table, with its schema converted to Arrow. It is
-// immutable and safe for concurrent use.
+// Snapshot is one version of a table, resolved once into its view (package
+// tableview: schemas, column mapping, partition and clustering columns, writer
+// settings) that every operation on it reads. It is immutable and safe for
+// concurrent use.
 type Snapshot struct {
-	log      *log.Snapshot
-	delta    *log.StructType
-	schema   *arrow.Schema // logical names, with column-mapping metadata for the reader
-	logical  *arrow.Schema // logical names, no metadata (what scans return)
-	physical *arrow.Schema // physical names (what stats are keyed by)
-	mapping  log.ColumnMapping
-	store    storage.Storage // where the data files are
-	fm       fileMeta        // typed stats, partition values and skipping index, built on first use
-	filters  *filterHook     // the table's ObserveFilters callbacks (nil: none)
+	log     *log.Snapshot
+	view    *tableview.View
+	store   storage.Storage // where the data files are
+	fm      fileMeta        // typed stats, partition values and skipping index, built on first use
+	filters *filterHook     // the table's ObserveFilters callbacks (nil: none)
 	// loadRequests counts the requests loading the snapshot made (nil: the storage
 	// does not count them); every ScanReport of the snapshot carries it.
 	loadRequests *storage.RequestCounts
@@ -96,28 +94,13 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 	return s, nil
 }
 
+// newSnapshot resolves ls into its view (validated there: L4 and the schema).
 func newSnapshot(store storage.Storage, ls *log.Snapshot) (*Snapshot, error) {
-	if err := log.CheckReadable(ls.Protocol()); err != nil {
-		return nil, err
-	}
-	ds, err := ls.Schema()
+	v, err := tableview.New(ls)
 	if err != nil {
 		return nil, err
 	}
-	mode := ls.Properties().ColumnMappingMode
-	schema, err := log.ToArrow(ds, log.ArrowOptions{FieldIDs: mode == log.ColumnMappingID, MappingMetadata: mode != log.ColumnMappingNone})
-	if err != nil {
-		return nil, fmt.Errorf("table: version %d: %w", ls.Version(), err)
-	}
-	logical, err := log.ToArrow(ds, log.ArrowOptions{})
-	if err != nil {
-		return nil, err
-	}
-	physical, err := log.ToArrow(ds, log.ArrowOptions{PhysicalNames: mode != log.ColumnMappingNone})
-	if err != nil {
-		return nil, err
-	}
-	return &Snapshot{log: ls, delta: ds, schema: schema, logical: logical, physical: physical, mapping: mode, store: store}, nil
+	return &Snapshot{log: ls, view: v, store: store}, nil
 }
 
 // Version is the snapshot's table version.
@@ -127,35 +110,22 @@ func (s *Snapshot) Version() int64 { return s.log.Version() }
 func (s *Snapshot) Timestamp() time.Time { return s.log.Timestamp() }
 
 // Schema is the table's Arrow schema (logical column names), as scans return it.
-func (s *Snapshot) Schema() *arrow.Schema { return s.logical }
+func (s *Snapshot) Schema() *arrow.Schema { return s.view.Logical() }
 
 // DeltaSchema is the table's Delta schema.
-func (s *Snapshot) DeltaSchema() *log.StructType { return s.delta }
+func (s *Snapshot) DeltaSchema() *log.StructType { return s.view.Delta() }
 
 // PartitionColumns are the partition columns, in order.
 func (s *Snapshot) PartitionColumns() []string { return s.log.PartitionColumns() }
 
 // Properties returns the table properties parsed into typed values (shared; do not
 // modify). Every property skiplake interprets is read from it (P1).
-func (s *Snapshot) Properties() *log.TableProperties { return s.log.Properties() }
+func (s *Snapshot) Properties() *log.TableProperties { return s.view.Properties() }
 
 // Configuration returns a copy of the raw table properties (metaData.configuration).
 func (s *Snapshot) Configuration() map[string]string {
-	return s.log.Properties().Configuration()
+	return s.view.Properties().Configuration()
 }
 
 // Log returns the underlying log snapshot (live add actions, protocol, metadata).
 func (s *Snapshot) Log() *log.Snapshot { return s.log }
-
-// isPartition reports whether name (logical, case-insensitive) is a partition column.
-func (s *Snapshot) isPartition(name string) bool {
-	for _, p := range s.log.PartitionColumns() {
-		if strings.EqualFold(p, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// physicalName returns the physical name of top-level field i.
-func (s *Snapshot) physicalName(i int) string { return s.physical.Field(i).Name }

@@ -470,7 +470,7 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	p := ls.Protocol()
 	d := &Description{
 		Version: ls.Version(), Timestamp: ls.Timestamp(), ID: md.ID, Name: md.Name, Description: md.Description,
-		Schema: snap.schema, SchemaString: md.SchemaString, PartitionColumns: append([]string{}, md.PartitionColumns...),
+		Schema: snap.view.ReadSchema(), SchemaString: md.SchemaString, PartitionColumns: append([]string{}, md.PartitionColumns...),
 		Properties: map[string]string{}, MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
 		ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures, NumFiles: ls.NumFiles(),
 	}

@@ -49,11 +49,11 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 	}
 	var predicates []string
 	return t.runDML(ctx, "UPDATE", opts, true, func(ctx context.Context, a *dmlAttempt) error {
-		bound, err := expr.BindAssignments(set, a.snap.logical)
+		bound, err := expr.BindAssignments(set, a.snap.view.Logical())
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
-		sc, err := a.findScan(ctx, pred, fieldNamesOf(a.snap.logical))
+		sc, err := a.findScan(ctx, pred, fieldNamesOf(a.snap.view.Logical()))
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,10 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/internal/partition"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -159,7 +158,11 @@ func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schem
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := sameTable(snap, md); err != nil {
+		mine, err := newSnapshot(store, t.log.NewTableSnapshot(md, nt.proto, nt.domains...))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := sameData(mine.view, snap.view); err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", ErrTableExists, err)
 		}
 		res, err := t.writeOn(ctx, snap, rdr, wopts)
@@ -201,36 +204,24 @@ func CreateWritePath(ctx context.Context, dir string, schema *arrow.Schema, copt
 	return t, res, err
 }
 
-// sameTable reports (as an error saying how) whether the table of snap differs from a
-// new table with metadata md in what its data files depend on: the schema and the
-// partition columns.
-func sameTable(snap *Snapshot, md log.Metadata) error {
-	ds, err := log.ParseSchema(md.SchemaString)
-	if err != nil {
-		return err
+// sameData reports (as an error saying how) whether rows conformed to the table of
+// view a cannot be written to the table of view b unchanged: their logical schemas
+// (names, order, types, nullability) or partition columns differ.
+func sameData(a, b *tableview.View) error {
+	if !a.Logical().Equal(b.Logical()) {
+		return fmt.Errorf("the table has schema %s, the data %s", b.Logical(), a.Logical())
 	}
-	want, err := log.ToArrow(ds, log.ArrowOptions{})
-	if err != nil {
-		return err
-	}
-	if !snap.logical.Equal(want) {
-		return fmt.Errorf("the table has schema %s, the data %s", snap.logical, want)
-	}
-	have := snap.PartitionColumns()
-	same := len(have) == len(md.PartitionColumns)
-	for i := 0; same && i < len(have); i++ {
-		same = strings.EqualFold(have[i], md.PartitionColumns[i])
-	}
-	if !same {
-		return fmt.Errorf("the table is partitioned by %v, the data by %v", have, md.PartitionColumns)
+	if d := tableview.Compare(a, b); d.Has(tableview.DiffPartitioning) {
+		return fmt.Errorf("the table is partitioned by %v, the data by %v", b.Metadata().PartitionColumns, a.Metadata().PartitionColumns)
 	}
 	return nil
 }
 
 // writeOn writes rdr's rows as files for the table state snap and commits them. snap
 // may be a table that does not exist yet (log.NewTableSnapshot): the commit then
-// creates it, and when another writer created the table meanwhile the files are
-// committed to that table if it matches (see CreateWrite).
+// creates it, and when another writer created the table meanwhile the rows are
+// committed to that table if it matches (see CreateWrite): the files as they are when
+// its layout is snap's, else rewritten for its layout (invariant T1).
 func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
 	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
 		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
@@ -250,10 +241,19 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		w.cleanup()
 		return nil, err
 	}
-	res, err := t.commitWrite(ctx, snap, adds, rows, opts)
+	res, err := t.commitWrite(ctx, snap, w, adds, rows, opts)
 	var ce *log.ConflictError
 	if err != nil && snap.Version() < 0 && errors.As(err, &ce) && ce.Version == 0 {
-		res, err = t.commitToWinner(ctx, snap, adds, rows, opts)
+		var kept *fileSetWriter
+		res, kept, err = t.commitToWinner(ctx, snap, w, rows, opts)
+		if kept != nil && kept != w {
+			// The rows were rewritten for the winner's layout: the commit, if any,
+			// references kept's files, and this writer's own are not referenced.
+			w.cleanup()
+			w = kept
+		}
+	} else if err != nil {
+		err = t.explainConflict(ctx, snap, err)
 	}
 	if err != nil {
 		if !errors.Is(err, log.ErrCommitUnknown) {
@@ -265,15 +265,34 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		w.cleanup()
 		return res, nil
 	}
-	res.AutoCompact = t.autoCompactAfter(ctx, snap.log.Properties(), adds)
+	res.AutoCompact = t.autoCompactAfter(ctx, snap.view.Properties(), w.out.Adds())
 	return res, nil
+}
+
+// explainConflict turns a commit that lost to a winner changing the table's metaData
+// or protocol into an error that also says how the table's layout changed under the
+// writer (invariant T1: the files it wrote were written for snap's layout and are
+// not committed); other errors, and changes that leave the layout as it was, are
+// returned as they are.
+func (t *Table) explainConflict(ctx context.Context, snap *Snapshot, err error) error {
+	if !errors.Is(err, log.ErrMetadataChanged) && !errors.Is(err, log.ErrProtocolChanged) {
+		return err
+	}
+	latest, lerr := t.Snapshot(ctx, Latest())
+	if lerr != nil {
+		return err
+	}
+	if lerr := tableview.CheckLayout(snap.view, latest.view); lerr != nil {
+		return fmt.Errorf("table: nothing was committed: %w: %w", lerr, err)
+	}
+	return err
 }
 
 // checkWrite checks that snap's table can take the write, and reports whether an
 // idempotent write (opts.AppID) is already committed and must be skipped.
 func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 	ls := snap.log
-	if err := log.CheckWritable(ls.Protocol(), ls.Metadata()); err != nil {
+	if err := snap.view.CheckWritable(); err != nil {
 		return false, err
 	}
 	if opts.AppID != "" {
@@ -281,7 +300,7 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 			return true, nil
 		}
 	}
-	props := ls.Properties()
+	props := snap.view.Properties()
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return false, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
 	}
@@ -291,31 +310,55 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 	return false, nil
 }
 
-// commitToWinner commits the files a table's first write produced (for the new table
-// mine) to the table another writer created meanwhile, when it matches: the loser of a
-// race to create a table simply appends.
-func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+// commitToWinner commits the rows a table's first write produced (w's files, for the
+// new table mine) to the table another writer created meanwhile, when it matches:
+// the loser of a race to create a table appends. When the winner's layout differs
+// from mine's — column mapping gives each creator physical names of its own — the
+// files are rewritten for the winner's layout first (rewriteFor); the returned
+// writer is the one whose files the commit references (w, or the rewrite's, also
+// when that commit failed: the caller deletes them unless its outcome is unknown).
+func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWriter, rows int64, opts WriteOptions) (*WriteResult, *fileSetWriter, error) {
 	win, err := t.Snapshot(ctx, Latest())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := sameTable(win, mine.log.Metadata()); err != nil {
-		return nil, fmt.Errorf("%w: another writer created it meanwhile, and %v", ErrTableExists, err)
+	if err := sameData(mine.view, win.view); err != nil {
+		return nil, nil, fmt.Errorf("%w: another writer created it meanwhile, and %v", ErrTableExists, err)
 	}
 	if opts.Mode == Overwrite {
-		return nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
+		return nil, nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
 	}
 	skip, err := checkWrite(win, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if skip {
-		return &WriteResult{Version: -1, Skipped: true}, nil
+		return &WriteResult{Version: -1, Skipped: true}, nil, nil
 	}
-	return t.commitWrite(ctx, win, adds, rows, opts)
+	if tableview.CheckLayout(mine.view, win.view) == nil {
+		res, err := t.commitWrite(ctx, win, w, w.out.Adds(), rows, opts)
+		if err != nil {
+			err = t.explainConflict(ctx, win, err)
+		}
+		return res, w, err
+	}
+	rw, adds, err := t.rewriteFor(ctx, win, mine, w.out.Adds(), opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := t.commitWrite(ctx, win, rw, adds, rows, opts)
+	if err != nil {
+		err = t.explainConflict(ctx, win, err)
+	}
+	return res, rw, err
 }
 
-func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+// commitWrite commits the adds w wrote (for w's snapshot) to the table state snap,
+// after checking invariant T1: the files were written for snap's layout.
+func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWriter, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+	if err := tableview.CheckCommit(ctx, t.store, w.snap.view, snap.view, adds); err != nil {
+		return nil, err
+	}
 	ls := snap.log
 	txn := ls.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
 	txn.Add(adds...)
@@ -392,82 +435,34 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	props := snap.log.Properties()
-	target := opts.TargetFileSize
-	if target == 0 {
-		target = props.TargetFileSize
+	v := snap.view
+	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, dataIdx: v.DataIndices(), fileSch: v.DataSchema(),
+		conf: newConformer(v.Logical(), v.Delta(), mem), rollers: map[string]*datafile.Roller{}}
+	for _, p := range v.Partitions() { // in the log's order
+		w.partIdx = append(w.partIdx, p.Index)
 	}
-	w := &fileSetWriter{snap: snap, opts: opts, mem: mem,
-		conf: newConformer(snap.logical, snap.delta, mem), rollers: map[string]*datafile.Roller{}}
-	var dataFields []arrow.Field
-	for i, f := range snap.logical.Fields() {
-		if snap.isPartition(f.Name) {
-			w.partIdx = append(w.partIdx, i)
-		} else {
-			w.dataIdx = append(w.dataIdx, i)
-			dataFields = append(dataFields, f)
-		}
-	}
-	// Keep partition columns in the log's order.
-	sort.SliceStable(w.partIdx, func(a, b int) bool {
-		return partPos(snap, snap.logical.Field(w.partIdx[a]).Name) < partPos(snap, snap.logical.Field(w.partIdx[b]).Name)
-	})
-	w.fileSch = arrow.NewSchema(dataFields, nil)
-	cols, err := bloom.ResolveColumns(w.fileSch, props.BloomFilterColumns)
-	if err != nil {
-		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropBloomFilterColumns, err)
-	}
-	codec, err := datafile.ParseCodec(props.ParquetCompressionCodec)
-	if err != nil {
-		return nil, fmt.Errorf("%w: table property %s: %w", ErrInvalidArgument, log.PropParquetCompressionCodec, err)
-	}
-	w.out, err = datafile.NewOutput(t.store, datafile.Spec{
-		Codec:          codec,
-		Schema:         w.fileSch,
-		Mapping:        snap.mapping,
-		Delta:          snap.delta,
-		TargetFileSize: target,
-		RowGroupBytes:  rowGroupBytes(target, opts.rowGroupBytes),
-		Stats:          snap.log.StatsConfig(),
-		BloomColumns:   cols,
-		BloomFPP:       props.BloomFilterFPP,
-		DataChange:     true,
-		Parallelism:    opts.Parallelism,
-		Allocator:      mem,
-	})
+	spec, err := v.FileSpec(tableview.FileOptions{TargetFileSize: opts.TargetFileSize, RowGroupLimit: opts.rowGroupBytes,
+		DataChange: true, Parallelism: opts.Parallelism, Allocator: mem})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	w.sorter = newSortBuffers(snap, w.fileSch, target)
+	if w.out, err = datafile.NewOutput(t.store, spec); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	w.sorter = newSortBuffers(snap, w.fileSch, spec.TargetFileSize)
 	return w, nil
-}
-
-// rowGroupBytes is the row-group size of files of target bytes under a cap (0: no
-// cap): datafile.RowGroupTarget(target), at most limit.
-func rowGroupBytes(target, limit int64) int64 {
-	rg := datafile.RowGroupTarget(target)
-	if target <= 0 {
-		rg = datafile.RowGroupTarget(datafile.DefaultTargetFileSize)
-	}
-	if limit > 0 {
-		rg = min(rg, limit)
-	}
-	return rg
-}
-
-func partPos(s *Snapshot, name string) int {
-	for i, p := range s.log.PartitionColumns() {
-		if strings.EqualFold(p, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // run consumes rdr and returns the add actions of every file written (with the
 // Bloom index, if any, stored and referenced by their tags).
 func (w *fileSetWriter) run(ctx context.Context, rdr array.RecordReader) ([]*log.Add, int64, error) {
-	err := w.consume(ctx, rdr)
+	return w.finish(ctx, w.consume(ctx, rdr))
+}
+
+// finish ends a run whose rows were delivered (err: how delivering them failed):
+// the sort buffers are flushed, every open file closed and the Bloom index stored;
+// on failure everything open is aborted.
+func (w *fileSetWriter) finish(ctx context.Context, err error) ([]*log.Add, int64, error) {
 	if err == nil && w.sorter != nil {
 		err = w.sorter.flushAll(ctx, w)
 	}
@@ -559,19 +554,17 @@ func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error 
 		values := map[string]*string{}
 		var names, strs []string
 		var nulls []bool
-		for _, pi := range w.partIdx {
-			f := rec.Schema().Field(pi)
-			v, _ := valueAt(rec.Column(pi), first)
-			deltaType := w.snap.delta.Fields[pi].Type.TypeName()
-			s, isNull, err := partition.Format(v, deltaType)
+		for _, pc := range w.snap.view.Partitions() {
+			v, _ := valueAt(rec.Column(pc.Index), first)
+			s, isNull, err := partition.Format(v, pc.DeltaType)
 			if err != nil {
-				return fmt.Errorf("table: partition column %q: %w", f.Name, err)
+				return fmt.Errorf("table: partition column %q: %w", pc.Name, err)
 			}
-			d, _, err := partition.DirValue(v, deltaType)
+			d, _, err := partition.DirValue(v, pc.DeltaType)
 			if err != nil {
-				return fmt.Errorf("table: partition column %q: %w", f.Name, err)
+				return fmt.Errorf("table: partition column %q: %w", pc.Name, err)
 			}
-			name := w.snap.physicalName(pi)
+			name := pc.Physical
 			if isNull {
 				values[name] = nil
 			} else {

@@ -47,6 +47,28 @@ func childCLI(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// runConcurrently runs one CLI child process per argument list, all at once, and
+// requires every one to succeed.
+func runConcurrently(t *testing.T, args [][]string) {
+	t.Helper()
+	cmds := make([]*exec.Cmd, len(args))
+	outs := make([]*bytes.Buffer, len(args))
+	for i, a := range args {
+		cmds[i] = childCLI(t, a...)
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
+	}
+	var wg sync.WaitGroup
+	for i := range cmds {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = cmds[i].Run() }()
+	}
+	wg.Wait()
+	for i := range cmds {
+		require.Equal(t, 0, cmds[i].ProcessState.ExitCode(), "process %d: %s", i, outs[i])
+	}
+}
+
 // Item 11 with processes: first appends racing to create the same table, each its
 // own process, all succeed and every row lands once.
 func TestConcurrentFirstAppendsProcesses(t *testing.T) {
@@ -56,23 +78,12 @@ func TestConcurrentFirstAppendsProcesses(t *testing.T) {
 	dir := t.TempDir()
 	tbl := filepath.Join(dir, "t")
 	const n = 6
-	cmds := make([]*exec.Cmd, n)
-	outs := make([]*bytes.Buffer, n)
+	args := make([][]string, n)
 	for i := range n {
 		in := writeText(t, filepath.Join(dir, "in", fmt.Sprintf("%d.jsonl", i)), fmt.Sprintf(`{"id":%d}`+"\n"+`{"id":%d}`+"\n", 2*i, 2*i+1))
-		cmds[i] = childCLI(t, "append", tbl, in)
-		outs[i] = &bytes.Buffer{}
-		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
+		args[i] = []string{"append", tbl, in}
 	}
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = cmds[i].Run() }()
-	}
-	wg.Wait()
-	for i := range n {
-		require.Equal(t, 0, cmds[i].ProcessState.ExitCode(), "process %d: %s", i, outs[i])
-	}
+	runConcurrently(t, args)
 	require.Len(t, scanCSV(t, tbl), 2*n+1)
 	require.EqualValues(t, n-1, latestVersion(t, tbl))
 }

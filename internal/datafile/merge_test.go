@@ -734,7 +734,7 @@ func TestStitchMergesColumnMappedFiles(t *testing.T) {
 	logical := mustArrow(t, ds, false, false)
 	mem := checkedMem(t)
 	store := storage.NewMemory()
-	spec := Spec{Schema: logical, Mapping: log.ColumnMappingID, Delta: ds, Allocator: mem, RowGroupBytes: 16 << 10}
+	spec := Spec{Schema: logical, FileSchema: mappedFileSchema(t, ds, log.ColumnMappingID), Allocator: mem, RowGroupBytes: 16 << 10}
 	src, err := NewOutput(store, spec)
 	require.NoError(t, err)
 	sources, want := mappedSources(t, mem, logical, src)

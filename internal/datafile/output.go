@@ -44,14 +44,13 @@ type Spec struct {
 	// Schema is the Arrow schema of the batches written: the table's data columns
 	// (partition columns left out), logical names, in table order. Required.
 	Schema *arrow.Schema
-	// Mapping is the table's column mapping mode (default none). With name or id,
-	// files are written with the physical names Delta assigns and each column's
-	// delta.columnMapping.id as its Parquet field id (PROTOCOL.md "Writer
-	// Requirements for Column Mapping": in either mode), statistics and Bloom filters
-	// are keyed by physical names, and Delta must be set.
-	Mapping log.ColumnMapping
-	// Delta is the table's Delta schema (required with column mapping).
-	Delta *log.StructType
+	// FileSchema is Schema as the files store it (default Schema): the same fields,
+	// in the same order and of the same types, under the names the files use — under
+	// column mapping the physical names, with the field ids as Parquet field ids
+	// (PARQUET:field_id metadata). Statistics and Bloom filters are keyed by its
+	// names. The table's resolved view (package tableview) supplies it; this package
+	// never maps names itself.
+	FileSchema *arrow.Schema
 	// TargetFileSize is the size at which Roller closes a file (default
 	// DefaultTargetFileSize). Files end within a few percent above it, the last file
 	// of a roll holding the remainder.
@@ -59,8 +58,7 @@ type Spec struct {
 	// RowGroupBytes is the compressed row-group size (default
 	// RowGroupTarget(TargetFileSize)).
 	RowGroupBytes int64
-	// Stats selects the columns that get Delta statistics; its StatsColumns are
-	// logical names (translated to physical ones under column mapping).
+	// Stats selects the columns that get Delta statistics, by FileSchema's names.
 	Stats stats.Config
 	// BloomColumns are data columns (Schema spelling) that get a Bloom filter per
 	// file in skiplake's index and a split-block filter per row group in the Parquet
@@ -84,10 +82,6 @@ type Spec struct {
 	Allocator memory.Allocator
 	// Now is the clock of the add actions' modificationTime (default time.Now).
 	Now func() time.Time
-	// Hidden is how many fields at the end of Schema are not table columns (the
-	// materialized row tracking columns OPTIMIZE carries): under column mapping they
-	// are written under their own names, which the table schema does not map.
-	Hidden int
 }
 
 // FileOptions says where a file goes, what its add action carries besides
@@ -161,14 +155,8 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 	if spec.BloomFPP != 0 && !(spec.BloomFPP >= bloom.MinFPP && spec.BloomFPP <= bloom.MaxFPP) {
 		errs = append(errs, fmt.Errorf("%w: BloomFPP %v not in [%g, %g]", ErrInvalidArgument, spec.BloomFPP, bloom.MinFPP, bloom.MaxFPP))
 	}
-	switch spec.Mapping {
-	case "", log.ColumnMappingNone:
-	case log.ColumnMappingName, log.ColumnMappingID:
-		if spec.Delta == nil {
-			errs = append(errs, fmt.Errorf("%w: column mapping %q needs the Delta schema", ErrInvalidArgument, spec.Mapping))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("%w: unknown column mapping mode %q", ErrInvalidArgument, spec.Mapping))
+	if err := checkFileSchema(spec.Schema, spec.FileSchema); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -189,12 +177,8 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 		spec.Now = time.Now
 	}
 	o := &Output{store: store, spec: spec, file: spec.Schema}
-	if spec.Mapping == log.ColumnMappingName || spec.Mapping == log.ColumnMappingID {
-		fs, err := physicalSchema(spec.Schema, spec.Delta, spec.Hidden)
-		if err != nil {
-			return nil, err
-		}
-		o.file = fs
+	if spec.FileSchema != nil {
+		o.file = spec.FileSchema
 	}
 	for _, f := range o.file.Fields() {
 		o.pcols = append(o.pcols, f.Name)
@@ -211,13 +195,6 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 		}
 		o.bloom = append(o.bloom, bloomColumn{idx: idx, phys: o.pcols[idx]})
 		o.opts.BloomColumns[o.pcols[idx]] = spec.BloomNDV
-	}
-	if o.file != spec.Schema && len(spec.Stats.StatsColumns) > 0 {
-		cols := make([]string, len(spec.Stats.StatsColumns))
-		for i, c := range spec.Stats.StatsColumns {
-			cols[i] = physicalColumn(spec.Schema, o.file, c)
-		}
-		o.spec.Stats.StatsColumns = cols
 	}
 	// Fail now on a bad statistics configuration rather than at the first file.
 	if _, err := stats.NewCollector(o.file, nil, o.spec.Stats); err != nil {
@@ -873,53 +850,23 @@ func retypeData(d arrow.ArrayData, to arrow.DataType) (arrow.ArrayData, error) {
 	return out, nil
 }
 
-// physicalSchema returns the file schema of a column-mapped table's data columns:
-// each field of data (logical) replaced by the Delta field of that name converted
-// with physical names and field ids, nested fields included — every struct field
-// (a leaf, or a struct, list or map group) carries its delta.columnMapping.id, as
-// Delta Spark writes it in name and id mode alike; the repeated groups and the
-// element, key and value fields inside lists and maps have no Delta id and carry
-// none. Hidden trailing fields are kept as they are.
-func physicalSchema(data *arrow.Schema, delta *log.StructType, hidden int) (*arrow.Schema, error) {
-	phys, err := log.ToArrow(delta, log.ArrowOptions{PhysicalNames: true, FieldIDs: true})
-	if err != nil {
-		return nil, err
+// checkFileSchema checks that file (nil: none) renames the fields of data without
+// changing their number, order or types.
+func checkFileSchema(data, file *arrow.Schema) error {
+	if file == nil || data == nil {
+		return nil
 	}
-	if hidden < 0 || hidden > data.NumFields() {
-		return nil, fmt.Errorf("%w: %d hidden fields of %d", ErrInvalidArgument, hidden, data.NumFields())
+	if file.NumFields() != data.NumFields() {
+		return fmt.Errorf("%w: FileSchema has %d fields, Schema %d", ErrInvalidArgument, file.NumFields(), data.NumFields())
 	}
-	fields := make([]arrow.Field, data.NumFields())
 	for i, f := range data.Fields() {
-		if i >= data.NumFields()-hidden {
-			fields[i] = f
-			continue
-		}
-		j := -1
-		for k := range delta.Fields {
-			if delta.Fields[k].Name == f.Name {
-				j = k
-				break
-			}
-		}
-		if j < 0 {
-			for k := range delta.Fields {
-				if strings.EqualFold(delta.Fields[k].Name, f.Name) {
-					j = k
-					break
-				}
-			}
-		}
-		if j < 0 {
-			return nil, fmt.Errorf("%w: column %q is not in the table schema", ErrInvalidArgument, f.Name)
-		}
-		pf := phys.Field(j)
+		pf := file.Field(i)
 		if !arrow.TypeEqual(stripNames(pf.Type), stripNames(f.Type)) {
 			got, want := value.DisplayTypes(f.Type, pf.Type)
-			return nil, fmt.Errorf("%w: column %q is %s in the batches, %s in the table", ErrSchemaMismatch, f.Name, got, want)
+			return fmt.Errorf("%w: column %q is %s in the batches, %s in the files", ErrSchemaMismatch, f.Name, got, want)
 		}
-		fields[i] = pf
 	}
-	return arrow.NewSchema(fields, nil), nil
+	return nil
 }
 
 // stripNames renames every nested field to its position, so that two types compare
@@ -941,36 +888,4 @@ func stripNames(t arrow.DataType) arrow.DataType {
 		return m
 	}
 	return t
-}
-
-// physicalColumn translates a statistics column reference in logical names into the
-// physical names of file (matched case-insensitively, struct by struct); a reference
-// that does not resolve is returned unchanged, for the collector to report.
-func physicalColumn(logical, file *arrow.Schema, ref string) string {
-	parts, err := stats.ParseColumnPath(ref)
-	if err != nil {
-		return ref
-	}
-	lf, pf := logical.Fields(), file.Fields()
-	out := make([]string, 0, len(parts))
-	for _, p := range parts {
-		idx := -1
-		for i, f := range lf {
-			if f.Name == p || (idx < 0 && strings.EqualFold(f.Name, p)) {
-				idx = i
-			}
-		}
-		if idx < 0 || idx >= len(pf) {
-			return ref
-		}
-		out = append(out, "`"+strings.ReplaceAll(pf[idx].Name, "`", "``")+"`")
-		ls, ok1 := lf[idx].Type.(*arrow.StructType)
-		ps, ok2 := pf[idx].Type.(*arrow.StructType)
-		if ok1 && ok2 {
-			lf, pf = ls.Fields(), ps.Fields()
-		} else {
-			lf, pf = nil, nil
-		}
-	}
-	return strings.Join(out, ".")
 }

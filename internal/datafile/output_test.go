@@ -275,8 +275,7 @@ func TestNewOutputReportsBadSpecs(t *testing.T) {
 		{"negative sizes", Spec{Schema: lineSchema, TargetFileSize: -1}, "negative"},
 		{"fpp out of range", Spec{Schema: lineSchema, BloomFPP: 0.9}, "BloomFPP"},
 		{"unknown Bloom column", Spec{Schema: lineSchema, BloomColumns: []string{"nope"}}, `"nope"`},
-		{"mapping without Delta schema", Spec{Schema: lineSchema, Mapping: log.ColumnMappingName}, "needs the Delta schema"},
-		{"unknown mapping", Spec{Schema: lineSchema, Mapping: "weird"}, "unknown column mapping"},
+		{"FileSchema of another width", Spec{Schema: lineSchema, FileSchema: arrow.NewSchema(lineSchema.Fields()[:1], nil)}, "FileSchema has 1 fields"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -287,6 +286,10 @@ func TestNewOutputReportsBadSpecs(t *testing.T) {
 	}
 	_, err := NewOutput(store, Spec{Schema: lineSchema, Stats: stats.Config{StatsColumns: []string{"missing"}}})
 	require.ErrorIs(t, err, stats.ErrUnknownColumn)
+	retyped := append([]arrow.Field(nil), lineSchema.Fields()...)
+	retyped[0].Type = arrow.BinaryTypes.Binary
+	_, err = NewOutput(store, Spec{Schema: lineSchema, FileSchema: arrow.NewSchema(retyped, nil)})
+	require.ErrorIs(t, err, ErrSchemaMismatch)
 }
 
 // mappedDelta is a Delta schema with column mapping metadata: physical names unlike
@@ -298,6 +301,19 @@ const mappedDelta = `{"type":"struct","fields":[
    {"name":"x","type":"integer","nullable":true,"metadata":{"delta.columnMapping.id":4,"delta.columnMapping.physicalName":"col-d4"}},
    {"name":"y","type":"string","nullable":true,"metadata":{"delta.columnMapping.id":5,"delta.columnMapping.physicalName":"col-e5"}}]},
   "nullable":true,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-c3"}}]}`
+
+// mappedFileSchema is the file schema of a column-mapped table's files (no partition
+// columns): physical names and field ids (both modes write them); nil without
+// column mapping.
+func mappedFileSchema(t *testing.T, ds *log.StructType, mode log.ColumnMapping) *arrow.Schema {
+	t.Helper()
+	if mode == log.ColumnMappingNone {
+		return nil
+	}
+	fs, err := log.ToArrow(ds, log.ArrowOptions{PhysicalNames: true, FieldIDs: true})
+	require.NoError(t, err)
+	return fs
+}
 
 func mappedBatch(t *testing.T, mem memory.Allocator, sch *arrow.Schema, n int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, sch)
@@ -335,8 +351,8 @@ func TestOutputWritesColumnMappedFiles(t *testing.T) {
 			rec := mappedBatch(t, mem, logical, 3000)
 			defer rec.Release()
 			store := storage.NewMemory()
-			out, err := NewOutput(store, Spec{Schema: logical, Mapping: mode, Delta: ds, Allocator: mem,
-				Stats: stats.Config{StatsColumns: []string{"NAME", "st.x"}}})
+			out, err := NewOutput(store, Spec{Schema: logical, FileSchema: mappedFileSchema(t, ds, mode), Allocator: mem,
+				Stats: stats.Config{StatsColumns: []string{"COL-B2", "col-c3.col-d4"}}})
 			require.NoError(t, err)
 			f, err := out.Create(bg, FileOptions{})
 			require.NoError(t, err)
@@ -353,7 +369,7 @@ func TestOutputWritesColumnMappedFiles(t *testing.T) {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			require.Equal(t, []string{"col-b2", "col-c3"}, keys, "statistics keyed by physical names, only the (translated) StatsColumns")
+			require.Equal(t, []string{"col-b2", "col-c3"}, keys, "statistics keyed by physical names, only the StatsColumns")
 			require.JSONEq(t, `{"col-d4":-2999}`, string(st.MinValues["col-c3"]))
 
 			p, _ := add.DecodedPath()

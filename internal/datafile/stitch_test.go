@@ -671,7 +671,7 @@ func TestStitchColumnMappedFiles(t *testing.T) {
 		`"delta.columnMapping.id":5`, `"delta.columnMapping.id":7`).Replace(mappedDelta))
 	require.NoError(t, err)
 	specOf := func(mode log.ColumnMapping, delta *log.StructType) Spec {
-		return Spec{Schema: logical, Mapping: mode, Delta: delta, Allocator: mem, RowGroupBytes: 16 << 10}
+		return Spec{Schema: logical, FileSchema: mappedFileSchema(t, delta, mode), Allocator: mem, RowGroupBytes: 16 << 10}
 	}
 	cases := []struct {
 		name            string
