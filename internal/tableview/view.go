@@ -38,10 +38,10 @@ type View struct {
 	// partTimestamps are the timestamp partition columns by physical name: their
 	// values are keyed as instants (PartitionKeyOf).
 	partTimestamps map[string]*arrow.TimestampType
-	dataIdx  []int    // table schema indices of the data (non-partition) columns
-	data     *arrow.Schema
-	readData *arrow.Schema
-	physData *arrow.Schema
+	dataIdx        []int // table schema indices of the data (non-partition) columns
+	data           *arrow.Schema
+	readData       *arrow.Schema
+	physData       *arrow.Schema
 
 	clustering *log.Clustering
 	clusterErr error
