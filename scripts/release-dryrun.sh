@@ -12,7 +12,9 @@
 # builds the module zip and verifies it as it would from GitHub. GOPRIVATE keeps
 # that one module off the public proxy and checksum database; every dependency comes
 # from the user's module cache (used as a file:// proxy, then GOPROXY), into a
-# temporary module cache, checked against the module's go.sum.
+# temporary module cache, checked against the module's go.sum. -trimpath keeps the
+# compiled packages independent of that temporary directory, so a second dry run
+# reuses the build cache (the first compiles every dependency once: minutes).
 #
 # Usage: scripts/release-dryrun.sh [VERSION] [REPO]
 #   VERSION  the tag to try (default v0.1.0; a semantic version with a leading v)
@@ -50,7 +52,7 @@ env GIT_CONFIG_COUNT=1 \
 	GOPRIVATE="$module" \
 	GOPROXY="file://$usercache/cache/download,$userproxy" \
 	GOMODCACHE="$work/modcache" \
-	GOFLAGS=-modcacherw \
+	GOFLAGS="-modcacherw -trimpath" \
 	GOBIN="$work/gobin" \
 	go install "$module/cmd/skiplake@$version"
 echo "installed in $(($(date +%s) - start))s"
