@@ -52,7 +52,7 @@ var forbiddenPrefixes = []string{
 // reason. The only one: arrow-go's pqarrow (skiplake's Parquet reader and writer)
 // imports arrow/flight, and through it gRPC, only to (de)serialise the Arrow schema
 // it stores in a file's footer; arrow-go has no release without that import yet
-// (v18.9 and its main branch still have it). The edge is cut before the graph is
+// (v18.9.0, the newest, still has it). The edge is cut before the graph is
 // searched, so gRPC reached any other way still fails the test, and once arrow-go
 // drops the import the test fails until the allowance is removed.
 var allowedEdges = map[[2]string]string{
