@@ -80,7 +80,8 @@ func IsClustered(p Protocol) bool {
 
 // ParseClusteringDomain parses the configuration of a clustering domain. Three
 // forms of the entries of "clusteringColumns" are read: a list of name parts
-// (["b","c"], what Delta Spark writes), a plain string (PROTOCOL.md's example: one
+// (["b","c"], what Delta Spark writes), a plain string (PROTOCOL.md's example in
+// "Clustered Table": one
 // top-level name, which may itself contain dots) and an object {"physicalName":
 // [...]} (the liquid preview). An empty configuration means no columns.
 func ParseClusteringDomain(config string) ([][]string, error) {
@@ -365,8 +366,9 @@ func leafPaths(s *StructType, prefix []string) [][]string {
 // ClusteringColumnsLackingStats returns the live files (paths, at most limit; all
 // when limit <= 0) whose statistics do not cover every one of the clustering columns
 // cols (physical paths, as statistics name them: ResolveClusteringColumns's physical
-// result): PROTOCOL.md requires every file of a clustered table to have statistics
-// for a column before it becomes a clustering column. A column is covered when the
+// result): PROTOCOL.md ("Writer Requirements for Clustered Table") requires every
+// file of a clustered table to have statistics for a column before it becomes a
+// clustering column. A column is covered when the
 // file's stats carry its nullCount, or min and max. It also returns how many files
 // lack them in all.
 func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]string, int) {
@@ -435,7 +437,8 @@ func (s *Snapshot) StatsConfig() stats.Config {
 
 // RemoveDomainMetadata removes a domain in this transaction: a domainMetadata
 // tombstone (removed=true) carrying the domain's current configuration as its
-// pre-image, as PROTOCOL.md asks. A domain the snapshot does not have is an error
+// pre-image, as PROTOCOL.md ("Domain Metadata") asks. A domain the snapshot does not
+// have is an error
 // wrapping ErrInvalidTransaction; system-controlled domains are refused at commit
 // like any other change of them.
 func (t *Transaction) RemoveDomainMetadata(domain string) error {

@@ -10,7 +10,7 @@
 // actions they return are shared and must not be modified. A Transaction is
 // single-use and not meant to be shared between goroutines.
 //
-// Invariants kept here (see DESIGN.md):
+// Invariants kept here:
 //
 //   - L1 Versions are contiguous from the checkpoint a snapshot starts at (or
 //     from version 0); a gap is an error naming the missing version.
@@ -115,13 +115,21 @@
 // declares it with PreserveRowTracking). CleanupExpiredLog deletes
 // log files past delta.logRetentionDuration that a checkpoint covers.
 //
-// What this package deliberately does not do: it never reads or writes data
-// files or deletion-vector files (package table does), it does not write
-// change-data files, multi-part checkpoints, v2 checkpoints with sidecars, log
-// compaction files or .crc files (it ignores the last two when reading), and it
-// does not support absolute file URIs. Tables with the v2Checkpoint feature get
-// v2 checkpoints in JSON with every action inline. Writes to tables with change
-// data feed, generated or identity columns are refused (see CheckWritable); column
-// mapping is accepted here (commits keep ids and physical names) and refused by the
-// data-file writers that cannot honour it.
+// Column mapping: schemas keep every field's id and physical name through commits
+// and checkpoints; the add actions of a column-mapped table key statistics and
+// partition values by physical name, as the data-file writers (internal/datafile)
+// write them.
+//
+// What this package deliberately does not do: it never reads or writes data files
+// (internal/datafile does) or deletion-vector files (internal/dv does), for package
+// table and package optimize, which put their add and remove actions into a
+// Transaction. It does not write change-data files, multi-part checkpoints, v2
+// checkpoints with sidecars, log compaction files or .crc files (it ignores the last
+// two when reading), and it does not support absolute file URIs. Tables with the
+// v2Checkpoint feature get v2 checkpoints in JSON with every action inline. Writes to
+// tables with change data feed, generated or identity columns are refused (see
+// CheckWritable).
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package log

@@ -31,7 +31,7 @@ import (
 // versions of the rows it copies (hidden columns named by the table's
 // delta.rowTracking.materialized* properties) and says so with
 // PreserveRowTracking. Other writers that copy rows give them the new file's fresh
-// IDs, which are unique in the version: PROTOCOL.md requires that, and only
+// IDs, which are unique in the version: PROTOCOL.md ("Row IDs") requires that, and only
 // recommends keeping stable IDs.
 
 // RowTrackingActive reports whether writers must assign row IDs and row commit
@@ -185,8 +185,9 @@ func (t *Transaction) prepareRowTracking(version int64) error {
 		readded[canonicalPath(r.Path)] = true
 	}
 	if props.EnableRowTracking {
-		// Every live file of the resulting version must have row IDs (PROTOCOL.md:
-		// enabling row tracking needs a backfill first, or in the same commit).
+		// Every live file of the resulting version must have row IDs (PROTOCOL.md
+		// "Writer Requirements for Row Tracking": enabling row tracking needs a
+		// backfill first, or in the same commit).
 		for path, f := range rt.live {
 			if (f.BaseRowID == nil || f.DefaultRowCommitVersion == nil) && !readded[path] {
 				return fmt.Errorf("log: file %s has no row IDs while %s is true; re-add it in the commit (a backfill): %w",
@@ -239,7 +240,8 @@ func (t *Transaction) fileActions() ([]*Add, []*Remove, []DomainMetadata) {
 // BackfillRowIDs returns the adds that give every live file of s without row IDs
 // its row IDs: each such file re-added with dataChange=false (the transaction that
 // commits them assigns the IDs). Committed together with delta.enableRowTracking=true
-// they satisfy PROTOCOL.md's precondition for enabling row tracking.
+// they satisfy PROTOCOL.md's precondition for enabling row tracking ("Writer
+// Requirements for Row Tracking").
 func (s *Snapshot) BackfillRowIDs() []*Add {
 	var out []*Add
 	for _, f := range s.files {

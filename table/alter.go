@@ -57,7 +57,8 @@ type AlterOptions struct {
 	// metadata-only commit of the delta.clustering domain that rewrites no file. An
 	// unpartitioned table that is not clustered yet becomes clustered (the protocol
 	// gains the clustering feature). Every live file must have statistics for every
-	// column that becomes a clustering column (PROTOCOL.md), else the change is
+	// column that becomes a clustering column (PROTOCOL.md "Writer Requirements for
+	// Clustered Table"), else the change is
 	// refused naming the files; the columns must qualify as at creation
 	// (CreateOptions.ClusterBy). Files already clustered keep their layout; OPTIMIZE
 	// clusters new and unclustered data by the new columns (Full re-clusters all).
@@ -170,7 +171,8 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 	txn := ls.NewTransaction(log.TxnOptions{})
 	txn.SetMetadata(md)
 	if txn.Properties().EnableRowTracking && !ls.Properties().EnableRowTracking {
-		// PROTOCOL.md: every live file needs row IDs in the version that enables row
+		// PROTOCOL.md "Writer Requirements for Row Tracking": every live file needs row
+		// IDs in the version that enables row
 		// tracking. The files without them are re-added (dataChange=false) and the
 		// commit assigns theirs; a concurrent removal of one of them is a conflict.
 		backfill := ls.BackfillRowIDs()

@@ -41,7 +41,8 @@ var (
 	// longer exist (VACUUM deleted them).
 	ErrRestoreMissingFiles = errors.New("table: files of the version to restore are missing")
 	// ErrMissingStats reports files without statistics for a column that is to become
-	// a clustering column (PROTOCOL.md requires every file of a clustered table to
+	// a clustering column (PROTOCOL.md "Writer Requirements for Clustered Table"
+	// requires every file of a clustered table to
 	// have statistics for its clustering columns). Rewriting those files (OPTIMIZE)
 	// gives them statistics.
 	ErrMissingStats = errors.New("table: files lack statistics for a clustering column")

@@ -41,6 +41,7 @@ type scanConfig struct {
 	readAhead   int64
 	mem         memory.Allocator
 	pooled      bool // no WithAllocator: a Reader recycles its batches' buffers
+	poisonPool  bool // the Reader's pool poisons recycled buffers (set by tests only)
 	progress    func(Progress)
 }
 

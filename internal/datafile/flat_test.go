@@ -136,9 +136,7 @@ func readBoth(t *testing.T, data []byte, want *arrow.Schema, batch int64) (flat,
 		prev := flatColumnsEnabled
 		flatColumnsEnabled = enabled
 		defer func() { flatColumnsEnabled = prev }()
-		prevPoison := SetPoolPoison(true)
-		pool := NewBufferPool(64 << 20)
-		SetPoolPoison(prevPoison)
+		pool := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20, Poison: true})
 		r, err := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{BatchSize: batch, Allocator: pool})
 		require.NoError(t, err)
 		defer r.Close()

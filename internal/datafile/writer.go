@@ -233,7 +233,15 @@ func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterPropertie
 		parquet.WithMaxRowGroupLength(1 << 40),
 		parquet.WithCreatedBy("skiplake (parquet-go arrow)"),
 	}
-	if o.CompressionLevel != 0 {
+	switch {
+	case o.Codec.parquet() == compress.Codecs.Zstd:
+		// The level selects pageZstd's page encoders, for this writer only.
+		level := o.CompressionLevel
+		if level == 0 {
+			level = compress.DefaultCompressionLevel
+		}
+		props = append(props, parquet.WithCompressionLevel(pageZstdLevel(level)))
+	case o.CompressionLevel != 0:
 		props = append(props, parquet.WithCompressionLevel(o.CompressionLevel))
 	}
 	if o.StoreDecimalAsInteger {

@@ -38,10 +38,14 @@
 //     [SerializeBitmap].
 //   - V4 (durable before referenced) [Write] returns descriptors only once every DV file
 //     they name is published; on failure it removes what it published.
-//   - D1 (DESIGN.md: a deletion vector only grows) [Union] returns a superset of the old
-//     vector; the log's ReplaceDeletionVector refuses a smaller cardinality.
+//   - D1 (a deletion vector only grows; package table's DML invariant) [Union] returns
+//     a superset of the old vector; the log's ReplaceDeletionVector refuses a smaller
+//     cardinality.
 //
 // What it deliberately does not do: it does not cache vectors across calls (the table
 // layer does), does not write the log (package log builds the add/remove pair), and
 // never rewrites an existing DV file: a grown vector goes to a new file.
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package dv

@@ -28,8 +28,9 @@ import (
 // both readers accept both (Delta's fills the gaps); they differ only for vectors with
 // row positions of 2^32 and above, i.e. data files of more than four billion rows.
 //
-// Row positions with the top bit set are refused with ErrInvalidRows (PROTOCOL.md
-// requires every key to have a zero top bit).
+// Row positions with the top bit set are refused with ErrInvalidRows: PROTOCOL.md
+// ("Deletion Vector Format") defines the bitmap, and Delta's own RoaringBitmapArray
+// holds row positions as non-negative 64-bit integers.
 func SerializeBitmap(bm *roaring64.Bitmap) ([]byte, error) {
 	if bm == nil {
 		return nil, fmt.Errorf("%w: nil bitmap", ErrInvalidRows)
@@ -234,7 +235,7 @@ func (d Descriptor) ToLog() *log.DeletionVectorDescriptor {
 }
 
 // FromLog converts the log's deletionVector object (an absent offset reads as 0, as
-// PROTOCOL.md says). A nil descriptor gives the zero Descriptor.
+// PROTOCOL.md "Deletion Vector Descriptor Schema" says). A nil descriptor gives the zero Descriptor.
 func FromLog(d *log.DeletionVectorDescriptor) Descriptor {
 	if d == nil {
 		return Descriptor{}

@@ -33,4 +33,7 @@
 // spelling of arbitrary bytes is not pinned down by the protocol); it does not evaluate
 // partition predicates (package skipping does); it never derives values from directory
 // names — the log is the only source of partition values.
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package partition
