@@ -42,6 +42,13 @@ func (m WriteMode) String() string {
 	return "Append"
 }
 
+// ProgressFunc receives the progress of a long operation. Every long operation
+// takes one in its options (WriteOptions, DMLOptions, MergeOptions, RestoreOptions,
+// OptimizeOptions, MaintainOptions, VacuumOptions, CheckpointOptions; a scan takes
+// it through WithProgress); nil reports nothing. It is called from one goroutine
+// at a time, though not always the same one, and must return quickly.
+type ProgressFunc func(Progress)
+
 // Progress reports how far a long operation has come. Callbacks may be invoked from
 // several goroutines, one at a time.
 type Progress struct {
@@ -76,7 +83,7 @@ type WriteOptions struct {
 	AppID      string
 	AppVersion int64
 	// Progress, if set, is called as rows are written and files finished.
-	Progress func(Progress)
+	Progress ProgressFunc
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 
