@@ -171,7 +171,7 @@ func maintainConverges(t *testing.T, seed uint64) {
 	require.Positive(t, work, "the random table has work to do")
 	t0 := time.Now()
 
-	const rate = 16 << 10 // bytes per second on the test clock
+	const rate = 16 << 10  // bytes per second on the test clock
 	const target = 6 << 10 // delta.targetFileSize: no compaction bin or file is larger
 	byBytes := r.IntN(2) == 0
 	// A budget of a few files' worth at least: below one file no piece fits, and

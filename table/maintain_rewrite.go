@@ -240,7 +240,6 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 				break
 			}
 			piece, rest := plan.SplitBin(b, lim)
-			if piece != nil { fmt.Println("DBGM lim", lim, "bin", b.Bytes, "piece", piece.Bytes, "rate", bud.rate(), bud.rateBytes, bud.rateTime) }
 			if piece == nil {
 				leave(b, why)
 				break
