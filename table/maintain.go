@@ -522,7 +522,7 @@ func (m *maintenance) vacuum(ctx context.Context, vac *vacuum.Result, rewriteFai
 		m.add(undone(MaintainTask{Task: TaskVacuum, Status: st, Reason: why}, n, bytes))
 		return
 	}
-	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Now: m.now})
+	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Now: m.now, Progress: vacuumProgress(m.opts.Progress)})
 	if err != nil {
 		m.add(MaintainTask{Task: TaskVacuum, Status: StatusFailed, Error: err.Error()})
 		return

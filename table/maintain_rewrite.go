@@ -113,6 +113,9 @@ type pieceWatch struct {
 	elapsed   time.Duration
 	// progress of the piece, for the run's own report
 	bytes, files int64
+	// endsBin: the piece is the whole bin or its last piece, so its bin is done
+	// once the piece's files are written.
+	endsBin bool
 }
 
 // rewriteBudget is what is left of the budgets, and the rate measured so far.
@@ -255,7 +258,7 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 				b = rest
 				continue
 			}
-			met, outcome, err := m.runPiece(ctx, plan, piece, bud)
+			met, outcome, err := m.runPiece(ctx, plan, piece, rest == nil, bud)
 			if m.record(work[rewriteTaskOf(b)], piece, piece != bins[i], met) {
 				if n, bytes := plan.LackingBloom(piece); n > 0 {
 					bloom.task.Files += n
@@ -369,7 +372,7 @@ const (
 )
 
 // runPiece executes one piece as a plan of its own and commits it.
-func (m *maintenance) runPiece(ctx context.Context, plan *optimize.Plan, piece *optimize.Bin, bud *rewriteBudget) (*optimize.Metrics, pieceOutcome, error) {
+func (m *maintenance) runPiece(ctx context.Context, plan *optimize.Plan, piece *optimize.Bin, endsBin bool, bud *rewriteBudget) (*optimize.Metrics, pieceOutcome, error) {
 	sub, err := plan.Select([]*optimize.Bin{piece})
 	if err != nil {
 		return nil, pieceFailed, err
@@ -383,7 +386,7 @@ func (m *maintenance) runPiece(ctx context.Context, plan *optimize.Plan, piece *
 		pctx, cancel = context.WithTimeoutCause(pctx, d-m.clock().Sub(m.start), errBudgetSpent)
 		defer cancel()
 	}
-	w := &pieceWatch{start: m.clock(), stop: stop, splittable: plan.Splittable(piece) && m.opts.MaxDuration > 0}
+	w := &pieceWatch{start: m.clock(), stop: stop, splittable: plan.Splittable(piece) && m.opts.MaxDuration > 0, endsBin: endsBin}
 	m.piece = w
 	met, err := optimize.Execute(pctx, sub)
 	m.piece = nil
@@ -440,8 +443,12 @@ func (m *maintenance) onProgress(p optimize.Progress) {
 		}
 	}
 	if user := m.opts.Progress; user != nil {
+		bins := m.binsDone
+		if w.endsBin {
+			bins += p.BinsDone
+		}
 		q := Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit,
-			BinsDone: m.binsDone, BinsTotal: m.binsTotal, FilesDone: m.doneFiles + p.FilesDone, FilesTotal: m.runFiles}
+			BinsDone: bins, BinsTotal: m.binsTotal, FilesDone: m.doneFiles + p.FilesDone, FilesTotal: m.runFiles}
 		if p.Unit == "bytes" {
 			q.Done, q.Total = m.doneBytes+p.Done, max(m.runBytes, m.doneBytes+p.Done)
 		}

@@ -234,6 +234,9 @@ type VacuumOptions struct {
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
 	DryRun bool
+	// Progress, if set, is called as files are deleted (phase "delete", bytes
+	// deleted of those to delete, with the files as FilesDone of FilesTotal).
+	Progress ProgressFunc
 }
 
 // Vacuum deletes files under the table root that no version inside the retention
@@ -243,7 +246,18 @@ type VacuumOptions struct {
 // VACUUM is garbage collection, not optimisation: it is package vacuum's Run (with
 // its invariants V1-V3), given the table's log.
 func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
-	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun})
+	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun,
+		Progress: vacuumProgress(opts.Progress)})
+}
+
+// vacuumProgress adapts a Progress callback to package vacuum's (nil stays nil).
+func vacuumProgress(f ProgressFunc) func(bytes, totalBytes int64, files, totalFiles int) {
+	if f == nil {
+		return nil
+	}
+	return func(bytes, totalBytes int64, files, totalFiles int) {
+		f(Progress{Phase: "delete", Done: bytes, Total: totalBytes, Unit: "bytes", FilesDone: int64(files), FilesTotal: int64(totalFiles)})
+	}
 }
 
 // optimizeProgress adapts a Progress callback to the optimize package's (nil stays

@@ -42,10 +42,10 @@ func (m WriteMode) String() string {
 	return "Append"
 }
 
-// ProgressFunc receives the progress of a long operation. Every long operation
-// takes one in its options (WriteOptions, DMLOptions, MergeOptions, RestoreOptions,
-// OptimizeOptions, MaintainOptions, VacuumOptions, CheckpointOptions; a scan takes
-// it through WithProgress); nil reports nothing. It is called from one goroutine
+// ProgressFunc receives the progress of a long operation. The long operations take
+// one in their options (WriteOptions, DMLOptions and MergeOptions, RestoreOptions,
+// OptimizeOptions, MaintainOptions, VacuumOptions; a scan takes it through
+// WithProgress); nil reports nothing. (Checkpoint reports none: it writes one file.) It is called from one goroutine
 // at a time, though not always the same one, and must return quickly.
 type ProgressFunc func(Progress)
 
@@ -61,7 +61,8 @@ type Progress struct {
 	// BinsDone of BinsTotal bins and FilesDone of FilesTotal input files are
 	// rewritten so far. Optimize (and Maintain's rewrite) set them in every report
 	// (the totals are the plan's NumBins and NumFiles; a bin is done once its new
-	// files are written, before the commit); other operations leave them zero.
+	// files are written, before the commit); Vacuum sets the files it deleted;
+	// other operations leave them zero.
 	BinsDone, BinsTotal   int64
 	FilesDone, FilesTotal int64
 }

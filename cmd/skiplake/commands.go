@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -124,6 +125,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema a new table takes")
 	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
+	quiet := quietFlag(fs)
 	appID := fs.String("txn-app-id", "", "idempotent write: application id (with --txn-version)")
 	appVersion := fs.Int64("txn-version", 0, "idempotent write: the run's version, increasing from run to run; skipped when the table records a version >= this for --txn-app-id")
 	pos, err := parseArgs(fs, args)
@@ -185,11 +187,11 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	}
 	rdr := newConcatReader(ctx, e, schema, inputs)
 	defer rdr.Release()
-	bar := newBar(e, "append")
-	defer bar.Done()
+	prog := newProgress(e, "append", *quiet)
+	defer prog.Done()
 	wopts := table.WriteOptions{AppID: *appID, AppVersion: *appVersion, Progress: func(p table.Progress) {
 		if p.Phase == "write" {
-			bar.Update(p.Done, 0, "rows")
+			prog.Update(p.Done, 0, "rows", p.Phase)
 		}
 	}}
 	var res *table.WriteResult
@@ -199,7 +201,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		copts := table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty}
 		_, res, err = table.CreateWritePath(ctx, path, schema, copts, rdr, wopts)
 	}
-	bar.Done()
+	prog.Done()
 	if err != nil {
 		if (errors.Is(err, table.ErrSchemaMismatch) || errors.Is(err, table.ErrNullInNonNullable)) && rdr.err == nil {
 			return fmt.Errorf("%s: %w", rdr.current(), err)
@@ -311,6 +313,29 @@ func rewriteCounts(p table.Progress) []progress.Count {
 		return nil
 	}
 	return []progress.Count{{Unit: "bins", Done: p.BinsDone, Total: p.BinsTotal}, {Unit: "files", Done: p.FilesDone, Total: p.FilesTotal}}
+}
+
+// quietFlag adds --quiet, which turns a long command's progress on stderr off.
+func quietFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("quiet", false, "no progress on stderr (by default a bar on a terminal, else a line every 10s with the work done, rate and ETA)")
+}
+
+// updateFrom passes library progress reports on to r: the amount of work done
+// (rows, files or bytes) with its phase, and the bins and files of a rewrite. A
+// commit's reports only name the phase: the amount stays the work's, as in
+// optimize's lines.
+func updateFrom(r reporter) table.ProgressFunc {
+	var mu sync.Mutex
+	var done, total int64
+	unit := ""
+	return func(p table.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Phase != "commit" || unit == "" || unit == p.Unit {
+			done, total, unit = p.Done, p.Total, p.Unit
+		}
+		r.Update(done, total, unit, p.Phase, rewriteCounts(p)...)
+	}
 }
 
 // newProgress returns the progress of a long command: a bar on a terminal, plain

@@ -40,6 +40,7 @@ type dmlFlags struct {
 	rewrite   *bool
 	isolation *string
 	format    *string
+	quiet     *bool
 }
 
 func addDMLFlags(fs *flag.FlagSet) dmlFlags {
@@ -48,6 +49,7 @@ func addDMLFlags(fs *flag.FlagSet) dmlFlags {
 		rewrite:   fs.Bool("rewrite", false, "rewrite touched files even when the table has deletion vectors enabled (copy-on-write)"),
 		isolation: fs.String("isolation", "", "serializable or write-serializable (default: write-serializable, or serializable when the table sets delta.isolationLevel)"),
 		format:    fs.String("format", "table", "table or json"),
+		quiet:     quietFlag(fs),
 	}
 }
 
@@ -62,9 +64,9 @@ func (f dmlFlags) options(e *env, label string) (table.DMLOptions, func(), error
 	default:
 		return opts, nil, usagef("--isolation %q: want serializable or write-serializable", *f.isolation)
 	}
-	bar := newBar(e, label)
-	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Phase+" "+p.Unit) }
-	return opts, bar.Done, nil
+	prog := newProgress(e, label, *f.quiet)
+	opts.Progress = updateFrom(prog)
+	return opts, prog.Done, nil
 }
 
 func runDelete(ctx context.Context, e *env, args []string) error {
@@ -303,6 +305,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	ref := addRefFlags(fs)
 	dry := fs.Bool("dry-run", false, "show what would be restored (and check the files exist) without committing")
 	format := fs.String("format", "table", "table or json")
+	quiet := quietFlag(fs)
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
@@ -318,9 +321,9 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(e, "restore")
-	res, err := t.Restore(ctx, r, table.RestoreOptions{DryRun: *dry, Progress: func(p table.Progress) { bar.Update(p.Done, p.Total, p.Phase+" "+p.Unit) }})
-	bar.Done()
+	prog := newProgress(e, "restore", *quiet)
+	res, err := t.Restore(ctx, r, table.RestoreOptions{DryRun: *dry, Progress: updateFrom(prog)})
+	prog.Done()
 	if err != nil {
 		return err
 	}
