@@ -112,6 +112,11 @@ func TestOptimizePlanAndShards(t *testing.T) {
 		removed += n
 	}
 	require.Equal(t, 16, removed, "the shards rewrote every planned file once")
+	// A shard run again (a retried pod) finds its files committed and does nothing.
+	code, out, errs = cli(t, "optimize", tbl, "--version", "3", "--shard", "1/3", "--quiet")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "committed versions [] ", "a re-run commits nothing")
+	require.Contains(t, out, "removed 0 files")
 	code, out, errs = cli(t, "optimize", tbl, "--quiet")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "nothing to do")
