@@ -12,23 +12,23 @@ import (
 )
 
 func init() {
-	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation LEVEL] [--dry-run] [--quiet] [--format table|json]",
 		summary:  "delete the rows matching a predicate (deletion vectors or rewritten files)",
 		examples: []string{`skiplake delete /tmp/t --where "day < DATE '2024-01-01'"`, `skiplake delete /tmp/t --where "user_id = 42" --dry-run --format json`},
 		run:      runDelete})
-	register(&command{name: "update", usage: "TABLE --set LIST [--where EXPR] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+	register(&command{name: "update", usage: "TABLE --set LIST [--where EXPR] [--rewrite] [--isolation LEVEL] [--dry-run] [--quiet] [--format table|json]",
 		summary:  "set columns of the rows matching a predicate",
 		examples: []string{`skiplake update /tmp/t --set "qty = qty + 1, note = 'fixed'" --where "id = 7"`},
 		run:      runUpdate})
 	register(&command{name: "merge", usage: "TABLE SOURCE... --on k1,k2 [--when-matched update|delete|ignore] [--matched-condition EXPR] [--set LIST] " +
 		"[--when-not-matched insert|ignore] [--when-not-matched-by-source delete|ignore] [--not-matched-by-source-condition EXPR] " +
-		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--quiet] [--format table|json]",
 		summary: "upsert a Parquet, CSV or JSONL source into a table by key columns",
 		examples: []string{`skiplake merge /tmp/t changes.parquet --on id`,
 			`skiplake merge /tmp/t deletes.csv --on id --when-matched delete --when-not-matched ignore`,
 			`skiplake merge /tmp/t snapshot.jsonl --on id,day --when-not-matched-by-source delete --dry-run`},
 		run: runMerge})
-	register(&command{name: "restore", usage: "TABLE (--version N | --timestamp TS) [--dry-run] [--format table|json]",
+	register(&command{name: "restore", usage: "TABLE (--version N | --timestamp TS) [--dry-run] [--quiet] [--format table|json]",
 		summary:  "make the table hold what an older version held (one commit)",
 		examples: []string{`skiplake restore /tmp/t --version 12`, `skiplake restore /tmp/t --timestamp "2026-01-31 23:00:00" --dry-run`},
 		run:      runRestore})

@@ -17,7 +17,7 @@ const (
 )
 
 func init() {
-	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--shard K/N --version V] [--dry-run] [--quiet] [--format table|json]",
+	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--version V | --timestamp TS] [--shard K/N] [--dry-run] [--quiet] [--format table|json]",
 		summary: "do the maintenance that is due: checkpoint, compact, cluster, purge deleted rows, Bloom backfill, VACUUM, log cleanup",
 		details: `Tasks run in this order, each only when due: a checkpoint when delta.checkpointInterval
 commits came after the last one; one OPTIMIZE that compacts small files, clusters

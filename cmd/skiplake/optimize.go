@@ -14,13 +14,13 @@ import (
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--shard K/N --version V] [--dry-run | --plan] [--quiet] [--format table|json]",
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--version V | --timestamp TS] [--shard K/N] [--dry-run | --plan] [--quiet] [--format table|json]",
 		summary: "compact small files and cluster on Z-order or Hilbert keys, or lay files out by a tree learned from a workload", examples: []string{`skiplake optimize /tmp/t --hilbert-by id,amount --bloom id`, `skiplake optimize /tmp/t --where "country = 'JP'" --target-size 256MiB --format json`,
 			`skiplake optimize /tmp/t --layout workload --queries dashboards.sql`,
 			`skiplake optimize s3://bucket/events --plan --version 812 --format json > plan.json`,
 			`skiplake optimize s3://bucket/events --version 812 --shard 2/4`},
 		run: runOptimize})
-	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--format table|json]",
+	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--quiet] [--format table|json]",
 		summary: "delete files no version inside the retention window references", examples: []string{`skiplake vacuum /tmp/t --dry-run`, `skiplake vacuum /tmp/t --retain 24h --force`},
 		run: runVacuum})
 }
