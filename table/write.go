@@ -460,7 +460,7 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	}
 	blind := opts.Mode == Append
 	info := log.CommitInfo{
-		Operation: "WRITE",
+		Operation:           "WRITE",
 		OperationParameters: writeParameters(ls, opts),
 		OperationMetrics: map[string]string{
 			"numFiles":        strconv.Itoa(len(adds)),
