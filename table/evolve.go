@@ -91,6 +91,27 @@ func sameChangeBase(base, target *Snapshot) func(*Snapshot) (*Snapshot, error) {
 	}
 }
 
+// ReplaceWhereError reports a row an overwrite with WriteOptions.ReplaceWhere was
+// given that the predicate does not select (false or NULL). Nothing is committed
+// when it is returned.
+type ReplaceWhereError struct {
+	// Predicate is the replaceWhere text.
+	Predicate string
+	// Row is the row's position in the write's input, counting from 0.
+	Row int64
+	// Values are the row's values of the columns the predicate uses ("day=DATE
+	// '2024-03-01'").
+	Values string
+}
+
+// Error names the predicate, the row and its values.
+func (e *ReplaceWhereError) Error() string {
+	return fmt.Sprintf("table: replaceWhere %q: the row at %d (%s) does not satisfy it; an overwrite with replaceWhere writes only rows it selects", e.Predicate, e.Row+1, e.Values)
+}
+
+// Unwrap returns ErrReplaceWhereMismatch.
+func (e *ReplaceWhereError) Unwrap() error { return ErrReplaceWhereMismatch }
+
 // replaceWhereCheck binds a replaceWhere predicate to the table of snap and returns
 // the check of the rows written: every row must satisfy it (false and NULL are
 // violations, as for a CHECK constraint).
@@ -109,8 +130,7 @@ func replaceWhereCheck(snap *Snapshot, where string) (func(arrow.RecordBatch, in
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if !sel.Contains(i) {
-				return fmt.Errorf("%w: replaceWhere %q: the row at %d (%s) does not satisfy it; an overwrite with replaceWhere writes only rows it selects",
-					ErrReplaceWhereMismatch, where, base+int64(i)+1, rowText(rec, i, bound))
+				return &ReplaceWhereError{Predicate: where, Row: base + int64(i), Values: rowText(rec, i, bound)}
 			}
 		}
 		return nil
@@ -219,4 +239,82 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 type preWritten struct {
 	adds []*log.Add
 	view *tableview.View
+}
+
+// WriteSchema returns the schema (logical names, as scans return it) the table has
+// after a write of data of schema source with opts: the snapshot's, or with
+// opts.MergeSchema or opts.OverwriteSchema the evolved or replaced one. Nothing is
+// written. A program (the CLI) uses it with CheckConform to refuse an input before
+// anything is written.
+func (s *Snapshot) WriteSchema(source *arrow.Schema, opts WriteOptions) (*arrow.Schema, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	target, err := evolveFor(s, source, opts)
+	if err != nil {
+		return nil, err
+	}
+	return target.view.Logical(), nil
+}
+
+// CheckConform reports whether batches of schema source can be written to a table
+// of schema table (a WriteSchema) without reading a row: the checks of a write's
+// conversion (see WriteOptions and the store assignment rules in Write) that need
+// only the schemas — columns the table lacks, NOT NULL columns the source lacks,
+// types that cannot be stored — each an error naming the column. Values are checked
+// when they are written.
+func CheckConform(table, source *arrow.Schema) error {
+	return newConformer(table, nil).check(source)
+}
+
+// UnionSchema returns the schema whose columns are those of the given schemas, in
+// order of first appearance, matched by name case-insensitively (the first
+// spelling and type win), with the fields of struct columns — also inside arrays
+// and maps — united the same way: the source schema a write with MergeSchema of
+// inputs of these schemas evolves the table to. Nil schemas are skipped.
+func UnionSchema(schemas ...*arrow.Schema) *arrow.Schema {
+	var fields []arrow.Field
+	for _, s := range schemas {
+		if s == nil {
+			continue
+		}
+		fields = unionFields(fields, s.Fields())
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func unionFields(have, more []arrow.Field) []arrow.Field {
+	out := append([]arrow.Field(nil), have...)
+	for _, f := range more {
+		i := matchName(out, f.Name)
+		if i < 0 {
+			out = append(out, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
+			continue
+		}
+		out[i].Type = unionType(out[i].Type, f.Type)
+	}
+	return out
+}
+
+func unionType(a, b arrow.DataType) arrow.DataType {
+	if d, ok := b.(*arrow.DictionaryType); ok {
+		b = d.ValueType
+	}
+	switch at := a.(type) {
+	case *arrow.StructType:
+		if bt, ok := b.(*arrow.StructType); ok {
+			return arrow.StructOf(unionFields(at.Fields(), bt.Fields())...)
+		}
+	case *arrow.ListType:
+		if bt, ok := b.(arrow.ListLikeType); ok {
+			ef := at.ElemField()
+			ef.Type = unionType(ef.Type, bt.Elem())
+			return arrow.ListOfField(ef)
+		}
+	case *arrow.MapType:
+		if bt, ok := b.(*arrow.MapType); ok {
+			return arrow.MapOf(unionType(at.KeyType(), bt.KeyType()), unionType(at.ItemType(), bt.ItemType()))
+		}
+	}
+	return a
 }
