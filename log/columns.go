@@ -29,7 +29,7 @@ const TypeChangesKey = "delta.typeChanges"
 var ErrInvalidColumnChange = errors.New("log: invalid column change")
 
 func columnErr(format string, args ...any) error {
-	return fmt.Errorf("log: "+format+": %w", append(args, ErrInvalidColumnChange)...)
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidColumnChange}, args...)...)
 }
 
 // columnSlot is a resolved column: the struct field holding it (the field itself,
