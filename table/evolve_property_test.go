@@ -93,12 +93,12 @@ func canonValue(v any) any {
 	case nil:
 		return nil
 	case int64:
-		return strconv.FormatFloat(float64(x), 'g', -1, 64)
+		return strconv.FormatFloat(float64(x), 'f', -1, 64)
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	case json.Number:
 		f, _ := x.Float64()
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return v
 }
