@@ -66,6 +66,23 @@ func (e *CastError) Error() string {
 // Unwrap returns ErrValueDoesNotFit.
 func (e *CastError) Unwrap() error { return ErrValueDoesNotFit }
 
+// sourceValueStr spells src's value i for an error: decimals with all the digits
+// of their scale (12345678901234.50 for a decimal(16,2), where Arrow's ValueStr
+// drops the trailing zero), anything else as Arrow spells it.
+func sourceValueStr(src arrow.Array, i int) string {
+	switch a := src.(type) {
+	case *array.Decimal32:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal32Type).Scale)
+	case *array.Decimal64:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal64Type).Scale)
+	case *array.Decimal128:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Decimal256:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal256Type).Scale)
+	}
+	return src.ValueStr(i)
+}
+
 // rowMap maps an index of the array being converted to the row of the write's input
 // it belongs to (nested elements map through their lists' offsets).
 type rowMap func(i int) int64
@@ -99,7 +116,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 	}
 	fail := func(src arrow.Array, i int, rows rowMap, reason string) error {
 		f, t := value.DisplayTypes(src.DataType(), to)
-		return &CastError{Column: column, From: f, To: t, Value: src.ValueStr(i), Row: rows(i), Reason: reason}
+		return &CastError{Column: column, From: f, To: t, Value: sourceValueStr(src, i), Row: rows(i), Reason: reason}
 	}
 	switch t := to.(type) {
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type:

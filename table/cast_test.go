@@ -75,6 +75,7 @@ func TestStoreAssignment(t *testing.T) {
 		{name: "int to double", from: arrow.PrimitiveTypes.Int32, to: arrow.PrimitiveTypes.Float64, in: `[7]`, want: "7"},
 		{name: "decimal(16,2) fills decimal(15,2) when every value fits", from: dec(16, 2), to: dec(15, 2), in: `["1234567890123.45", "-0.01", null]`, want: "1234567890123.45|-0.01|null"},
 		{name: "decimal(16,2) into decimal(15,2): 14 integer digits fail", from: dec(16, 2), to: dec(15, 2), in: `["1.00", "12345678901234.56"]`, errRow: 1, errValue: "12345678901234.56"},
+		{name: "a failing decimal is spelled with its scale's digits", from: dec(16, 2), to: dec(15, 2), in: `["12345678901234.50"]`, errRow: 0, errValue: "12345678901234.50"},
 		{name: "decimal scale up", from: dec(5, 2), to: dec(10, 4), in: `["123.45"]`, want: "123.4500"},
 		{name: "decimal scale down rounds half away from zero", from: dec(6, 3), to: dec(5, 2), in: `["1.005", "-1.005", "1.004"]`, want: "1.01|-1.01|1.00"},
 		{name: "bigint to decimal checks digits", from: arrow.PrimitiveTypes.Int64, to: dec(5, 2), in: `[999, 1000]`, errRow: 1, errValue: "1000"},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -195,10 +194,6 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 		w.cleanup()
 		return nil, err
 	}
-	var written int64
-	for _, a := range adds {
-		written += a.Size
-	}
 	dopts := DMLOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: opts.Allocator,
 		evolve: sameChangeBase(snap, target), pre: &preWritten{adds: adds, view: target.view}}
 	if opts.Progress != nil {
@@ -207,11 +202,13 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 	res, err := t.runDML(ctx, "WRITE", dopts, false, func(ctx context.Context, a *dmlAttempt) error {
 		return a.deleteWhere(ctx, pred)
 	}, func(a *dmlAttempt) log.CommitInfo {
+		// As Spark counts a replaceWhere: the files, bytes and rows written include
+		// the copies of the surviving rows of rewritten files.
 		r := a.res
 		return log.CommitInfo{Operation: "WRITE", OperationParameters: writeParameters(a.snap.log, opts), OperationMetrics: map[string]string{
-			"numFiles":            strconv.Itoa(len(adds)),
-			"numOutputRows":       strconv.FormatInt(rows, 10),
-			"numOutputBytes":      strconv.FormatInt(written, 10),
+			"numFiles":            itoa(r.FilesAdded),
+			"numOutputRows":       itoa64(rows + r.RowsCopied),
+			"numOutputBytes":      itoa64(r.BytesAdded),
 			"numRemovedFiles":     itoa(r.FilesRemoved),
 			"numRemovedBytes":     itoa64(r.BytesRemoved),
 			"numDeletedRows":      itoa64(r.RowsDeleted),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -302,9 +303,14 @@ func TestReplaceWhere(t *testing.T) {
 			require.NoError(t, err)
 			require.EqualValues(t, 1, res.RowsDeleted)
 			var sawDV, sawRewrite bool
+			var addedFiles, addedBytes int64
 			for _, a := range commitActions(t, st, res.Version) {
 				if a.Remove != nil {
 					require.True(t, a.Remove.DataChange)
+				}
+				if a.Add != nil && a.Add.DeletionVector == nil { // written, not a file re-added with its DV
+					addedFiles++
+					addedBytes += a.Add.Size
 				}
 				if a.Add != nil && a.Add.DeletionVector != nil {
 					sawDV = true
@@ -315,6 +321,14 @@ func TestReplaceWhere(t *testing.T) {
 			}
 			require.Equal(t, dv, sawDV, "deletion vector iff the table has them")
 			require.True(t, sawRewrite, "the new row (and, copy-on-write, the copied row)")
+			// Spark's replaceWhere metrics: the files, bytes and rows written count
+			// the copies of the surviving rows (id 2, copy-on-write) with the new row.
+			metrics = rawCommitInfo(t, st, res.Version)["operationMetrics"].(map[string]any)
+			copied := map[bool]string{false: "1", true: "0"}[dv]
+			require.Equal(t, copied, metrics["numCopiedRows"])
+			require.Equal(t, map[bool]string{false: "2", true: "1"}[dv], metrics["numOutputRows"])
+			require.Equal(t, strconv.FormatInt(addedFiles, 10), metrics["numFiles"])
+			require.Equal(t, strconv.FormatInt(addedBytes, 10), metrics["numOutputBytes"])
 			require.Equal(t, []string{
 				`{"day":"2024-03-01","id":"1","v":"A"}`, `{"day":"2024-03-01","id":"2","v":"b"}`,
 				`{"day":"2024-03-02","id":"30","v":"x"}`, `{"day":"2024-03-03","id":"5","v":"e"}`,
