@@ -24,6 +24,10 @@
 //     for floats ("1.0", "1.0E10", "NaN", "Infinity"), plain decimals with exactly the
 //     column's scale, timestamps in UTC as "YYYY-MM-DD HH:MM:SS[.ffffff]" with trailing
 //     zeros of the fraction dropped.
+//   - P4 (distinct directories) DirName maps different partition values to different
+//     directories: NULL is DefaultPartitionName, and the string "__HIVE_DEFAULT_PARTITION__"
+//     (a legal value of a string column) is written "%5F_HIVE_DEFAULT_PARTITION__", which
+//     unescapes to the string. Writers key a partition's open files by its directory.
 //
 // What it deliberately does not do: it refuses to write binary partition values (Spark's
 // spelling of arbitrary bytes is not pinned down by the protocol); it does not evaluate
