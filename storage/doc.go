@@ -8,7 +8,10 @@
 // storage/s3 ("s3://bucket/prefix", S3 and S3-compatibles), storage/gcs ("gs://") and
 // storage/azure ("azblob://"), all through gocloud.dev/blob. An unregistered scheme is
 // an error (ErrUnknownScheme), never a local directory. Credentials come only from
-// each provider's standard chain; URLs with user information are refused.
+// each provider's standard chain; URLs with user information are refused
+// (ErrCredentialsInURL), and messages print locations only through RedactLocation /
+// RedactURL: no user information, no value of a query parameter off the allow-list
+// (see redact.go).
 //
 // Optional capabilities, each with a helper that falls back for stores without it:
 // Creator (CreateObject: streamed writes; multipart uploads on object stores),

@@ -47,12 +47,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -103,7 +106,7 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q) // region, endpoint, profile, ...; default credential chain
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, storage.RedactError(err))
 	}
 	s3opts = append(s3opts, func(o *s3.Options) {
 		o.RetryMaxAttempts = 5
@@ -112,7 +115,7 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	client := s3.NewFromConfig(cfg, s3opts...)
 	bucket, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, storage.RedactError(err))
 	}
 	opts.Bucket = bucket
 	opts.Hooks = blobstore.Hooks{
@@ -133,6 +136,11 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 			return nil
 		}),
 		RetrySame: isConditionalConflict,
+		Transient: transient,
+		Exhausted: func(err error) bool {
+			var mae *retry.MaxAttemptsError
+			return errors.As(err, &mae)
+		},
 		DeleteBatch: func(ctx context.Context, keys []string) (map[string]error, error) {
 			failed, err := deleteObjects(ctx, client, u.Host, keys)
 			for _, k := range keys {
@@ -216,6 +224,30 @@ func abortStale(ctx context.Context, client *s3.Client, bucket, prefix string, c
 func isConditionalConflict(err error) bool {
 	var ae smithy.APIError
 	return errors.As(err, &ae) && ae.ErrorCode() == "ConditionalRequestConflict"
+}
+
+// transient classifies an S3 answer by its HTTP status: 500, 502, 503, 504, 429 and
+// 408 (and the codes S3 sends with them) may not recur; other answers will. Errors
+// without an answer (transport failures) are left to the generic rules.
+func transient(err error) (bool, bool) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "Throttling", "ThrottlingException":
+			return true, true
+		}
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
+		switch c := re.HTTPStatusCode(); c {
+		case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+			http.StatusTooManyRequests, http.StatusRequestTimeout:
+			return true, true
+		default:
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // deleteObjects deletes keys with one DeleteObjects request (Quiet mode: only failures
