@@ -394,7 +394,7 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 	if src.Size > 0 && sf.Size() != src.Size {
 		return nil, bad("%d bytes stored, the log says %d", sf.Size(), src.Size)
 	}
-	f := watch(sf) // D10: failed reads are not damage
+	f := watch(sf)                                            // D10: failed reads are not damage
 	r, err := Open(f, sf.Size(), ReadOptions{Name: src.Path}) // D10: the footer is validated
 	if err != nil {
 		return nil, err
