@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"sort"
@@ -15,8 +16,8 @@ import (
 //     nested in a parameter value (endpoint=http://u:p@host), percent-encoded or not;
 //   - the value of every query parameter not on the allow-list below (the options of
 //     this module's backends, none of which is a secret): sig=, X-Amz-Signature=,
-//     access_token=, aws_secret_access_key=, a SAS token's fields, and parameters
-//     without a value whose name does not look like a parameter name;
+//     access_token=, aws_secret_access_key=, a SAS token's fields; and whole any part of
+//     the query that is not name=value with a name that looks like one (a bare token);
 //   - the fragment, and an unparsable URL after its scheme.
 //
 // Values of allowed parameters are printed after the same treatment (an endpoint's
@@ -24,8 +25,9 @@ import (
 // depth). RedactText does the part that can be done on free text, user information
 // in any URL it contains, for messages of libraries that print URLs their own way;
 // RedactError applies it to an error's message and keeps the error's chain for
-// errors.Is. ParseLocation refuses user information anywhere in a location, so no
-// backend ever receives it.
+// errors.Is. ParseLocation refuses user information anywhere in a location, URLs with
+// a query or fragment inside a parameter, and query parts that are not name=value
+// (checkParams), so no backend ever receives them or prints them in its errors.
 
 // redacted replaces a secret in messages.
 const redacted = "REDACTED"
@@ -119,11 +121,8 @@ func redactQuery(raw string, depth int) string {
 		}
 		rk, rv, hasValue := strings.Cut(p, "=")
 		k, err := url.QueryUnescape(rk)
-		if err != nil || !paramName.MatchString(k) {
-			parts[i] = redacted
-			continue
-		}
-		if !hasValue {
+		if err != nil || !paramName.MatchString(k) || !hasValue {
+			parts[i] = redacted // not a name=value parameter: maybe a bare token
 			continue
 		}
 		if !safeParams[strings.ToLower(k)] || depth >= maxRedactDepth {
@@ -136,10 +135,25 @@ func redactQuery(raw string, depth int) string {
 			continue
 		}
 		if rv2 := redactValue(v, depth+1); rv2 != v {
-			parts[i] = rk + "=" + url.QueryEscape(rv2)
+			parts[i] = rk + "=" + escapeValue(rv2)
 		}
 	}
 	return strings.Join(parts, "&")
+}
+
+// escapeValue escapes what would end or change a query value ('&', '#', '%', '+',
+// spaces and control bytes), keeping a URL in it readable.
+func escapeValue(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("&#%+", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // redactValue redacts an allowed parameter's value: a URL is redacted as a location
@@ -280,11 +294,8 @@ func collectSecrets(s string, add func(...string), depth int) {
 	for _, p := range strings.Split(u.RawQuery, "&") {
 		rk, rv, hasValue := strings.Cut(p, "=")
 		k, err := url.QueryUnescape(rk)
-		if err != nil || !paramName.MatchString(k) {
+		if err != nil || !paramName.MatchString(k) || !hasValue {
 			add(p, rk)
-			continue
-		}
-		if !hasValue {
 			continue
 		}
 		v, verr := url.QueryUnescape(rv)
@@ -296,36 +307,36 @@ func collectSecrets(s string, add func(...string), depth int) {
 	}
 }
 
-// printableParam returns a query parameter's name for a message, or "a parameter"
-// when the name does not look like one.
-func printableParam(k string) string {
-	if paramName.MatchString(k) {
-		return k
+// checkParams refuses what a location's query may not carry: a URL with user
+// information in a parameter's value (endpoint=http://user:pw@host: ErrCredentialsInURL),
+// a URL with a query or fragment there (an SDK would send them with every request and
+// print them in its errors), a parameter without a value or with a name that is not a
+// name (a bare token). Its messages print the location redacted.
+func checkParams(u *url.URL) error {
+	if u.RawQuery == "" {
+		return nil
 	}
-	return "(a parameter)"
-}
-
-// nestedUserinfo returns the name of the first query parameter of u whose value holds
-// a URL with user information (endpoint=http://user:pw@host), or "".
-func nestedUserinfo(u *url.URL) string {
 	for _, p := range strings.Split(u.RawQuery, "&") {
-		rk, rv, ok := strings.Cut(p, "=")
-		if !ok {
+		if p == "" {
 			continue
 		}
+		rk, rv, ok := strings.Cut(p, "=")
 		k, err := url.QueryUnescape(rk)
-		if err != nil {
-			k = rk
+		if !ok || err != nil || !paramName.MatchString(k) {
+			return fmt.Errorf("storage: table location %s: a query parameter without a name=value form", RedactURL(u))
 		}
 		v, err := url.QueryUnescape(rv)
 		if err != nil {
-			v = rv
+			return fmt.Errorf("storage: table location %s: parameter %s: invalid percent-encoding", RedactURL(u), k)
 		}
 		if hasUserinfo(v) {
-			return k
+			return fmt.Errorf("%w: table location %s, parameter %s%s", ErrCredentialsInURL, RedactURL(u), k, useCredentialChain)
+		}
+		if i := strings.Index(v, "://"); i >= 0 && strings.ContainsAny(v[i:], "?#") {
+			return fmt.Errorf("storage: table location %s: parameter %s: a URL with a query or fragment is not accepted here", RedactURL(u), k)
 		}
 	}
-	return ""
+	return nil
 }
 
 // hasUserinfo reports whether v is a URL with user information, whether or not it

@@ -149,8 +149,8 @@ func ParseLocation(s string) (Location, error) {
 	if u.User != nil {
 		return Location{}, fmt.Errorf("%w: table location %s%s", ErrCredentialsInURL, RedactURL(u), useCredentialChain)
 	}
-	if p := nestedUserinfo(u); p != "" {
-		return Location{}, fmt.Errorf("%w: table location %s, parameter %s%s", ErrCredentialsInURL, RedactURL(u), printableParam(p), useCredentialChain)
+	if err := checkParams(u); err != nil {
+		return Location{}, err
 	}
 	if u.Host == "" {
 		return Location{}, fmt.Errorf("storage: table location %s: no bucket or container after %s://", RedactURL(u), scheme)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
+	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -92,7 +93,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", path, schema.NumFields())
+	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", storage.RedactLocation(path), schema.NumFields())
 	return nil
 }
 

@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -76,8 +77,8 @@ const maxDeleteBatch = 1000
 
 // open opens an s3:// or s3a:// location. The client is built here (not by gocloud's
 // URL opener) so that it can retry more patiently than the SDK default (5 attempts with
-// backoff for 5xx, throttling and connection errors) and stay quiet about skipped
-// checksum validation of multipart objects.
+// backoff for 5xx, throttling and connection errors, or AWS_MAX_ATTEMPTS) and stay quiet about skipped checksum
+// validation of multipart objects.
 func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	opts, q, err := blobstore.CommonParams(u)
 	if err != nil {
@@ -110,6 +111,9 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	}
 	s3opts = append(s3opts, func(o *s3.Options) {
 		o.RetryMaxAttempts = 5
+		if n, err := strconv.Atoi(os.Getenv("AWS_MAX_ATTEMPTS")); err == nil && n > 0 {
+			o.RetryMaxAttempts = n // the SDK's variable (gocloud's retryer ignores it)
+		}
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	client := s3.NewFromConfig(cfg, s3opts...)

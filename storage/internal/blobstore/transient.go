@@ -76,9 +76,13 @@ func (s *Store) transient(err error) bool {
 // store: a network error (refused, reset, timed out, DNS), a broken pipe, or a response
 // body that ended early.
 func TransportFailure(err error) bool {
-	var ne net.Error
+	var (
+		oe *net.OpError
+		de *net.DNSError
+		ne net.Error // syscall.Errno is one too: only its timeouts count here
+	)
 	switch {
-	case errors.As(err, &ne),
+	case errors.As(err, &oe), errors.As(err, &de), errors.As(err, &ne) && ne.Timeout(),
 		errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNABORTED),
 		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT), errors.Is(err, syscall.EHOSTUNREACH),
