@@ -193,8 +193,10 @@ func (s *Store) settleCreate(ctx context.Context, op, p string, size int64, sum 
 	if err == nil || logPath(p) || ctx.Err() != nil {
 		return err
 	}
-	if !errors.Is(err, storage.ErrExist) && !errors.Is(err, storage.ErrTransient) {
-		return err // the store answered something else (403, 400): nothing was created
+	if !errors.Is(err, storage.ErrExist) && !errors.Is(err, storage.ErrTransient) && !errors.Is(err, storage.ErrNotExist) {
+		// The store refused the request (403, 400): nothing was created. (ErrNotExist:
+		// a multipart completion sent again after it succeeded finds no upload.)
+		return err
 	}
 	got, rerr := s.ownCreate(ctx, p, size, sum)
 	switch {
