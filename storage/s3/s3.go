@@ -143,7 +143,7 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 		Transient: transient,
 		Exhausted: func(err error) bool {
 			var mae *retry.MaxAttemptsError
-			return errors.As(err, &mae)
+			return errors.As(err, &mae) && mae.Attempt > 1 // one attempt (AWS_MAX_ATTEMPTS=1) is no retry
 		},
 		DeleteBatch: func(ctx context.Context, keys []string) (map[string]error, error) {
 			failed, err := deleteObjects(ctx, client, u.Host, keys)
