@@ -33,6 +33,12 @@
 // (a warning says so once). A 409 ConditionalRequestConflict (a concurrent conditional
 // write to the same key was in flight) is retried with the same request.
 //
+// Failures: the SDK retries a request 5 times (AWS_MAX_ATTEMPTS overrides) on 5xx,
+// throttling and connection errors; a read whose body is cut short afterwards is sent
+// again by the store, and a conditional create whose answer was lost recognises its own
+// object (see storage/internal/blobstore). 500, 502, 503, 504, 429 and 408 answers and
+// transport failures wrap storage.ErrTransient; other answers do not.
+//
 // Reads: Open fetches the last TailSize bytes with one suffix-range GET (which also
 // tells the size), so a Parquet footer and page index cost one request; listings
 // start server-side after the given key (ListObjectsV2 StartAfter). Writes: streamed

@@ -18,6 +18,12 @@
 //     the package storage documentation on lifecycle rules).
 //   - Confinement: every path is validated before it becomes a key, and keys are the
 //     store's prefix followed by the path, so nothing outside the prefix is touched.
+//   - Transient failures (transient.go): they wrap storage.ErrTransient; reads cut in
+//     transit are sent again; a conditional create outside _delta_log/ whose answer
+//     was lost succeeds exactly when the object holds the bytes it sent; under
+//     _delta_log/ "exists" is always storage.ErrExist, for the log to judge.
+//   - Messages print the location through storage.RedactURL and SDK errors through
+//     storage.RedactError: no credential is ever printed.
 package blobstore
 
 import (
