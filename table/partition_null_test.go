@@ -47,10 +47,16 @@ func TestNullAndDefaultPartitionStringStayDistinct(t *testing.T) {
 		}
 	}
 
-	t.Run("append", func(t *testing.T) {
+	t.Run("append, then OPTIMIZE", func(t *testing.T) {
 		rows := []dmlRow{{id: 1, grp: nil, qty: ip(1)}, {id: 2, grp: sp(hive), qty: ip(2)}, {id: 3, grp: nil, qty: ip(3)}, {id: 4, grp: sp("x"), qty: ip(4)}}
-		tb, _ := dmlTable(t, nil, []string{"grp"}, rows)
-		check(t, tb, dmlRowStrings(rows))
+		more := []dmlRow{{id: 5, grp: sp(hive), qty: ip(5)}, {id: 6, grp: nil, qty: ip(6)}}
+		tb, _ := dmlTable(t, nil, []string{"grp"}, rows, more)
+		all := dmlRowStrings(append(append([]dmlRow(nil), rows...), more...))
+		check(t, tb, all)
+		if _, err := tb.Optimize(ctx, table.OptimizeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, tb, all) // compaction keeps the two partitions apart
 	})
 	t.Run("append, string first", func(t *testing.T) {
 		rows := []dmlRow{{id: 2, grp: sp(hive), qty: ip(2)}, {id: 1, grp: nil, qty: ip(1)}}
