@@ -17,7 +17,6 @@ import (
 
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
-	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -93,7 +92,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", storage.RedactLocation(path), schema.NumFields())
+	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", table.RedactLocation(path), schema.NumFields())
 	return nil
 }
 

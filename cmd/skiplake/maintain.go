@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -94,7 +93,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	if rep.DryRun {
 		dry = " (dry run)"
 	}
-	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", storage.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
+	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", table.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
 	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, table.FormatBytes(f.Bytes), f.SmallFiles)
 	if len(f.ClusteringColumns) > 0 {
 		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/table"
 )
 
 // Exit statuses (docs/cli.md, "Exit status"): what a scheduler can act on. maintain
@@ -39,11 +38,11 @@ func exitCode(err error) int {
 }
 
 // retryable reports a failure that running the command again may not meet:
-//   - a commit conflict after the built-in retries (log.ConflictError: a concurrent
-//     commit changed what this one read or removes; log.ErrTooManyRetries), or a
-//     commit whose outcome could not be learned (log.ErrCommitUnknown: a retry with
+//   - a commit conflict after the built-in retries (table.ConflictError: a concurrent
+//     commit changed what this one read or removes; table.ErrTooManyRetries), or a
+//     commit whose outcome could not be learned (table.ErrCommitUnknown: a retry with
 //     --txn-app-id/--txn-version is safe, see the README);
-//   - a storage or network failure (storage.ErrTransient: a 5xx or 429 answer, a
+//   - a storage or network failure (table.ErrTransient: a 5xx or 429 answer, a
 //     refused, reset or timed-out connection, a response cut short, after the
 //     store's own retries), also where a library reports it without the sentinel (a
 //     net.Error, a full disk, too many open files);
@@ -53,14 +52,14 @@ func exitCode(err error) int {
 // refused argument or permission are not retryable.
 func retryable(err error) bool {
 	var (
-		ce *log.ConflictError
+		ce *table.ConflictError
 		oe *net.OpError
 		de *net.DNSError
 		ne net.Error // syscall.Errno is one too: only its timeouts count here
 	)
 	switch {
-	case errors.Is(err, storage.ErrTransient),
-		errors.Is(err, log.ErrTooManyRetries), errors.Is(err, log.ErrCommitUnknown), errors.As(err, &ce),
+	case errors.Is(err, table.ErrTransient),
+		errors.Is(err, table.ErrTooManyRetries), errors.Is(err, table.ErrCommitUnknown), errors.As(err, &ce),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return true
 	case errors.As(err, &oe), errors.As(err, &de), errors.As(err, &ne) && ne.Timeout(),
@@ -73,18 +72,18 @@ func retryable(err error) bool {
 }
 
 // redactor removes what may be a credential from the messages the CLI prints on
-// standard error: the user information of any URL (storage.RedactText), and each
-// secret of the locations given as arguments (storage.LocationSecrets: user
+// standard error: the user information of any URL (table.RedactText), and each
+// secret of the locations given as arguments (table.LocationSecrets: user
 // information, values of query parameters off the allow-list) wherever a library
 // printed it its own way. Locations in the CLI's own messages are already printed
-// through storage.RedactLocation; this is the last line of defence.
+// through table.RedactLocation; this is the last line of defence.
 type redactor struct {
 	secrets []string // longest first
 }
 
 // minSecretLen is the shortest argument secret replaced in free text: shorter strings
 // would hit ordinary words (a two-letter password is caught where it can be parsed:
-// in URLs, by storage.RedactText).
+// in URLs, by table.RedactText).
 const minSecretLen = 3
 
 func newRedactor(args []string) *redactor {
@@ -93,7 +92,7 @@ func newRedactor(args []string) *redactor {
 		if !strings.Contains(a, ":") {
 			continue
 		}
-		for _, s := range storage.LocationSecrets(a) {
+		for _, s := range table.LocationSecrets(a) {
 			if len(s) >= minSecretLen {
 				r.secrets = append(r.secrets, s)
 			}
@@ -104,7 +103,7 @@ func newRedactor(args []string) *redactor {
 
 // text redacts one message.
 func (r *redactor) text(s string) string {
-	s = storage.RedactText(s)
+	s = table.RedactText(s)
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, "REDACTED")
 	}
