@@ -174,3 +174,37 @@ func TestAddColumnsWithColumnMapping(t *testing.T) {
 		t.Fatalf("ids %v, maxColumnId %s", ids, md.Configuration[PropColumnMappingMaxColumnID])
 	}
 }
+
+// NOT NULL in a DDL schema makes the top-level field non-nullable (issue 31 item 9:
+// the README and `help create` show `--schema "id bigint NOT NULL, ..."`).
+func TestParseDDLSchemaNotNull(t *testing.T) {
+	s, err := ParseDDLSchema("id bigint NOT NULL, note string, ts timestamp not   null , m map<string,int>\tNot Null, `not` int, `null` int, nn string")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"id": false, "note": true, "ts": false, "m": false, "not": true, "null": true, "nn": true}
+	for _, f := range s.Fields {
+		if w, ok := want[f.Name]; !ok || f.Nullable != w {
+			t.Errorf("field %q nullable=%v, want %v (known %v)", f.Name, f.Nullable, w, ok)
+		}
+	}
+	if len(s.Fields) != len(want) {
+		t.Fatalf("fields %v", fieldNames(s))
+	}
+	for _, bad := range []string{
+		"id bigint NOT", "id bigint NULL NOT", "id bigintnot null", "id NOT NULL", "id bigint NOT NULL NOT NULL",
+		"s struct<a: int NOT NULL>", "id bigint NOTNULL",
+	} {
+		if _, err := ParseDDLSchema(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	_, err = ParseDDLSchema("s struct<a: int NOT NULL>")
+	if err == nil || !strings.Contains(err.Error(), "top-level") {
+		t.Errorf("struct field NOT NULL: %v", err)
+	}
+	// ADD COLUMNS cannot add a NOT NULL column (existing rows have no value).
+	if _, err := ParseColumnDefinition("c int NOT NULL"); err == nil || !strings.Contains(err.Error(), "NOT NULL") {
+		t.Errorf("ADD COLUMN NOT NULL: %v", err)
+	}
+}

@@ -19,7 +19,9 @@ import (
 // differences that carry the same values (string/large_string, binary/large_binary,
 // timestamp units and UTC spellings, dictionary-encoded strings) cast away. Anything
 // else is a schema mismatch naming the column and both types. Nulls in NOT NULL columns
-// are refused.
+// are refused, and so are nulls in non-nullable nested fields, elements and values (see
+// nonnull.go). A type that differs only in nested names, nullability or the spelling
+// of UTC is retyped (the same buffers under the table's type).
 type conformer struct {
 	table    *arrow.Schema
 	delta    *log.StructType
@@ -27,6 +29,8 @@ type conformer struct {
 	inSchema *arrow.Schema // the last input schema planned for
 	plan     []int         // table field i <- input column plan[i]
 	casts    []bool
+	retypes  []bool // same layout, another spelling of the type (nested names, nullability, UTC)
+	required []bool // the column has a non-nullable field, element or value nested in it
 }
 
 func newConformer(table *arrow.Schema, delta *log.StructType, mem memory.Allocator) *conformer {
@@ -39,6 +43,8 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 	}
 	plan := make([]int, c.table.NumFields())
 	casts := make([]bool, c.table.NumFields())
+	retypes := make([]bool, c.table.NumFields())
+	required := make([]bool, c.table.NumFields())
 	used := make([]bool, in.NumFields())
 	for i, tf := range c.table.Fields() {
 		j := fieldIndexFold(in, tf.Name)
@@ -48,7 +54,11 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 		used[j] = true
 		plan[i] = j
 		inT := in.Field(j).Type
+		if df := c.delta.Field(tf.Name); df != nil {
+			required[i] = hasRequired(df.Type)
+		}
 		if sameType(tf.Type, inT) {
+			retypes[i] = !arrow.TypeEqual(tf.Type, inT)
 			continue
 		}
 		if !castable(tf.Type, inT) {
@@ -62,7 +72,7 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 			return fmt.Errorf("%w: column %q (%s) is not in the table schema (table columns: %s)", ErrSchemaMismatch, in.Field(j).Name, value.DisplayType(in.Field(j).Type), fieldNames(c.table))
 		}
 	}
-	c.inSchema, c.plan, c.casts = in, plan, casts
+	c.inSchema, c.plan, c.casts, c.retypes, c.required = in, plan, casts, retypes, required
 	return nil
 }
 
@@ -82,10 +92,13 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 	for i, j := range c.plan {
 		tf := c.table.Field(i)
 		src := rec.Column(j)
-		if !c.casts[i] {
+		switch {
+		case c.retypes[i]:
+			cols[i] = retype(src, tf.Type)
+		case !c.casts[i]:
 			src.Retain()
 			cols[i] = src
-		} else {
+		default:
 			out, err := castTo(ctx, src, tf.Type, c.mem)
 			if err != nil {
 				from, to := value.DisplayTypes(src.DataType(), tf.Type)
@@ -93,8 +106,14 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 			}
 			cols[i] = out
 		}
-		if df := c.delta.Field(tf.Name); df != nil && !df.Nullable && cols[i].NullN() > 0 {
+		df := c.delta.Field(tf.Name)
+		if df != nil && !df.Nullable && cols[i].NullN() > 0 {
 			return nil, fmt.Errorf("%w: column %q has %d null value(s) but is declared NOT NULL", ErrNullInNonNullable, tf.Name, cols[i].NullN())
+		}
+		if df != nil && c.required[i] {
+			if p := nestedNull(cols[i], df.Type, nil); p != "" {
+				return nil, fmt.Errorf("%w: column %q: %s.%s holds a null but is declared NOT NULL", ErrNullInNonNullable, tf.Name, tf.Name, p)
+			}
 		}
 	}
 	return array.NewRecordBatch(c.table, cols, rec.NumRows()), nil

@@ -76,7 +76,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	if *format == "json" {
 		return writeJSON(e.stdout, res)
 	}
-	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", path, res.Version, res.Operation)
+	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", table.RedactLocation(path), res.Version, res.Operation)
 	if res.ProtocolUpgraded {
 		fmt.Fprintf(e.stdout, "protocol upgraded to reader %d, writer %d", res.MinReaderVersion, res.MinWriterVersion)
 		if len(res.ReaderFeatures)+len(res.WriterFeatures) > 0 {

@@ -92,7 +92,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", path, schema.NumFields())
+	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", table.RedactLocation(path), schema.NumFields())
 	return nil
 }
 

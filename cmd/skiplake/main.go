@@ -2,8 +2,8 @@
 //
 // Usage: skiplake COMMAND TABLE [flags]. Run "skiplake help" for the commands and
 // "skiplake help COMMAND" (or "skiplake COMMAND --help") for one command's flags. Errors
-// go to stderr with a non-zero exit status (2 for usage errors); output formats are
-// stable for scripts (testdata/cli, docs/cli.md).
+// go to stderr with a non-zero exit status (1 refused, 2 usage, 75 temporary: see
+// status.go); output formats are stable for scripts (testdata/cli, docs/cli.md).
 //
 // # Adding a command
 //
@@ -145,6 +145,10 @@ func run(ctx context.Context, e *env, args []string) int {
 		printUsage(e.stderr)
 		return 2
 	}
+	// Nothing a command prints on stderr may show a credential of its arguments.
+	ce := *e
+	ce.stderr = newRedactor(args).writer(e.stderr)
+	e = &ce
 	if err := c.run(ctx, e, args[1:]); err != nil {
 		var ue *usageError
 		var hr *helpRequest
@@ -160,11 +164,11 @@ func run(ctx context.Context, e *env, args []string) int {
 			return 0
 		case errors.As(err, &ue):
 			fmt.Fprintf(e.stderr, "skiplake %s: %s\nusage: skiplake %s %s\n(run 'skiplake help %s' for the flags)\n", c.name, ue.msg, c.name, c.usage, c.name)
-			return 2
+			return exitUsage
 		}
 		// "skiplake optimize: optimize: ..." says the component twice.
 		fmt.Fprintf(e.stderr, "skiplake %s: %s\n", c.name, strings.TrimPrefix(err.Error(), c.name+": "))
-		return 1
+		return exitCode(err) // 1, or 75 for a failure that may not recur (status.go)
 	}
 	return 0
 }
@@ -190,7 +194,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "  help       show a command's flags, defaults and examples: skiplake help COMMAND")
-	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure, 2 usage error (maintain adds 3 and 4: see 'skiplake help maintain'). Run 'skiplake help COMMAND' for a command's flags.")
+	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure that retrying cannot fix, 2 usage error, 75 temporary failure (a commit\nconflict, a storage or network error, a timeout): retry later; maintain adds 3 and 4\n(see 'skiplake help maintain'). Run 'skiplake help COMMAND' for a command's flags.")
 }
 
 // commandFlags returns the flags c declares, by running it with -h under a cancelled

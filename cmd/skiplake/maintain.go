@@ -10,7 +10,8 @@ import (
 	"github.com/skiplake/skiplake/table"
 )
 
-// Exit statuses of maintain beyond 0 (healthy), 1 (error) and 2 (usage).
+// Exit statuses of maintain beyond 0 (healthy), 1 (error), 2 (usage) and 75 (temporary
+// failure, status.go).
 const (
 	exitWorkRemains = 3 // something due was left undone (budget, dry run)
 	exitTaskFailed  = 4 // a task failed; the report says which
@@ -29,8 +30,10 @@ delta.logRetentionDuration that a checkpoint covers. Safe beside writers; a seco
 run right after a complete one does nothing.
 
 Exit status: 0 the table is healthy (everything due was done, or nothing was due);
-1 the table could not be read; 2 usage error; 3 work remains (a budget ran out, or
---dry-run found work to do); 4 a task failed (see the report; later tasks still ran).`,
+1 the table could not be read or was refused; 2 usage error; 3 work remains (a budget
+ran out, or --dry-run found work to do); 4 a task failed (see the report; later tasks
+still ran); 75 a temporary failure before the report (storage, network, a commit
+conflict, a timeout): run it again later.`,
 		examples: []string{`skiplake maintain /tmp/t`, `skiplake maintain s3://bucket/events --max-bytes 10g --max-duration 30m --format json`, `skiplake maintain /tmp/t --dry-run`},
 		run:      runMaintain})
 }
@@ -90,7 +93,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	if rep.DryRun {
 		dry = " (dry run)"
 	}
-	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", path, rep.Version, rep.FinalVersion, dry)
+	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", table.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
 	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, table.FormatBytes(f.Bytes), f.SmallFiles)
 	if len(f.ClusteringColumns) > 0 {
 		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))

@@ -101,7 +101,11 @@
 //     row counts adding up, pages no larger than the largest chunk, the ARROW:schema
 //     entry's lengths), so no length in a damaged file is allocated before it is
 //     checked; what validation cannot see is contained where arrow-go's decoder is
-//     called (contain.go), never around skiplake's own code.
+//     called (contain.go), never around skiplake's own code. A storage read that
+//     fails under them is not damage: it is a [*ReadError] (errors.Is [ErrReadFailed],
+//     and the storage's own sentinels such as storage.ErrTransient), never a
+//     CorruptError, even when arrow-go reports the bytes it did not get as a bad page
+//     (every read goes through a watch that remembers the storage's errors).
 //   - D11 (stitched files) A file [Output.Stitch] publishes holds exactly the
 //     sources' rows, in source order then row-group order, in one row group per
 //     source row group whose column chunks (dictionary page through last data page)

@@ -26,7 +26,7 @@ import (
 // is written. Compaction of files whose row groups are already what this package's
 // Writer writes costs a copy instead of a decode and a zstd re-encode.
 //
-// Layout of a stitched file (invariant D11), every offset of the sources' footers
+// Layout of a stitched file (invariant D10), every offset of the sources' footers
 // shifted by where the bytes landed:
 //
 //	"PAR1"
@@ -386,15 +386,16 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 		// of many small files costs no extra request per file).
 		return nil, no(RuleRowGroupSize, "the file holds %d bytes, less than %d", src.Size, opts.MinRowGroupBytes)
 	}
-	f, err := o.store.Open(ctx, src.Path)
+	sf, err := o.store.Open(ctx, src.Path)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: stitching: open %s: %w", src.Path, err)
 	}
-	defer f.Close()
-	if src.Size > 0 && f.Size() != src.Size {
-		return nil, bad("%d bytes stored, the log says %d", f.Size(), src.Size)
+	defer sf.Close()
+	if src.Size > 0 && sf.Size() != src.Size {
+		return nil, bad("%d bytes stored, the log says %d", sf.Size(), src.Size)
 	}
-	r, err := Open(f, f.Size(), ReadOptions{Name: src.Path}) // D10: the footer is validated
+	f := watch(sf)                                            // D10: failed reads are not damage
+	r, err := Open(f, sf.Size(), ReadOptions{Name: src.Path}) // D10: the footer is validated
 	if err != nil {
 		return nil, err
 	}
@@ -840,8 +841,16 @@ func (o *Output) withSource(ctx context.Context, in *stitchInput, fn func(storag
 		return fmt.Errorf("datafile: stitching: open %s: %w", in.src.Path, err)
 	}
 	defer f.Close()
-	return fn(f)
+	return fn(watchedFile{File: f, w: watch(f)}) // D10: failed reads are not damage
 }
+
+// watchedFile is a storage.File whose reads go through a watchedReaderAt.
+type watchedFile struct {
+	storage.File
+	w *watchedReaderAt
+}
+
+func (f watchedFile) ReadAt(p []byte, off int64) (int, error) { return f.w.ReadAt(p, off) }
 
 // rangeCopier copies ranges of f to w, merging each range that starts where the
 // previous one ended into one copy (one read per buffer of a contiguous run).
