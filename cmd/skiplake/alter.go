@@ -65,7 +65,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 		}
 		opts.AddColumns = append(opts.AddColumns, c)
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}

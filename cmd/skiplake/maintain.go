@@ -56,7 +56,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 			return usagef("--max-duration %q: want a positive duration such as 30m or \"interval 1 hour\"", *maxDuration)
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 			return usagef("--memory: %v", err)
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Retention, opts.RetentionSet = d, true
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
