@@ -53,9 +53,12 @@ func TestRegressionTablesEveryOperation(t *testing.T) {
 					_, err := tbl.Checkpoint(ctx)
 					return err
 				},
-				"Delete":  func() error { _, err := tbl.Delete(ctx, "k = 40", DMLOptions{}); return err },
-				"Update":  func() error { _, err := tbl.Update(ctx, "v = 1", "k = 40", DMLOptions{}); return err },
-				"Alter":   func() error { _, err := tbl.Alter(ctx, AlterOptions{SetProperties: map[string]string{"delta.appendOnly": "false"}}); return err },
+				"Delete": func() error { _, err := tbl.Delete(ctx, "k = 40", DMLOptions{}); return err },
+				"Update": func() error { _, err := tbl.Update(ctx, "v = 1", "k = 40", DMLOptions{}); return err },
+				"Alter": func() error {
+					_, err := tbl.Alter(ctx, AlterOptions{SetProperties: map[string]string{"delta.appendOnly": "false"}})
+					return err
+				},
 				"Restore": func() error { _, err := tbl.Restore(ctx, AtVersion(2), RestoreOptions{}); return err },
 				"Write": func() error {
 					rec := batch()
