@@ -63,6 +63,9 @@ func openInputRows(ctx context.Context, store storage.Storage, a *log.Add, mem m
 	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
+		if errors.Is(err, dv.ErrInvalidRows) {
+			return nil, fmt.Errorf("optimize: %w", err) // the log's vector, not the file, is wrong; err names the file
+		}
 		return nil, fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
 	}
 	return &inputFile{add: a, path: p, f: f, r: r, deleted: opts.Deleted, mem: mem}, nil
