@@ -73,6 +73,9 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.stderr, "skiplake alter: warning: %s\n", w)
+	}
 	if *format == "json" {
 		return writeJSON(e.stdout, res)
 	}

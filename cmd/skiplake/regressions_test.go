@@ -124,3 +124,39 @@ func TestDamagedCheckpointFallbackWarns(t *testing.T) {
 	require.Equal(t, "6\n", out)
 	require.Empty(t, stderr)
 }
+
+// TestRetentionBelowTheSafetyFloor: setting delta.deletedFileRetentionDuration to 0 is
+// accepted with a warning; vacuum and maintain then refuse to vacuum (maintain's
+// vacuum task fails, exit 4, the other tasks run) unless --force, and even forced they
+// keep the files removed a moment ago (younger than the minimum age).
+func TestRetentionBelowTheSafetyFloor(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	for i := 0; i < 2; i++ {
+		csv := writeText(t, filepath.Join(dir, fmt.Sprintf("in%d.csv", i)), fmt.Sprintf("k,v\n%d,%d\n", i, i))
+		code, _, stderr := cli(t, "append", tbl, csv, "--schema", "k bigint, v bigint")
+		require.Equal(t, 0, code, stderr)
+	}
+	code, _, stderr := cli(t, "alter", tbl, "--set-property", "delta.deletedFileRetentionDuration=interval 0 seconds")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "skiplake alter: warning: delta.deletedFileRetentionDuration=interval 0 seconds is below VACUUM's safety floor of 7 days")
+
+	code, _, stderr = cli(t, "vacuum", tbl)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "the table's retention period, 0s (delta.deletedFileRetentionDuration), is below the safety floor of 7 days")
+	require.Contains(t, stderr, "--force")
+	code, _, stderr = cli(t, "vacuum", tbl, "--retain", "24h")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "--retain 24h is below the safety floor of 7 days")
+
+	code, out, stderr := cli(t, "maintain", tbl)
+	require.Equal(t, exitTaskFailed, code, stderr)
+	require.Contains(t, out, "safety floor")
+	code, out, stderr = cli(t, "maintain", tbl, "--force")
+	require.Equal(t, 0, code, out+stderr)
+	require.Contains(t, out, "compact") // the small files were compacted ...
+	code, out, stderr = cli(t, "vacuum", tbl, "--force")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "kept 2 file(s) younger than 1h") // ... and their inputs kept
+	require.Equal(t, []string{"k,v", "0,0", "1,1"}, scanCSV(t, tbl))
+}
