@@ -110,7 +110,9 @@
 // Row tracking (rowtracking.go): on tables whose protocol supports rowTracking
 // every commit attempt gives new files fresh baseRowId (above the
 // delta.rowTracking high-water mark, which the commit raises) and
-// defaultRowCommitVersion (the committed version); recommitted files and removes
+// defaultRowCommitVersion (the committed version); a mark below an assigned row ID
+// (lowered, or its domain removed) or one that would pass math.MaxInt64 makes the
+// commit fail with ErrCorruptLog (RT1) instead of repeating or wrapping IDs; recommitted files and removes
 // keep their file's values; a retry reassigns from the winners' mark; commitInfo
 // says delta.rowTracking.preserved (OPTIMIZE materializes stable row IDs and
 // declares it with PreserveRowTracking). CleanupExpiredLog deletes
