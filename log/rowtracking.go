@@ -118,7 +118,7 @@ type rowTrackingState struct {
 	// commit holds (-1: none), and assignedBy that file (RT1).
 	assigned   int64
 	assignedBy string
-	live    map[string]*Add // the snapshot's live files by canonical path (built once)
+	live       map[string]*Add // the snapshot's live files by canonical path (built once)
 	// preserves is set by PreserveRowTracking.
 	preserves bool
 
