@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -153,6 +154,10 @@ func Execute(ctx context.Context, plan *Plan) (*Metrics, error) {
 		}
 		var ce *log.ConflictError
 		if !errors.As(err, &ce) {
+			if errors.Is(err, dv.ErrInvalidRows) {
+				// A deletion vector names rows its file does not have: say which version.
+				err = fmt.Errorf("optimize: version %d: %w", p.snap.Version(), err)
+			}
 			return m, err
 		}
 		if attempt >= p.opts.MaxRetries || ctx.Err() != nil {

@@ -77,7 +77,9 @@
 //   - D6 (deletion vectors) With [ReadOptions.Deleted] (loaded by [LoadDeletionVector],
 //     the one place a log deletion-vector descriptor becomes a bitmap), Read and
 //     ReadRanges emit exactly the rows whose file position the vector does not hold,
-//     and never an empty batch.
+//     and never an empty batch. A vector that deletes a row position the file does not
+//     have (at or beyond the footer's row count) makes Open fail with an error naming
+//     the file and wrapping dv.ErrInvalidRows (dv's V5).
 //   - D7 (streaming, concurrency) Read and ReadRanges stream column chunks through a
 //     bounded buffer (ReadOptions.StreamBufferBytes; 64 KiB when seeking), so their
 //     memory does not grow with row group size, and may run concurrently on one Reader

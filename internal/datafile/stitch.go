@@ -637,7 +637,7 @@ func readOffsetIndex(f io.ReaderAt, loc *metadata.IndexLocation, dataStart, end,
 // decodeOffsetIndex decodes a serialized offset index (arrow-go panics on bad input:
 // contained, D10).
 func decodeOffsetIndex(raw []byte, where string) (oi metadata.OffsetIndex, err error) {
-	defer contain(&err, where+": offset index")
+	defer guard.Contain(&err, where+": offset index")
 	oi = metadata.NewOffsetIndex(raw, nil, nil)
 	if oi == nil {
 		return nil, corruptf("%s: offset index does not decode", where)
@@ -826,7 +826,7 @@ func footerBytes(md *metadata.FileMetaData, rows, at int64) ([]byte, error) {
 
 // parseFooter decodes serialized file metadata (contained, D10).
 func parseFooter(b []byte) (md *metadata.FileMetaData, err error) {
-	defer contain(&err, "footer")
+	defer guard.Contain(&err, "footer")
 	md, err = metadata.NewFileMetaData(b, nil)
 	if err != nil {
 		return nil, corruptf("footer: %w", err)
