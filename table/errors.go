@@ -4,8 +4,8 @@ import (
 	"errors"
 
 	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/tableview"
 )
 
 // Sentinel errors of package table. Errors returned by the package wrap them (or the
