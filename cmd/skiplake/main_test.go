@@ -33,16 +33,19 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 }
 
 // ageFiles sets back by d the modification time of every file of the table tbl
-// outside _delta_log/ (temporaries included): VACUUM never deletes an unreferenced
-// file younger than table.VacuumMinUnreferencedAge, whatever the retention, so a test
-// that wants a forced --retain 0s to reclaim files it just orphaned ages them first.
+// outside _delta_log/, and of the temporary files inside it: VACUUM never deletes an
+// unreferenced file younger than table.VacuumMinUnreferencedAge, whatever the
+// retention, so a test that wants a forced --retain 0s to reclaim files it just
+// orphaned ages them first.
 func ageFiles(t *testing.T, tbl string, d time.Duration) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(tbl, func(p string, de os.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err
 		}
-		if rel, _ := filepath.Rel(tbl, p); strings.HasPrefix(filepath.ToSlash(rel), "_delta_log/") {
+		// Commit files keep their times (they are the commits' timestamps); a
+		// temporary file a killed commit left in _delta_log/ ages like the others.
+		if rel, _ := filepath.Rel(tbl, p); strings.HasPrefix(filepath.ToSlash(rel), "_delta_log/") && !strings.HasSuffix(rel, ".skiplake-tmp") {
 			return nil
 		}
 		st, err := os.Stat(p)
