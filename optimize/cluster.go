@@ -175,6 +175,8 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	err := parallel(ctx, o.Parallelism, len(adds), func(ctx context.Context, i int) error {
 		var recs []arrow.RecordBatch
 		err := p.readInput(ctx, adds[i], o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+			// Sampled, keyed and gathered from on several goroutines below (R1).
+			datafile.Settle(rec)
 			rec.Retain()
 			recs = append(recs, rec)
 			w.pacer.add(datafile.RecordBytes(rec))
@@ -322,8 +324,10 @@ type sortedInput struct {
 	bytes int64
 }
 
-// batchInput is the rows of one batch, addressed by position.
+// batchInput is the rows of one batch, addressed by position. rec is settled: the
+// files and columns written from it gather from it side by side (R1).
 func batchInput(rec arrow.RecordBatch) sortedInput {
+	datafile.Settle(rec)
 	in := sortedInput{sch: rec.Schema(), rows: rec.NumRows(), bytes: datafile.RecordBytes(rec)}
 	for _, c := range rec.Columns() {
 		in.cols = append(in.cols, gather.Chunks{Arrays: []arrow.Array{c}, Shift: 32})
@@ -332,8 +336,11 @@ func batchInput(rec arrow.RecordBatch) sortedInput {
 }
 
 // chunkedInput is the rows of batches of sch, addressed by packed row IDs with
-// the given shift (see chunkShift).
+// the given shift (see chunkShift). The batches are settled, as in batchInput.
 func chunkedInput(sch *arrow.Schema, recs []arrow.RecordBatch, shift uint) sortedInput {
+	for _, r := range recs {
+		datafile.Settle(r)
+	}
 	in := sortedInput{sch: sch, cols: make([]gather.Chunks, sch.NumFields())}
 	for c := range in.cols {
 		in.cols[c].Shift = shift
@@ -513,6 +520,9 @@ func concatRecords(ctx context.Context, sch *arrow.Schema, recs []arrow.RecordBa
 	for _, a := range cols {
 		a.Release()
 	}
+	// Concatenate leaves null counts unknown; the batch is sorted and gathered
+	// from on several goroutines (R1).
+	datafile.Settle(rec)
 	return rec, nil
 }
 
