@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
@@ -589,52 +590,27 @@ func (h *heapPacer) add(n int64) {
 // up to TargetFileSize, also stays in memory until it is stored.
 const writerOverhead = 48 << 20
 
-// parallel runs fn(i) for i in [0, n) on up to par goroutines and returns the first
-// error (cancelling the others).
+// parallel runs fn(ctx, i) for i in [0, n) on up to par goroutines (an errgroup)
+// and returns the first error: the ctx fn runs with is cancelled once a call fails,
+// no call starts after that or after ctx ends, and then ctx's error is returned.
 func parallel(ctx context.Context, par, n int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	for range min(max(par, 1), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if i >= n || stop {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(par, 1))
+	for i := range n {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while waiting for a slot (reported below)
 			}
-		}()
+			return fn(gctx, i)
+		})
 	}
-	wg.Wait()
-	return first
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // reservoir keeps a uniform sample of keys (algorithm R, seeded).
