@@ -120,7 +120,6 @@ type countSink struct {
 	snap  *Snapshot
 	mu    sync.Mutex
 	n     int64
-	bytes int64
 	parts map[string]struct{} // the distinct partitions written (partitionKey)
 }
 
