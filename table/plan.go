@@ -2,6 +2,7 @@ package table
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -34,6 +35,17 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 		parser := stats.NewParser(s.physical, stats.ParseOptions{StringPrefixLength: s.log.Properties().StringPrefixForReading()})
 		pf := make([]skipping.PlanFile, len(files))
 		m.parts = make([]map[string]value.Value, len(files))
+		// The files of one partition share one typed map (read-only): a table has
+		// far fewer partitions than files, so each partition's values are parsed
+		// and stored once.
+		var partCols []string // physical names, as partitionValues reads them
+		for i, f := range s.logical.Fields() {
+			if s.isPartition(f.Name) {
+				partCols = append(partCols, s.physicalName(i))
+			}
+		}
+		typed := map[string]map[string]value.Value{}
+		var key []byte
 		for i, a := range files {
 			pf[i] = skipping.PlanFile{Path: a.Path, Size: a.Size, BloomTag: a.Tags[bloom.TagKey]}
 			if a.Stats != "" {
@@ -42,10 +54,15 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 				}
 				// Unparseable statistics mean "might match" (S1), not a failed read.
 			}
-			pv, err := s.partitionValues(a)
-			if err != nil {
-				m.err = err
-				return
+			key = partitionKeyOf(key[:0], a, partCols)
+			pv, ok := typed[string(key)]
+			if !ok {
+				var err error
+				if pv, err = s.partitionValues(a); err != nil {
+					m.err = err
+					return
+				}
+				typed[string(key)] = pv
 			}
 			m.parts[i] = pv
 			pf[i].PartitionValues = pv
@@ -58,6 +75,22 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 		})
 	})
 	return m, m.err
+}
+
+// partitionKeyOf appends to dst a key that two files share exactly when their raw
+// values of the partition columns cols (physical names) are the same: each value length-
+// prefixed, NULL (absent or empty, as log.Add.PartitionValue reads it) marked apart.
+func partitionKeyOf(dst []byte, a *log.Add, cols []string) []byte {
+	for _, c := range cols {
+		v, isNull := a.PartitionValue(c)
+		if isNull {
+			dst = append(dst, 'N')
+			continue
+		}
+		dst = strconv.AppendInt(append(dst, 'V'), int64(len(v)), 10)
+		dst = append(append(dst, ':'), v...)
+	}
+	return dst
 }
 
 // partitionValues types a file's partition values by the schema (keys are physical names).
