@@ -51,7 +51,10 @@
 //   - Up to Parallelism goroutines read the input files, compute keys, sort (parts
 //     sorted concurrently, then merged), gather the sorted rows and encode the
 //     files being written; small bins run side by side and share the workers (a
-//     lone small bin has them all).
+//     lone small bin has them all). Each of these fans out on an errgroup: the
+//     first error cancels the rest and nothing starts after it or after ctx ends.
+//     The batches several goroutines read (sampled, keyed, gathered from) are
+//     settled first (R1, datafile.Settle).
 //   - Every file is written through the data-file layer (internal/datafile: one
 //     Output per commit, which also deletes the commit's files when it fails).
 //   - Bloom filters: every file OPTIMIZE writes gets a filter per Bloom column
