@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -232,17 +231,8 @@ func (o *Output) writeMerged(ctx context.Context, w io.Writer, inputs []*stitchI
 	if err != nil {
 		return 0, 0, err
 	}
-	var tail [8]byte
-	binary.LittleEndian.PutUint32(tail[:4], uint32(len(footer)))
-	copy(tail[4:], "PAR1")
-	if _, err := m.cw.Write(footer); err == nil {
-		_, err = m.cw.Write(tail[:])
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
+	if err := writeFooter(m.cw, bw, footer); err != nil {
+		return 0, 0, err
 	}
 	res.RowGroups = len(m.out.RowGroups)
 	return m.cw.n, rows, nil

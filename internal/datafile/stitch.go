@@ -773,19 +773,30 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 	if err != nil {
 		return 0, 0, err
 	}
+	if err := writeFooter(cw, bw, footer); err != nil {
+		return 0, 0, err
+	}
+	return cw.n, rows, nil
+}
+
+// writeFooter ends a stitched or merged file: the serialized footer, its length and
+// the closing magic, then flushes bw (which cw counts into). It returns the first
+// error of any of these writes.
+func writeFooter(cw *countingWriter, bw *bufio.Writer, footer []byte) error {
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:4], uint32(len(footer)))
 	copy(tail[4:], "PAR1")
-	if _, err := cw.Write(footer); err == nil {
+	_, err := cw.Write(footer)
+	if err == nil {
 		_, err = cw.Write(tail[:])
 	}
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
+		return fmt.Errorf("datafile: stitching: writing the footer: %w", err)
 	}
-	return cw.n, rows, nil
+	return nil
 }
 
 // stitchedFooter serializes the footer of the stitched file, whose footer starts at
