@@ -1,9 +1,0 @@
-//go:build race
-
-package optimize
-
-// raceEnabled says the tests run under the race detector, which makes every memory
-// access several times slower: the heaviest tests that check encoding or layout
-// rather than concurrency run a representative part of their cases then (CI's plain
-// go test runs them whole; its -race step checks the concurrency).
-const raceEnabled = true
