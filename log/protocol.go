@@ -43,7 +43,8 @@ const (
 	FeatureDeletionVectorsLegacy = "deletionVectors-legacy"
 )
 
-// knownFeatures are the table feature names of PROTOCOL.md (and those Delta
+// knownFeatures are the table feature names of PROTOCOL.md ("Valid Feature Names in
+// Table Features"; and those Delta
 // Spark writes), for delta.feature.<name> properties.
 var knownFeatures = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed,

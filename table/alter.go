@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/skiplake/skiplake/log"
 )
@@ -57,7 +58,8 @@ type AlterOptions struct {
 	// metadata-only commit of the delta.clustering domain that rewrites no file. An
 	// unpartitioned table that is not clustered yet becomes clustered (the protocol
 	// gains the clustering feature). Every live file must have statistics for every
-	// column that becomes a clustering column (PROTOCOL.md), else the change is
+	// column that becomes a clustering column (PROTOCOL.md "Writer Requirements for
+	// Clustered Table"), else the change is
 	// refused naming the files; the columns must qualify as at creation
 	// (CreateOptions.ClusterBy). Files already clustered keep their layout; OPTIMIZE
 	// clusters new and unclustered data by the new columns (Full re-clusters all).
@@ -129,6 +131,10 @@ type AlterResult struct {
 	MinWriterVersion int      `json:"minWriterVersion"`
 	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
 	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+	// Warnings are consequences of the change worth a look that did not stop it: a
+	// delta.deletedFileRetentionDuration set below VacuumSafetyFloor (accepted, as
+	// Delta Spark accepts it; Vacuum and Maintain then refuse to vacuum without Force).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Alter commits one metaData change of the latest version (see AlterOptions), and
@@ -216,7 +222,8 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 	txn := ls.NewTransaction(log.TxnOptions{})
 	txn.SetMetadata(md)
 	if txn.Properties().EnableRowTracking && !ls.Properties().EnableRowTracking {
-		// PROTOCOL.md: every live file needs row IDs in the version that enables row
+		// PROTOCOL.md "Writer Requirements for Row Tracking": every live file needs row
+		// IDs in the version that enables row
 		// tracking. The files without them are re-added (dataChange=false) and the
 		// commit assigns theirs; a concurrent removal of one of them is a conflict.
 		backfill := ls.BackfillRowIDs()
@@ -225,7 +232,29 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 		}
 		txn.Add(backfill...)
 	}
-	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
+	res, err := commitAlter(ctx, txn, ls.Protocol(), proto, info)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = retentionWarnings(opts.SetProperties, md)
+	return res, nil
+}
+
+// retentionWarnings warns when set (the properties just set) put the table's
+// delta.deletedFileRetentionDuration (in md) below VACUUM's safety floor.
+func retentionWarnings(set map[string]string, md log.Metadata) []string {
+	for k := range set {
+		if c, _ := log.CanonicalPropertyKey(k); c != log.PropDeletedFileRetentionDuration {
+			continue
+		}
+		props := log.ParseTableProperties(md.Configuration)
+		if props.Err(log.PropDeletedFileRetentionDuration) != nil || props.DeletedFileRetention >= VacuumSafetyFloor {
+			return nil
+		}
+		return []string{fmt.Sprintf("%s=%s is below VACUUM's safety floor of %d days: vacuum and maintain refuse to vacuum this table without --force (Force), which lets readers of versions older than the retention lose files",
+			log.PropDeletedFileRetentionDuration, md.Configuration[log.PropDeletedFileRetentionDuration], VacuumSafetyFloor/(24*time.Hour))}
+	}
+	return nil
 }
 
 // commitAlter commits an alter transaction, with proto as its protocol when it

@@ -160,7 +160,10 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, opts
 // since the commit may be visible.
 //
 // Batches must carry every table column (matched by name, case-insensitively) and no
-// other; a mismatch is an error naming the column and both types.
+// other; a mismatch is an error naming the column and both types. Differences of
+// representation only (string/large_string, binary/large_binary, timestamp units and
+// UTC spellings, dictionary-encoded strings) are cast; nulls in NOT NULL columns are
+// refused.
 func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {

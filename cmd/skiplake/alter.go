@@ -93,7 +93,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 		}
 		opts.SetComment = &table.ColumnComment{Column: col, Comment: text}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -101,10 +101,13 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.stderr, "skiplake alter: warning: %s\n", w)
+	}
 	if *format == "json" {
 		return writeJSON(e.stdout, res)
 	}
-	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", path, res.Version, res.Operation)
+	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", table.RedactLocation(path), res.Version, res.Operation)
 	if res.ProtocolUpgraded {
 		fmt.Fprintf(e.stdout, "protocol upgraded to reader %d, writer %d", res.MinReaderVersion, res.MinWriterVersion)
 		if len(res.ReaderFeatures)+len(res.WriterFeatures) > 0 {

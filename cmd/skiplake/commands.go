@@ -93,7 +93,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", path, schema.NumFields())
+	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", table.RedactLocation(path), schema.NumFields())
 	return nil
 }
 
@@ -175,7 +175,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil && !errors.Is(err, table.ErrNotATable) {
 		return err
 	}
@@ -515,7 +515,7 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if *format == "parquet" && *output == "" {
 		return usagef("--format parquet needs --output PATH")
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -608,7 +608,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -693,7 +693,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if err := requirePositive(fs, "limit"); err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -731,7 +731,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
