@@ -55,15 +55,6 @@ func (m *evoModel) col(id int) *evoCol {
 	return nil
 }
 
-func (m *evoModel) byName(name string) *evoCol {
-	for i := range m.cols {
-		if strings.EqualFold(m.cols[i].name, name) {
-			return &m.cols[i]
-		}
-	}
-	return nil
-}
-
 // canonical renders the model's rows as sorted canonical JSON objects.
 func (m *evoModel) canonical() []string {
 	out := make([]string, 0, len(m.rows))
