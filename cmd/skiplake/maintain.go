@@ -10,14 +10,15 @@ import (
 	"github.com/skiplake/skiplake/table"
 )
 
-// Exit statuses of maintain beyond 0 (healthy), 1 (error) and 2 (usage).
+// Exit statuses of maintain beyond 0 (healthy), 1 (error), 2 (usage) and 75 (temporary
+// failure, status.go).
 const (
 	exitWorkRemains = 3 // something due was left undone (budget, dry run)
 	exitTaskFailed  = 4 // a task failed; the report says which
 )
 
 func init() {
-	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--version V | --timestamp TS] [--shard K/N] [--dry-run] [--quiet] [--format table|json]",
+	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--version V | --timestamp TS] [--shard K/N] [--force] [--dry-run] [--quiet] [--format table|json]",
 		summary: "do the maintenance that is due: checkpoint, compact, cluster, purge deleted rows, Bloom backfill, VACUUM, log cleanup",
 		details: `Tasks run in this order, each only when due: a checkpoint when delta.checkpointInterval
 commits came after the last one; one OPTIMIZE that compacts small files, clusters
@@ -25,7 +26,8 @@ unclustered data incrementally (a clustered table by its clustering columns, ano
 table by the columns of its last clustering run), purges the deleted rows of files
 whose deletion vectors mark more than skiplake.optimize.maxDeletedRowsRatio of their
 rows (default 0.05) and backfills missing Bloom filters; VACUUM past
-delta.deletedFileRetentionDuration;
+delta.deletedFileRetentionDuration (refused, the task failing, when that is below the
+7-day safety floor, unless --force);
 a checkpoint again if the run made one due; cleanup of log files past
 delta.logRetentionDuration that a checkpoint covers. Safe beside writers; a second
 run right after a complete one does nothing.
@@ -39,8 +41,10 @@ shard) runs shard K of N of the rewrite: N processes share one run (docs/distrib
 only shard 0 does the other tasks.
 
 Exit status: 0 the table is healthy (everything due was done, or nothing was due);
-1 the table could not be read; 2 usage error; 3 work remains (a budget ran out, or
---dry-run found work to do); 4 a task failed (see the report; later tasks still ran).`,
+1 the table could not be read or was refused; 2 usage error; 3 work remains (a budget
+ran out, or --dry-run found work to do); 4 a task failed (see the report; later tasks
+still ran); 75 a temporary failure before the report (storage, network, a commit
+conflict, a timeout): run it again later.`,
 		examples: []string{`skiplake maintain /tmp/t`, `skiplake maintain s3://bucket/events --max-bytes 10g --max-duration 30m --format json`, `skiplake maintain /tmp/t --dry-run`},
 		run:      runMaintain})
 }
@@ -50,6 +54,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	maxBytes := fs.String("max-bytes", "", "rewrite at most SIZE bytes (compaction, clustering, Bloom backfill) in this run, e.g. 10g; default no bound")
 	maxDuration := fs.String("max-duration", "", "start no task after D (e.g. 30m, 2h, \"interval 1 hour\") and cancel a rewrite still running then; default no bound")
 	dryRun := fs.Bool("dry-run", false, "report what is due without changing anything (exit status 3 when anything is)")
+	force := fs.Bool("force", false, "vacuum even when the table's delta.deletedFileRetentionDuration is below the 7-day safety floor (without it the vacuum task fails; files younger than 1 hour are always kept)")
 	format := fs.String("format", "table", "table or json")
 	quiet := quietFlag(fs)
 	ref := addRefFlags(fs)
@@ -58,7 +63,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := table.MaintainOptions{DryRun: *dryRun}
+	opts := table.MaintainOptions{DryRun: *dryRun, Force: *force}
 	if opts.PlanAt, opts.Shard, opts.Shards, err = shardFlags(fs, ref, *shard); err != nil {
 		return err
 	}
@@ -72,7 +77,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 			return usagef("--max-duration %q: want a positive duration such as 30m or \"interval 1 hour\"", *maxDuration)
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -106,7 +111,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	if rep.DryRun {
 		dry = " (dry run)"
 	}
-	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", path, rep.Version, rep.FinalVersion, dry)
+	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", table.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
 	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, table.FormatBytes(f.Bytes), f.SmallFiles)
 	if len(f.ClusteringColumns) > 0 {
 		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))
