@@ -182,8 +182,10 @@ func PlanLatest(ctx context.Context, store storage.Storage, opts Options) (*Plan
 // candidates form one cube already clustered the same way is left alone.
 //
 // Files with deletion vectors are compacted like any other (their deleted rows are
-// dropped on the way); compaction also takes a file of any size whose deletion
-// vector covers at least a tenth of its rows, so that deletes get purged.
+// dropped on the way); a file of any size whose deletion vector marks more than
+// the table's skiplake.optimize.maxDeletedRowsRatio of its rows (default 5%) is
+// purged: rewritten without them, in a bin of its own (Bin.Reason ReasonPurge)
+// unless compaction packs it with other small files.
 //
 // Bloom backfill (Options.BackfillBloom, implied by Options.BloomColumns): a file
 // whose skiplake.bloom tag does not list every Bloom column is a candidate too.
