@@ -185,7 +185,7 @@ func PlanLatest(ctx context.Context, store storage.Storage, opts Options) (*Plan
 // dropped on the way); a file of any size whose deletion vector marks more than
 // the table's skiplake.optimize.maxDeletedRowsRatio of its rows (default 5%) is
 // purged: rewritten without them, in a bin of its own (Bin.Reason ReasonPurge)
-// unless compaction packs it with other small files.
+// unless compaction packs it with the other files it compacts.
 //
 // Bloom backfill (Options.BackfillBloom, implied by Options.BloomColumns): a file
 // whose skiplake.bloom tag does not list every Bloom column is a candidate too.
