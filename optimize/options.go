@@ -29,7 +29,7 @@ const (
 // Tags written on files produced by a clustering run (the names Spark's Delta uses).
 const (
 	// TagCubeID identifies the clustering run ("cube") that wrote the file.
-	TagCubeID = "ZCUBE_ID"
+	TagCubeID = log.TagZCubeID
 	// TagCubeColumns is the JSON list of clustering columns.
 	TagCubeColumns = "ZCUBE_ZORDER_BY"
 	// TagCubeCurve is the curve: "zorder", "hilbert" or "linear".

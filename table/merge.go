@@ -780,9 +780,11 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		}
 		var pos []int64
 		var picked []int32
+		var oldIdx []int
 		for i, on := range mask {
 			if on {
 				pos = append(pos, b.pos[tIdx[i]])
+				oldIdx = append(oldIdx, int(tIdx[i]))
 				if sIdx != nil {
 					picked = append(picked, sIdx[i])
 				}
@@ -798,7 +800,7 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 			if err != nil {
 				return err
 			}
-			err = a.sink.write(ctx, out)
+			err = a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out)
 			out.Release()
 			if err != nil {
 				return err

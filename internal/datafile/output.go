@@ -96,6 +96,9 @@ type FileOptions struct {
 	PartitionValues map[string]*string
 	// Tags are the add's tags (copied).
 	Tags map[string]string
+	// ClusteringProvider is the add's clusteringProvider ("" for none): a rewrite
+	// that keeps a clustered file's rows in their order keeps its provider.
+	ClusteringProvider string
 	// Parallelism overrides Spec.Parallelism for this file (0: the Spec's). A caller
 	// writing several files at once gives each a share.
 	Parallelism int
@@ -520,7 +523,7 @@ func (o *Output) newAdd(place FileOptions, logPath string, size int64, statsJSON
 		}
 	}
 	return &log.Add{Path: logPath, PartitionValues: values, Size: size, ModificationTime: o.spec.Now().UnixMilli(),
-		DataChange: o.spec.DataChange, Stats: statsJSON, Tags: tags}
+		DataChange: o.spec.DataChange, Stats: statsJSON, Tags: tags, ClusteringProvider: place.ClusteringProvider}
 }
 
 // Write appends rec, a batch of Spec.Schema (logical names). The batch is not retained
