@@ -395,10 +395,11 @@ func ptrStr[T any](p *T) string {
 	return fmt.Sprint(*p)
 }
 
-// hilbertTable is a table of n rows (ids 0..n-1 shuffled, qty = id % 50) in small
-// files, Hilbert-clustered on (id, qty) into files of about 3 KiB; DML rolls at 64
-// KiB. It returns the table and its store.
-func hilbertTable(t *testing.T, n int, props map[string]string) (*table.Table, storage.Storage) {
+// hilbertTable is a table of n rows (ids 0..n-1 shuffled, qty = id % 50, notes of
+// noteBytes random bytes in hex) in two files, Hilbert-clustered on (id, qty) into
+// files of about target bytes; DML rolls at 64 KiB unless props say otherwise. It
+// returns the table and its store.
+func hilbertTable(t *testing.T, n, noteBytes int, target int64, props map[string]string) (*table.Table, storage.Storage) {
 	t.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -408,10 +409,14 @@ func hilbertTable(t *testing.T, n int, props map[string]string) (*table.Table, s
 	}
 	var rows []dmlRow
 	for _, i := range rng.Perm(n) {
-		rows = append(rows, dmlRow{id: int64(i), grp: sp("g"), qty: ip(int64(i % 50)), note: sp(fmt.Sprintf("n-%x", rng.Uint32()))})
+		note := make([]byte, noteBytes)
+		for k := range note {
+			note[k] = byte(rng.Uint32())
+		}
+		rows = append(rows, dmlRow{id: int64(i), grp: sp("g"), qty: ip(int64(i % 50)), note: sp(fmt.Sprintf("n-%x", note))})
 	}
 	tb, st := dmlTable(t, all, nil, rows[:n/2], rows[n/2:])
-	if _, err := tb.Optimize(ctx, table.OptimizeOptions{HilbertBy: []string{"id", "qty"}, TargetFileSize: 3 << 10}); err != nil {
+	if _, err := tb.Optimize(ctx, table.OptimizeOptions{HilbertBy: []string{"id", "qty"}, TargetFileSize: target}); err != nil {
 		t.Fatal(err)
 	}
 	return tb, st
@@ -423,7 +428,7 @@ func hilbertTable(t *testing.T, n int, props map[string]string) (*table.Table, s
 // plain compaction finds nothing to merge.
 func TestDMLLayoutReportStaysClustered(t *testing.T) {
 	ctx := context.Background()
-	tb, _ := hilbertTable(t, 4000, nil)
+	tb, _ := hilbertTable(t, 4000, 4, 3<<10, nil)
 	before, err := tb.Layout(ctx, table.LayoutOptions{SkipHistory: true})
 	if err != nil {
 		t.Fatal(err)
@@ -526,5 +531,66 @@ func TestDMLNewRowsSorted(t *testing.T) {
 				t.Fatalf("new files hold %d rows; want the %d inserted and moved", newRows, want)
 			}
 		})
+	}
+}
+
+// rowGroupRows returns the row counts of a data file's row groups.
+func rowGroupRows(t *testing.T, st storage.Storage, a *log.Add) []int64 {
+	t.Helper()
+	p, err := a.DecodedPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := st.Get(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := datafile.Open(bytes.NewReader(data), int64(len(data)), datafile.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := make([]int64, r.NumRowGroups())
+	for i := range out {
+		out[i] = r.Metadata().RowGroup(i).NumRows()
+	}
+	return out
+}
+
+// TestDMLRewriteKeepsRowGroups: a clustered file rewritten by an UPDATE that moves
+// no row keeps its row groups (each ends where the input's did), although the
+// table's target size (64 KiB) would give it a single one: row-group skipping
+// stays as fine as the clustering run made it.
+//
+// (Row groups are at least 256 KiB, datafile.RowGroupTarget: the files are 1 MiB.)
+func TestDMLRewriteKeepsRowGroups(t *testing.T) {
+	ctx := context.Background()
+	tb, st := hilbertTable(t, 60000, 24, 1<<20, nil)
+	snap, _ := tb.Snapshot(ctx, table.Latest())
+	before := map[int64][]int64{} // by the file's first id
+	multi := 0
+	for _, a := range snap.Log().Files() {
+		rg := rowGroupRows(t, st, a)
+		if len(rg) > 1 {
+			multi++
+		}
+		before[fileRowsInOrder(t, st, a)[0].id] = rg
+	}
+	if multi == 0 {
+		t.Fatal("the clustering run wrote no file with several row groups; the test needs some")
+	}
+	if _, err := tb.Update(ctx, "note = 'x'", "", table.DMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ = tb.Snapshot(ctx, table.Latest())
+	if len(snap.Log().Files()) != len(before) {
+		t.Fatalf("%d files after the UPDATE, %d before", len(snap.Log().Files()), len(before))
+	}
+	for _, a := range snap.Log().Files() {
+		got := rowGroupRows(t, st, a)
+		want, ok := before[fileRowsInOrder(t, st, a)[0].id]
+		if !ok || !slices.Equal(got, want) {
+			t.Fatalf("rewritten file %s has row groups of %v rows; its input had %v", a.Path, got, want)
+		}
 	}
 }

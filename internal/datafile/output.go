@@ -105,6 +105,11 @@ type FileOptions struct {
 	// TargetFileSize overrides Spec.TargetFileSize for a Roller's files (0: the
 	// Spec's). OPTIMIZE cuts a small liquid clustering cube into smaller files.
 	TargetFileSize int64
+	// RowGroupBytes overrides Spec.RowGroupBytes for this file (0: the Spec's). A
+	// writer that keeps another file's row groups — ending each where the other's
+	// ended, with File.FlushRowGroup — sets it above any of them, so that the
+	// writer never ends one earlier by size.
+	RowGroupBytes int64
 	// Probe, when set, is where the file's encoders start from: its dictionary
 	// choices and its size model (a copy each), instead of what the Output's
 	// earlier files learned. Files written concurrently from one Probe therefore cut
@@ -361,6 +366,9 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	}
 	if place.Parallelism > 0 {
 		opts.Parallelism = place.Parallelism
+	}
+	if place.RowGroupBytes > 0 {
+		opts.TargetRowGroupBytes = place.RowGroupBytes
 	}
 	if f.w, err = NewWriter(f.obj, o.file, opts); err != nil {
 		_ = f.obj.Abort()
