@@ -66,8 +66,9 @@ type Spec struct {
 	BloomColumns []string
 	// BloomFPP is the filters' false-positive rate (default bloom.DefaultFPP).
 	BloomFPP float64
-	// BloomNDV is the distinct values per row group the Parquet filters are sized
-	// for (default 1<<16).
+	// BloomNDV, when positive, is the distinct values per row group every Parquet
+	// filter is sized for; 0 (the default) sizes each filter to the distinct values
+	// of its own row group within BloomFPP (see "Bloom filter sizing" on Writer).
 	BloomNDV int64
 	// Codec and CompressionLevel choose the compression (default zstd level 3).
 	Codec            Codec
