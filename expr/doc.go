@@ -49,6 +49,10 @@
 //     exactly, through an explicit CAST, or, for decimal columns, rounded HALF_UP to the
 //     column's scale; any other implicit conversion that would round, truncate or
 //     overflow fails naming the row and column.
+//   - E9 (bounded, linear) parsing refuses input nested deeper than 200 levels and
+//     scalar expressions of more than MaxScalarOperators operators with a ParseError, so
+//     no recursion over a tree can exhaust the stack; parsing and binding take time
+//     and allocations linear in the input (text for messages is printed on error only).
 //
 // What it deliberately does not do: arithmetic, casts and function calls inside
 // predicates (they are not skippable and the scan's filter is a conjunction of

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -10,6 +11,12 @@ import (
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
 const maxDepth = 200
+
+// MaxScalarOperators bounds the operators (+ - * / % || and unary minus) of one scalar
+// expression (ParseScalar, each value of ParseAssignments). A chain `v + 1 + 1 + ...`
+// is a tree as deep as it is long, and binding, printing and evaluating it recurse
+// that deep and evaluate one vector per operator; the bound keeps that small.
+const MaxScalarOperators = 1000
 
 type tokKind uint8
 
@@ -47,11 +54,6 @@ func (t token) describe() string {
 }
 
 func (t token) isKeyword(kw string) bool { return t.kind == tIdent && strings.EqualFold(t.text, kw) }
-
-type lexer struct {
-	src  string
-	toks []token
-}
 
 func lex(src string) ([]token, error) {
 	var toks []token
@@ -193,6 +195,7 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	ops   int // operators of the scalar expression being parsed (MaxScalarOperators)
 }
 
 // Parse parses an SQL-style filter such as `a >= 10 AND s LIKE 'ab%'`.
@@ -262,6 +265,15 @@ func (p *parser) enter() error {
 	p.depth++
 	if p.depth > maxDepth {
 		return &ParseError{Pos: p.peek().pos, Msg: "expression nested too deeply"}
+	}
+	return nil
+}
+
+// operator counts one operator of a scalar expression at token t.
+func (p *parser) operator(t token) error {
+	p.ops++
+	if p.ops > MaxScalarOperators {
+		return &ParseError{Pos: t.pos, Msg: fmt.Sprintf("expression too large: more than %d operators", MaxScalarOperators)}
 	}
 	return nil
 }

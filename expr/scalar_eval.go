@@ -292,7 +292,7 @@ func (n *arithNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 		}
 	}
 	if err != nil {
-		return nil, evalErr(bad, n.text, err)
+		return nil, evalErr(bad, n.text(), err)
 	}
 	return out, nil
 }
@@ -676,7 +676,7 @@ func (n *negNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 		lo, _ := intBounds(n.t)
 		for i, x := range v.i {
 			if x == lo && bitAt(v.valid, i) && bitAt(mask, i) {
-				return nil, evalErr(i, n.text, fmt.Errorf("%w: -(%d) overflows %s", ErrOverflow, lo, TypeName(n.t)))
+				return nil, evalErr(i, n.text(), fmt.Errorf("%w: -(%d) overflows %s", ErrOverflow, lo, TypeName(n.t)))
 			}
 			out.i[i] = -x
 		}
@@ -699,10 +699,6 @@ func (n *castNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := n.text
-	if text == "" {
-		text = n.v.String()
-	}
 	from := n.v.dataType()
 	out := newVec(n.t, c.n)
 	out.valid = v.valid
@@ -713,7 +709,7 @@ func (n *castNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 	fk, tk := kindOf(from), kindOf(n.t)
 	fail := func(i int, err error) error {
 		if bitAt(v.valid, i) && bitAt(mask, i) {
-			return evalErr(i, text, err)
+			return evalErr(i, n.text(), err)
 		}
 		return nil
 	}

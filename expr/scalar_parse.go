@@ -30,6 +30,11 @@ import (
 // `concat` remain usable as column names); WHEN, THEN, ELSE and END must be back-quoted
 // to be used as column names in a scalar expression.
 //
+// An expression has at most MaxScalarOperators operators and nests at most 200 deep
+// (parentheses, CAST, CASE, unary minus); larger ones are refused with a ParseError, so
+// binding and evaluation, which recurse through the tree, stay shallow. Parsing and
+// binding are linear in the expression's size.
+//
 // Errors are *ParseError values with the position and what was expected.
 func ParseScalar(s string) (Expr, error) {
 	toks, err := lex(s)
@@ -69,6 +74,7 @@ func ParseAssignments(s string) ([]Assignment, error) {
 		if eq := p.next(); eq.kind != tOp || eq.text != "=" {
 			return nil, p.errExpected(eq, "'='")
 		}
+		p.ops = 0 // the bound is per assignment
 		v, err := p.parseScalar()
 		if err != nil {
 			return nil, err
@@ -93,10 +99,14 @@ func (p *parser) parseScalar() (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	var chain *ConcatExpr // the a || b || ... this loop is building (appended in place)
 	for {
 		t := p.peek()
 		if t.kind != tArith || (t.text != "+" && t.text != "-" && t.text != "||") {
 			return left, nil
+		}
+		if err := p.operator(t); err != nil {
+			return nil, err
 		}
 		p.next()
 		right, err := p.parseTerm()
@@ -109,10 +119,14 @@ func (p *parser) parseScalar() (Expr, error) {
 		case "-":
 			left = Sub(left, right)
 		default:
-			if c, ok := left.(*ConcatExpr); ok && c.Pipe {
-				left = &ConcatExpr{Args: append(append([]Expr(nil), c.Args...), right), Pipe: true}
+			if chain != nil && left == Expr(chain) {
+				chain.Args = append(chain.Args, right)
+			} else if c, ok := left.(*ConcatExpr); ok && c.Pipe {
+				chain = &ConcatExpr{Args: append(append([]Expr(nil), c.Args...), right), Pipe: true}
+				left = chain
 			} else {
-				left = &ConcatExpr{Args: []Expr{left, right}, Pipe: true}
+				chain = &ConcatExpr{Args: []Expr{left, right}, Pipe: true}
+				left = chain
 			}
 		}
 	}
@@ -127,6 +141,9 @@ func (p *parser) parseTerm() (Expr, error) {
 		t := p.peek()
 		if t.kind != tArith || (t.text != "*" && t.text != "/" && t.text != "%") {
 			return left, nil
+		}
+		if err := p.operator(t); err != nil {
+			return nil, err
 		}
 		p.next()
 		right, err := p.parseUnary()
@@ -150,6 +167,9 @@ func (p *parser) parseUnary() (Expr, error) {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
+	if err := p.operator(t); err != nil {
+		return nil, err
+	}
 	p.next()
 	v, err := p.parseUnary()
 	if err != nil {

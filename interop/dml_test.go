@@ -25,8 +25,9 @@ import (
 
 // TestDeletionVectorsReadByDuckDB: tables changed by skiplake's DELETE, UPDATE and MERGE
 // with deletion vectors are read by an independent reader. DuckDB replays the JSON log
-// itself, keyed by (path, deletion vector) as PROTOCOL.md reconciles files; this test
-// decodes each deletion vector from its file with its own code (z85 path, the
+// itself, keyed by (path, deletion vector) as PROTOCOL.md "Action Reconciliation"
+// reconciles files; this test decodes each deletion vector from its file with its own
+// code (z85 path, the
 // big-endian size, magic and CRC-32 framing) and the RoaringBitmap library's portable
 // 64-bit deserializer; DuckDB reads the live files with read_parquet's
 // file_row_number and drops the deleted positions. The rows must equal skiplake's

@@ -26,4 +26,7 @@
 // extensions (there is no network), or read the shared golden tables (the table
 // package's conformance suite does that); wall-clock figures are only reported by
 // BenchmarkSelectiveFilter, never asserted.
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package interop

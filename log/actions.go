@@ -586,7 +586,7 @@ func scanCommit(name string, r io.Reader, fn func(*Action) error) error {
 				}
 				switch a.count() {
 				case 0:
-					// unknown action type: ignored (PROTOCOL.md).
+					// unknown action type: ignored (PROTOCOL.md "Protocol Evolution").
 				case 1:
 					if err := a.validate(); err != nil {
 						return fmt.Errorf("log: %s line %d: %w: %v", name, line, ErrCorruptLog, err)

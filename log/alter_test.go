@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 func TestParseDDLType(t *testing.T) {
@@ -172,5 +174,59 @@ func TestAddColumnsWithColumnMapping(t *testing.T) {
 	// Existing ids were 1..7; the new ones continue from there (z inside the array is 11).
 	if !reflect.DeepEqual(ids, []int64{8, 9, 10, 12}) || md.Configuration[PropColumnMappingMaxColumnID] != "12" {
 		t.Fatalf("ids %v, maxColumnId %s", ids, md.Configuration[PropColumnMappingMaxColumnID])
+	}
+}
+
+// NOT NULL in a DDL schema makes the top-level field non-nullable (issue 31 item 9:
+// the README and `help create` show `--schema "id bigint NOT NULL, ..."`).
+func TestParseDDLSchemaNotNull(t *testing.T) {
+	s, err := ParseDDLSchema("id bigint NOT NULL, note string, ts timestamp not   null , m map<string,int>\tNot Null, `not` int, `null` int, nn string")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"id": false, "note": true, "ts": false, "m": false, "not": true, "null": true, "nn": true}
+	for _, f := range s.Fields {
+		if w, ok := want[f.Name]; !ok || f.Nullable != w {
+			t.Errorf("field %q nullable=%v, want %v (known %v)", f.Name, f.Nullable, w, ok)
+		}
+	}
+	if len(s.Fields) != len(want) {
+		t.Fatalf("fields %v", fieldNames(s))
+	}
+	for _, bad := range []string{
+		"id bigint NOT", "id bigint NULL NOT", "id bigintnot null", "id NOT NULL", "id bigint NOT NULL NOT NULL",
+		"s struct<a: int NOT NULL>", "id bigint NOTNULL",
+	} {
+		if _, err := ParseDDLSchema(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	_, err = ParseDDLSchema("s struct<a: int NOT NULL>")
+	if err == nil || !strings.Contains(err.Error(), "top-level") {
+		t.Errorf("struct field NOT NULL: %v", err)
+	}
+	// ADD COLUMNS cannot add a NOT NULL column (existing rows have no value).
+	if _, err := ParseColumnDefinition("c int NOT NULL"); err == nil || !strings.Contains(err.Error(), "NOT NULL") {
+		t.Errorf("ADD COLUMN NOT NULL: %v", err)
+	}
+}
+
+// TestInvalidUTF8FieldNamesRefused: a field name that is not valid UTF-8 is refused
+// wherever a schema is built (a DDL type, an ADD COLUMNS definition, an Arrow schema);
+// stored as JSON it would silently become another name (U+FFFD). FuzzParseDDLType
+// found the DDL case ("struCt<`\xe0`int>").
+func TestInvalidUTF8FieldNamesRefused(t *testing.T) {
+	if _, err := ParseDDLType("struCt<`\xe0`int>"); !errors.Is(err, ErrInvalidSchema) {
+		t.Errorf("DDL type: %v", err)
+	}
+	if _, err := ParseColumnDefinition("`a\xff` int"); !errors.Is(err, ErrInvalidSchema) {
+		t.Errorf("column definition: %v", err)
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "ok", Type: arrow.StructOf(arrow.Field{Name: "b\xc3", Type: arrow.PrimitiveTypes.Int64})}}, nil)
+	if _, err := FromArrow(sc); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "ok.b") {
+		t.Errorf("Arrow schema: %v", err)
+	}
+	if _, err := ParseDDLType("struct<`naïve`:int>"); err != nil {
+		t.Errorf("valid UTF-8 refused: %v", err)
 	}
 }

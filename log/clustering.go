@@ -85,9 +85,11 @@ func IsClustered(p Protocol) bool {
 
 // ParseClusteringDomain parses the configuration of a clustering domain. Three
 // forms of the entries of "clusteringColumns" are read: a list of name parts
-// (["b","c"], what Delta Spark writes), a plain string (PROTOCOL.md's example: one
+// (["b","c"], what Delta Spark writes), a plain string (PROTOCOL.md's example in
+// "Clustered Table": one
 // top-level name, which may itself contain dots) and an object {"physicalName":
-// [...]} (the liquid preview). An empty configuration means no columns.
+// [...]} (the liquid preview). An empty configuration means no columns; more than
+// MaxClusteringColumns is an error naming the limit.
 func ParseClusteringDomain(config string) ([][]string, error) {
 	if strings.TrimSpace(config) == "" {
 		return nil, nil
@@ -97,6 +99,12 @@ func ParseClusteringDomain(config string) ([][]string, error) {
 	}
 	if err := json.Unmarshal([]byte(config), &raw); err != nil {
 		return nil, fmt.Errorf("%w: clustering domain %q: %v", ErrInvalidClustering, config, err)
+	}
+	if n := len(raw.ClusteringColumns); n > MaxClusteringColumns {
+		// Delta's limit, which every writer keeps: more comes from a damaged or
+		// foreign log, and would leave the clustering keys less than a bit per column.
+		return nil, fmt.Errorf("%w: the clustering domain names %d columns; a table has at most %d (MaxClusteringColumns, Delta's limit)",
+			ErrInvalidClustering, n, MaxClusteringColumns)
 	}
 	out := make([][]string, 0, len(raw.ClusteringColumns))
 	for i, e := range raw.ClusteringColumns {
@@ -370,8 +378,9 @@ func leafPaths(s *StructType, prefix []string) [][]string {
 // ClusteringColumnsLackingStats returns the live files (paths, at most limit; all
 // when limit <= 0) whose statistics do not cover every one of the clustering columns
 // cols (physical paths, as statistics name them: ResolveClusteringColumns's physical
-// result): PROTOCOL.md requires every file of a clustered table to have statistics
-// for a column before it becomes a clustering column. A column is covered when the
+// result): PROTOCOL.md ("Writer Requirements for Clustered Table") requires every
+// file of a clustered table to have statistics for a column before it becomes a
+// clustering column. A column is covered when the
 // file's stats carry its nullCount, or min and max. It also returns how many files
 // lack them in all.
 func (s *Snapshot) ClusteringColumnsLackingStats(cols [][]string, limit int) ([]string, int) {
@@ -440,7 +449,8 @@ func (s *Snapshot) StatsConfig() stats.Config {
 
 // RemoveDomainMetadata removes a domain in this transaction: a domainMetadata
 // tombstone (removed=true) carrying the domain's current configuration as its
-// pre-image, as PROTOCOL.md asks. A domain the snapshot does not have is an error
+// pre-image, as PROTOCOL.md ("Domain Metadata") asks. A domain the snapshot does not
+// have is an error
 // wrapping ErrInvalidTransaction; system-controlled domains are refused at commit
 // like any other change of them.
 func (t *Transaction) RemoveDomainMetadata(domain string) error {

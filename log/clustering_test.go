@@ -16,7 +16,7 @@ func TestParseClusteringDomain(t *testing.T) {
 		bad          bool
 	}{
 		{"name parts (Delta Spark)", `{"clusteringColumns":[["a"],["b","c"]]}`, [][]string{{"a"}, {"b", "c"}}, false},
-		{"flat strings (PROTOCOL.md example)", `{"clusteringColumns":["col-1", "col-2"]}`, [][]string{{"col-1"}, {"col-2"}}, false},
+		{"flat strings (PROTOCOL.md example, Clustered Table)", `{"clusteringColumns":["col-1", "col-2"]}`, [][]string{{"col-1"}, {"col-2"}}, false},
 		{"liquid preview objects", `{"clusteringColumns":[{"physicalName":["id"]}],"domainName":"delta.liquid"}`, [][]string{{"id"}}, false},
 		{"none", `{"clusteringColumns":[]}`, [][]string{}, false},
 		{"empty configuration", ``, nil, false},

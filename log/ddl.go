@@ -50,30 +50,82 @@ func ParseDDLType(s string) (DataType, error) {
 // ParseColumnDefinition parses "name type" as ADD COLUMNS takes it: the name may
 // be a dotted path into struct columns ("address.zip int"), parts quoted with
 // backticks when they hold spaces, dots or backticks ("`my col` string"); the type
-// is ParseDDLType's.
+// is ParseDDLType's. A trailing NOT NULL is refused: the table's existing rows have
+// no value for a new column (Delta refuses such a column too).
 func ParseColumnDefinition(s string) (NewColumn, error) {
+	c, notNull, err := parseColumnDefinition(s)
+	if err != nil {
+		return NewColumn{}, err
+	}
+	if notNull {
+		return NewColumn{}, fmt.Errorf("log: column definition %q: NOT NULL cannot be added to an existing table (its rows have no value for the new column)", s)
+	}
+	return c, nil
+}
+
+// parseColumnDefinition parses "name type [NOT NULL]" (NOT NULL in any letter case and
+// spacing) and reports whether NOT NULL was given.
+func parseColumnDefinition(s string) (NewColumn, bool, error) {
+	def, notNull := cutNotNull(s)
+	c, err := parseNameAndType(def)
+	if err != nil {
+		return NewColumn{}, false, fmt.Errorf("log: column definition %q: %w", s, err)
+	}
+	return c, notNull, nil
+}
+
+// cutNotNull removes a trailing "NOT NULL" (any case, any white space between and
+// before the words) from a column definition.
+func cutNotNull(s string) (string, bool) {
+	t := strings.TrimRightFunc(s, unicode.IsSpace)
+	const null, not = "null", "not"
+	if len(t) < len(null) || !strings.EqualFold(t[len(t)-len(null):], null) {
+		return s, false
+	}
+	u := t[:len(t)-len(null)]
+	v := strings.TrimRightFunc(u, unicode.IsSpace)
+	if len(v) == len(u) || len(v) < len(not) || !strings.EqualFold(v[len(v)-len(not):], not) {
+		return s, false
+	}
+	w := v[:len(v)-len(not)]
+	if x := strings.TrimRightFunc(w, unicode.IsSpace); len(x) == len(w) {
+		return s, false // "...xnot null": NOT is not a separate word
+	}
+	return w, true
+}
+
+// parseNameAndType parses "name type" (the errors are wrapped by the caller).
+func parseNameAndType(s string) (NewColumn, error) {
 	name, rest, err := splitColumnName(s)
 	if err != nil {
-		return NewColumn{}, fmt.Errorf("log: column definition %q: %w", s, err)
+		return NewColumn{}, err
 	}
 	path, err := stats.ParseColumnPath(name)
 	if err != nil {
-		return NewColumn{}, fmt.Errorf("log: column definition %q: %w", s, err)
+		return NewColumn{}, err
+	}
+	for _, part := range path {
+		if err := checkFieldName(part); err != nil {
+			return NewColumn{}, fmt.Errorf("log: column definition %q: %w", s, err)
+		}
 	}
 	t, err := ParseDDLType(rest)
 	if err != nil {
-		return NewColumn{}, fmt.Errorf("log: column definition %q: %w", s, err)
+		return NewColumn{}, err
 	}
 	return NewColumn{Path: path, Type: t}, nil
 }
 
 // ParseDDLSchema parses a comma-separated list of top-level column definitions
-// ("id bigint, ts timestamp, tags array<string>") into a schema of nullable fields.
+// ("id bigint NOT NULL, ts timestamp, tags array<string>") into a schema. A column is
+// nullable unless its definition ends with NOT NULL (Spark's DDL; the field's
+// "nullable": false in the Delta schema, which every write then enforces). Fields
+// nested in structs, arrays and maps are nullable.
 func ParseDDLSchema(s string) (*StructType, error) {
 	st := &StructType{}
 	seen := map[string]bool{}
 	for _, def := range splitTopLevel(s, ',') {
-		c, err := ParseColumnDefinition(def)
+		c, notNull, err := parseColumnDefinition(def)
 		if err != nil {
 			return nil, err
 		}
@@ -85,12 +137,21 @@ func ParseDDLSchema(s string) (*StructType, error) {
 		} else {
 			seen[k] = true
 		}
-		st.Fields = append(st.Fields, StructField{Name: c.Path[0], Type: c.Type, Nullable: true, Metadata: map[string]any{}})
+		st.Fields = append(st.Fields, StructField{Name: c.Path[0], Type: c.Type, Nullable: !notNull, Metadata: map[string]any{}})
 	}
 	if len(st.Fields) == 0 {
 		return nil, fmt.Errorf("log: schema %q: no columns", s)
 	}
 	return st, nil
+}
+
+// checkFieldName refuses a field name that is not valid UTF-8: the schema is stored as
+// JSON text, where each invalid byte would silently become U+FFFD — another name.
+func checkFieldName(name string) error {
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("field name %q is not valid UTF-8: %w", name, ErrInvalidSchema)
+	}
+	return nil
 }
 
 // splitColumnName splits "name rest" at the first white space outside backticks.
@@ -292,6 +353,12 @@ func (p *ddlParser) typ() (DataType, error) {
 			if err != nil {
 				return nil, err
 			}
+			if at := p.i; p.word() == "not" {
+				p.i = at
+				return nil, p.errorf("NOT NULL on struct field %q: only top-level columns take NOT NULL here", name)
+			} else {
+				p.i = at
+			}
 			st.Fields = append(st.Fields, StructField{Name: name, Type: ft, Nullable: true, Metadata: map[string]any{}})
 		}
 		if len(st.Fields) == 0 {
@@ -315,6 +382,9 @@ func (p *ddlParser) fieldName() (string, error) {
 					continue
 				}
 				p.i++
+				if err := checkFieldName(b.String()); err != nil {
+					return "", fmt.Errorf("at byte %d: %w", p.i, err)
+				}
 				return b.String(), nil
 			}
 			b.WriteByte(p.s[p.i])

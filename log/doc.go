@@ -10,7 +10,7 @@
 // actions they return are shared and must not be modified. A Transaction is
 // single-use and not meant to be shared between goroutines.
 //
-// Invariants kept here (see DESIGN.md):
+// Invariants kept here:
 //
 //   - L1 Versions are contiguous from the checkpoint a snapshot starts at (or
 //     from version 0); a gap is an error naming the missing version.
@@ -20,11 +20,22 @@
 //   - L3 A snapshot is the newest complete checkpoint at or below the version
 //     plus the commits after it, reconciled by (path, deletion-vector unique
 //     id). A stale, missing, empty or corrupt _last_checkpoint only costs a
-//     listing; a checkpoint that cannot be read makes the reader fall back to
-//     an older one, or to a full JSON replay when the JSON log is complete.
+//     listing. A checkpoint that cannot be read makes the reader fall back, as
+//     Delta Spark does (SnapshotManagement), to the newest complete checkpoint
+//     older than it, or to version 0 when there is none, provided every JSON
+//     commit from there to the version is present; at most twice (Spark's
+//     snapshotLoading.maxRetries default). The snapshot then carries a warning
+//     (Snapshot.Warnings, Log.ObserveWarnings) naming the skipped checkpoint and
+//     why; when no such fallback exists the error leads with the checkpoint's
+//     failure.
 //   - L4 Unknown or unsupported reader features make a read fail with an
 //     *UnsupportedFeatureError naming them; writer features likewise for
 //     writes.
+//   - CK1 Checkpoint and sidecar Parquet is read with package pqguard's defences,
+//     as data files are: the footer is validated before anything is decoded, a
+//     panic of arrow-go's decoder is contained at the call into it, and the arrays
+//     it decodes are checked for consistency (checkDecoded) before a value is read.
+//     A damaged checkpoint is an ErrCorruptLog naming the file, never a panic.
 //
 // Reconciliation key: files are keyed by their *decoded* path (the log stores
 // percent-encoded relative URIs; "a%20b" and "a b" are the same file) plus the
@@ -109,19 +120,29 @@
 // Row tracking (rowtracking.go): on tables whose protocol supports rowTracking
 // every commit attempt gives new files fresh baseRowId (above the
 // delta.rowTracking high-water mark, which the commit raises) and
-// defaultRowCommitVersion (the committed version); recommitted files and removes
+// defaultRowCommitVersion (the committed version); a mark below an assigned row ID
+// (lowered, or its domain removed) or one that would pass math.MaxInt64 makes the
+// commit fail with ErrCorruptLog (RT1) instead of repeating or wrapping IDs; recommitted files and removes
 // keep their file's values; a retry reassigns from the winners' mark; commitInfo
 // says delta.rowTracking.preserved (OPTIMIZE materializes stable row IDs and
 // declares it with PreserveRowTracking). CleanupExpiredLog deletes
 // log files past delta.logRetentionDuration that a checkpoint covers.
 //
-// What this package deliberately does not do: it never reads or writes data
-// files or deletion-vector files (package table does), it does not write
-// change-data files, multi-part checkpoints, v2 checkpoints with sidecars, log
-// compaction files or .crc files (it ignores the last two when reading), and it
-// does not support absolute file URIs. Tables with the v2Checkpoint feature get
-// v2 checkpoints in JSON with every action inline. Writes to tables with change
-// data feed, generated or identity columns are refused (see CheckWritable); column
-// mapping is accepted here (commits keep ids and physical names) and refused by the
-// data-file writers that cannot honour it.
+// Column mapping: schemas keep every field's id and physical name through commits
+// and checkpoints; the add actions of a column-mapped table key statistics and
+// partition values by physical name, as the data-file writers (internal/datafile)
+// write them.
+//
+// What this package deliberately does not do: it never reads or writes data files
+// (internal/datafile does) or deletion-vector files (internal/dv does), for package
+// table and package optimize, which put their add and remove actions into a
+// Transaction. It does not write change-data files, multi-part checkpoints, v2
+// checkpoints with sidecars, log compaction files or .crc files (it ignores the last
+// two when reading), and it does not support absolute file URIs. Tables with the
+// v2Checkpoint feature get v2 checkpoints in JSON with every action inline. Writes to
+// tables with change data feed, generated or identity columns are refused (see
+// CheckWritable).
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package log

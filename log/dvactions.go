@@ -45,7 +45,8 @@ func (a *Add) RemoveAction(deletionTimestamp int64, dataChange bool) *Remove {
 // Reconciliation keys files by (path, deletion vector id), so the pair replaces the file
 // in place: a snapshot after the commit holds the path once, with dv.
 //
-// Stats: PROTOCOL.md requires a file with a deletion vector to carry numRecords, the
+// Stats: PROTOCOL.md ("Writer Requirement for Deletion Vectors") requires a file with a
+// deletion vector to carry numRecords, the
 // physical row count; live.Stats must have it (a file without it needs its stats
 // computed from the data file first). With wide bounds a nullCount is informative only
 // when it is 0 or numRecords: when live's stats were tight and live already had a vector,

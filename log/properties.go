@@ -152,7 +152,7 @@ type TableProperties struct {
 	// CheckpointWriteStatsAsJSON is delta.checkpoint.writeStatsAsJson (default true).
 	CheckpointWriteStatsAsJSON bool
 	// CheckpointWriteStatsAsStruct is delta.checkpoint.writeStatsAsStruct (default
-	// false, as PROTOCOL.md says).
+	// false, as PROTOCOL.md "Checkpoint Schema" says).
 	CheckpointWriteStatsAsStruct bool
 	// ColumnMappingMode is delta.columnMapping.mode (default none).
 	ColumnMappingMode ColumnMapping

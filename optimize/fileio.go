@@ -62,7 +62,13 @@ func openInputRows(ctx context.Context, store storage.Storage, a *log.Add, mem m
 	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
+		if errors.Is(err, dv.ErrInvalidRows) {
+			return nil, fmt.Errorf("optimize: %w", err) // the log's vector, not the file, is wrong; err names the file
+		}
+		if errors.Is(err, datafile.ErrCorruptData) {
+			return nil, fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
+		}
+		return nil, fmt.Errorf("optimize: open %s: %w", p, err) // a failed read (datafile.ErrReadFailed), not damage
 	}
 	return &inputFile{add: a, path: p, f: f, r: r, deleted: opts.Deleted, mem: mem}, nil
 }

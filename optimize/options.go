@@ -39,6 +39,37 @@ const (
 )
 
 // Curve selects how OPTIMIZE orders rows.
+//
+// Clustering (CurveLinear, CurveZOrder, CurveHilbert) ranks each clustering column by
+// equal-frequency boundaries drawn from a sample (internal/rank: the resolution grows
+// with the data, heavy hitters are spread), combines the ranks into one key per row
+// (lexicographic, Morton or Hilbert), sorts the rows by key and writes them in key
+// order into files of TargetFileSize by their encoded size, cutting only where the key
+// changes; every file of a bin but the last is within 10% of the target. A bin held in
+// memory plans its cuts from a size probe (evenly spaced runs of the sorted rows
+// encoded as the files are, datafile.Output.Probe) and writes up to Parallelism files
+// at once from the probe's dictionary choices and size model, so the files are the same
+// at any Parallelism; files that miss the target are written again from the first that
+// did. A spilled bin (input over MemoryBudget: key-range runs in SpillDir, sorted one
+// at a time), or one whose input fits a file, writes file after file. Row groups are
+// about an eighth of the target, so that row-group and page skipping work inside a file
+// too. Output files carry the tags ZCUBE_ID, ZCUBE_ZORDER_BY, ZCUBE_ZORDER_CURVE and
+// OPTIMIZE_TARGET_SIZE; later runs leave cubes of at least MinCubeSize alone and
+// cluster only new files and small cubes (Full re-clusters everything).
+//
+// The workload layout (CurveWorkload, Options.Workload) builds a tree of cuts from a
+// workload's filters (package qdtree) on a sample of a partition's rows, with one leaf
+// per file of TargetFileSize, and writes one file per leaf, sorted inside by the
+// Hilbert key of the tree's columns. The tree is stored in a side file under TreeDir
+// that every file names in its tags (TagTree, TagTreeNode); the table's metadata and
+// protocol are untouched. Later runs route new rows through the stored tree: a new file
+// waits at its home (the lowest node holding all its rows by its statistics) until the
+// subtree it is at home in has about doubled; then that subtree is re-split (its files
+// read, each leaf cut anew by a tree on its rows, the stored tree extended below it in
+// a new generation of the tree file), so every row is written once per doubling of its
+// subtree. Full builds a new tree; PartitionPlan.Drift compares Options.Workload with
+// the tree's training workload. Workload bins are rewritten in bounded memory by
+// reading the input again per group of destinations that fits a third of MemoryBudget.
 type Curve uint8
 
 const (

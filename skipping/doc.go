@@ -17,7 +17,7 @@
 // values, statistics, Bloom filters) and returns per file the verdict, the pass
 // that decided it and the reason; scans, Count, explain and DML plan through it.
 //
-// Invariants (DESIGN.md):
+// Invariants:
 //
 //   - S1 Skipping never drops a unit that holds a matching live row. A verdict of
 //     CannotMatch needs a proof from bounds that are valid in Spark's total order;

@@ -39,4 +39,7 @@
 // counts. Min/max are not collected for boolean, binary, list and map columns, as
 // in Spark; unsigned 64-bit, decimal256, dictionary and time columns get nullCount
 // only.
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package stats

@@ -8,7 +8,10 @@
 // storage/s3 ("s3://bucket/prefix", S3 and S3-compatibles), storage/gcs ("gs://") and
 // storage/azure ("azblob://"), all through gocloud.dev/blob. An unregistered scheme is
 // an error (ErrUnknownScheme), never a local directory. Credentials come only from
-// each provider's standard chain; URLs with user information are refused.
+// each provider's standard chain; URLs with user information are refused
+// (ErrCredentialsInURL), and messages print locations only through RedactLocation /
+// RedactURL: no user information, no value of a query parameter off the allow-list
+// (see redact.go).
 //
 // Optional capabilities, each with a helper that falls back for stores without it:
 // Creator (CreateObject: streamed writes; multipart uploads on object stores),
@@ -54,7 +57,11 @@
 // Open reads an object's tail speculatively (a Parquet footer and page index in one
 // request) and serves ReadAt by range requests; listings start after a key
 // server-side where the store can; aborted or failed uploads leave no object and no
-// multipart upload. Retries of transient errors are the SDKs' (5 attempts on S3).
+// multipart upload. Requests are retried by the SDKs (5 attempts on S3, or
+// AWS_MAX_ATTEMPTS); on top of that a read whose response is cut short is sent again,
+// a conditional create whose answer was lost recognises its own object (outside
+// _delta_log/; the log judges commit files by their txnId), and a failure that may not
+// recur wraps ErrTransient (storage/internal/blobstore/transient.go).
 //
 // Not here: Delta semantics (see package log), percent-decoding, caching beyond an
 // open file's tail. Durability across a crash cannot be tested from one process; it

@@ -16,6 +16,15 @@ var (
 	// ErrInvalidPath reports a path that is not a clean relative path inside the root
 	// (absolute, contains "..", a backslash, a NUL byte, an empty element, ...).
 	ErrInvalidPath = errors.New("storage: invalid path")
+	// ErrTransient reports a failure that may not recur: the store answered 5xx or 429,
+	// or the request or its response failed in transit (refused, reset, timed out, cut
+	// short), after the retries of the backend (see each backend). Running the operation
+	// again later may succeed; nothing is known to be wrong with the data.
+	ErrTransient = errors.New("storage: temporary failure")
+	// ErrCredentialsInURL reports a location with user information ("user:password@"),
+	// in the URL itself or in a URL nested in a parameter (endpoint=). Credentials come
+	// from each provider's standard chain only.
+	ErrCredentialsInURL = errors.New("storage: credentials in the URL are not accepted")
 )
 
 // ObjectInfo describes one stored object.

@@ -81,13 +81,13 @@ type Location struct {
 	URL *url.URL
 }
 
-// String returns the location for messages: the directory, or the URL with any user
-// information redacted.
+// String returns the location for messages: the directory, or the URL redacted by
+// RedactURL (no user information, no values of parameters off the allow-list).
 func (l Location) String() string {
 	if l.URL == nil {
 		return l.Dir
 	}
-	return redactURL(l.URL)
+	return RedactURL(l.URL)
 }
 
 // IsLocal reports whether the location is a local directory.
@@ -113,7 +113,7 @@ func ParseLocation(s string) (Location, error) {
 	scheme, isURL := splitScheme(s)
 	if !isURL {
 		if scheme != "" && knownBackends[scheme] != "" {
-			return Location{}, fmt.Errorf("%w: %q looks like a %s URL without \"//\" (write %s://bucket/path)", ErrUnknownScheme, s, scheme, scheme)
+			return Location{}, fmt.Errorf("%w: %q looks like a %s URL without \"//\" (write %s://bucket/path)", ErrUnknownScheme, RedactLocation(s), scheme, scheme)
 		}
 		abs, err := filepath.Abs(s)
 		if err != nil {
@@ -124,16 +124,19 @@ func ParseLocation(s string) (Location, error) {
 	if scheme == "file" {
 		u, err := url.Parse(s)
 		if err != nil {
-			return Location{}, fmt.Errorf("storage: table location %q: %w", s, err)
+			return Location{}, fmt.Errorf("storage: table location %q is not a valid file URL", RedactLocation(s))
+		}
+		if u.User != nil {
+			return Location{}, fmt.Errorf("%w: table location %q%s", ErrCredentialsInURL, RedactURL(u), useCredentialChain)
 		}
 		if u.Host != "" && u.Host != "localhost" {
-			return Location{}, fmt.Errorf("storage: table location %q: file URLs name a local path (file:///path), not host %q", s, u.Host)
+			return Location{}, fmt.Errorf("storage: table location %q: file URLs name a local path (file:///path), not host %q", RedactURL(u), u.Host)
 		}
 		if u.RawQuery != "" || u.Fragment != "" {
-			return Location{}, fmt.Errorf("storage: table location %q: file URLs take no query or fragment", s)
+			return Location{}, fmt.Errorf("storage: table location %q: file URLs take no query or fragment", RedactURL(u))
 		}
 		if u.Path == "" {
-			return Location{}, fmt.Errorf("storage: table location %q: no path", s)
+			return Location{}, fmt.Errorf("storage: table location %q: no path", RedactURL(u))
 		}
 		return Location{Scheme: "file", Dir: filepath.Clean(filepath.FromSlash(u.Path))}, nil
 	}
@@ -144,10 +147,13 @@ func ParseLocation(s string) (Location, error) {
 	}
 	u.Scheme = scheme
 	if u.User != nil {
-		return Location{}, fmt.Errorf("storage: table location %s: credentials in the URL are not accepted; use the provider's standard credential chain (environment, profile, workload identity)", redactURL(u))
+		return Location{}, fmt.Errorf("%w: table location %s%s", ErrCredentialsInURL, RedactURL(u), useCredentialChain)
+	}
+	if err := checkParams(u); err != nil {
+		return Location{}, err
 	}
 	if u.Host == "" {
-		return Location{}, fmt.Errorf("storage: table location %s: no bucket or container after %s://", redactURL(u), scheme)
+		return Location{}, fmt.Errorf("storage: table location %s: no bucket or container after %s://", RedactURL(u), scheme)
 	}
 	return Location{Scheme: scheme, URL: u}, nil
 }
@@ -178,11 +184,14 @@ func splitScheme(s string) (scheme string, isURL bool) {
 	return scheme, strings.HasPrefix(rest, "//")
 }
 
+// useCredentialChain ends the message of ErrCredentialsInURL.
+const useCredentialChain = "; use the provider's standard credential chain (environment, profile, workload identity)"
+
 // OpenURL opens the store of an existing table location (see ParseLocation). A local
 // directory must exist. Object-store backends take their credentials from the
 // provider's standard chain (environment variables, shared profile, workload identity);
-// URLs with user information are refused, and errors print locations with any user
-// information redacted.
+// URLs with user information (also in a parameter such as endpoint=) are refused, and
+// errors print locations redacted (RedactURL).
 func OpenURL(ctx context.Context, location string) (Storage, error) {
 	loc, err := ParseLocation(location)
 	if err != nil {
@@ -234,14 +243,4 @@ func schemeList() string {
 		b.WriteString(s)
 	}
 	return b.String()
-}
-
-// redactURL returns u as a string without user information (the password is never
-// printed; url.URL.Redacted keeps the user name, which may itself be a key id).
-func redactURL(u *url.URL) string {
-	c := *u
-	if c.User != nil {
-		c.User = url.User("REDACTED")
-	}
-	return c.String()
 }

@@ -416,7 +416,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 	place.RowGroupBytes = limit
 	out := &ownFiles{o: ws.w.out, place: place, limit: limit}
 	lastRG := -1
-	conf := newConformer(a.snap.view.Logical(), a.snap.view.Delta(), a.mem)
+	conf := newConformer(a.snap.view.Logical(), a.mem)
 	home, err := sortedHome(ctx, a.layout.takeHome(f.add.Key()), conf, a.mem)
 	if err != nil {
 		return 0, err

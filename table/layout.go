@@ -45,7 +45,8 @@ type LayoutOptions struct {
 // LayoutReport describes how well a snapshot's files are laid out for data
 // skipping, from the log alone: no data file is read. The per-column figures follow
 // the range model of skipping (each file is the interval [min, max] of its values;
-// see the health figures' definitions in LayoutColumn's fields and DESIGN.md).
+// see the health figures' definitions in LayoutColumn's fields, and the README
+// section "Clustered tables and scheduled maintenance" on describe --layout).
 type LayoutReport struct {
 	// Version is the snapshot version.
 	Version int64 `json:"version"`

@@ -162,7 +162,7 @@ func TestOptimizeSparkLiquidTable(t *testing.T) {
 }
 
 // stableRowIDs reads every live file of snap directly and returns, per value of
-// column id, the row's stable row ID and row commit version (PROTOCOL.md: the
+// column id, the row's stable row ID and row commit version (PROTOCOL.md "Row IDs": the
 // materialized column's value where present and not null, else baseRowId plus the
 // row's position and defaultRowCommitVersion).
 func stableRowIDs(t *testing.T, dir string, snap *table.Snapshot) map[int64][2]int64 {

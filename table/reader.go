@@ -87,7 +87,7 @@ func newReader(ctx context.Context, s *Scan, cfg scanConfig, proj *projection, t
 		// of a full queue of batches plus those being decoded (measured on the
 		// interop full scan: about 1.7 times the budget are free at once; with one
 		// budget a third of the batches' buffers were fresh allocations).
-		cfg.mem = datafile.NewBufferPool(2 * cfg.readAhead)
+		cfg.mem = datafile.NewBufferPool(datafile.PoolOptions{MaxIdleBytes: 2 * cfg.readAhead, Poison: cfg.poisonPool})
 	}
 	r := &Reader{scan: s, proj: proj, tasks: tasks, cfg: cfg, ctx: rctx, cancel: cancel, report: rep, refs: 1}
 	r.limitCond = sync.NewCond(&r.limitMu)

@@ -88,6 +88,10 @@ func checkPoolBatch(t *testing.T, rec arrow.RecordBatch, next int64, what string
 	return next
 }
 
+// withPoisonedPool makes the scan's Reader poison its buffer pool
+// (datafile.PoolOptions.Poison).
+func withPoisonedPool() ScanOption { return func(c *scanConfig) { c.poisonPool = true } }
+
 // TestReaderPoolNeverReusesAHeldBatch: a Reader recycles the buffers of the batches
 // the caller releases, and never those of batches the caller still holds. Every
 // other batch is retained past the end of the scan (and past Release of the
@@ -98,8 +102,6 @@ func checkPoolBatch(t *testing.T, rec arrow.RecordBatch, next int64, what string
 // and holds its batches alongside the first's. A buffer given back or reused while
 // a batch holds it shows up as a wrong value.
 func TestReaderPoolNeverReusesAHeldBatch(t *testing.T) {
-	prev := datafile.SetPoolPoison(true)
-	defer datafile.SetPoolPoison(prev)
 	const n = 400_000
 	tb := poolTable(t, n)
 	ctx := context.Background()
@@ -110,7 +112,7 @@ func TestReaderPoolNeverReusesAHeldBatch(t *testing.T) {
 	}
 	var held []heldScan
 	for _, par := range []int{1, 2} {
-		sc, err := tb.Scan(ctx, WithParallelism(par))
+		sc, err := tb.Scan(ctx, WithParallelism(par), withPoisonedPool())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,6 +142,16 @@ func TestReaderPoolNeverReusesAHeldBatch(t *testing.T) {
 		}
 		if len(kept) < 4 {
 			t.Fatalf("parallelism %d: only %d batches kept; the test needs several", par, len(kept))
+		}
+		// The pool poisons: a buffer freed and handed out again holds the pattern,
+		// not what was written to it (the scan is over: nothing else allocates).
+		b := pool.Allocate(datafile.PoolMinBytes)
+		b[0] = 1
+		pool.Free(b)
+		if c := pool.Allocate(datafile.PoolMinBytes); c[0] == 1 {
+			t.Fatalf("parallelism %d: the Reader's pool does not poison recycled buffers", par)
+		} else {
+			pool.Free(c)
 		}
 		rd.Release()
 		runtime.GC() // finalizers of arrow-go's readers may free buffers too

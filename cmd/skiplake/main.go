@@ -2,8 +2,8 @@
 //
 // Usage: skiplake COMMAND TABLE [flags]. Run "skiplake help" for the commands and
 // "skiplake help COMMAND" (or "skiplake COMMAND --help") for one command's flags. Errors
-// go to stderr with a non-zero exit status (2 for usage errors); output formats are
-// stable for scripts (testdata/cli, docs/cli.md).
+// go to stderr with a non-zero exit status (1 refused, 2 usage, 75 temporary: see
+// status.go); output formats are stable for scripts (testdata/cli, docs/cli.md).
 //
 // # Adding a command
 //
@@ -49,7 +49,10 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/skiplake/skiplake/table"
 )
 
 // command is one subcommand: it parses its own flags and returns an error; only main exits.
@@ -71,6 +74,37 @@ type env struct {
 	// progressInterval is how often progress lines are printed when stderr is not
 	// a terminal (0: progress.DefaultLineInterval; tests shorten it).
 	progressInterval time.Duration
+
+	// command is the running command's name, for warnings (set by run).
+	command string
+	// warnMu guards warned, the warnings already printed (each once per invocation).
+	warnMu sync.Mutex
+	warned map[string]bool
+}
+
+// openTable opens the table at path (table.OpenURL) and prints to stderr the warnings
+// its log raises while the command reads it (a checkpoint skipped because it cannot
+// be read: the answer is right, reading was slower, the checkpoint wants rewriting).
+func (e *env) openTable(ctx context.Context, path string) (*table.Table, error) {
+	t, err := table.OpenURL(ctx, path)
+	if t != nil {
+		t.ObserveWarnings(e.warn)
+	}
+	return t, err
+}
+
+// warn prints msg to stderr as a warning of the running command, once per invocation.
+func (e *env) warn(msg string) {
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	if e.warned[msg] {
+		return
+	}
+	if e.warned == nil {
+		e.warned = map[string]bool{}
+	}
+	e.warned[msg] = true
+	fmt.Fprintf(e.stderr, "skiplake %s: warning: %s (run 'skiplake checkpoint TABLE' to write a new checkpoint)\n", e.command, msg)
 }
 
 var commands []*command
@@ -145,6 +179,13 @@ func run(ctx context.Context, e *env, args []string) int {
 		printUsage(e.stderr)
 		return 2
 	}
+	// Nothing a command prints on stderr may show a credential of its arguments.
+	// The caller's env is left as it is (a test may run several commands on it).
+	e = &env{
+		stdin: e.stdin, stdout: e.stdout, stderr: newRedactor(args).writer(e.stderr),
+		terminal: e.terminal, progressInterval: e.progressInterval,
+		command: c.name,
+	}
 	if err := c.run(ctx, e, args[1:]); err != nil {
 		var ue *usageError
 		var hr *helpRequest
@@ -160,11 +201,11 @@ func run(ctx context.Context, e *env, args []string) int {
 			return 0
 		case errors.As(err, &ue):
 			fmt.Fprintf(e.stderr, "skiplake %s: %s\nusage: skiplake %s %s\n(run 'skiplake help %s' for the flags)\n", c.name, ue.msg, c.name, c.usage, c.name)
-			return 2
+			return exitUsage
 		}
 		// "skiplake optimize: optimize: ..." says the component twice.
 		fmt.Fprintf(e.stderr, "skiplake %s: %s\n", c.name, strings.TrimPrefix(err.Error(), c.name+": "))
-		return 1
+		return exitCode(err) // 1, or 75 for a failure that may not recur (status.go)
 	}
 	return 0
 }
@@ -190,7 +231,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "  help       show a command's flags, defaults and examples: skiplake help COMMAND")
-	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure, 2 usage error (maintain adds 3 and 4: see 'skiplake help maintain'). Run 'skiplake help COMMAND' for a command's flags.")
+	fmt.Fprintln(w, "\nTABLE is a path or a URL (s3://, gs://, azblob://, file://). Exit status: 0 success,\n1 failure that retrying cannot fix, 2 usage error, 75 temporary failure (a commit\nconflict, a storage or network error, a timeout): retry later; maintain adds 3 and 4\n(see 'skiplake help maintain'). Run 'skiplake help COMMAND' for a command's flags.")
 }
 
 // commandFlags returns the flags c declares, by running it with -h under a cancelled

@@ -10,27 +10,31 @@ import (
 	"github.com/skiplake/skiplake/table"
 )
 
-// Exit statuses of maintain beyond 0 (healthy), 1 (error) and 2 (usage).
+// Exit statuses of maintain beyond 0 (healthy), 1 (error), 2 (usage) and 75 (temporary
+// failure, status.go).
 const (
 	exitWorkRemains = 3 // something due was left undone (budget, dry run)
 	exitTaskFailed  = 4 // a task failed; the report says which
 )
 
 func init() {
-	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--dry-run] [--format table|json]",
+	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--force] [--dry-run] [--format table|json]",
 		summary: "do the maintenance that is due: checkpoint, compact, cluster, Bloom backfill, VACUUM, log cleanup",
 		details: `Tasks run in this order, each only when due: a checkpoint when delta.checkpointInterval
 commits came after the last one; one OPTIMIZE that compacts small files, clusters
 unclustered data incrementally (a clustered table by its clustering columns, another
 table by the columns of its last clustering run) and backfills missing Bloom filters,
-within --max-bytes, oldest data first; VACUUM past delta.deletedFileRetentionDuration;
+within --max-bytes, oldest data first; VACUUM past delta.deletedFileRetentionDuration
+(refused, the task failing, when that is below the 7-day safety floor, unless --force);
 a checkpoint again if the run made one due; cleanup of log files past
 delta.logRetentionDuration that a checkpoint covers. Safe beside writers; a second
 run right after a complete one does nothing.
 
 Exit status: 0 the table is healthy (everything due was done, or nothing was due);
-1 the table could not be read; 2 usage error; 3 work remains (a budget ran out, or
---dry-run found work to do); 4 a task failed (see the report; later tasks still ran).`,
+1 the table could not be read or was refused; 2 usage error; 3 work remains (a budget
+ran out, or --dry-run found work to do); 4 a task failed (see the report; later tasks
+still ran); 75 a temporary failure before the report (storage, network, a commit
+conflict, a timeout): run it again later.`,
 		examples: []string{`skiplake maintain /tmp/t`, `skiplake maintain s3://bucket/events --max-bytes 10g --max-duration 30m --format json`, `skiplake maintain /tmp/t --dry-run`},
 		run:      runMaintain})
 }
@@ -40,12 +44,13 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	maxBytes := fs.String("max-bytes", "", "rewrite at most SIZE bytes (compaction, clustering, Bloom backfill) in this run, e.g. 10g; default no bound")
 	maxDuration := fs.String("max-duration", "", "start no task after D (e.g. 30m, 2h, \"interval 1 hour\") and cancel a rewrite still running then; default no bound")
 	dryRun := fs.Bool("dry-run", false, "report what is due without changing anything (exit status 3 when anything is)")
+	force := fs.Bool("force", false, "vacuum even when the table's delta.deletedFileRetentionDuration is below the 7-day safety floor (without it the vacuum task fails; files younger than 1 hour are always kept)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
 	}
-	opts := table.MaintainOptions{DryRun: *dryRun}
+	opts := table.MaintainOptions{DryRun: *dryRun, Force: *force}
 	if *maxBytes != "" {
 		if opts.MaxBytes, err = table.ParseSize(*maxBytes); err != nil {
 			return usagef("--max-bytes %q: %v", *maxBytes, err)
@@ -56,7 +61,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 			return usagef("--max-duration %q: want a positive duration such as 30m or \"interval 1 hour\"", *maxDuration)
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -90,7 +95,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	if rep.DryRun {
 		dry = " (dry run)"
 	}
-	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", path, rep.Version, rep.FinalVersion, dry)
+	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", table.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
 	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, table.FormatBytes(f.Bytes), f.SmallFiles)
 	if len(f.ClusteringColumns) > 0 {
 		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))

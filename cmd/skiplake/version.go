@@ -77,7 +77,7 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "skiplake %s (%s)\n", v.Version, v.Module)
 	switch {
 	case v.Revision == "":
-		fmt.Fprintln(e.stdout, "revision unknown (built without VCS information: go run, go test or -buildvcs=false)")
+		fmt.Fprintln(e.stdout, "revision unknown (no VCS information in this build: installed from a module version, or built by go run, go test or with -buildvcs=false)")
 	default:
 		mod := ""
 		if v.Modified {

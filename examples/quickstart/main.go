@@ -1,6 +1,6 @@
-// Quickstart: create a partitioned Delta table in a temporary directory, append
-// generated data in several commits, scan it with a projection and a filter, and print
-// the history. Run it with:
+// Quickstart is a first program with package table: it creates a partitioned Delta
+// table in a temporary directory, appends generated data in several commits, scans it
+// with a projection and a filter, and prints the history. Run it with:
 //
 //	go run ./examples/quickstart        # keeps the table and prints CLI commands to explore it
 //	go run ./examples/quickstart -rm    # removes the table at the end (CI)

@@ -220,10 +220,6 @@ func RunAppends(ctx context.Context, c AppendsConfig, progress Progress) (*Appen
 		if err != nil {
 			return nil, err
 		}
-		if os.Getenv("APPDEBUG") != "" && len(opt.Plan.Partitions) > 0 && len(opt.Plan.Partitions[0].Bins) > 0 {
-			l := opt.Plan.Partitions[0].Bins[0].Layout
-			fmt.Fprintf(os.Stderr, "round %d: %+v added %d\n", round, *l, opt.Metrics.NumAddedFiles)
-		}
 		r, err := measure(ctx, tbl, held)
 		if err != nil {
 			return nil, err

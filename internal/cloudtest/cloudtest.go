@@ -1,6 +1,6 @@
 // Package cloudtest gives tests the location of a fresh, empty table root on a local
-// object-store server (versitygw for S3, fake-gcs-server for GCS, Azurite for Azure),
-// named by environment variables that .ci/run always sets:
+// object-store server (versitygw for S3, fake-gcs-server for GCS, Azurite for Azure).
+// The servers are named by environment variables that .ci/run always sets:
 //
 //	SKIPLAKE_S3_ENDPOINT     http://127.0.0.1:PORT (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
 //	SKIPLAKE_GCS_ENDPOINT    127.0.0.1:PORT (fake-gcs-server, plain HTTP)

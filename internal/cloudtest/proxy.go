@@ -1,35 +1,67 @@
 package cloudtest
 
 import (
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/config"
 )
 
 // Proxy is a loopback HTTP reverse proxy in front of a test server that can add a fixed
 // delay to every request (simulating a region's round trip), strip request headers
 // (simulating a store that ignores conditional writes), answer some requests itself
-// (injecting errors), and counts the requests it forwards by kind.
+// (injecting errors), fail requests in transit (SetFault: 503s, resets, bodies cut
+// short, responses lost after the request was applied), and counts the requests it
+// forwards by kind.
 type Proxy struct {
 	// URL is the proxy's base URL (http://127.0.0.1:PORT).
 	URL string
 
-	srv   *http.Server
-	delay time.Duration
-	strip []string
+	srv    *http.Server
+	target *url.URL
+	delay  time.Duration
+	strip  []string
 
 	mu     sync.Mutex
 	inject func(r *http.Request) (status int, body string, ok bool)
+	fault  func(r *http.Request) Fault
+	faults map[Fault]int64
 	counts map[string]int64
 	bytes  atomic.Int64
+}
+
+// Fault is what the proxy does to a request instead of forwarding it plainly.
+type Fault int
+
+const (
+	// NoFault forwards the request and its answer.
+	NoFault Fault = iota
+	// Fault503 answers 503 SlowDown without forwarding: the request is not applied.
+	Fault503
+	// FaultReset resets the connection without forwarding: not applied, no answer.
+	FaultReset
+	// FaultCutBody forwards the request, then sends the answer's status, headers and
+	// half its body, and resets the connection: applied, the body cut short.
+	FaultCutBody
+	// FaultLoseResponse forwards the request and resets the connection without
+	// answering: applied, the answer lost.
+	FaultLoseResponse
+)
+
+// String names the fault.
+func (f Fault) String() string {
+	return [...]string{"none", "503", "reset", "cut body", "lost response"}[f]
 }
 
 // ProxyOptions configures NewProxy.
@@ -56,7 +88,8 @@ func NewProxy(t testing.TB, target string, opts ProxyOptions) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{URL: "http://" + ln.Addr().String(), delay: opts.Delay, strip: opts.StripHeaders, counts: map[string]int64{}}
+	p := &Proxy{URL: "http://" + ln.Addr().String(), target: u, delay: opts.Delay, strip: opts.StripHeaders,
+		counts: map[string]int64{}, faults: map[Fault]int64{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.ContentLength > 0 {
@@ -83,7 +116,7 @@ func NewProxy(t testing.TB, target string, opts ProxyOptions) *Proxy {
 			}
 		}
 		p.mu.Lock()
-		inject := p.inject
+		inject, fault := p.inject, p.fault
 		p.mu.Unlock()
 		if inject != nil {
 			if status, body, ok := inject(r); ok {
@@ -93,11 +126,90 @@ func NewProxy(t testing.TB, target string, opts ProxyOptions) *Proxy {
 				return
 			}
 		}
+		if fault != nil {
+			if f := fault(r); f != NoFault {
+				p.mu.Lock()
+				p.faults[f]++
+				p.mu.Unlock()
+				p.fail(w, r, f)
+				return
+			}
+		}
 		rp.ServeHTTP(w, r)
 	})}
 	go p.srv.Serve(ln)
 	t.Cleanup(func() { p.srv.Close() })
 	return p
+}
+
+// SetFault installs a function that picks a fault for each request (nil: none).
+func (p *Proxy) SetFault(f func(r *http.Request) Fault) {
+	p.mu.Lock()
+	p.fault = f
+	p.mu.Unlock()
+}
+
+// Faults returns how many faults of each kind the proxy injected.
+func (p *Proxy) Faults() map[Fault]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[Fault]int64, len(p.faults))
+	for k, v := range p.faults {
+		out[k] = v
+	}
+	return out
+}
+
+// fail carries out fault f on r.
+func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, f Fault) {
+	if f == Fault503 {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>injected by the test proxy</Message></Error>`))
+		return
+	}
+	var (
+		resp *http.Response
+		body []byte
+	)
+	if f == FaultCutBody || f == FaultLoseResponse {
+		out := r.Clone(r.Context())
+		out.URL.Scheme, out.URL.Host = p.target.Scheme, p.target.Host
+		out.RequestURI = ""
+		var err error
+		if resp, err = http.DefaultTransport.RoundTrip(out); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "the proxy cannot hijack the connection", http.StatusInternalServerError)
+		return
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if f == FaultCutBody && len(body) >= 2 {
+		resp.Header.Del("Transfer-Encoding")
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		fmt.Fprintf(buf, "HTTP/1.1 %s\r\n", resp.Status)
+		resp.Header.Write(buf)
+		buf.WriteString("\r\n")
+		buf.Write(body[:len(body)/2])
+		buf.Flush()
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0) // a reset, not an orderly close
+	}
+	conn.Close()
 }
 
 // SetInject installs a function that may answer a request instead of the server.

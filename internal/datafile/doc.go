@@ -24,19 +24,17 @@
 //     stats) and Bloom filters (package bloom) computed from the Arrow data on a
 //     goroutine of their own, and returns the file's log.Add.
 //   - [Output.Stitch] writes one file from the row groups of existing files of the
-//     Output's layout, copying their column chunks byte for byte and writing only
-//     a new footer (stitch.go: the byte layout, the rules a source must meet, each
-//     named by a [StitchRule]); compaction uses it to skip the decode and the zstd
-//     re-encode when the inputs' row groups are already what the Writer writes;
-//     with MergeRowGroups it merges small row groups into row groups of the target
-//     size, copying the data pages of the columns without a dictionary and
-//     re-encoding only the others (merge.go).
+//     Output's layout, copying their column chunks byte for byte (stitch.go: the byte
+//     layout, and the rules a source must meet, each a [StitchRule]); with
+//     MergeRowGroups it merges small row groups into row groups of the target size,
+//     copying the data pages of columns without a dictionary and re-encoding the
+//     others (merge.go). Compaction uses it to skip the decode and the re-encode.
 //   - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
 //     compressed size so that a file has several, small data pages, a page index,
 //     optional split-block Bloom filters, dictionary encoding chosen per column from
-//     a sample of the first batch. Columns of flat schemas are encoded concurrently
-//     (the bytes are the same as pqarrow's writer would write, which a test checks);
-//     schemas with nested columns go through pqarrow's writer.
+//     a sample of the first batch. Columns of flat schemas are encoded concurrently,
+//     to the bytes pqarrow's writer would write (a test checks); schemas with nested
+//     columns go through pqarrow's writer.
 //
 // Column mapping: under mode name or id, files carry the physical names of the Delta
 // schema at every nesting level and its column ids as Parquet field ids (in both
@@ -79,7 +77,9 @@
 //   - D6 (deletion vectors) With [ReadOptions.Deleted] (loaded by [LoadDeletionVector],
 //     the one place a log deletion-vector descriptor becomes a bitmap), Read and
 //     ReadRanges emit exactly the rows whose file position the vector does not hold,
-//     and never an empty batch.
+//     and never an empty batch. A vector that deletes a row position the file does not
+//     have (at or beyond the footer's row count) makes Open fail with an error naming
+//     the file and wrapping dv.ErrInvalidRows (dv's V5).
 //   - D7 (streaming, concurrency) Read and ReadRanges stream column chunks through a
 //     bounded buffer (ReadOptions.StreamBufferBytes; 64 KiB when seeking), so their
 //     memory does not grow with row group size, and may run concurrently on one Reader
@@ -103,7 +103,11 @@
 //     row counts adding up, pages no larger than the largest chunk, the ARROW:schema
 //     entry's lengths), so no length in a damaged file is allocated before it is
 //     checked; what validation cannot see is contained where arrow-go's decoder is
-//     called (contain.go), never around skiplake's own code.
+//     called (contain.go), never around skiplake's own code. A storage read that
+//     fails under them is not damage: it is a [*ReadError] (errors.Is [ErrReadFailed],
+//     and the storage's own sentinels such as storage.ErrTransient), never a
+//     CorruptError, even when arrow-go reports the bytes it did not get as a bad page
+//     (every read goes through a watch that remembers the storage's errors).
 //   - D11 (stitched files) A file [Output.Stitch] publishes holds exactly the
 //     sources' rows, in source order then row-group order, in one row group per
 //     source row group whose column chunks (dictionary page through last data page)
@@ -133,6 +137,12 @@
 //     every footer offset points at the written bytes; the footer is validated
 //     before the file is published, nothing is left on failure (D9), and the
 //     statistics are the merge of the sources' log statistics, as in D11.
+//   - D13 (shared arrays, R1) No Arrow array whose lazily computed state (null
+//     counts, a dictionary's values array) is still unfilled is read by two
+//     goroutines: [File.Write] and [Writer.Write] [Settle] a batch before the
+//     statistics goroutine and the column encoders read it, and every caller that
+//     hands a batch to other goroutines while it keeps reading it settles it first
+//     (share.go lists them).
 //
 // A Parquet file that is not a table's data file — a user's input to append or MERGE —
 // is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the
@@ -142,6 +152,18 @@
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96
 // timestamps are decoded exactly (0001-01-01 to 9999-12-31) for top-level columns; an INT96
 // nested inside a struct, list or map goes through arrow-go, which fails outside the nanosecond range (1677-2262).
+//
+// Process-wide state, and why it stays: arrow-go finds Parquet codecs only in its
+// process-wide registry, so this package puts its zstd codec in front of arrow-go's at
+// init (zstd.go); the codec keeps arrow-go's behaviour for every other writer in the
+// process and gives page-sized encoders only to the writers of this package, which ask
+// for them through the compression level of their writer properties. A closed
+// [BufferPool] hands its free buffers to a per-size-class cache (sync.Pool) that later
+// pools of this package draw from. Nothing here reads the environment: every setting
+// is an option ([WriterOptions], [ReadOptions], [PoolOptions], [Spec]).
+//
+// How the layer is used and what it costs: the repository README ("Packages") and
+// BENCHMARKS.md.
 //
 // What it deliberately does not do: it does not commit (the caller puts the add
 // actions into a transaction), read table properties (callers build the Spec), evaluate

@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -11,7 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -217,6 +219,21 @@ func (m *sizeModel) clone() *sizeModel {
 	return &sizeModel{ratio: append([]float64(nil), m.ratio...), pending: append([]float64(nil), m.pending...)}
 }
 
+// serializeArrowSchema returns the value pqarrow stores, base64-encoded, under the
+// footer key ARROW:schema: an Arrow IPC stream holding only the schema message and
+// the end-of-stream marker (what arrow-go's flight.SerializeSchema returns, which
+// pqarrow's FileWriter uses and its FileReader decodes). Built with arrow/ipc, so
+// this package does not import arrow/flight, and the bytes are the same
+// (TestSerializeArrowSchemaMatchesPqarrow).
+func serializeArrowSchema(schema *arrow.Schema, mem memory.Allocator) ([]byte, error) {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("datafile: serialize the Arrow schema: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // errAborted stops the column goroutines of an aborted writer.
 var errAborted = errors.New("datafile: writer aborted")
 
@@ -232,7 +249,11 @@ func newParallelEncoder(sink *countingWriter, schema *arrow.Schema, props *parqu
 	for i := 0; i < md.Len(); i++ {
 		meta.Append(md.Keys()[i], md.Values()[i])
 	}
-	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, props.Allocator())))
+	stored, err := serializeArrowSchema(schema, props.Allocator())
+	if err != nil {
+		return nil, err
+	}
+	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(stored))
 	fw, err := file.NewParquetWriterWithError(sink, pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
 	if err != nil {
 		return nil, err
@@ -373,10 +394,9 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 	st.done.Add(len(e.cols))
 	for i, c := range e.cols {
 		arr := rec.Column(i)
-		// Arrow counts the nulls of a slice lazily and caches the count: count them
-		// here, before the array is shared with the column's goroutine and the
-		// caller's statistics.
-		arr.NullN()
+		// A slice counts its nulls lazily: settle it before the column's goroutine
+		// reads it (R1, share.go).
+		SettleArray(arr)
 		st.arrow[i] = float64(leafBytes(arr))
 		c.arrow += st.arrow[i]
 		arr.Retain()

@@ -2,10 +2,8 @@ package datafile
 
 import (
 	"math/bits"
-	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -26,24 +24,22 @@ const poolReach = 2
 // GoAllocator).
 const poolAlign = 64
 
-// poolPoisonEnv names the environment variable that, set to 1, makes every
-// BufferPool fill the buffers it frees and hands out with a byte pattern: a batch
-// that still reads a buffer after it was given back, or code that assumes fresh
-// buffers are zero, then shows garbage instead of plausible values. A debugging and
-// testing aid; it costs a pass over every recycled buffer.
-const poolPoisonEnv = "SKIPLAKE_POOL_POISON"
-
-// poolPoisonByte is the pattern poisoned buffers are filled with.
+// poolPoisonByte is the pattern poisoned buffers are filled with (PoolOptions.Poison).
 const poolPoisonByte = 0xA5
 
-var poolPoison atomic.Bool
-
-func init() { poolPoison.Store(os.Getenv(poolPoisonEnv) == "1") }
-
-// SetPoolPoison turns poisoning on or off for the BufferPools made from now on
-// (as SKIPLAKE_POOL_POISON=1 does at start) and returns the previous setting. For
-// tests.
-func SetPoolPoison(on bool) (previous bool) { return poolPoison.Swap(on) }
+// PoolOptions configures a [BufferPool]. The zero value keeps no free buffers (every
+// buffer is a fresh Go allocation) and does not poison.
+type PoolOptions struct {
+	// MaxIdleBytes bounds the free buffers the pool keeps for reuse; default 0, none
+	// (<= 0: none).
+	MaxIdleBytes int64
+	// Poison fills the buffers the pool frees and hands out again with a byte pattern
+	// (0xA5): a batch that still reads a buffer after it was given back, or code that
+	// assumes fresh buffers are zero, then shows garbage instead of plausible values.
+	// A debugging and testing aid that costs a pass over every recycled buffer;
+	// default false.
+	Poison bool
+}
 
 // BufferPool is a memory.Allocator that recycles the large buffers of record
 // batches: a buffer whose last reference is released (arrow-go calls Free when a
@@ -74,10 +70,9 @@ type BufferPool struct {
 	closed  bool
 }
 
-// NewBufferPool returns a pool that keeps at most maxIdle bytes of free buffers
-// (maxIdle <= 0: none are kept, every buffer is a fresh Go allocation).
-func NewBufferPool(maxIdle int64) *BufferPool {
-	return &BufferPool{live: map[*byte]int{}, maxIdle: maxIdle, poison: poolPoison.Load()}
+// NewBufferPool returns a pool configured by o.
+func NewBufferPool(o PoolOptions) *BufferPool {
+	return &BufferPool{live: map[*byte]int{}, maxIdle: o.MaxIdleBytes, poison: o.Poison}
 }
 
 // poolClass is the capacity a pooled allocation of size bytes gets: size rounded up

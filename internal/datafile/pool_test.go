@@ -38,7 +38,7 @@ func TestPoolClass(t *testing.T) {
 // TestBufferPoolRecycles: a freed buffer is handed out again for a request of its
 // class, aligned, with the requested length; small and foreign buffers are not kept.
 func TestBufferPoolRecycles(t *testing.T) {
-	p := NewBufferPool(64 << 20)
+	p := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20})
 	a := p.Allocate(100 << 10)
 	if len(a) != 100<<10 || cap(a) != 100<<10 || uintptr(unsafe.Pointer(unsafe.SliceData(a)))%poolAlign != 0 {
 		t.Fatalf("len %d cap %d", len(a), cap(a))
@@ -72,7 +72,7 @@ func TestBufferPoolRecycles(t *testing.T) {
 	}
 	// A free buffer up to poolReach classes above the asked one serves it (and
 	// keeps its own class); three classes above (80 KiB → 128 KiB) does not.
-	r := NewBufferPool(64 << 20)
+	r := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20})
 	big := r.Allocate(128 << 10)
 	r.Free(big)
 	if got := r.Allocate(100 << 10); unsafe.SliceData(got) != unsafe.SliceData(big) || len(got) != 100<<10 {
@@ -86,7 +86,7 @@ func TestBufferPoolRecycles(t *testing.T) {
 		t.Fatal("a free buffer three classes up was reused")
 	}
 	// The idle limit: beyond it the oldest free buffers are dropped.
-	q := NewBufferPool(150 << 10)
+	q := NewBufferPool(PoolOptions{MaxIdleBytes: 150 << 10})
 	x, y := q.Allocate(100<<10), q.Allocate(100<<10)
 	q.Free(x)
 	q.Free(y)
@@ -104,9 +104,7 @@ func TestBufferPoolRecycles(t *testing.T) {
 // (or overlapping one) fails. Poisoned and plain pools both.
 func TestBufferPoolNeverHandsOutALiveBuffer(t *testing.T) {
 	for _, poison := range []bool{false, true} {
-		prev := SetPoolPoison(poison)
-		p := NewBufferPool(8 << 20)
-		SetPoolPoison(prev)
+		p := NewBufferPool(PoolOptions{MaxIdleBytes: 8 << 20, Poison: poison})
 		rng := rand.New(rand.NewPCG(3, uint64(len(t.Name()))))
 		type held struct {
 			b     []byte
@@ -173,9 +171,7 @@ func TestBufferPoolNeverHandsOutALiveBuffer(t *testing.T) {
 // TestBufferPoolPoison: a poisoned pool fills what it frees, so a reader of a
 // freed buffer sees the pattern rather than the old values.
 func TestBufferPoolPoison(t *testing.T) {
-	prev := SetPoolPoison(true)
-	p := NewBufferPool(1 << 20)
-	SetPoolPoison(prev)
+	p := NewBufferPool(PoolOptions{MaxIdleBytes: 1 << 20, Poison: true})
 	a := p.Allocate(PoolMinBytes)
 	for i := range a {
 		a[i] = 1
@@ -194,12 +190,12 @@ func TestBufferPoolPoison(t *testing.T) {
 func TestBufferPoolCloseHandsOver(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the cache is emptied by GC
 	const size = 5<<20 + 12345                       // a class no other test uses
-	p := NewBufferPool(64 << 20)
+	p := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20})
 	a, held, later := p.Allocate(size), p.Allocate(size), p.Allocate(size)
 	held[0] = 42
 	p.Free(a)
 	p.Close()
-	q := NewBufferPool(64 << 20)
+	q := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20})
 	got := q.Allocate(size)
 	if unsafe.SliceData(got) != unsafe.SliceData(a) || q.Stats().Reused != 1 {
 		t.Fatal("the closed pool's free buffer was not reused")

@@ -59,7 +59,7 @@ func (r *Reader) ReadRanges(ctx context.Context, want *arrow.Schema, rowGroup in
 	}
 	pr, fr, err := r.streamReaders(buffer)
 	if err != nil {
-		return named(err, r.name)
+		return r.named(err)
 	}
 	defer pr.Close()
 	if !r.canSeek(p) {
@@ -67,7 +67,7 @@ func (r *Reader) ReadRanges(ctx context.Context, want *arrow.Schema, rowGroup in
 	} else {
 		err = r.readSeeking(ctx, pr, fr, want, p, rowGroup, merged, emit)
 	}
-	return named(err, r.name)
+	return r.named(err)
 }
 
 // normalizeRanges checks ranges against a row group of nrows rows and merges adjacent ones.

@@ -88,6 +88,7 @@ type Reader struct {
 	// maxPage bounds a compressed page: the largest column chunk of the file (a
 	// page header claiming more is refused before anything is allocated for it).
 	maxPage int64
+	watch   *watchedReaderAt // the storage reads under src (D10)
 }
 
 // Open reads the footer of the Parquet file held by ra (size bytes long). ra is not closed
@@ -110,18 +111,28 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		opts.BatchBytes = DefaultBatchBytes
 	}
 	// A SectionReader adds the Seek that the Parquet reader wants, and has no Close, so
-	// closing the Parquet reader never closes ra.
-	src := io.NewSectionReader(ra, 0, size)
+	// closing the Parquet reader never closes ra. Reads go through a watch that tells
+	// failed storage reads from damage (D10).
+	w := watch(ra)
+	src := io.NewSectionReader(w, 0, size)
 	pr, fr, sc, err := openParquet(src, parquet.NewReaderProperties(opts.Allocator), nil,
 		pqarrow.ArrowReadProperties{BatchSize: opts.BatchSize}, opts.Allocator)
 	if err != nil {
-		return nil, named(err, opts.Name)
+		return nil, w.named(err, opts.Name)
 	}
 	md := pr.MetaData()
 	maxCompressed, _, err := validateFooter(md, size)
 	if err != nil {
 		_ = pr.Close()
-		return nil, named(err, opts.Name)
+		return nil, w.named(err, opts.Name)
+	}
+	if err := opts.Deleted.CheckRows(md.NumRows); err != nil {
+		_ = pr.Close()
+		name := opts.Name
+		if name == "" {
+			name = "data file"
+		}
+		return nil, fmt.Errorf("datafile: %s: %w", name, err) // D6: never applied (dv V5)
 	}
 	starts := make([]int64, md.NumRowGroups())
 	var at int64
@@ -130,8 +141,11 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		at += md.RowGroup(i).NumRows()
 	}
 	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, bytes: opts.BatchBytes, buffer: opts.StreamBufferBytes,
-		deleted: opts.Deleted, rgStart: starts, src: src, name: opts.Name, maxPage: maxCompressed}, nil
+		deleted: opts.Deleted, rgStart: starts, src: src, name: opts.Name, maxPage: maxCompressed, watch: w}, nil
 }
+
+// named names err with the Reader's file (see watchedReaderAt.named).
+func (r *Reader) named(err error) error { return r.watch.named(err, r.name) }
 
 // streamReaders opens Parquet and pqarrow readers for one Read or ReadRanges call:
 // they stream each column chunk through a buffer of bufferBytes and share the parsed
@@ -387,13 +401,13 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 	p := r.withFlat(r.plan(want))
 	pr, fr, err := r.streamReaders(r.buffer)
 	if err != nil {
-		return named(err, r.name)
+		return r.named(err)
 	}
 	defer pr.Close()
 	emit = r.live(emit)
 	for _, rg := range rowGroups {
 		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, emit); err != nil {
-			return named(err, r.name)
+			return r.named(err)
 		}
 	}
 	return nil

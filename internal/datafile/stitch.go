@@ -26,7 +26,7 @@ import (
 // is written. Compaction of files whose row groups are already what this package's
 // Writer writes costs a copy instead of a decode and a zstd re-encode.
 //
-// Layout of a stitched file (invariant D11), every offset of the sources' footers
+// Layout of a stitched file (invariant D10), every offset of the sources' footers
 // shifted by where the bytes landed:
 //
 //	"PAR1"
@@ -386,15 +386,16 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 		// of many small files costs no extra request per file).
 		return nil, no(RuleRowGroupSize, "the file holds %d bytes, less than %d", src.Size, opts.MinRowGroupBytes)
 	}
-	f, err := o.store.Open(ctx, src.Path)
+	sf, err := o.store.Open(ctx, src.Path)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: stitching: open %s: %w", src.Path, err)
 	}
-	defer f.Close()
-	if src.Size > 0 && f.Size() != src.Size {
-		return nil, bad("%d bytes stored, the log says %d", f.Size(), src.Size)
+	defer sf.Close()
+	if src.Size > 0 && sf.Size() != src.Size {
+		return nil, bad("%d bytes stored, the log says %d", sf.Size(), src.Size)
 	}
-	r, err := Open(f, f.Size(), ReadOptions{Name: src.Path}) // D10: the footer is validated
+	f := watch(sf)                                            // D10: failed reads are not damage
+	r, err := Open(f, sf.Size(), ReadOptions{Name: src.Path}) // D10: the footer is validated
 	if err != nil {
 		return nil, err
 	}
@@ -636,7 +637,7 @@ func readOffsetIndex(f io.ReaderAt, loc *metadata.IndexLocation, dataStart, end,
 // decodeOffsetIndex decodes a serialized offset index (arrow-go panics on bad input:
 // contained, D10).
 func decodeOffsetIndex(raw []byte, where string) (oi metadata.OffsetIndex, err error) {
-	defer contain(&err, where+": offset index")
+	defer guard.Contain(&err, where+": offset index")
 	oi = metadata.NewOffsetIndex(raw, nil, nil)
 	if oi == nil {
 		return nil, corruptf("%s: offset index does not decode", where)
@@ -772,19 +773,30 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 	if err != nil {
 		return 0, 0, err
 	}
+	if err := writeFooter(cw, bw, footer); err != nil {
+		return 0, 0, err
+	}
+	return cw.n, rows, nil
+}
+
+// writeFooter ends a stitched or merged file: the serialized footer, its length and
+// the closing magic, then flushes bw (which cw counts into). It returns the first
+// error of any of these writes.
+func writeFooter(cw *countingWriter, bw *bufio.Writer, footer []byte) error {
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:4], uint32(len(footer)))
 	copy(tail[4:], "PAR1")
-	if _, err := cw.Write(footer); err == nil {
+	_, err := cw.Write(footer)
+	if err == nil {
 		_, err = cw.Write(tail[:])
 	}
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
+		return fmt.Errorf("datafile: stitching: writing the footer: %w", err)
 	}
-	return cw.n, rows, nil
+	return nil
 }
 
 // stitchedFooter serializes the footer of the stitched file, whose footer starts at
@@ -825,7 +837,7 @@ func footerBytes(md *metadata.FileMetaData, rows, at int64) ([]byte, error) {
 
 // parseFooter decodes serialized file metadata (contained, D10).
 func parseFooter(b []byte) (md *metadata.FileMetaData, err error) {
-	defer contain(&err, "footer")
+	defer guard.Contain(&err, "footer")
 	md, err = metadata.NewFileMetaData(b, nil)
 	if err != nil {
 		return nil, corruptf("footer: %w", err)
@@ -840,8 +852,16 @@ func (o *Output) withSource(ctx context.Context, in *stitchInput, fn func(storag
 		return fmt.Errorf("datafile: stitching: open %s: %w", in.src.Path, err)
 	}
 	defer f.Close()
-	return fn(f)
+	return fn(watchedFile{File: f, w: watch(f)}) // D10: failed reads are not damage
 }
+
+// watchedFile is a storage.File whose reads go through a watchedReaderAt.
+type watchedFile struct {
+	storage.File
+	w *watchedReaderAt
+}
+
+func (f watchedFile) ReadAt(p []byte, off int64) (int, error) { return f.w.ReadAt(p, off) }
 
 // rangeCopier copies ranges of f to w, merging each range that starts where the
 // previous one ended into one copy (one read per buffer of a contiguous run).

@@ -58,7 +58,7 @@ func OpenStream(ctx context.Context, ra io.ReaderAt, size int64, opts ReadOption
 		pqarrow.ArrowReadProperties{BatchSize: r.batch}, r.mem)
 	if err != nil {
 		_ = r.Close()
-		return nil, named(err, r.name)
+		return nil, r.named(err)
 	}
 	leaves := make([]int, pr.MetaData().Schema.NumColumns())
 	for i := range leaves {
@@ -88,14 +88,14 @@ func (s *Stream) Next() bool {
 			s.pos = s.r.rgStart[s.rg]
 			rr, err := recordReader(s.ctx, s.fr, s.leaves, s.rg)
 			if err != nil {
-				s.err = named(err, s.r.name)
+				s.err = s.r.named(err)
 				return false
 			}
 			s.rr = rr
 		}
 		ok, err := nextRecord(s.rr, s.rg, s.pos)
 		if err != nil {
-			s.err = named(err, s.r.name)
+			s.err = s.r.named(err)
 			return false
 		}
 		if ok {

@@ -235,7 +235,15 @@ func (o WriterOptions) properties(dict map[string]bool, exact map[string]int64) 
 		parquet.WithMaxRowGroupLength(1 << 40),
 		parquet.WithCreatedBy("skiplake (parquet-go arrow)"),
 	}
-	if o.CompressionLevel != 0 {
+	switch {
+	case o.Codec.parquet() == compress.Codecs.Zstd:
+		// The level selects pageZstd's page encoders, for this writer only.
+		level := o.CompressionLevel
+		if level == 0 {
+			level = compress.DefaultCompressionLevel
+		}
+		props = append(props, parquet.WithCompressionLevel(pageZstdLevel(level)))
+	case o.CompressionLevel != 0:
 		props = append(props, parquet.WithCompressionLevel(o.CompressionLevel))
 	}
 	if o.StoreDecimalAsInteger {
@@ -496,6 +504,9 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
+	// The column encoders read rec's arrays (or slices sharing their Data) on their
+	// goroutines while this one slices them and the caller keeps them (R1, share.go).
+	Settle(rec)
 	if w.enc == nil {
 		if w.needsSample() {
 			rec.Retain()

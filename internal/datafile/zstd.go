@@ -14,11 +14,14 @@ import (
 // window is a single-segment frame, so the bytes are those of any larger window.
 const zstdWindow = 2 << 20
 
-// pageZstd is arrow-go's zstd codec with page-sized encoders. arrow-go pools encoders
-// with zstd's default window (8 MiB at the default level), each of which keeps a
-// history buffer of twice the window: 16 MiB per encoder, and one per column being
-// compressed at once, for pages of 128 KiB. pageZstd's encoders keep about 2 MiB.
-// Decoding and streaming are arrow-go's.
+// pageZstd is the zstd codec skiplake's writers compress Parquet pages with: page-sized
+// encoders for them, arrow-go's codec for everyone else.
+//
+// Page-sized encoders: arrow-go pools encoders with zstd's default window (8 MiB at
+// the default level), each of which keeps a history buffer of twice the window:
+// 16 MiB per encoder, and one per column being compressed at once, for pages of
+// 128 KiB. pageZstd's encoders keep about 2 MiB, and give the same bytes for pages up
+// to zstdWindow.
 //
 // Its frames carry zstd's content checksum (an XXH64 of the decoded page, klauspost's
 // and arrow-go's default), and decoding verifies it. libzstd writes none by default
@@ -28,9 +31,22 @@ const zstdWindow = 2 << 20
 // page of zstd data that still parses decodes silently to wrong values without it
 // (TestDamagedDataFileCases, "damaged page bytes"). DuckDB verifies it too.
 //
-// It replaces the registered zstd codec at init (the registry is arrow-go's, per
-// process): every Parquet file written in the process compresses with it, to the
-// same bytes for pages up to zstdWindow and to valid zstd frames beyond.
+// Scope. arrow-go finds a page's codec only in its process-wide registry, by
+// compression type (compress.GetCodec, called by parquet/file's page writers and
+// readers); writer properties carry the codec type and a level, nothing else, so
+// there is no per-writer codec to install. pageZstd is therefore registered in place
+// of the zstd codec it finds at init, and keeps that codec's behaviour for every
+// caller but skiplake's writers, which it tells apart by the level: the writer
+// properties of this package's files (WriterOptions.properties) carry
+// pageZstdLevel(level), the zstd level plus zstdLevelTag, a value no other writer
+// uses (zstd levels are 1 to 22, arrow-go's default -1). Only those levels reach the
+// page encoders; any other level, Encode and the streaming calls go to the codec
+// pageZstd replaced, unchanged (TestOtherWritersKeepArrowGoZstd: a plain pqarrow
+// writer in the process writes the bytes it writes without skiplake). Decoding is
+// that codec's decoder, into a buffer with slack when the destination has none
+// (DecodeWithError): the same bytes and errors, faster. A program that registers its
+// own zstd codec after this package's init replaces pageZstd; pageZstdLevel then
+// passes plain levels, and skiplake's writers use that codec too.
 type pageZstd struct {
 	base  zstdBase
 	mu    sync.Mutex
@@ -43,10 +59,41 @@ type zstdBase interface {
 	compress.StreamingCodec
 }
 
+// zstdLevelTag marks the compression levels of skiplake's writers: level L is passed
+// to the codec as zstdLevelTag+L (see pageZstd, Scope). Levels within zstdLevelSpan of
+// the tag are skiplake's.
+const (
+	zstdLevelTag  = 0x5C1A << 16
+	zstdLevelSpan = 1 << 15
+)
+
+// pageZstdLevel returns the compression level skiplake's writer properties carry for
+// zstd level (compress.DefaultCompressionLevel: zstd's default): level tagged for
+// pageZstd's page encoders when pageZstd is the registered zstd codec, level itself
+// otherwise.
+func pageZstdLevel(level int) int {
+	if c, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
+		if _, ok := c.(*pageZstd); ok {
+			return zstdLevelTag + level
+		}
+	}
+	return level
+}
+
+// ownLevel returns the zstd level a tagged level carries, and whether level is
+// tagged (one of skiplake's writers asks).
+func ownLevel(level int) (int, bool) {
+	d := level - zstdLevelTag
+	return d, d > -zstdLevelSpan && d < zstdLevelSpan
+}
+
+// init puts pageZstd in front of the zstd codec arrow-go registered (see pageZstd,
+// Scope: arrow-go has no other way in, and callers other than skiplake's writers keep
+// that codec's behaviour).
 func init() {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
-		return // no zstd in arrow-go: nothing to replace
+		return // no zstd in arrow-go: nothing to wrap
 	}
 	base, ok := codec.(zstdBase)
 	if !ok {
@@ -73,17 +120,22 @@ func (z *pageZstd) pool(level zstd.EncoderLevel) *sync.Pool {
 	return p
 }
 
-// EncodeLevel compresses src at level (compress.DefaultCompressionLevel: zstd's
-// default) as one frame.
+// EncodeLevel compresses src as one frame: with a page encoder when level is one of
+// skiplake's (pageZstdLevel; the zstd level it carries, compress.DefaultCompressionLevel
+// for zstd's default), with the replaced codec at level otherwise.
 func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
+	own, ok := ownLevel(level)
+	if !ok {
+		return z.base.EncodeLevel(dst, src, level)
+	}
 	lvl := zstd.SpeedDefault
-	if level != compress.DefaultCompressionLevel {
-		lvl = zstd.EncoderLevelFromZstd(level)
+	if own != compress.DefaultCompressionLevel {
+		lvl = zstd.EncoderLevelFromZstd(own)
 	}
 	p := z.pool(lvl)
 	enc, _ := p.Get().(*zstd.Encoder)
 	if enc == nil {
-		return z.base.EncodeLevel(dst, src, level)
+		return z.base.EncodeLevel(dst, src, own)
 	}
 	out := enc.EncodeAll(src, dst[:0])
 	enc.Reset(nil)
@@ -91,12 +143,10 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	return out
 }
 
-// Encode compresses src at zstd's default level.
-func (z *pageZstd) Encode(dst, src []byte) []byte {
-	return z.EncodeLevel(dst, src, compress.DefaultCompressionLevel)
-}
+// Encode is the replaced codec's (it has no level, so no caller is skiplake's writer).
+func (z *pageZstd) Encode(dst, src []byte) []byte { return z.base.Encode(dst, src) }
 
-// Decode is arrow-go's (it panics on malformed input; readers use DecodeWithError).
+// Decode is the replaced codec's (it panics on malformed input; readers use DecodeWithError).
 func (z *pageZstd) Decode(dst, src []byte) []byte { return z.base.Decode(dst, src) }
 
 // zstdSlack is the spare capacity past a page's end that lets klauspost's zstd
@@ -109,7 +159,7 @@ const zstdSlack = 16
 // zstdScratch holds decode buffers with slack (*[]byte).
 var zstdScratch sync.Pool
 
-// DecodeWithError decodes src into dst with arrow-go's decoder. When dst lacks the
+// DecodeWithError decodes src into dst with the replaced codec's decoder. When dst lacks the
 // slack of the fast copies, the page is decoded into a scratch buffer that has it
 // and copied into dst (a copy costs far less than the slow copies).
 func (z *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
@@ -134,16 +184,19 @@ func (z *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
 	return dst[:copy(dst[:len(out)], out)], nil
 }
 
-// CompressBound is arrow-go's.
+// CompressBound is the replaced codec's.
 func (z *pageZstd) CompressBound(n int64) int64 { return z.base.CompressBound(n) }
 
-// NewReader is arrow-go's.
+// NewReader is the replaced codec's.
 func (z *pageZstd) NewReader(r io.Reader) io.ReadCloser { return z.base.NewReader(r) }
 
-// NewWriter is arrow-go's.
+// NewWriter is the replaced codec's.
 func (z *pageZstd) NewWriter(w io.Writer) io.WriteCloser { return z.base.NewWriter(w) }
 
-// NewWriterLevel is arrow-go's.
+// NewWriterLevel is the replaced codec's, at the zstd level a tagged level carries.
 func (z *pageZstd) NewWriterLevel(w io.Writer, level int) (io.WriteCloser, error) {
+	if own, ok := ownLevel(level); ok {
+		level = own
+	}
 	return z.base.NewWriterLevel(w, level)
 }

@@ -23,14 +23,19 @@ func compressible(n int, seed uint64) []byte {
 	return b.Bytes()[:n]
 }
 
-// The registered zstd codec is pageZstd: pages up to its window compress to exactly
-// the bytes of arrow-go's encoders (zstd's default window), larger inputs to frames
-// that decode to the input, and both decode through the codec.
+// The registered zstd codec is pageZstd. At skiplake's levels (pageZstdLevel) pages up
+// to its window compress to exactly the bytes of arrow-go's encoders (zstd's default
+// window) and larger inputs to frames that decode to the input; at any other level
+// every input compresses to arrow-go's bytes. Both decode through the codec.
 func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
 	require.IsType(t, &pageZstd{}, codec)
-	for _, level := range []int{1, 3, 9, compress.DefaultCompressionLevel} {
+	levels := []int{1, 3, 9, compress.DefaultCompressionLevel}
+	if raceEnabled {
+		levels = []int{3} // under -race: the level the writer uses
+	}
+	for _, level := range levels {
 		lvl := zstd.EncoderLevelFromZstd(level)
 		if level == compress.DefaultCompressionLevel {
 			lvl = zstd.SpeedDefault
@@ -39,16 +44,44 @@ func TestPageZstdSameBytesSmallerWindow(t *testing.T) {
 		require.NoError(t, err)
 		for _, n := range []int{0, 100, 4 << 10, 128 << 10, 1 << 20, zstdWindow, 5 << 20} {
 			src := compressible(n, uint64(n+level))
-			got := codec.EncodeLevel(nil, src, level)
+			want := ref.EncodeAll(src, nil)
+			own := codec.EncodeLevel(nil, src, pageZstdLevel(level))
 			if n <= zstdWindow {
-				require.Equal(t, ref.EncodeAll(src, nil), got, "level %d, %d bytes", level, n)
+				require.Equal(t, want, own, "skiplake's level %d, %d bytes", level, n)
 			}
-			dec, err := compress.Decode(codec, nil, got)
+			require.Equal(t, want, codec.EncodeLevel(nil, src, level), "other writers' level %d, %d bytes", level, n)
+			dec, err := compress.Decode(codec, nil, own)
 			require.NoError(t, err)
 			require.Equal(t, len(src), len(dec))
 			require.True(t, bytes.Equal(src, dec), "level %d, %d bytes: round trip", level, n)
 		}
 		ref.Close()
+	}
+}
+
+// TestWriterPropertiesSelectPageZstd: the writer properties of this package's files
+// carry a level that selects pageZstd's page encoders, the zstd level asked for
+// (default 3); other codecs' levels are passed as they are.
+func TestWriterPropertiesSelectPageZstd(t *testing.T) {
+	for _, tc := range []struct {
+		opts WriterOptions
+		want int
+	}{
+		{WriterOptions{}, DefaultZstdLevel},
+		{WriterOptions{Codec: CodecZstd, CompressionLevel: 9}, 9},
+		{WriterOptions{Codec: CodecZstd, CompressionLevel: compress.DefaultCompressionLevel}, compress.DefaultCompressionLevel},
+	} {
+		props := tc.opts.withDefaults().properties(nil, nil)
+		require.Equal(t, compress.Codecs.Zstd, props.Compression())
+		got, ok := ownLevel(props.CompressionLevel())
+		require.True(t, ok, "%+v: level %d does not select the page encoders", tc.opts, props.CompressionLevel())
+		require.Equal(t, tc.want, got)
+	}
+	props := WriterOptions{Codec: CodecGzip, CompressionLevel: 5}.withDefaults().properties(nil, nil)
+	require.Equal(t, 5, props.CompressionLevel())
+	for _, level := range []int{-1, 0, 1, 3, 22, 1 << 20} {
+		_, ok := ownLevel(level)
+		require.False(t, ok, "level %d is taken for skiplake's", level)
 	}
 }
 
@@ -70,7 +103,7 @@ func TestPageZstdWritesChecksums(t *testing.T) {
 	for _, level := range []int{1, 3, compress.DefaultCompressionLevel} {
 		for _, n := range []int{1, 4 << 10, 128 << 10, 5 << 20} {
 			src := compressible(n, uint64(n))
-			got := codec.EncodeLevel(nil, src, level)
+			got := codec.EncodeLevel(nil, src, pageZstdLevel(level))
 			require.True(t, zstdFrameChecksum(t, got), "level %d, %d bytes: frame without a checksum", level, n)
 			dec, err := compress.Decode(codec, make([]byte, 0, n+64), got)
 			require.NoError(t, err)

@@ -38,10 +38,19 @@
 //     [SerializeBitmap].
 //   - V4 (durable before referenced) [Write] returns descriptors only once every DV file
 //     they name is published; on failure it removes what it published.
-//   - D1 (DESIGN.md: a deletion vector only grows) [Union] returns a superset of the old
-//     vector; the log's ReplaceDeletionVector refuses a smaller cardinality.
+//   - V5 (rows that exist) A vector is applied or counted only after
+//     [Deleted.CheckRows] has checked that every position it deletes is below the
+//     data file's row count; every reader (the data-file reader, the metadata-only
+//     count, [Union]) makes that one check, so a vector naming rows a file does not
+//     have is an error, never a silently ignored or subtracted row.
+//   - D1 (a deletion vector only grows; package table's DML invariant) [Union] returns
+//     a superset of the old vector; the log's ReplaceDeletionVector refuses a smaller
+//     cardinality.
 //
 // What it deliberately does not do: it does not cache vectors across calls (the table
 // layer does), does not write the log (package log builds the add/remove pair), and
 // never rewrites an existing DV file: a grown vector goes to a new file.
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package dv

@@ -39,7 +39,8 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // More sentinel errors of the writing side.
 var (
 	// ErrInvalidRows reports row positions a deletion vector cannot hold: the top bit set
-	// (PROTOCOL.md), at or beyond the data file's row count, or too many to describe.
+	// (Delta's RoaringBitmapArray holds positions as non-negative integers), at or beyond
+	// the data file's row count, or too many to describe.
 	ErrInvalidRows = errors.New("dv: invalid row positions")
 	// ErrEmptyVector reports a request to store a deletion vector that deletes nothing.
 	ErrEmptyVector = errors.New("dv: empty deletion vector")

@@ -28,8 +28,9 @@ import (
 // both readers accept both (Delta's fills the gaps); they differ only for vectors with
 // row positions of 2^32 and above, i.e. data files of more than four billion rows.
 //
-// Row positions with the top bit set are refused with ErrInvalidRows (PROTOCOL.md
-// requires every key to have a zero top bit).
+// Row positions with the top bit set are refused with ErrInvalidRows: PROTOCOL.md
+// ("Deletion Vector Format") defines the bitmap, and Delta's own RoaringBitmapArray
+// holds row positions as non-negative 64-bit integers.
 func SerializeBitmap(bm *roaring64.Bitmap) ([]byte, error) {
 	if bm == nil {
 		return nil, fmt.Errorf("%w: nil bitmap", ErrInvalidRows)
@@ -191,6 +192,12 @@ func inlineDescriptor(body []byte, cardinality int64) Descriptor {
 // The result always contains every row of old (invariant D1: a deletion vector only
 // grows); a DML command writes it as the file's new vector, never add alone.
 func Union(old *Deleted, add *roaring64.Bitmap, numRecords int64) (merged *roaring64.Bitmap, newlyDeleted uint64, err error) {
+	if err := old.CheckRows(numRecords); err != nil {
+		return nil, 0, fmt.Errorf("existing vector: %w", err)
+	}
+	if err := NewDeleted(add).CheckRows(numRecords); err != nil {
+		return nil, 0, err
+	}
 	if numRecords < 0 {
 		return nil, 0, fmt.Errorf("%w: negative row count %d", ErrInvalidRows, numRecords)
 	}
@@ -199,15 +206,9 @@ func Union(old *Deleted, add *roaring64.Bitmap, numRecords int64) (merged *roari
 		merged.Or(old.bm)
 	}
 	if add != nil && !add.IsEmpty() {
-		if m := add.Maximum(); m >= uint64(numRecords) {
-			return nil, 0, fmt.Errorf("%w: row position %d in a file of %d rows", ErrInvalidRows, m, numRecords)
-		}
 		before := merged.GetCardinality()
 		merged.Or(add)
 		newlyDeleted = merged.GetCardinality() - before
-	}
-	if !merged.IsEmpty() && merged.Maximum() >= uint64(numRecords) {
-		return nil, 0, fmt.Errorf("%w: existing vector deletes row %d of a file of %d rows", ErrInvalidRows, merged.Maximum(), numRecords)
 	}
 	return merged, newlyDeleted, nil
 }
@@ -234,7 +235,7 @@ func (d Descriptor) ToLog() *log.DeletionVectorDescriptor {
 }
 
 // FromLog converts the log's deletionVector object (an absent offset reads as 0, as
-// PROTOCOL.md says). A nil descriptor gives the zero Descriptor.
+// PROTOCOL.md "Deletion Vector Descriptor Schema" says). A nil descriptor gives the zero Descriptor.
 func FromLog(d *log.DeletionVectorDescriptor) Descriptor {
 	if d == nil {
 		return Descriptor{}

@@ -28,9 +28,16 @@
 //     dropped). Directory names spell a timestamp as Spark's cast to string does in
 //     UTC, "YYYY-MM-DD HH:MM:SS[.ffffff]" ([DirValue]); readers accept both forms for
 //     timestamps ([Parse]).
+//   - P4 (distinct directories) DirName maps different partition values to different
+//     directories: NULL is DefaultPartitionName, and the string "__HIVE_DEFAULT_PARTITION__"
+//     (a legal value of a string column) is written "%5F_HIVE_DEFAULT_PARTITION__", which
+//     unescapes to the string. Writers key a partition's open files by its directory.
 //
 // What it deliberately does not do: it refuses to write binary partition values (Spark's
 // spelling of arbitrary bytes is not pinned down by the protocol); it does not evaluate
 // partition predicates (package skipping does); it never derives values from directory
 // names — the log is the only source of partition values.
+//
+// PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
+// Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md
 package partition

@@ -373,3 +373,52 @@ func TestGoldenLogPathsDecodeToPartitionValues(t *testing.T) {
 		}
 	}
 }
+
+// P4: NULL and the string "__HIVE_DEFAULT_PARTITION__" get different directories, and
+// the string's directory unescapes to the string.
+func TestDirNameNullAndDefaultPartitionString(t *testing.T) {
+	null, err := DirName([]string{"p"}, []string{""}, []bool{true})
+	require.NoError(t, err)
+	str, err := DirName([]string{"p"}, []string{DefaultPartitionName}, []bool{false})
+	require.NoError(t, err)
+	require.Equal(t, "p="+DefaultPartitionName, null)
+	require.NotEqual(t, null, str)
+	require.Equal(t, "p=%5F_HIVE_DEFAULT_PARTITION__", str)
+	require.Equal(t, DefaultPartitionName, UnescapePathName(strings.TrimPrefix(str, "p=")))
+	// A value that merely contains the name, or spells it in another case, is escaped as usual.
+	for _, v := range []string{"x" + DefaultPartitionName, strings.ToLower(DefaultPartitionName), "%5F_HIVE_DEFAULT_PARTITION__"} {
+		d, err := DirName([]string{"p"}, []string{v}, []bool{false})
+		require.NoError(t, err)
+		require.Equal(t, "p="+EscapePathName(v), d)
+		require.NotEqual(t, str, d)
+	}
+}
+
+// FuzzDirNameInjective: different partition values (NULL counting as one value, the
+// empty string being NULL) never share a directory (invariant P4), and a non-NULL
+// value's directory unescapes to the value.
+func FuzzDirNameInjective(f *testing.F) {
+	f.Add("", true, DefaultPartitionName, false)
+	f.Add(DefaultPartitionName, false, "%5F_HIVE_DEFAULT_PARTITION__", false)
+	f.Add("a/b", false, "a%2Fb", false)
+	f.Fuzz(func(t *testing.T, a string, aNull bool, b string, bNull bool) {
+		aNull, bNull = aNull || a == "", bNull || b == ""
+		da, err := DirName([]string{"p"}, []string{a}, []bool{aNull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := DirName([]string{"p"}, []string{b}, []bool{bNull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := aNull == bNull && (aNull || a == b)
+		if (da == db) != same {
+			t.Fatalf("DirName(%q null=%v) = %q, DirName(%q null=%v) = %q", a, aNull, da, b, bNull, db)
+		}
+		if !aNull {
+			if got := UnescapePathName(strings.TrimPrefix(da, "p=")); got != a {
+				t.Fatalf("directory %q of %q unescapes to %q", da, a, got)
+			}
+		}
+	})
+}

@@ -72,7 +72,10 @@ func unhex(c byte) byte {
 // DirName builds the partition directory "c1=v1/c2=v2" from column names and values
 // already serialized with Format. A value is NULL when nulls[i] is true or it is empty,
 // and is then written as DefaultPartitionName. Names and values are escaped with
-// EscapePathName.
+// EscapePathName, except that a non-NULL value spelled exactly DefaultPartitionName
+// (a string column holding that text) is written with its first byte as %5F
+// (escapeValue), so that it gets a directory of its own (invariant P4): DirName is
+// injective on (values, nulls) up to P2, and writers may key a partition's files by it.
 func DirName(cols []string, values []string, nulls []bool) (string, error) {
 	if len(cols) != len(values) || (nulls != nil && len(nulls) != len(cols)) {
 		return "", fmt.Errorf("%w: %d columns, %d values, %d null flags", ErrInvalidValue, len(cols), len(values), len(nulls))
@@ -88,9 +91,22 @@ func DirName(cols []string, values []string, nulls []bool) (string, error) {
 			b.WriteString(DefaultPartitionName)
 			continue
 		}
-		b.WriteString(EscapePathName(values[i]))
+		b.WriteString(escapeValue(values[i]))
 	}
 	return b.String(), nil
+}
+
+// escapeValue is EscapePathName for a non-NULL partition value. The string
+// DefaultPartitionName itself is written "%5F_HIVE_DEFAULT_PARTITION__": EscapePathName
+// leaves '_' alone, so without this the string and NULL would share a directory (and a
+// writer keyed by directory would put both into one file with one partition value).
+// UnescapePathName, as Spark's unescapePathName, reads it back as the string; the log's
+// partitionValues stay the only source of the value either way.
+func escapeValue(v string) string {
+	if v == DefaultPartitionName {
+		return "%5F" + v[1:]
+	}
+	return EscapePathName(v)
 }
 
 // keepInPath reports the bytes RFC 3986 allows unencoded in a path: unreserved

@@ -43,7 +43,7 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	bu := &url.URL{Scheme: "azblob", Host: u.Host, RawQuery: q.Encode()}
 	bucket, err := blob.DefaultURLMux().OpenBucketURL(ctx, bu) // azureblob registered its opener
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, storage.RedactError(err))
 	}
 	opts.Bucket = bucket
 	return blobstore.New(opts), nil

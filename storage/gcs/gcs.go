@@ -66,12 +66,12 @@ func open(ctx context.Context, u *url.URL, _ bool) (skstorage.Storage, error) {
 	}
 	client, err := storage.NewClient(ctx, copts...)
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, skstorage.RedactError(err))
 	}
 	bucket, err := gcsblob.OpenBucket(ctx, nil, u.Host, &gcsblob.Options{Client: client})
 	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, skstorage.RedactError(err))
 	}
 	opts.Bucket = bucket
 	opts.OnClose = client.Close

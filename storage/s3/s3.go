@@ -33,6 +33,12 @@
 // (a warning says so once). A 409 ConditionalRequestConflict (a concurrent conditional
 // write to the same key was in flight) is retried with the same request.
 //
+// Failures: the SDK retries a request 5 times (AWS_MAX_ATTEMPTS overrides) on 5xx,
+// throttling and connection errors; a read whose body is cut short afterwards is sent
+// again by the store, and a conditional create whose answer was lost recognises its own
+// object (see storage/internal/blobstore). 500, 502, 503, 504, 429 and 408 answers and
+// transport failures wrap storage.ErrTransient; other answers do not.
+//
 // Reads: Open fetches the last TailSize bytes with one suffix-range GET (which also
 // tells the size), so a Parquet footer and page index cost one request; listings
 // start server-side after the given key (ListObjectsV2 StartAfter). Writes: streamed
@@ -47,12 +53,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -73,8 +83,8 @@ const maxDeleteBatch = 1000
 
 // open opens an s3:// or s3a:// location. The client is built here (not by gocloud's
 // URL opener) so that it can retry more patiently than the SDK default (5 attempts with
-// backoff for 5xx, throttling and connection errors) and stay quiet about skipped
-// checksum validation of multipart objects.
+// backoff for 5xx, throttling and connection errors, or AWS_MAX_ATTEMPTS) and stay quiet about skipped checksum
+// validation of multipart objects.
 func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	opts, q, err := blobstore.CommonParams(u)
 	if err != nil {
@@ -103,16 +113,19 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q) // region, endpoint, profile, ...; default credential chain
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, storage.RedactError(err))
 	}
 	s3opts = append(s3opts, func(o *s3.Options) {
 		o.RetryMaxAttempts = 5
+		if n, err := strconv.Atoi(os.Getenv("AWS_MAX_ATTEMPTS")); err == nil && n > 0 {
+			o.RetryMaxAttempts = n // the SDK's variable (gocloud's retryer ignores it)
+		}
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	client := s3.NewFromConfig(cfg, s3opts...)
 	bucket, err := s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{RequestChecksumCalculation: cfg.RequestChecksumCalculation})
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, err)
+		return nil, fmt.Errorf("storage: open %s: %w", opts.Location, storage.RedactError(err))
 	}
 	opts.Bucket = bucket
 	opts.Hooks = blobstore.Hooks{
@@ -133,6 +146,11 @@ func open(ctx context.Context, u *url.URL, _ bool) (storage.Storage, error) {
 			return nil
 		}),
 		RetrySame: isConditionalConflict,
+		Transient: transient,
+		Exhausted: func(err error) bool {
+			var mae *retry.MaxAttemptsError
+			return errors.As(err, &mae) && mae.Attempt > 1 // one attempt (AWS_MAX_ATTEMPTS=1) is no retry
+		},
 		DeleteBatch: func(ctx context.Context, keys []string) (map[string]error, error) {
 			failed, err := deleteObjects(ctx, client, u.Host, keys)
 			for _, k := range keys {
@@ -216,6 +234,30 @@ func abortStale(ctx context.Context, client *s3.Client, bucket, prefix string, c
 func isConditionalConflict(err error) bool {
 	var ae smithy.APIError
 	return errors.As(err, &ae) && ae.ErrorCode() == "ConditionalRequestConflict"
+}
+
+// transient classifies an S3 answer by its HTTP status: 500, 502, 503, 504, 429 and
+// 408 (and the codes S3 sends with them) may not recur; other answers will. Errors
+// without an answer (transport failures) are left to the generic rules.
+func transient(err error) (bool, bool) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "Throttling", "ThrottlingException":
+			return true, true
+		}
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() != 0 {
+		switch c := re.HTTPStatusCode(); c {
+		case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+			http.StatusTooManyRequests, http.StatusRequestTimeout:
+			return true, true
+		default:
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // deleteObjects deletes keys with one DeleteObjects request (Quiet mode: only failures

@@ -1,6 +1,6 @@
 // Package storagetest is the conformance suite for storage.Storage implementations,
-// in the spirit of testing/fstest.TestFS: every implementation (Local, Memory, and object
-// stores later) runs the same Run and so keeps the same semantics.
+// in the spirit of testing/fstest.TestFS: every implementation (Local, Memory and the
+// object-store backends) runs the same Run and so keeps the same semantics.
 //
 // What Run checks, by group:
 //   - round trips of Get, Put, Stat, Open and ReadAt, including empty and multi-MiB

@@ -18,12 +18,21 @@
 //     the package storage documentation on lifecycle rules).
 //   - Confinement: every path is validated before it becomes a key, and keys are the
 //     store's prefix followed by the path, so nothing outside the prefix is touched.
+//   - Transient failures (transient.go): they wrap storage.ErrTransient; reads cut in
+//     transit are sent again; a conditional create outside _delta_log/ whose answer
+//     was lost succeeds exactly when the object holds the bytes it sent; under
+//     _delta_log/ "exists" is always storage.ErrExist, for the log to judge.
+//   - Messages print the location through storage.RedactURL and SDK errors through
+//     storage.RedactError: no credential is ever printed.
 package blobstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -62,6 +71,13 @@ type Hooks struct {
 	// error makes Open fall back to a metadata request. Nil: Open asks for the
 	// attributes first and reads the tail on demand.
 	TailRead func(ctx context.Context, key string, n int64) ([]byte, int64, error)
+	// Transient classifies a backend error as transient (a 5xx or 429 answer) or not
+	// (another 4xx answer); known=false leaves it to the generic rules (gocloud's error
+	// codes, transport failures). See transient.go.
+	Transient func(err error) (transient, known bool)
+	// Exhausted reports an error after which the SDK has already retried as often as
+	// it will (S3's MaxAttemptsError): the Store does not retry such a read again.
+	Exhausted func(err error) bool
 	// RetrySame reports an error after which the same conditional request should be
 	// sent again (S3's 409 ConditionalRequestConflict: a concurrent conditional
 	// write to the key was in flight). The retry's outcome decides.
@@ -182,7 +198,8 @@ func (s *Store) check(ctx context.Context, op, p string) error {
 }
 
 // mapErr wraps a bucket error for op on p: NotFound becomes storage.ErrNotExist, a
-// failed precondition storage.ErrExist, and a done context its ctx.Err().
+// failed precondition storage.ErrExist, a done context its ctx.Err(), and a transient
+// failure (transient.go) storage.ErrTransient besides the error itself.
 func (s *Store) mapErr(ctx context.Context, op, p string, err error) error {
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
@@ -190,8 +207,12 @@ func (s *Store) mapErr(ctx context.Context, op, p string, err error) error {
 	case gcerrors.FailedPrecondition:
 		return fmt.Errorf("storage: %s %q in %s: %w", op, p, s.opts.Location, storage.ErrExist)
 	}
+	err = storage.RedactError(err) // the SDK's message may print the endpoint's URL
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("storage: %s %q in %s: %w (%v)", op, p, s.opts.Location, cerr, err)
+	}
+	if s.transient(err) {
+		return fmt.Errorf("storage: %s %q in %s: %w: %w", op, p, s.opts.Location, storage.ErrTransient, err)
 	}
 	return fmt.Errorf("storage: %s %q in %s: %w", op, p, s.opts.Location, err)
 }
@@ -201,13 +222,19 @@ func (s *Store) mapErr(ctx context.Context, op, p string, err error) error {
 // (S3 lists milliseconds, HEAD's Last-Modified has seconds).
 func modTime(t time.Time) time.Time { return t.Truncate(time.Second) }
 
-// Get returns the whole object in one request.
+// Get returns the whole object in one request (sent again when it fails in transit:
+// transient.go).
 func (s *Store) Get(ctx context.Context, p string) ([]byte, error) {
 	if err := s.check(ctx, "get", p); err != nil {
 		return nil, err
 	}
-	data, err := s.b.ReadAll(ctx, s.key(p))
-	s.reqs.For(ctx).Get(int64(len(data)))
+	var data []byte
+	err := s.retryRead(ctx, func() error {
+		var err error
+		data, err = s.b.ReadAll(ctx, s.key(p))
+		s.reqs.For(ctx).Get(int64(len(data)))
+		return err
+	})
 	if err != nil {
 		return nil, s.mapErr(ctx, "get", p, err)
 	}
@@ -260,7 +287,8 @@ func (s *Store) mapCreateErr(ctx context.Context, op, p string, err error) error
 }
 
 // PutIfAbsent creates the object with the store's conditional create; see the
-// package documentation for the probe and single-writer mode.
+// package documentation for the probe and single-writer mode, and transient.go for how
+// a create recognises its own retried request.
 func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	if err := s.check(ctx, "put-if-absent", p); err != nil {
 		return err
@@ -271,13 +299,14 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	if err := s.singleWriterCheck(ctx, "put-if-absent", p); err != nil {
 		return err
 	}
-	return s.retrySame(ctx, func() error {
+	err := s.retrySame(ctx, func() error {
 		s.reqs.For(ctx).Put(int64(len(data)))
 		if err := s.b.WriteAll(ctx, s.key(p), data, s.writerOptions(true)); err != nil {
 			return s.mapCreateErr(ctx, "put-if-absent", p, err)
 		}
 		return nil
 	})
+	return s.settleCreate(ctx, "put-if-absent", p, int64(len(data)), sha256.Sum256(data), err)
 }
 
 // singleWriterCheck stands in for the ignored condition in single-writer mode.
@@ -331,32 +360,98 @@ func (s *Store) ensureConditional(ctx context.Context) error {
 	if s.probeDone {
 		return s.probeErr
 	}
-	key := s.key("_delta_log/.skiplake-conditional-probe-" + uuid.NewString())
-	opts := s.writerOptions(true)
-	s.reqs.For(ctx).Put(1)
-	s.reqs.For(ctx).Put(1)
+	id := uuid.NewString()
+	path := "_delta_log/.skiplake-conditional-probe-" + id
+	first := []byte("skiplake conditional-write probe, first create, " + id)
+	second := []byte("skiplake conditional-write probe, second create, " + id)
+	ignored, err := s.probe(ctx, path, first, second)
 	s.countDelete(ctx)
-	if err := s.b.WriteAll(ctx, key, []byte("1"), opts); err != nil {
-		return fmt.Errorf("probing conditional writes: %w", s.mapErr(ctx, "put-if-absent", key, err))
-	}
-	second := s.b.WriteAll(ctx, key, []byte("2"), opts)
-	derr := s.b.Delete(context.WithoutCancel(ctx), key)
-	switch {
-	case second == nil:
-		s.probeDone, s.probeErr = true, fmt.Errorf("%w (a second conditional create of the probe object %s succeeded); "+
-			"use a store that honours If-None-Match, or add single_writer=true to the location if exactly one process ever writes the table", ErrConditionalWritesIgnored, key)
-		return s.probeErr
-	case gcerrors.Code(second) == gcerrors.FailedPrecondition:
-		s.probeDone = true
-	case s.opts.Hooks.RetrySame != nil && s.opts.Hooks.RetrySame(second):
-		s.probeDone = true // the store saw a conditional conflict: it evaluates the condition
-	default:
-		return fmt.Errorf("probing conditional writes: %w", s.mapErr(ctx, "put-if-absent", key, second))
-	}
+	derr := s.b.Delete(context.WithoutCancel(ctx), s.key(path))
 	if derr != nil && gcerrors.Code(derr) != gcerrors.NotFound {
-		s.opts.Warn(fmt.Sprintf("skiplake: could not delete the probe object %s: %v", key, derr))
+		s.opts.Warn(fmt.Sprintf("skiplake: could not delete the probe object %s in %s: %v", path, s.opts.Location, storage.RedactError(derr)))
 	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("probing conditional writes: %w", err)
+	case ignored:
+		s.probeDone, s.probeErr = true, fmt.Errorf("%w (a second conditional create of the probe object %s succeeded); "+
+			"use a store that honours If-None-Match, or add single_writer=true to the location if exactly one process ever writes the table", ErrConditionalWritesIgnored, path)
+		return s.probeErr
+	}
+	s.probeDone = true
 	return nil
+}
+
+// probe creates the probe object at path with the bytes first, then tries to create
+// it again with second: ignored reports that the second create replaced the object.
+// Each step is decided by the store's answer or, when the answer is lost (the SDK's
+// retry of an applied create sees "exists"; a reset connection), by reading the object
+// back: the bytes are unique to this probe, so the object holding first proves the
+// first create landed, and holding second proves the store ignored the condition. A
+// step that stays undecided is tried again while its failure is transient.
+func (s *Store) probe(ctx context.Context, path string, first, second []byte) (ignored bool, err error) {
+	key := s.key(path)
+	opts := s.writerOptions(true)
+	readBack := func() ([]byte, error) {
+		var data []byte
+		err := s.retryRead(ctx, func() error {
+			var err error
+			data, err = s.b.ReadAll(ctx, key)
+			s.reqs.For(ctx).Get(int64(len(data)))
+			return err
+		})
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, nil
+		}
+		return data, err
+	}
+	for attempt := 0; ; attempt++ {
+		s.reqs.For(ctx).Put(int64(len(first)))
+		werr := s.b.WriteAll(ctx, key, first, opts)
+		if werr == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return false, s.mapErr(ctx, "put-if-absent", path, werr)
+		}
+		got, rerr := readBack()
+		if rerr == nil && bytes.Equal(got, first) {
+			break // this create's own, its answer lost
+		}
+		if rerr == nil && got != nil {
+			return false, fmt.Errorf("storage: the probe object %s in %s holds bytes this process did not write", path, s.opts.Location)
+		}
+		if !s.transient(werr) || attempt+1 >= readAttempts {
+			return false, s.mapErr(ctx, "put-if-absent", path, werr)
+		}
+		if err := sleep(ctx, backoff(readBackoff, attempt)); err != nil {
+			return false, s.mapErr(ctx, "put-if-absent", path, werr)
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		s.reqs.For(ctx).Put(int64(len(second)))
+		werr := s.b.WriteAll(ctx, key, second, opts)
+		switch {
+		case werr == nil:
+			return true, nil
+		case gcerrors.Code(werr) == gcerrors.FailedPrecondition:
+			return false, nil
+		case s.opts.Hooks.RetrySame != nil && s.opts.Hooks.RetrySame(werr):
+			return false, nil // the store saw a conditional conflict: it evaluates the condition
+		case ctx.Err() != nil:
+			return false, s.mapErr(ctx, "put-if-absent", path, werr)
+		}
+		got, rerr := readBack()
+		if rerr == nil && bytes.Equal(got, second) {
+			return true, nil // the second create replaced the object, its answer lost
+		}
+		if !s.transient(werr) || attempt+1 >= readAttempts {
+			return false, s.mapErr(ctx, "put-if-absent", path, werr)
+		}
+		if err := sleep(ctx, backoff(readBackoff, attempt)); err != nil {
+			return false, s.mapErr(ctx, "put-if-absent", path, werr)
+		}
+	}
 }
 
 // AbortUploadsBefore aborts the incomplete multipart uploads under the store's prefix
@@ -399,8 +494,13 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.ObjectInfo, error) 
 	if err := s.check(ctx, "stat", p); err != nil {
 		return storage.ObjectInfo{}, err
 	}
-	s.reqs.For(ctx).Head()
-	a, err := s.b.Attributes(ctx, s.key(p))
+	var a *blob.Attributes
+	err := s.retryRead(ctx, func() error {
+		s.reqs.For(ctx).Head()
+		var err error
+		a, err = s.b.Attributes(ctx, s.key(p))
+		return err
+	})
 	if err != nil {
 		return storage.ObjectInfo{}, s.mapErr(ctx, "stat", p, err)
 	}
@@ -431,8 +531,16 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) ([]storage.
 	var out []storage.ObjectInfo
 	token := blob.FirstPageToken
 	for {
-		s.reqs.For(ctx).List()
-		objs, next, err := s.b.ListPage(ctx, token, listPageSize, lo)
+		var (
+			objs []*blob.ListObject
+			next []byte
+		)
+		err := s.retryRead(ctx, func() error {
+			s.reqs.For(ctx).List()
+			var err error
+			objs, next, err = s.b.ListPage(ctx, token, listPageSize, lo)
+			return err
+		})
 		if err != nil {
 			return nil, s.mapErr(ctx, "list", prefix, err)
 		}
@@ -523,7 +631,7 @@ func (s *Store) Create(ctx context.Context, p string) (storage.ObjectWriter, err
 		cancel()
 		return nil, s.mapErr(ctx, "create", p, err)
 	}
-	return &writer{s: s, ctx: ctx, cancel: cancel, w: w, path: p}, nil
+	return &writer{s: s, ctx: ctx, cancel: cancel, w: w, path: p, sum: sha256.New()}, nil
 }
 
 // writer is the storage.ObjectWriter of Store.Create.
@@ -533,8 +641,9 @@ type writer struct {
 	cancel context.CancelFunc
 	w      *blob.Writer // nil once ended
 	path   string
-	err    error // first Write error, sticky
-	n      int64 // bytes written
+	err    error     // first Write error, sticky
+	n      int64     // bytes written
+	sum    hash.Hash // SHA-256 of the bytes written, to recognise a retried create
 }
 
 func (w *writer) Write(b []byte) (int, error) {
@@ -550,6 +659,7 @@ func (w *writer) Write(b []byte) (int, error) {
 	}
 	n, err := w.w.Write(b)
 	w.n += int64(n)
+	w.sum.Write(b[:n])
 	if err != nil {
 		w.err = w.s.mapErr(w.ctx, "write", w.path, err)
 		return n, w.err
@@ -581,7 +691,9 @@ func (w *writer) Commit() error {
 	w.cancel()
 	if err != nil {
 		w.sweep()
-		return w.s.mapCreateErr(w.ctx, "commit", w.path, err)
+		var sum [sha256.Size]byte
+		copy(sum[:], w.sum.Sum(nil))
+		return w.s.settleCreate(w.ctx, "commit", w.path, w.n, sum, w.s.mapCreateErr(w.ctx, "commit", w.path, err))
 	}
 	return nil
 }
@@ -627,8 +739,16 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 	}
 	f := &file{s: s, ctx: ctx, path: p, key: s.key(p)}
 	if s.opts.Hooks.TailRead != nil {
-		data, size, err := s.opts.Hooks.TailRead(ctx, f.key, s.opts.TailSize)
-		s.reqs.For(ctx).Get(int64(len(data)))
+		var (
+			data []byte
+			size int64
+		)
+		err := s.retryRead(ctx, func() error {
+			var err error
+			data, size, err = s.opts.Hooks.TailRead(ctx, f.key, s.opts.TailSize)
+			s.reqs.For(ctx).Get(int64(len(data)))
+			return err
+		})
 		if err == nil {
 			f.size = size
 			f.tail = data
@@ -642,10 +762,18 @@ func (s *Store) Open(ctx context.Context, p string) (storage.File, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("storage: open %q in %s: %w", p, s.opts.Location, cerr)
 		}
+		if s.transient(err) {
+			return nil, s.mapErr(ctx, "open", p, err)
+		}
 		// Some stores refuse suffix ranges on empty objects (416); ask for the size.
 	}
-	s.reqs.For(ctx).Head()
-	a, err := s.b.Attributes(ctx, f.key)
+	var a *blob.Attributes
+	err := s.retryRead(ctx, func() error {
+		s.reqs.For(ctx).Head()
+		var err error
+		a, err = s.b.Attributes(ctx, f.key)
+		return err
+	})
 	if err != nil {
 		return nil, s.mapErr(ctx, "open", p, err)
 	}
@@ -752,14 +880,18 @@ func (f *file) readRange(b []byte, off int64) error {
 	if err := f.ctx.Err(); err != nil {
 		return fmt.Errorf("storage: read %q at %d: %w", f.path, off, err)
 	}
-	f.s.reqs.For(f.ctx).Get(int64(len(b)))
-	r, err := f.s.b.NewRangeReader(f.ctx, f.key, off, int64(len(b)), nil)
+	err := f.s.retryRead(f.ctx, func() error {
+		f.s.reqs.For(f.ctx).Get(int64(len(b)))
+		r, err := f.s.b.NewRangeReader(f.ctx, f.key, off, int64(len(b)), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		_, err = io.ReadFull(r, b)
+		return err
+	})
 	if err != nil {
-		return f.s.mapErr(f.ctx, "read", f.path, err)
-	}
-	defer r.Close()
-	if _, err := io.ReadFull(r, b); err != nil {
-		return fmt.Errorf("storage: read %q at %d (%d bytes): %w", f.path, off, len(b), err)
+		return f.s.mapErr(f.ctx, fmt.Sprintf("read (at %d, %d bytes)", off, len(b)), f.path, err)
 	}
 	return nil
 }
@@ -801,9 +933,5 @@ func CommonParams(u *url.URL) (Options, url.Values, error) {
 	return opts, q, nil
 }
 
-// redact returns u without user information, query and fragment kept.
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
-}
+// redact returns u as messages print it (storage.RedactURL).
+func redact(u *url.URL) string { return storage.RedactURL(u) }
