@@ -822,10 +822,12 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		}
 		var pos []int64
 		var picked, targets []int32
+		var oldIdx []int
 		for i, on := range mask {
 			if on {
 				pos = append(pos, b.pos[tIdx[i]])
 				targets = append(targets, tIdx[i])
+				oldIdx = append(oldIdx, int(tIdx[i]))
 				if sIdx != nil {
 					picked = append(picked, sIdx[i])
 				}
@@ -841,7 +843,7 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 			if err != nil {
 				return err
 			}
-			err = a.sink.write(ctx, out)
+			err = a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out)
 			out.Release()
 			if err != nil {
 				return err
