@@ -151,6 +151,11 @@ type DMLResult struct {
 	BytesAdded          int64 `json:"bytesAdded"`
 	BytesRemoved        int64 `json:"bytesRemoved"`
 	DeletionVectorBytes int64 `json:"deletionVectorBytes"`
+	// ChangeFilesAdded and ChangeFileBytes count the change data files the commit
+	// added (cdc actions; tables with delta.enableChangeDataFeed=true, see
+	// Table.Changes).
+	ChangeFilesAdded int   `json:"changeFilesAdded,omitempty"`
+	ChangeFileBytes  int64 `json:"changeFileBytes,omitempty"`
 	// Passes is the number of passes over the target a MERGE made (its source was
 	// partitioned by key hash to fit the memory budget).
 	Passes int `json:"passes,omitempty"`
@@ -212,6 +217,10 @@ type dmlAttempt struct {
 	readPreds []log.ReadPredicate
 	readAll   bool
 	sink      rowSink
+	// changes records the changed rows in change data files (nil: the table's
+	// change data feed is off, or a dry run); cdcs are its cdc actions.
+	changes   *changeSink
+	cdcs      []*log.CDC
 	res       *DMLResult
 	dvFiles   []string   // DV files written (for cleanup)
 	written   []*log.Add // the data files the sink wrote (checked at commit: T1)
@@ -244,8 +253,12 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	if opts.DryRun {
 		a.sink = newCountSink(snap)
 	} else {
-		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
-			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}}
+		wo := WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
+			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
+		a.sink = &writerSink{t: t, snap: snap, opts: wo}
+		if snap.view.WritesChangeData() {
+			a.changes = newChangeSink(a, wo)
+		}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
 	return a, nil
@@ -294,11 +307,6 @@ func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error 
 	props := ls.Properties()
 	if props.AppendOnly {
 		return fmt.Errorf("%w: table is append-only (delta.appendOnly=true); %s refused", ErrInvalidArgument, op)
-	}
-	for _, f := range log.WriterFeatures(ls.Protocol()) {
-		if f == log.FeatureChangeDataFeed && props.EnableChangeDataFeed {
-			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
-		}
 	}
 	if snap.view.KeepsStableRowIDs() && (movesRows || opts.RewriteFiles || !snap.view.WritesDeletionVectors()) {
 		// Rows moved to new files would need their stable row IDs materialized in
@@ -519,6 +527,9 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		}
 		res.Files = append(res.Files, entry)
 	}
+	if a.changes != nil {
+		a.changes.decide(rewrite)
+	}
 	if len(rewrite) > 0 {
 		if a.opts.DryRun {
 			// The rows a rewrite would copy, from the counts (nothing is read).
@@ -573,9 +584,23 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			}
 		}
 	}
+	if a.changes != nil {
+		if err := a.changes.flushPending(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	newAdds, err := a.sink.finish(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	if a.changes != nil {
+		if a.cdcs, err = a.changes.finish(ctx); err != nil {
+			return nil, nil, err
+		}
+		for _, c := range a.cdcs {
+			res.ChangeFilesAdded++
+			res.ChangeFileBytes += c.Size
+		}
 	}
 	for _, ad := range newAdds {
 		res.FilesAdded++
@@ -633,6 +658,11 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
 				any = any || keep[i]
 			}
+			if a.changes != nil {
+				if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+					return err
+				}
+			}
 			if !any {
 				return nil
 			}
@@ -668,6 +698,7 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
 	txn.Remove(removes...)
 	txn.Add(adds...)
+	txn.AddChangeFiles(a.cdcs...)
 	if a.rowIDs {
 		// No existing row moved (checkDML, finish): the rows left keep their
 		// files' row IDs, new rows take fresh ones.
@@ -701,6 +732,9 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 // cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
 func (a *dmlAttempt) cleanup() {
 	a.sink.discard()
+	if a.changes != nil {
+		a.changes.discard()
+	}
 	if len(a.dvFiles) == 0 {
 		return
 	}
@@ -769,6 +803,11 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *dmlAttempt) error, info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
 	if err := a.sink.start(ctx); err != nil {
 		return nil, err
+	}
+	if a.changes != nil {
+		if err := a.changes.start(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := body(ctx, a); err != nil {
 		return nil, err
