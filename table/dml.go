@@ -219,13 +219,13 @@ type dmlAttempt struct {
 	sink      rowSink
 	// changes records the changed rows in change data files (nil: the table's
 	// change data feed is off, or a dry run); cdcs are its cdc actions.
-	changes   *changeSink
-	cdcs      []*log.CDC
-	res       *DMLResult
-	dvFiles   []string   // DV files written (for cleanup)
-	written   []*log.Add // the data files the sink wrote (checked at commit: T1)
-	scanTime  time.Duration
-	merge     mergeCounts // MERGE's row counters
+	changes  *changeSink
+	cdcs     []*log.CDC
+	res      *DMLResult
+	dvFiles  []string   // DV files written (for cleanup)
+	written  []*log.Add // the data files the sink wrote (checked at commit: T1)
+	scanTime time.Duration
+	merge    mergeCounts // MERGE's row counters
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64
