@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -142,4 +143,200 @@ func TestChangesNotEnabled(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("%v", got)
 	}
+}
+
+// commitHasCDC reports whether the commit of version v has cdc actions.
+func commitHasCDC(t *testing.T, st storage.Storage, v int64) bool {
+	t.Helper()
+	b, err := st.Get(context.Background(), log.CommitPath(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(b), `{"cdc":`)
+}
+
+// TestChangesWhichCommitsWriteChangeFiles: as in Delta Spark, a commit gets change
+// data files exactly when its added and removed files alone would misstate its
+// changes — an UPDATE, a copy-on-write rewrite, a MERGE that updates — and none for
+// deletes by deletion vector or of whole files, appends and inserts-only MERGEs;
+// OPTIMIZE (dataChange=false) contributes no change. Each version's changes read
+// right either way.
+func TestChangesWhichCommitsWriteChangeFiles(t *testing.T) {
+	ctx := context.Background()
+	dv := map[string]string{log.PropEnableChangeDataFeed: "true", log.PropEnableDeletionVectors: "true"}
+	rows := []dmlRow{{1, sp("a"), ip(10), nil}, {2, sp("a"), ip(20), nil}, {3, sp("b"), ip(30), nil}, {4, sp("c"), ip(40), nil}}
+	type step struct {
+		name    string
+		run     func(tb *table.Table) error
+		wantCDC bool
+		want    []string // type|id|grp|qty
+	}
+	merge := func(tb *table.Table, rows []dmlRow, opts table.MergeOptions) error {
+		src := dmlBatch(rows)
+		defer src.Release()
+		rdr, _ := array.NewRecordReader(dmlSchema, []arrow.RecordBatch{src})
+		_, err := tb.Merge(ctx, rdr, opts)
+		return err
+	}
+	insertOnly := table.Upsert("id")
+	insertOnly.WhenMatched = nil
+	for _, c := range []struct {
+		name  string
+		props map[string]string
+		parts []string
+		steps []step
+	}{
+		{"deletion vectors", dv, []string{"grp"}, []step{
+			{"DELETE by deletion vector", func(tb *table.Table) error {
+				_, err := tb.Delete(ctx, "id = 1", table.DMLOptions{})
+				return err
+			}, false, []string{"delete|1|a|10"}},
+			{"DELETE of a whole partition", func(tb *table.Table) error {
+				_, err := tb.Delete(ctx, "grp = 'c'", table.DMLOptions{})
+				return err
+			}, false, []string{"delete|4|c|40"}},
+			{"UPDATE", func(tb *table.Table) error {
+				_, err := tb.Update(ctx, "qty = 31", "id = 3", table.DMLOptions{})
+				return err
+			}, true, []string{"update_preimage|3|b|30", "update_postimage|3|b|31"}},
+			{"inserts-only MERGE", func(tb *table.Table) error {
+				return merge(tb, []dmlRow{{2, sp("a"), ip(0), nil}, {5, sp("b"), ip(50), nil}}, insertOnly)
+			}, false, []string{"insert|5|b|50"}},
+			{"OPTIMIZE", func(tb *table.Table) error {
+				_, err := tb.Optimize(ctx, table.OptimizeOptions{})
+				return err
+			}, false, nil},
+		}},
+		{"copy-on-write", cdfProps, nil, []step{
+			{"DELETE rewriting a file", func(tb *table.Table) error {
+				_, err := tb.Delete(ctx, "id = 1", table.DMLOptions{})
+				return err
+			}, true, []string{"delete|1|a|10"}},
+			{"MERGE updating and inserting", func(tb *table.Table) error {
+				return merge(tb, []dmlRow{{2, sp("a"), ip(21), nil}, {6, sp("c"), ip(60), nil}}, table.Upsert("id"))
+			}, true, []string{"update_preimage|2|a|20", "update_postimage|2|a|21", "insert|6|c|60"}},
+			{"DELETE of every row", func(tb *table.Table) error {
+				_, err := tb.Delete(ctx, "id > 0", table.DMLOptions{})
+				return err
+			}, false, []string{"delete|2|a|21", "delete|3|b|30", "delete|4|c|40", "delete|6|c|60"}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb, st := dmlTable(t, c.props, c.parts, rows)
+			for _, s := range c.steps {
+				before, err := tb.Snapshot(ctx, table.Latest())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.run(tb); err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				v := before.Version() + 1
+				if got := commitHasCDC(t, st, v); got != s.wantCDC {
+					t.Errorf("%s (version %d): cdc actions %v, want %v", s.name, v, got, s.wantCDC)
+				}
+				got := changeRows(t, tb, table.AtVersion(v), table.Latest(), table.WithColumns("_change_type", "id", "grp", "qty"))
+				sameStrings(t, s.name, got, s.want)
+			}
+		})
+	}
+}
+
+// TestChangesAfterVacuum: a change data file that is gone (VACUUM deleted it)
+// makes the read of its version fail naming the version; the versions around it
+// still read.
+func TestChangesAfterVacuum(t *testing.T) {
+	ctx := context.Background()
+	tb, st := dmlTable(t, cdfProps, nil, []dmlRow{{1, sp("a"), ip(10), nil}, {2, sp("b"), ip(20), nil}})
+	if _, err := tb.Update(ctx, "qty = 0", "id = 1", table.DMLOptions{}); err != nil { // v2
+		t.Fatal(err)
+	}
+	if _, err := tb.Delete(ctx, "id = 2", table.DMLOptions{}); err != nil { // v3
+		t.Fatal(err)
+	}
+	objs, err := st.List(ctx, "_change_data/", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	for _, o := range objs {
+		b, _ := st.Get(ctx, log.CommitPath(2))
+		if strings.Contains(string(b), strings.TrimPrefix(o.Path, "_change_data/")) {
+			gone = append(gone, o.Path)
+			if err := st.Delete(ctx, o.Path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(gone) == 0 {
+		t.Fatalf("version 2 wrote no change data file (found %d under _change_data/)", len(objs))
+	}
+	rd, err := tb.Changes(ctx, table.AtVersion(1), table.Latest())
+	if err != nil {
+		t.Fatal(err) // planning reads the log only
+	}
+	for rd.Next() {
+	}
+	err = rd.Err()
+	rd.Release()
+	if !errors.Is(err, table.ErrChangesUnavailable) || !strings.Contains(err.Error(), "version 2") || !strings.Contains(err.Error(), gone[0]) {
+		t.Fatalf("err = %v, want ErrChangesUnavailable naming version 2 and %s", err, gone[0])
+	}
+	sameStrings(t, "version 3", changeRows(t, tb, table.AtVersion(3), table.Latest(), table.WithColumns("_change_type", "id")), []string{"delete|2"})
+}
+
+// TestChangesSchemaChanges: a column added within the range reads as NULL in the
+// earlier versions' rows (as in Spark); a range ending before the change has the
+// old columns.
+func TestChangesSchemaChanges(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := dmlTable(t, cdfProps, nil, []dmlRow{{1, sp("a"), ip(10), nil}}) // v1
+	col, err := table.ParseColumn("extra int")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Alter(ctx, table.AlterOptions{AddColumns: []table.NewColumn{col}}); err != nil { // v2
+		t.Fatal(err)
+	}
+	if _, err := tb.Update(ctx, "extra = 7", "id = 1", table.DMLOptions{}); err != nil { // v3
+		t.Fatal(err)
+	}
+	got := changeRows(t, tb, table.AtVersion(0), table.Latest(), table.WithColumns("_commit_version", "_change_type", "id", "extra"))
+	sameStrings(t, "changes across ADD COLUMN", got, []string{"1|insert|1|NULL", "3|update_preimage|1|NULL", "3|update_postimage|1|7"})
+	rd, err := tb.Changes(ctx, table.AtVersion(0), table.AtVersion(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	if rd.Schema().FieldIndices("extra") != nil {
+		t.Fatalf("versions 0..1 have the columns of version 1: %v", rd.Schema())
+	}
+}
+
+// TestChangesFilterSkipsFiles: a filter on the change columns skips the change and
+// data files of other versions without reading them.
+func TestChangesFilterSkipsFiles(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := dmlTable(t, cdfProps, nil, []dmlRow{{1, sp("a"), ip(10), nil}}, []dmlRow{{2, sp("b"), ip(20), nil}}, []dmlRow{{3, sp("c"), ip(30), nil}})
+	cs, err := tb.PlanChanges(ctx, table.AtVersion(0), table.Latest(), table.WithFilter("_commit_version = 2 OR id = 3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cs.Report(); r.Files.Total != 3 || r.Files.Skipped != 1 || cs.NumFiles() != 2 {
+		t.Fatalf("files: %+v, %d to read; want 3, 1 skipped (version 1's by its version and statistics)", r.Files, cs.NumFiles())
+	}
+	rd, err := cs.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	cols, err := tb.PlanChanges(ctx, table.AtVersion(0), table.Latest(), table.WithColumns("id", "_change_type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cols.Schema().String(); !strings.Contains(got, "id: type=int64") || cols.Schema().NumFields() != 2 {
+		t.Fatalf("projection: %s", got)
+	}
+	got := readChangeRows(t, rd)
+	sameStrings(t, "filtered", got, []string{"2|insert|2|b|20|NULL", "3|insert|3|c|30|NULL"})
 }
