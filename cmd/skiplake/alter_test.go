@@ -80,9 +80,9 @@ func TestAlterUsageAndRefusals(t *testing.T) {
 		require.Equal(t, 2, code, "%v: %s", args, errs)
 	}
 	refused := map[string][]string{
-		"delta.nosuch":               {"alter", tbl, "--set-property", "delta.nosuch=1"},
-		"not set on the table":       {"alter", tbl, "--unset-property", "delta.appendOnly"},
-		"exists already":             {"alter", tbl, "--add-column", "ID bigint"},
+		"delta.nosuch":         {"alter", tbl, "--set-property", "delta.nosuch=1"},
+		"not set on the table": {"alter", tbl, "--unset-property", "delta.appendOnly"},
+		"exists already":       {"alter", tbl, "--add-column", "ID bigint"},
 	}
 	for msg, args := range refused {
 		code, _, errs := cli(t, args...)
