@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -618,10 +616,4 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 		return 0, false, conflict(ErrConcurrentTransaction, sameApp)
 	}
 	return ts, false, nil
-}
-
-// parseInt64 parses a decimal property value.
-func parseInt64(s string) (int64, bool) {
-	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	return v, err == nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/skiplake/skiplake/log"
 )
@@ -88,6 +89,10 @@ type AlterResult struct {
 	MinWriterVersion int      `json:"minWriterVersion"`
 	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
 	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+	// Warnings are consequences of the change worth a look that did not stop it: a
+	// delta.deletedFileRetentionDuration set below VacuumSafetyFloor (accepted, as
+	// Delta Spark accepts it; Vacuum and Maintain then refuse to vacuum without Force).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Alter commits one metaData change of the latest version (see AlterOptions), and
@@ -181,7 +186,29 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 		}
 		txn.Add(backfill...)
 	}
-	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
+	res, err := commitAlter(ctx, txn, ls.Protocol(), proto, info)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = retentionWarnings(opts.SetProperties, md)
+	return res, nil
+}
+
+// retentionWarnings warns when set (the properties just set) put the table's
+// delta.deletedFileRetentionDuration (in md) below VACUUM's safety floor.
+func retentionWarnings(set map[string]string, md log.Metadata) []string {
+	for k := range set {
+		if c, _ := log.CanonicalPropertyKey(k); c != log.PropDeletedFileRetentionDuration {
+			continue
+		}
+		props := log.ParseTableProperties(md.Configuration)
+		if props.Err(log.PropDeletedFileRetentionDuration) != nil || props.DeletedFileRetention >= VacuumSafetyFloor {
+			return nil
+		}
+		return []string{fmt.Sprintf("%s=%s is below VACUUM's safety floor of %d days: vacuum and maintain refuse to vacuum this table without --force (Force), which lets readers of versions older than the retention lose files",
+			log.PropDeletedFileRetentionDuration, md.Configuration[log.PropDeletedFileRetentionDuration], VacuumSafetyFloor/(24*time.Hour))}
+	}
+	return nil
 }
 
 // commitAlter commits an alter transaction, with proto as its protocol when it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
@@ -397,43 +398,37 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 	}}
 }
 
-// forEachTask runs fn on every task with up to a.par goroutines; the first error stops
-// the others (through ctx) and is returned.
+// forEachTask runs fn on every task with up to a.par goroutines (an errgroup): the
+// first error cancels the ctx the others run with, no task starts after it or after
+// ctx ends, and it is returned (else ctx's error). Progress counts every task that
+// ran, failed or not.
 func (a *dmlAttempt) forEachTask(ctx context.Context, phase string, tasks []*fileTask, fn func(context.Context, *fileTask) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		done  int64
+		mu   sync.Mutex
+		done int64
 	)
-	sem := make(chan struct{}, a.par)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(a.par, 1))
 	for _, task := range tasks {
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(task *fileTask) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := fn(ctx, task)
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while waiting for a slot (reported below)
+			}
+			err := fn(gctx, task)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && first == nil {
-				first = err
-				cancel()
-			}
 			done++
 			if a.opts.Progress != nil {
 				a.opts.Progress(Progress{Phase: phase, Done: done, Total: int64(len(tasks)), Unit: "files"})
 			}
-		}(task)
+			return err
+		})
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

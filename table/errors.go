@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
 )
 
@@ -33,6 +34,11 @@ var (
 	// names the file and, where known, the row group and column; a scan that meets
 	// one fails and changes nothing.
 	ErrCorruptData = datafile.ErrCorruptData
+	// ErrInvalidDeletionVector reports a deletion vector that deletes row positions its
+	// data file does not have (row 1,000,000 of a 10-row file: a damaged or foreign
+	// log). Every reader refuses such a vector — scan, count, DML and OPTIMIZE —
+	// naming the file and the version; nothing is answered or committed with it.
+	ErrInvalidDeletionVector = dv.ErrInvalidRows
 	// ErrMergeCardinality reports a MERGE in which several source rows match the same
 	// target row while a WHEN MATCHED clause other than a single unconditional DELETE
 	// would apply (Spark's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
@@ -556,6 +557,8 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 	if err != nil {
 		return err
 	}
+	// Every target file's goroutine takes rows from src (R1).
+	datafile.Settle(src)
 	p.src = src
 	n := int(src.NumRows())
 	p.join = make(map[string][]int32, n)

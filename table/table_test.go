@@ -68,7 +68,7 @@ func randomBatch(rng *rand.Rand, start int64, n int) arrow.RecordBatch {
 			case *array.Int32Builder:
 				x.Append(rng.Int32() - math.MaxInt32/2)
 			case *array.Float32Builder:
-				x.Append([]float32{0, -0.0, float32(math.NaN()), float32(math.Inf(1)), rng.Float32()*1e6 - 5e5}[rng.IntN(5)])
+				x.Append([]float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), rng.Float32()*1e6 - 5e5}[rng.IntN(5)])
 			case *array.Float64Builder:
 				x.Append([]float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(-1), math.MaxFloat64, rng.NormFloat64() * 1e9}[rng.IntN(6)])
 			case *array.Decimal128Builder:

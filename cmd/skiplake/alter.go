@@ -65,13 +65,16 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 		}
 		opts.AddColumns = append(opts.AddColumns, c)
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
 	res, err := t.Alter(ctx, opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.stderr, "skiplake alter: warning: %s\n", w)
 	}
 	if *format == "json" {
 		return writeJSON(e.stdout, res)

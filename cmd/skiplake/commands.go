@@ -159,7 +159,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil && !errors.Is(err, table.ErrNotATable) {
 		return err
 	}
@@ -413,7 +413,7 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if *format == "parquet" && *output == "" {
 		return usagef("--format parquet needs --output PATH")
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -506,7 +506,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -591,7 +591,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if err := requirePositive(fs, "limit"); err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -629,7 +629,7 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}

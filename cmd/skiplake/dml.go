@@ -85,7 +85,7 @@ func runDelete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func runUpdate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	}
 	defer done()
 	opts.DMLOptions = dopts
-	t, err := table.OpenURL(ctx, pos[0])
+	t, err := e.openTable(ctx, pos[0])
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
