@@ -96,7 +96,7 @@ func (t *Table) newChangeFileWriter(snap *Snapshot, opts WriteOptions) (*fileSet
 	schema := changeWriteSchema(v)
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, fileSch: spec.Schema, dir: layout.ChangeDataDir,
 		dataIdx: append(append([]int(nil), v.DataIndices()...), schema.NumFields()-1),
-		conf:    newConformer(schema, v.Delta(), mem), rollers: map[string]*datafile.Roller{}}
+		conf:    newConformer(schema, mem), rollers: map[string]*datafile.Roller{}}
 	for _, p := range v.Partitions() {
 		w.partIdx = append(w.partIdx, p.Index)
 	}
