@@ -340,3 +340,42 @@ func TestChangesFilterSkipsFiles(t *testing.T) {
 	got := readChangeRows(t, rd)
 	sameStrings(t, "filtered", got, []string{"2|insert|2|b|20|NULL", "3|insert|3|c|30|NULL"})
 }
+
+// TestChangesOfOverwrites: an overwrite on a table with the change data feed reads as
+// the deletes of every row it replaced and the inserts of the rows it wrote — whole
+// or with replaceWhere, by deletion vector or copy-on-write (where the commit has
+// change data files, which must hold the new rows too).
+func TestChangesOfOverwrites(t *testing.T) {
+	ctx := context.Background()
+	rows := []dmlRow{{1, sp("a"), ip(10), nil}, {2, sp("a"), ip(20), nil}, {3, sp("b"), ip(30), nil}, {4, sp("b"), ip(40), nil}}
+	for _, c := range []struct {
+		name    string
+		props   map[string]string
+		where   string
+		wantCDC bool
+		want    []string
+	}{
+		{"whole table", cdfProps, "", false,
+			[]string{"delete|1|10", "delete|2|20", "delete|3|30", "delete|4|40", "insert|7|35", "insert|8|45"}},
+		{"replaceWhere copy-on-write", cdfProps, "qty >= 30", true,
+			[]string{"delete|3|30", "delete|4|40", "insert|7|35", "insert|8|45"}},
+		{"replaceWhere deletion vectors", map[string]string{log.PropEnableChangeDataFeed: "true", log.PropEnableDeletionVectors: "true"}, "qty >= 30", false,
+			[]string{"delete|3|30", "delete|4|40", "insert|7|35", "insert|8|45"}},
+		{"replaceWhere of a whole file", cdfProps, "qty >= 10", false,
+			[]string{"delete|1|10", "delete|2|20", "delete|3|30", "delete|4|40", "insert|7|35", "insert|8|45"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb, st := dmlTable(t, c.props, nil, rows) // v1
+			rec := dmlBatch([]dmlRow{{7, sp("c"), ip(35), nil}, {8, sp("c"), ip(45), nil}})
+			defer rec.Release()
+			if _, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: c.where}); err != nil { // v2
+				t.Fatal(err)
+			}
+			if got := commitHasCDC(t, st, 2); got != c.wantCDC {
+				t.Errorf("cdc actions %v, want %v", got, c.wantCDC)
+			}
+			got := changeRows(t, tb, table.AtVersion(2), table.Latest(), table.WithColumns("_change_type", "id", "qty"))
+			sameStrings(t, "changes of the overwrite", got, c.want)
+		})
+	}
+}

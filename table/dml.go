@@ -590,6 +590,11 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		if err := a.changes.flushPending(ctx); err != nil {
 			return nil, nil, err
 		}
+		if pre := a.opts.pre; pre != nil {
+			if err := a.changes.flushWritten(ctx, pre.adds); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	newAdds, err := a.sink.finish(ctx)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/value"
 )
 
@@ -43,7 +44,9 @@ import (
 // changed goes into them: inserts and update images as they are produced, deleted
 // rows with the values read to find them, or, for rows found by position alone (a
 // DELETE reads only its predicate's columns; whole files are removed unread), read
-// again from their files at finish (copy-on-write rewrites deliver them on the way).
+// again from their files at finish (copy-on-write rewrites deliver them on the way);
+// the new rows of a replaceWhere overwrite, written before its attempts, are read
+// back from their files as inserts.
 //
 // Rows produced before the command knows whether it needs change files are written
 // all the same and discarded (with the files) when it turns out not to.
@@ -267,6 +270,43 @@ func (c *changeSink) flushPending(ctx context.Context) error {
 		bm := c.pending[task.add.Key()]
 		_, err = sc.readLive(ctx, task, old, true, &ScanReport{}, func(b liveBatch) error {
 			return c.emitPending(ctx, b, func(i int) bool { return f.whole || bm.Contains(uint64(b.pos[i])) })
+		})
+		return err
+	})
+}
+
+// flushWritten reads, when the commit needs change files, the data files the
+// command wrote before its attempts (the new rows of a replaceWhere overwrite,
+// preWritten) and writes their rows as inserts: a reader takes a version's changes
+// from its change files alone when it has any.
+func (c *changeSink) flushWritten(ctx context.Context, adds []*log.Add) error {
+	a := c.a
+	c.mu.Lock()
+	needed := c.needed
+	c.mu.Unlock()
+	if !needed || len(adds) == 0 {
+		return nil
+	}
+	tasks := make([]*fileTask, len(adds))
+	for i, ad := range adds {
+		path, err := ad.DecodedPath()
+		if err != nil {
+			return fmt.Errorf("table: written file %q: %w", ad.Path, err)
+		}
+		parts, err := a.snap.view.PartitionValues(ad)
+		if err != nil {
+			return fmt.Errorf("table: written file %s: %w", ad.Path, err)
+		}
+		tasks[i] = &fileTask{idx: -1, add: ad, path: path, partVals: parts,
+			verdict: skipping.FileVerdict{Verdict: skipping.MightMatch, Level: skipping.NoLevel, Reason: skipping.ReasonNoFilter}}
+	}
+	sc, err := a.snap.Scan(ctx, WithAllocator(a.mem))
+	if err != nil {
+		return err
+	}
+	return a.forEachTask(ctx, "changes", tasks, func(ctx context.Context, task *fileTask) error {
+		_, err := sc.readLive(ctx, task, nil, true, &ScanReport{}, func(b liveBatch) error {
+			return c.insert(ctx, b.rec)
 		})
 		return err
 	})
