@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
@@ -378,4 +379,64 @@ func TestChangesOfOverwrites(t *testing.T) {
 			sameStrings(t, "changes of the overwrite", got, c.want)
 		})
 	}
+}
+
+// TestChangesAcrossColumnMappingChanges: as Delta Spark refuses a batch change read
+// across a rename or a drop under column mapping (the versions before it were
+// written with another schema), so does Changes, naming the column; each side of the
+// change reads on its own.
+func TestChangesAcrossColumnMappingChanges(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		alter table.AlterOptions
+		why   string
+	}{
+		{"rename", table.AlterOptions{RenameColumn: &table.ColumnRename{Column: "note", NewName: "memo"}}, `column "note" was dropped or renamed`},
+		{"drop", table.AlterOptions{DropColumns: []string{"note"}}, `column "note" was dropped or renamed`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb, _ := dmlTable(t, cdfProps, nil, []dmlRow{{1, sp("a"), ip(10), sp("x")}}) // v1
+			if _, err := tb.Alter(ctx, c.alter); err != nil {                            // v2
+				t.Fatal(err)
+			}
+			if _, err := tb.Update(ctx, "qty = 11", "id = 1", table.DMLOptions{}); err != nil { // v3
+				t.Fatal(err)
+			}
+			_, err := tb.Changes(ctx, table.AtVersion(0), table.Latest())
+			if !errors.Is(err, table.ErrChangesUnavailable) || !strings.Contains(err.Error(), c.why) {
+				t.Fatalf("err = %v, want ErrChangesUnavailable saying %s", err, c.why)
+			}
+			sameStrings(t, "before", changeRows(t, tb, table.AtVersion(0), table.AtVersion(1), table.WithColumns("_change_type", "id", "qty")), []string{"insert|1|10"})
+			sameStrings(t, "after", changeRows(t, tb, table.AtVersion(3), table.Latest(), table.WithColumns("_change_type", "id", "qty")),
+				[]string{"update_preimage|1|10", "update_postimage|1|11"})
+		})
+	}
+}
+
+// TestChangesOfMergeWithSchemaEvolution: a MERGE that adds a column records its
+// update preimages with the new column NULL and its postimages with the source's
+// value, in change data files of the evolved schema.
+func TestChangesOfMergeWithSchemaEvolution(t *testing.T) {
+	ctx := context.Background()
+	tb, _ := dmlTable(t, cdfProps, nil, []dmlRow{{1, sp("a"), ip(10), nil}, {2, sp("b"), ip(20), nil}}) // v1
+	sch := arrow.NewSchema(append(append([]arrow.Field(nil), dmlSchema.Fields()...), arrow.Field{Name: "extra", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 3}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"a", "c"}, nil)
+	b.Field(2).(*array.Int64Builder).AppendValues([]int64{11, 30}, nil)
+	b.Field(3).AppendNulls(2)
+	b.Field(4).(*array.Int64Builder).AppendValues([]int64{100, 300}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, _ := array.NewRecordReader(sch, []arrow.RecordBatch{rec})
+	opts := table.Upsert("id")
+	opts.MergeSchema = true
+	if _, err := tb.Merge(ctx, rdr, opts); err != nil { // v2
+		t.Fatal(err)
+	}
+	got := changeRows(t, tb, table.AtVersion(0), table.Latest(), table.WithColumns("_commit_version", "_change_type", "id", "qty", "extra"))
+	sameStrings(t, "changes", got, []string{"1|insert|1|10|NULL", "1|insert|2|20|NULL",
+		"2|update_preimage|1|10|NULL", "2|update_postimage|1|11|100", "2|insert|3|30|300"})
 }
