@@ -17,14 +17,15 @@ import (
 
 // The change data feed property test: random tables with the change data feed on
 // (partitioned or not, deletion vectors on or off, Z-order clustered or not) take
-// random DELETE, UPDATE, MERGE, OPTIMIZE and RESTORE commands. Replaying the change
+// random DELETE, UPDATE, MERGE, OPTIMIZE, RESTORE, append and replaceWhere overwrite
+// commands. Replaying the change
 // rows from version 0 — inserts and update postimages add a row, deletes and update
 // preimages remove one that must be there — must rebuild every version exactly, as
 // time travel reads it (the brute-force oracle is the multiset of rows); OPTIMIZE
 // versions must have no change; and reading the whole range at once must give the
 // same rows as reading it version by version.
 func TestChangesPropertyReplay(t *testing.T) {
-	seeds := proofEnvInt(t, "SKIPLAKE_CDF_SEEDS", 3)
+	seeds := proofEnvInt(t, "SKIPLAKE_CDF_SEEDS", 10)
 	steps := proofEnvInt(t, "SKIPLAKE_CDF_STEPS", 10)
 	if testing.Short() {
 		seeds, steps = 2, 6
@@ -74,7 +75,19 @@ func changesPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered 
 	for step := 0; step < steps; step++ {
 		var what string
 		var err error
-		switch op := rng.IntN(10); {
+		switch op := rng.IntN(11); {
+		case op == 10:
+			k := int64(rng.IntN(8))
+			var add []dmlRow
+			for j := rng.IntN(6); j > 0; j-- {
+				add = append(add, dmlRow{id: nextID, grp: sp([]string{"a", "c"}[rng.IntN(2)]), qty: ip(k + rng.Int64N(8-k)), note: sp("rw")})
+				nextID++
+			}
+			where := fmt.Sprintf("qty >= %d", k)
+			what = "overwrite with replaceWhere " + where
+			rec := dmlBatch(add)
+			_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: where})
+			rec.Release()
 		case op < 2:
 			p := randomPred(rng, nextID, 2)
 			what = "DELETE WHERE " + p.sql
