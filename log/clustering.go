@@ -34,6 +34,11 @@ const (
 // implementation, whose name Spark and Databricks write and recognise.
 const ClusteringProviderLiquid = "liquid"
 
+// TagZCubeID is the add.tags key Delta's OPTIMIZE ZORDER BY writes on every file a
+// clustering run writes: the id of the run (the "cube"). skiplake's clustering
+// runs write it too (package optimize, TagCubeID).
+const TagZCubeID = "ZCUBE_ID"
+
 // MaxClusteringColumns is the largest number of clustering columns a table may have
 // (Delta's limit for liquid clustering).
 const MaxClusteringColumns = 4

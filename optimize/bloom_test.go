@@ -388,6 +388,7 @@ func TestBloomBackfillKeepsFinishedCubes(t *testing.T) {
 	boxesBefore := boxes(t, tt.snapshot(t))
 	nFiles := len(boxesBefore)
 	before := tt.rows(t)
+	groupsBefore := rowGroupRows(t, tt)
 
 	again := cl
 	again.BloomColumns = []string{"s"}
@@ -418,10 +419,86 @@ func TestBloomBackfillKeepsFinishedCubes(t *testing.T) {
 		t.Fatalf("file ranges changed: %v, was %v", got, boxesBefore)
 	}
 	checkBloomCoverage(t, tt, []string{"s"})
+	// Each file keeps its row groups (issue 28 item 7: a backfill used to merge
+	// them into row groups of the writer's target size).
+	if got := rowGroupRows(t, tt); !slices.Equal(got, groupsBefore) {
+		t.Fatalf("row groups (rows per row group, per file) %v, were %v", got, groupsBefore)
+	}
 	// Nothing is left to do for the same clustering.
 	plan, _ = runOptimize(t, tt, again)
 	if plan.NumBins != 0 {
 		t.Fatalf("third run planned %d bins", plan.NumBins)
+	}
+}
+
+// rowGroupRows lists, per live file, the rows of each of its row groups, files
+// ordered by their first id (a rewrite renames them).
+func rowGroupRows(t *testing.T, tt *testTable) []string {
+	t.Helper()
+	var out []string
+	for _, a := range tt.snapshot(t).Files() {
+		p, err := a.DecodedPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := tt.store.Get(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []int64
+		for rg := 0; rg < rdr.NumRowGroups(); rg++ {
+			rows = append(rows, rdr.MetaData().RowGroup(rg).NumRows())
+		}
+		rdr.Close()
+		out = append(out, fmt.Sprintf("%s %v", a.Stats[:min(len(a.Stats), 200)], rows))
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		t.Fatal("no files")
+	}
+	return out
+}
+
+// TestBloomBackfillKeepsRowGroups: files clustered with small row groups keep
+// them when a run with a larger target (larger row groups) backfills their Bloom
+// filters; before, the backfill re-encoded each file into row groups of its own
+// target size (issue 28 item 7: 184 row groups became 24).
+func TestBloomBackfillKeepsRowGroups(t *testing.T) {
+	rows := 20_000
+	if testing.Short() {
+		rows = 12_000
+	}
+	tt := smallTable(t, "", nil, 6, rows)
+	cl := Options{TargetFileSize: 4 << 20, MinCubeSize: 1, Curve: CurveZOrder, ClusterBy: []string{"x", "y"}}
+	runOptimize(t, tt, cl)
+	before := tt.rows(t)
+	groupsBefore := rowGroupRows(t, tt)
+	several := 0
+	for _, g := range groupsBefore {
+		if strings.Count(g[strings.LastIndex(g, "["):], " ") > 0 {
+			several++
+		}
+	}
+	if several == 0 {
+		t.Fatalf("test needs files of several row groups: %v", groupsBefore)
+	}
+	again := cl
+	again.TargetFileSize = 256 << 20 // row groups of 32 MiB
+	again.BloomColumns = []string{"id"}
+	plan, _ := runOptimize(t, tt, again)
+	if plan.BackfillFiles != len(groupsBefore) {
+		t.Fatalf("%d backfill files, want %d", plan.BackfillFiles, len(groupsBefore))
+	}
+	checkBloomCoverage(t, tt, []string{"id"})
+	if got := rowGroupRows(t, tt); !slices.Equal(got, groupsBefore) {
+		t.Fatalf("row groups (rows per row group, per file) %v, were %v", got, groupsBefore)
+	}
+	if after := tt.rows(t); !slices.Equal(before, after) {
+		t.Fatal("rows changed")
 	}
 }
 

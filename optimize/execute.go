@@ -387,18 +387,45 @@ func (e *executor) compact(ctx context.Context, it workItem, out *datafile.Outpu
 	if err != nil {
 		return nil, err
 	}
-	f, err := out.Create(ctx, datafile.FileOptions{Dir: dirOf(dec), LogDir: dirOf(first.Path),
-		PartitionValues: it.part.Values, Tags: cubeTags(it.bin.adds), Parallelism: par})
+	place := datafile.FileOptions{Dir: dirOf(dec), LogDir: dirOf(first.Path),
+		PartitionValues: it.part.Values, Tags: cubeTags(it.bin.adds), Parallelism: par}
+	// A bin of files that are not small (rewritten only to purge deleted rows or to
+	// add Bloom filters), or of one file, keeps its inputs' row groups: each ends
+	// where an input's ended, never by size, so row-group skipping stays as fine as
+	// the files were written. Small files are compacted into row groups of the
+	// target size.
+	keepRowGroups := true
+	var largest int64
+	for _, a := range it.bin.adds {
+		largest = max(largest, a.Size)
+		keepRowGroups = keepRowGroups && (a.Size >= p.MinFileSize || len(it.bin.adds) == 1)
+	}
+	if keepRowGroups {
+		place.RowGroupBytes = max(2*largest, 1<<20)
+	}
+	f, err := out.Create(ctx, place)
 	if err != nil {
 		return nil, err
 	}
 	res = &binResult{bin: it.bin, reencoded: reason}
-	for _, a := range it.bin.adds {
+	for i, a := range it.bin.adds {
+		if keepRowGroups && i > 0 {
+			if err := f.FlushRowGroup(); err != nil {
+				f.Abort()
+				return nil, err
+			}
+		}
 		var rows int64
-		err := p.readInputRows(ctx, a, p.opts.Allocator, compactBatchRows, func(rec arrow.RecordBatch, _ int64) error {
+		write := func(rec arrow.RecordBatch, _ int64) error {
 			rows += rec.NumRows()
 			return f.Write(rec)
-		})
+		}
+		var err error
+		if keepRowGroups {
+			err = p.readInputRowGroups(ctx, a, p.opts.Allocator, compactBatchRows, f.FlushRowGroup, write)
+		} else {
+			err = p.readInputRows(ctx, a, p.opts.Allocator, compactBatchRows, write)
+		}
 		if err == nil {
 			err = checkRows(a, rows)
 		}

@@ -139,6 +139,44 @@ func (p *Plan) readInputRows(ctx context.Context, a *log.Add, mem memory.Allocat
 	})
 }
 
+// readInputRowGroups is readInputRows that also calls newRowGroup before the first
+// batch read from each of the file's row groups after the first (batches never
+// span row groups), so that a writer can end its row groups where the input's end.
+func (p *Plan) readInputRowGroups(ctx context.Context, a *log.Add, mem memory.Allocator, rows int64, newRowGroup func() error, emit datafile.EmitFunc) error {
+	in, err := openInputRows(ctx, p.store, a, mem, true, rows)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	md := in.r.Metadata()
+	ends := make([]int64, 0, md.NumRowGroups()) // first row after each row group
+	var end int64
+	for i := 0; i < md.NumRowGroups(); i++ {
+		end += md.RowGroup(i).NumRows()
+		ends = append(ends, end)
+	}
+	rg, started := 0, false
+	return in.read(ctx, p.readSch, func(rec arrow.RecordBatch, firstRow int64) error {
+		next := rg
+		for next < len(ends)-1 && firstRow >= ends[next] {
+			next++
+		}
+		if next != rg && started {
+			if err := newRowGroup(); err != nil {
+				return err
+			}
+		}
+		rg, started = next, true
+		if p.readSch == p.dataSch {
+			return emit(rec, firstRow)
+		}
+		// Same columns; the schema without the mapping metadata the read needed.
+		out := array.NewRecordBatch(p.dataSch, rec.Columns(), rec.NumRows())
+		defer out.Release()
+		return emit(out, firstRow)
+	})
+}
+
 // newOutput returns the data-file output of one commit batch: the plan's file
 // settings (the view's FileSpec: data schema, statistics, compression codec, the
 // plan's Bloom columns, dataChange=false).

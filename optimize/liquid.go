@@ -106,18 +106,25 @@ func cubeTier(size, target int64, fanIn int) int {
 }
 
 // cubeFileSize is the output file size of a liquid clustering bin of the given
-// input size: cut into at least CubeFiles files, none below TargetFileSize/8, none
-// above TargetFileSize.
+// input size: CubeFiles files of equal size (files of the target size when those
+// would exceed it: 0 is returned), but fewer when they would be smaller than the
+// small-file size (log.SmallFileSizeFor: three quarters of TargetFileSize), so
+// that compaction, maintenance and the layout report never call the files
+// clustering wrote small.
 func (p *Plan) cubeFileSize(bytes int64) int64 {
 	target := p.opts.TargetFileSize
 	if p.opts.CubeFiles <= 0 {
 		return 0
 	}
-	size := max(bytes/int64(p.opts.CubeFiles), target/8, 1)
-	if size >= target {
-		return 0
+	small := max(log.SmallFileSizeFor(target), 1)
+	n := min(int64(p.opts.CubeFiles), bytes/small)
+	if n <= 1 {
+		return 0 // one file of the bin's size
 	}
-	return size
+	if size := bytes / n; size < target {
+		return size
+	}
+	return 0
 }
 
 // fileSize is the size the bin's output files aim for: FileSize when set, else the

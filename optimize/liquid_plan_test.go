@@ -131,10 +131,23 @@ func TestLiquidPlan(t *testing.T) {
 	if got := planPaths(p); got != "cluster:new1,new2" || p.ClusteredFiles != 1 || p.FinishedCubeFiles != 1 {
 		t.Fatalf("plan %q clustered %d finished %d", got, p.ClusteredFiles, p.FinishedCubeFiles)
 	}
-	// Files of a small cube are cut finer than the target: at least 16 files, none
-	// below target/8.
-	if b := p.Partitions[0].Bins[0]; b.FileSize != 125 {
-		t.Fatalf("cube file size %d, want 125 (target/8)", b.FileSize)
+	// A cube smaller than two small files is one file (FileSize 0: the target).
+	if b := p.Partitions[0].Bins[0]; b.FileSize != 0 {
+		t.Fatalf("cube file size %d, want 0 (one file)", b.FileSize)
+	}
+	// Files of a larger cube are cut finer than the target (up to 16 files), but
+	// never below the small-file size (750 of the target 1000), so that the layout
+	// report and compaction do not call them small (issue 28 item 6).
+	for _, tc := range []struct{ bytes, want int64 }{
+		{1499, 0}, {1500, 750}, {3100, 775}, {12_000, 750}, {14_000, 875}, {16_000, 0}, {100_000, 0},
+	} {
+		got := p.cubeFileSize(tc.bytes)
+		if got != tc.want {
+			t.Errorf("cubeFileSize(%d) = %d, want %d", tc.bytes, got, tc.want)
+		}
+		if got != 0 && (got < log.SmallFileSizeFor(p.TargetFileSize) || got >= p.TargetFileSize) {
+			t.Errorf("cubeFileSize(%d) = %d: outside [small, target)", tc.bytes, got)
+		}
 	}
 	// A fourth tier-0 cube fills the tier: its cubes are merged with the new files.
 	snap4, st4 := logOnlySnapshot(t, []string{"id", "x"}, false,

@@ -29,7 +29,7 @@ const (
 // Tags written on files produced by a clustering run (the names Spark's Delta uses).
 const (
 	// TagCubeID identifies the clustering run ("cube") that wrote the file.
-	TagCubeID = "ZCUBE_ID"
+	TagCubeID = log.TagZCubeID
 	// TagCubeColumns is the JSON list of clustering columns.
 	TagCubeColumns = "ZCUBE_ZORDER_BY"
 	// TagCubeCurve is the curve: "zorder", "hilbert" or "linear".
@@ -296,7 +296,9 @@ type Options struct {
 	// CubeFiles is the least number of files a liquid clustering bin is cut into,
 	// so that a small cube still splits the key space finely (a query reads the
 	// files whose key ranges it meets: the more files per cube, the fewer bytes);
-	// its files are never smaller than TargetFileSize/8. Default DefaultCubeFiles (16).
+	// its files are never smaller than the small-file size (log.SmallFileSizeFor of
+	// TargetFileSize), which compaction and maintenance would rewrite again. Default
+	// DefaultCubeFiles (16).
 	CubeFiles int
 }
 

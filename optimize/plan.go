@@ -626,9 +626,8 @@ func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 // isClustered reports a file written by a clustering run: it carries cube tags, a
 // clusteringProvider, or a workload tree's tags (its rows belong to one node of the
 // tree; merging it with others would put rows of several nodes into one file).
-func isClustered(a *log.Add) bool {
-	return a.ClusteringProvider != "" || (a.Tags != nil && (a.Tags[TagCubeID] != "" || a.Tags[TagTree] != ""))
-}
+// It is the view's rule (tableview.IsClustered), which the small-file rule shares.
+func isClustered(a *log.Add) bool { return tableview.IsClustered(a) }
 
 // clusterBins returns one bin with every file of the partition that is not in a
 // finished cube of the same clustering (see Plan).

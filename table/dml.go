@@ -19,6 +19,7 @@ import (
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/stats"
 )
@@ -237,6 +238,8 @@ type dmlAttempt struct {
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64
+	// layout keeps the table's clustering through the command (dml_layout.go).
+	layout *dmlLayout
 }
 
 func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
@@ -258,14 +261,24 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	if a.useDV {
 		a.res.Mode = ModeDeletionVectors
 	}
+	a.layout = newDMLLayout(snap.view, opts.memoryBudget, func(ctx context.Context, add *log.Add) []string {
+		_, tree, err := optimize.CurrentTree(ctx, t.store, []*log.Add{add})
+		if err != nil || tree == nil {
+			return nil
+		}
+		return tree.Columns
+	})
 	if opts.DryRun {
 		a.sink = newCountSink(snap)
 	} else {
+		sortBy, curve := newRowsOrder(snap.view)
 		wo := WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
 			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
-		a.sink = &writerSink{t: t, snap: snap, opts: wo}
+		sorted := wo
+		sorted.sortBy, sorted.sortCurve = sortBy, curve
+		a.sink = &writerSink{t: t, snap: snap, opts: sorted}
 		if snap.view.WritesChangeData() {
-			a.changes = newChangeSink(a, wo)
+			a.changes = newChangeSink(a, wo) // change data files are not clustered
 		}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
@@ -487,7 +500,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		}
 		entry := DMLFile{Path: f.add.Path, LiveRows: live, RowsDeleted: n, Read: f.read}
 		switch {
-		case f.whole || (live >= 0 && n == live):
+		case f.whole || (live >= 0 && n == live && !a.layout.hasHome(k)):
 			entry.Action = FileRemoved
 			removes = append(removes, f.add.RemoveAction(now, true))
 			res.FilesRemoved++
@@ -540,7 +553,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 					n := live - int64(f.deleted.GetCardinality())
 					res.RowsCopied += n
 					if cs, ok := a.sink.(*countSink); ok {
-						if err := cs.copies(f.add, n); err != nil {
+						if err := cs.copies(f.add, n, a.layout.keeps(f.add)); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -550,6 +563,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			return nil, nil, err
 		}
 	}
+	a.layout.release()
 	if len(dvFiles) > 0 {
 		for _, f := range dvFiles {
 			if f.add.DeletionVector != nil {
@@ -645,8 +659,9 @@ func dvCapable(add *log.Add) bool {
 	return ok
 }
 
-// rewriteFiles copies the surviving live rows of the given files to the row sink
-// (copy-on-write).
+// rewriteFiles copies the surviving live rows of the given files (copy-on-write):
+// a clustered file's to files of its own, with the updated rows held for it
+// (rewriteOwn), the others' to the row sink.
 func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tasks []*fileTask) error {
 	sc, err := a.snap.Scan(ctx, WithAllocator(a.mem))
 	if err != nil {
@@ -662,6 +677,13 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 		f := byTask[task]
 		old, err := a.loadDV(ctx, task.add)
 		if err != nil {
+			return err
+		}
+		if a.layout.keeps(task.add) {
+			n, err := a.rewriteOwn(ctx, sc, task, f, old)
+			mu.Lock()
+			copied += n
+			mu.Unlock()
 			return err
 		}
 		var n int64
@@ -750,6 +772,7 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 
 // cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
 func (a *dmlAttempt) cleanup() {
+	a.layout.release()
 	a.sink.discard()
 	if a.changes != nil {
 		a.changes.discard()

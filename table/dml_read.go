@@ -23,6 +23,8 @@ type liveBatch struct {
 	// recheck is true when the scan's predicate must still be evaluated on the rows
 	// (no level proved that every row of the unit matches).
 	recheck bool
+	// rg is the row group of the file the rows are in.
+	rg int
 }
 
 // readLive reads the live rows (those del does not hold) of one planned file that the
@@ -60,7 +62,7 @@ func (s *Scan) readLive(ctx context.Context, task *fileTask, del *dv.Deleted, ne
 				if len(pos) == 0 {
 					continue
 				}
-				if err := fn(liveBatch{pos: pos}); err != nil {
+				if err := fn(liveBatch{pos: pos, rg: u.rg}); err != nil {
 					return 0, err
 				}
 			}
@@ -76,7 +78,7 @@ func (s *Scan) readLive(ctx context.Context, task *fileTask, del *dv.Deleted, ne
 				return err
 			}
 			defer rec.Release()
-			return fn(liveBatch{rec: rec, pos: livePositions(firstRow, n, del), recheck: u.recheck})
+			return fn(liveBatch{rec: rec, pos: livePositions(firstRow, n, del), recheck: u.recheck, rg: u.rg})
 		}
 		if u.ranges != nil {
 			err = r.ReadRanges(ctx, p.want, u.rg, u.ranges, emit)

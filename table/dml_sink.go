@@ -128,6 +128,7 @@ type countSink struct {
 	mu    sync.Mutex
 	n     int64
 	parts map[string]struct{} // the distinct partitions written (partitionKey)
+	own   int                 // clustered files rewritten to files of their own
 }
 
 // newCountSink returns the dry-run sink of rows of snap's table.
@@ -178,9 +179,16 @@ func (s *countSink) write(_ context.Context, rec arrow.RecordBatch) error {
 }
 
 // copies records that rows of file a would be copied (a copy-on-write rewrite, which a
-// dry run does not read): they go to a's partition.
-func (s *countSink) copies(a *log.Add, rows int64) error {
+// dry run does not read): to a file of their own when own (a clustered file, see
+// dmlLayout), else to a's partition.
+func (s *countSink) copies(a *log.Add, rows int64, own bool) error {
 	if rows <= 0 {
+		return nil
+	}
+	if own {
+		s.mu.Lock()
+		s.own++
+		s.mu.Unlock()
 		return nil
 	}
 	var key string
@@ -207,16 +215,17 @@ func (s *countSink) discard()                                   {}
 func (s *countSink) rows() int64                                { return s.n }
 
 // filesEstimate: a dry run reports one file per partition the rows would be written
-// to (one file in an unpartitioned table): without writing, the split by target file
-// size is not known, so this is a lower bound.
+// to (one file in an unpartitioned table), plus one per clustered file rewritten on
+// its own: without writing, the split by target file size is not known, so this is
+// a lower bound.
 func (s *countSink) filesEstimate() int {
 	switch {
 	case s.n == 0:
-		return 0
+		return s.own
 	case len(s.snap.PartitionColumns()) == 0:
-		return 1
+		return 1 + s.own
 	}
-	return len(s.parts)
+	return len(s.parts) + s.own
 }
 
 // batchPipe is an array.RecordReader fed by push from other goroutines: the DML

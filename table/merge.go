@@ -823,10 +823,12 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		}
 		var pos []int64
 		var picked, targets []int32
+		var oldIdx []int
 		for i, on := range mask {
 			if on {
 				pos = append(pos, b.pos[tIdx[i]])
 				targets = append(targets, tIdx[i])
+				oldIdx = append(oldIdx, int(tIdx[i]))
 				if sIdx != nil {
 					picked = append(picked, sIdx[i])
 				}
@@ -842,7 +844,7 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 			if err != nil {
 				return err
 			}
-			err = a.sink.write(ctx, out)
+			err = a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out)
 			if err == nil && a.changes != nil {
 				err = m.recordChange(ctx, f, b, tIdx, mask, pos, out)
 			}

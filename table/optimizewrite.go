@@ -29,10 +29,12 @@ const maxSortBuffer = 256 << 20
 // clustering key and ends the file they finish in, so that every file holds rows of
 // one sorted run: its rows are in key order, and the files of one run have disjoint
 // key ranges. A clustered table is not partitioned, so in practice it holds one
-// partition's rows.
+// partition's rows. DML sorts its new rows the same way on any table with a
+// clustering (WriteOptions.sortBy).
 type sortBuffers struct {
 	cols  [][]int // clustering columns, as index paths into the file schema
-	limit int64   // Arrow bytes held per partition before they are sorted and written
+	curve optimize.Curve
+	limit int64 // Arrow bytes held per partition before they are sorted and written
 	bufs  map[string]*sortBuffer
 }
 
@@ -42,21 +44,30 @@ type sortBuffer struct {
 	bytes  int64
 }
 
-// newSortBuffers returns the buffers of an optimized write on a clustered table
-// with clustering columns, or nil when the write is not one.
-func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64) *sortBuffers {
-	if !snap.view.Properties().OptimizeWrite {
-		return nil
+// newSortBuffers returns the buffers of a write that sorts its rows: by
+// opts.sortBy on opts.sortCurve when set (DML on a clustered table), else, for an
+// optimized write on a clustered table with clustering columns, by those columns
+// on a Hilbert curve; nil when the write does not sort.
+func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64, opts WriteOptions) *sortBuffers {
+	paths, curve := opts.sortBy, opts.sortCurve
+	if len(paths) == 0 {
+		if !snap.view.Properties().OptimizeWrite {
+			return nil
+		}
+		c, err := snap.view.Clustering()
+		if err != nil || c == nil || len(c.Columns) == 0 {
+			return nil
+		}
+		paths, curve = c.Columns, optimize.CurveHilbert
 	}
-	c, err := snap.view.Clustering()
-	if err != nil || c == nil || len(c.Columns) == 0 {
+	if curve == optimize.CurveNone || curve == optimize.CurveWorkload || len(paths) > 8 {
 		return nil
 	}
 	// Several files' worth at a time (a flush ends in one short file), within a
 	// memory bound.
 	perFile := 2 * target // Arrow bytes of about one file (Parquet compresses about 2:1)
-	s := &sortBuffers{bufs: map[string]*sortBuffer{}, limit: max(perFile, min(8*perFile, maxSortBuffer))}
-	for _, col := range c.Columns {
+	s := &sortBuffers{bufs: map[string]*sortBuffer{}, curve: curve, limit: max(perFile, min(8*perFile, maxSortBuffer))}
+	for _, col := range paths {
 		path := fieldPath(fileSch.Fields(), col)
 		if path == nil {
 			return nil
@@ -116,7 +127,7 @@ func (s *sortBuffers) flush(ctx context.Context, w *fileSetWriter, dir string) e
 		return nil
 	}
 	delete(s.bufs, dir)
-	sorted, err := optimize.SortByClusteringPaths(ctx, b.recs, s.cols, optimize.CurveHilbert, w.mem)
+	sorted, err := optimize.SortByClusteringPaths(ctx, b.recs, s.cols, s.curve, w.mem)
 	for _, r := range b.recs {
 		r.Release()
 	}

@@ -22,7 +22,10 @@ import (
 // are read (every column, skipping row groups and pages that cannot match). The
 // updated rows are written to new files; their old positions are deleted by deletion
 // vectors when the table has them enabled, otherwise the touched files are rewritten
-// without them. Updating a partition column moves the row to its new partition.
+// without them. Updating a partition column moves the row to its new partition. On
+// a clustered table the layout is kept (see "DML keeps the layout" in the package
+// documentation): a rewritten clustered file keeps its order and tags, and an
+// updated row whose clustering columns did not change is written back in its place.
 //
 // The commit records operation UPDATE with Spark's predicate parameter and metrics
 // (numUpdatedRows, numCopiedRows, numAddedFiles, numRemovedFiles, ...); concurrency
@@ -85,10 +88,14 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 			return fmt.Errorf("table: UPDATE of %s: %w", task.add.Path, err)
 		}
 		defer out.Release()
+		oldIdx := make([]int, 0, len(pos))
 		if sel != nil {
 			keep := make([]bool, len(b.pos))
 			for i := range keep {
 				keep[i] = sel.Contains(i)
+				if keep[i] {
+					oldIdx = append(oldIdx, i)
+				}
 			}
 			rows, err := filterRows(ctx, out, keep, a.mem)
 			if err != nil {
@@ -96,8 +103,12 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 			}
 			defer rows.Release()
 			out = rows
+		} else {
+			for i := range b.pos {
+				oldIdx = append(oldIdx, i)
+			}
 		}
-		if err := a.sink.write(ctx, out); err != nil {
+		if err := a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out); err != nil {
 			return err
 		}
 		if a.changes != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -124,6 +125,10 @@ type WriteOptions struct {
 	// rowGroupBytes, when positive, caps the row groups written (a DML command under a
 	// memory budget); else they follow the target file size (datafile.RowGroupTarget).
 	rowGroupBytes int64
+	// sortBy and sortCurve, when set, sort the rows by that clustering before they are
+	// written (see sortBuffers): DML's new rows on a clustered table.
+	sortBy    [][]string
+	sortCurve optimize.Curve
 }
 
 // WriteResult describes a committed write.
@@ -559,7 +564,7 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	if w.out, err = datafile.NewOutput(t.store, spec); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	w.sorter = newSortBuffers(snap, w.fileSch, spec.TargetFileSize)
+	w.sorter = newSortBuffers(snap, w.fileSch, spec.TargetFileSize, opts)
 	return w, nil
 }
 

@@ -152,23 +152,3 @@ func fnv1a[T string | []byte](b T) uint64 {
 	}
 	return h
 }
-
-// bloomFilterBytes is the size arrow-go gives a split-block Bloom filter for ndv
-// distinct values at false-positive rate fpp (ndv <= 0: 1<<16): the optimal bit
-// count, rounded up to a power of two, within [32 B, 1 MiB] (arrow-go's default
-// maximum), plus a header.
-func bloomFilterBytes(ndv int64, fpp float64) int64 {
-	if ndv <= 0 {
-		ndv = 1 << 16
-	}
-	if fpp <= 0 || fpp >= 1 {
-		fpp = DefaultBloomFPP
-	}
-	bits := -8 * float64(ndv) / math.Log(1-math.Pow(fpp, 1.0/8.0))
-	b := int64(math.Ceil(bits / 8))
-	p := int64(32)
-	for p < b && p < 1<<20 {
-		p <<= 1
-	}
-	return p + 16
-}

@@ -66,8 +66,9 @@ type Spec struct {
 	BloomColumns []string
 	// BloomFPP is the filters' false-positive rate (default bloom.DefaultFPP).
 	BloomFPP float64
-	// BloomNDV is the distinct values per row group the Parquet filters are sized
-	// for (default 1<<16).
+	// BloomNDV, when positive, is the distinct values per row group every Parquet
+	// filter is sized for; 0 (the default) sizes each filter to the distinct values
+	// of its own row group within BloomFPP (see "Bloom filter sizing" on Writer).
 	BloomNDV int64
 	// Codec and CompressionLevel choose the compression (default zstd level 3).
 	Codec            Codec
@@ -99,12 +100,20 @@ type FileOptions struct {
 	PartitionValues map[string]*string
 	// Tags are the add's tags (copied).
 	Tags map[string]string
+	// ClusteringProvider is the add's clusteringProvider ("" for none): a rewrite
+	// that keeps a clustered file's rows in their order keeps its provider.
+	ClusteringProvider string
 	// Parallelism overrides Spec.Parallelism for this file (0: the Spec's). A caller
 	// writing several files at once gives each a share.
 	Parallelism int
 	// TargetFileSize overrides Spec.TargetFileSize for a Roller's files (0: the
 	// Spec's). OPTIMIZE cuts a small liquid clustering cube into smaller files.
 	TargetFileSize int64
+	// RowGroupBytes overrides Spec.RowGroupBytes for this file (0: the Spec's). A
+	// writer that keeps another file's row groups — ending each where the other's
+	// ended, with File.FlushRowGroup — sets it above any of them, so that the
+	// writer never ends one earlier by size.
+	RowGroupBytes int64
 	// Probe, when set, is where the file's encoders start from: its dictionary
 	// choices and its size model (a copy each), instead of what the Output's
 	// earlier files learned. Files written concurrently from one Probe therefore cut
@@ -365,6 +374,9 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	if place.Parallelism > 0 {
 		opts.Parallelism = place.Parallelism
 	}
+	if place.RowGroupBytes > 0 {
+		opts.TargetRowGroupBytes = place.RowGroupBytes
+	}
 	if f.w, err = NewWriter(f.obj, o.file, opts); err != nil {
 		_ = f.obj.Abort()
 		return nil, err
@@ -526,7 +538,7 @@ func (o *Output) newAdd(place FileOptions, logPath string, size int64, statsJSON
 		}
 	}
 	return &log.Add{Path: logPath, PartitionValues: values, Size: size, ModificationTime: o.spec.Now().UnixMilli(),
-		DataChange: o.spec.DataChange, Stats: statsJSON, Tags: tags}
+		DataChange: o.spec.DataChange, Stats: statsJSON, Tags: tags, ClusteringProvider: place.ClusteringProvider}
 }
 
 // Write appends rec, a batch of Spec.Schema (logical names). The batch is not retained

@@ -120,8 +120,9 @@ type WriterOptions struct {
 	// DisablePageIndex turns off the column and offset indexes (on by default).
 	DisablePageIndex bool
 	// BloomColumns enables a Parquet split-block Bloom filter on each named top-level
-	// column (or dotted leaf path), sized for the given number of distinct values per
-	// row group. A value <= 0 means 1<<16.
+	// column (or dotted leaf path). A positive value sizes every row group's filter
+	// for that many distinct values; 0 (the usual) sizes each to its row group's own
+	// distinct values, within BloomFPP (see "Bloom filter sizing" on Writer).
 	BloomColumns map[string]int64
 	// BloomFPP is the Bloom filters' false-positive probability; default DefaultBloomFPP.
 	// Must be in (0, 1).
@@ -221,8 +222,9 @@ func (c Codec) parquet() compress.Compression {
 }
 
 // properties builds the Parquet writer properties of one file; dict holds the
-// dictionary choice per top-level column (absent: arrow-go's default, on).
-func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterProperties {
+// dictionary choice per top-level column (absent: arrow-go's default, on), exact the
+// Bloom columns' distinct values when they are known for the whole file.
+func (o WriterOptions) properties(dict map[string]bool, exact map[string]int64) *parquet.WriterProperties {
 	props := []parquet.WriterProperty{
 		parquet.WithAllocator(o.Allocator),
 		parquet.WithCompression(o.Codec.parquet()),
@@ -258,12 +260,21 @@ func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterPropertie
 	}
 	if len(o.BloomColumns) > 0 {
 		props = append(props, parquet.WithBloomFilterFPP(o.BloomFPP))
+		maxBytes := int64(bloomMinFilterBytes)
 		for col, ndv := range o.BloomColumns {
-			if ndv <= 0 {
-				ndv = 1 << 16
+			if e, ok := exact[col]; ok && ndv <= 0 {
+				ndv = max(e, 1)
 			}
-			props = append(props, parquet.WithBloomFilterEnabledFor(col, true), parquet.WithBloomFilterNDVFor(col, ndv))
+			props = append(props, parquet.WithBloomFilterEnabledFor(col, true))
+			if ndv > 0 {
+				props = append(props, parquet.WithBloomFilterNDVFor(col, ndv))
+				maxBytes = max(maxBytes, bloomFilterBytes(ndv, o.BloomFPP))
+				continue
+			}
+			props = append(props, parquet.WithAdaptiveBloomFilterEnabledFor(col, true))
+			maxBytes = max(maxBytes, bloomMaxFilterBytes)
 		}
+		props = append(props, parquet.WithMaxBloomFilterBytes(maxBytes), parquet.WithBloomFilterCandidates(bloomCandidates))
 	}
 	return parquet.NewWriterProperties(props...)
 }
@@ -274,7 +285,7 @@ func (o WriterOptions) properties(dict map[string]bool) *parquet.WriterPropertie
 // compare like with like.
 func (o WriterOptions) Properties(dict map[string]bool) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
 	o = o.withDefaults()
-	return o.properties(dict), o.arrowProperties()
+	return o.properties(dict, nil), o.arrowProperties()
 }
 
 func (o WriterOptions) arrowProperties() pqarrow.ArrowWriterProperties {
@@ -331,6 +342,24 @@ type encoder interface {
 }
 
 // Writer writes one Parquet data file. It is not safe for concurrent use.
+//
+// # Bloom filter sizing
+//
+// Parquet keeps one split-block Bloom filter per column chunk, so a filter holds the
+// distinct values of one row group. A Bloom column with a positive NDV in
+// WriterOptions.BloomColumns gets filters sized for that NDV. A column with NDV 0 gets
+// filters sized to the data, always within WriterOptions.BloomFPP:
+//
+//   - A file whose rows are all in hand when encoding starts (fewer than
+//     dictionarySampleRows rows, held for the dictionary sample until Close) gets
+//     filters sized for the column's exact distinct values in the file: a 34-row
+//     file of distinct keys carries a 64-byte filter, not a fixed 128 KiB one.
+//   - Otherwise every column chunk gets arrow-go's adaptive filter: candidate filters
+//     of every power of two from bloomMaxFilterBytes down are filled side by side,
+//     each dropped once the distinct values seen exceed what it holds at the fpp, and
+//     the smallest survivor is written. A row group then ends at bloomCapacity of
+//     bloomMaxFilterBytes rows (about 866,000 at fpp 0.01), so that even the largest
+//     filter holds its distinct values at the fpp.
 type Writer struct {
 	opts   WriterOptions
 	schema *arrow.Schema
@@ -354,7 +383,13 @@ type Writer struct {
 	pendingBytes int64 // Arrow bytes of pending
 	// closedBloom is the Bloom filter bytes of closed row groups, written with the footer.
 	closedBloom int64
-	bloomPerRG  int64 // Bloom filter bytes of one row group (all Bloom columns)
+	// exactNDV are the Bloom columns' distinct values when the writer started with
+	// every row of the file in hand (a file of one small row group); nil otherwise.
+	exactNDV map[string]int64
+	// bloomRowCap, when positive, ends a row group at this many rows: the most
+	// distinct values the largest filter a data-sized Bloom column may get holds at
+	// BloomFPP (see "Bloom filter sizing" on Writer).
+	bloomRowCap int64
 	closed      bool
 	err         error // sticky: a failed Write leaves the writer unusable
 }
@@ -372,18 +407,20 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	}
 	opts = opts.withDefaults()
 	// Check the schema now (an unsupported type fails here, not at the first Write).
-	if _, err := pqarrow.ToParquet(schema, opts.properties(nil), opts.arrowProperties()); err != nil {
+	if _, err := pqarrow.ToParquet(schema, opts.properties(nil, nil), opts.arrowProperties()); err != nil {
 		return nil, fmt.Errorf("%w: schema: %v", ErrInvalidArgument, err)
 	}
 	// At most a row group waits to be written (see asyncSink).
 	async := newAsyncSink(w, min(opts.TargetRowGroupBytes, 64<<20))
 	wr := &Writer{opts: opts, schema: schema, sink: &countingWriter{w: async}, async: async, sliceRows: 1024}
 	for _, ndv := range opts.BloomColumns {
-		wr.bloomPerRG += bloomFilterBytes(ndv, opts.BloomFPP)
+		if ndv <= 0 {
+			wr.bloomRowCap = bloomCapacity(bloomMaxFilterBytes, opts.BloomFPP)
+		}
 	}
 	if opts.Dictionary != DictionaryAuto || !isFlat(schema) {
 		// Nothing to sample: start now, so that an empty file is still a valid one.
-		if err := wr.start(nil); err != nil {
+		if err := wr.start(nil, false); err != nil {
 			_ = async.stop()
 			return nil, err
 		}
@@ -392,7 +429,9 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 }
 
 // start creates the encoder, choosing dictionary encoding from first (nil: no sample).
-func (w *Writer) start(first arrow.RecordBatch) error {
+// whole says first holds every row of the file: the Bloom columns' filters are then
+// sized for their exact distinct values.
+func (w *Writer) start(first arrow.RecordBatch, whole bool) error {
 	dict := map[string]bool{}
 	if w.opts.Dictionary == DictionaryAuto && first != nil {
 		for col, on := range chooseDictionary(first, w.opts.TargetRowGroupBytes, w.opts.DataPageBytes*16, w.opts.DictionaryColumns) {
@@ -403,7 +442,10 @@ func (w *Writer) start(first arrow.RecordBatch) error {
 		dict[col] = on
 	}
 	w.dict = dict
-	props := w.opts.properties(dict)
+	if whole && first != nil {
+		w.exactNDV = distinctValues(first, w.opts.BloomColumns)
+	}
+	props := w.opts.properties(dict, w.exactNDV)
 	arrProps := w.opts.arrowProperties()
 	var err error
 	if isFlat(w.schema) && !w.opts.serial {
@@ -480,7 +522,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 			}
 			return nil
 		}
-		if err := w.start(rec); err != nil {
+		if err := w.start(rec, false); err != nil {
 			w.err = err
 			return err
 		}
@@ -507,6 +549,8 @@ func (w *Writer) needsSample() bool {
 // flushPending makes the dictionary choice from the pending batches (at most
 // dictionarySampleRows of their rows), starts the encoder and writes them.
 func (w *Writer) flushPending() error {
+	// At Close, rows that fit one sample are the whole file.
+	whole := w.closed && w.pendingRows <= dictionarySampleRows
 	pending := w.pending
 	w.pending, w.pendingRows, w.pendingBytes = nil, 0, 0
 	defer func() {
@@ -521,7 +565,7 @@ func (w *Writer) flushPending() error {
 	if err != nil {
 		return fmt.Errorf("datafile: dictionary sample: %w", err)
 	}
-	err = w.start(sample)
+	err = w.start(sample, whole)
 	sample.Release()
 	if err != nil {
 		return err
@@ -586,6 +630,9 @@ func (w *Writer) writeRows(rec arrow.RecordBatch) error {
 	arrowPerRow := float64(RecordBytes(rec)) / float64(n)
 	for off := int64(0); off < n; {
 		end := min(n, off+w.sliceRows)
+		if w.bloomRowCap > 0 {
+			end = min(end, off+max(w.bloomRowCap-w.rgRows, 1))
+		}
 		part := rec
 		if off != 0 || end != n {
 			part = rec.NewSlice(off, end)
@@ -604,7 +651,7 @@ func (w *Writer) writeRows(rec arrow.RecordBatch) error {
 		// Re-estimate the slice so that one slice is about a quarter of a row group.
 		perRow := max(1, est/float64(w.rgRows))
 		w.sliceRows = int64(min(max(float64(w.opts.TargetRowGroupBytes)/4/perRow, 64), 1<<20))
-		if est >= float64(w.opts.TargetRowGroupBytes) {
+		if est >= float64(w.opts.TargetRowGroupBytes) || (w.bloomRowCap > 0 && w.rgRows >= w.bloomRowCap) {
 			if err := w.endRowGroup(); err != nil {
 				return err
 			}
@@ -646,7 +693,7 @@ func (w *Writer) endRowGroup() error {
 	if err := w.enc.endRowGroup(); err != nil {
 		return fmt.Errorf("datafile: new row group: %w", err)
 	}
-	w.closedBloom += w.bloomPerRG
+	w.closedBloom += w.bloomBytes(w.rgRows)
 	w.rgRows = 0
 	return nil
 }
@@ -662,12 +709,12 @@ func (w *Writer) BytesWritten() int64 { return w.sink.n }
 func (w *Writer) EstimatedSize() int64 {
 	n := w.sink.n + w.closedBloom
 	if w.enc != nil && w.rgRows > 0 {
-		n += w.enc.openBytes() + w.bloomPerRG
+		n += w.enc.openBytes() + w.bloomBytes(w.rgRows)
 	}
 	if w.pendingRows > 0 {
 		// Not encoded yet: half the Arrow size, the guess Roller makes before any
 		// page is encoded.
-		n += w.pendingBytes/2 + w.bloomPerRG
+		n += w.pendingBytes/2 + w.bloomBytes(w.pendingRows)
 	}
 	return n + w.overhead()
 }
@@ -716,7 +763,7 @@ func (w *Writer) close() (*WriteResult, error) {
 		return nil, w.err
 	}
 	if w.enc == nil {
-		if err := w.start(nil); err != nil {
+		if err := w.start(nil, false); err != nil {
 			return nil, err
 		}
 	}

@@ -71,13 +71,13 @@ func TestWriterPropertiesSelectPageZstd(t *testing.T) {
 		{WriterOptions{Codec: CodecZstd, CompressionLevel: 9}, 9},
 		{WriterOptions{Codec: CodecZstd, CompressionLevel: compress.DefaultCompressionLevel}, compress.DefaultCompressionLevel},
 	} {
-		props := tc.opts.withDefaults().properties(nil)
+		props := tc.opts.withDefaults().properties(nil, nil)
 		require.Equal(t, compress.Codecs.Zstd, props.Compression())
 		got, ok := ownLevel(props.CompressionLevel())
 		require.True(t, ok, "%+v: level %d does not select the page encoders", tc.opts, props.CompressionLevel())
 		require.Equal(t, tc.want, got)
 	}
-	props := WriterOptions{Codec: CodecGzip, CompressionLevel: 5}.withDefaults().properties(nil)
+	props := WriterOptions{Codec: CodecGzip, CompressionLevel: 5}.withDefaults().properties(nil, nil)
 	require.Equal(t, 5, props.CompressionLevel())
 	for _, level := range []int{-1, 0, 1, 3, 22, 1 << 20} {
 		_, ok := ownLevel(level)
