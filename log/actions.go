@@ -234,6 +234,9 @@ func (r Remove) MarshalJSON() ([]byte, error) {
 // DecodedPath returns the file path with percent-encoding removed.
 func (r *Remove) DecodedPath() (string, error) { return decodePath(r.Path) }
 
+// DecodedPath returns the change file's path relative to the table root, decoded.
+func (c *CDC) DecodedPath() (string, error) { return decodePath(c.Path) }
+
 // Key is the reconciliation key: decoded path plus deletion-vector unique id.
 func (r *Remove) Key() string { return fileKey(r.Path, r.DeletionVector) }
 
@@ -283,7 +286,10 @@ type Sidecar struct {
 	Tags map[string]string `json:"tags,omitempty"`
 }
 
-// CDC is the "cdc" action (change data files). It is read, never written.
+// CDC is the "cdc" action (PROTOCOL.md "Add CDC File"): a change data file under
+// _change_data/ holding the rows a commit changed, with their _change_type.
+// Snapshots do not keep them (checkpoints never hold them); change data readers read
+// them from the commit files.
 type CDC struct {
 	// Path is the change file's relative URI.
 	Path string `json:"path"`
@@ -535,6 +541,8 @@ func (a *Action) validate() error {
 		return fmt.Errorf("domainMetadata without domain")
 	case a.Sidecar != nil && a.Sidecar.Path == "":
 		return fmt.Errorf("sidecar without path")
+	case a.CDC != nil && a.CDC.Path == "":
+		return fmt.Errorf("cdc without path")
 	}
 	return nil
 }

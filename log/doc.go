@@ -136,12 +136,13 @@
 // What this package deliberately does not do: it never reads or writes data files
 // (internal/datafile does) or deletion-vector files (internal/dv does), for package
 // table and package optimize, which put their add and remove actions into a
-// Transaction. It does not write change-data files, multi-part checkpoints, v2
-// checkpoints with sidecars, log compaction files or .crc files (it ignores the last
-// two when reading), and it does not support absolute file URIs. Tables with the
-// v2Checkpoint feature get v2 checkpoints in JSON with every action inline. Writes to
-// tables with change data feed, generated or identity columns are refused (see
-// CheckWritable).
+// Transaction; the change data files of a commit are written there too and
+// committed as cdc actions (Transaction.AddChangeFiles). It does not write
+// multi-part checkpoints, v2 checkpoints with sidecars, log compaction files or .crc
+// files (it ignores the last two when reading), and it does not support absolute
+// file URIs. Tables with the v2Checkpoint feature get v2 checkpoints in JSON with
+// every action inline. Writes to tables with generated or identity columns are
+// refused (see CheckWritable).
 //
 // PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
 // Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md

@@ -174,8 +174,10 @@ func PrepareCreate(md Metadata, props map[string]string) (Protocol, Metadata, er
 // assigns ids and physical names (the current names, so existing files stay
 // readable). When the result needs a table feature the protocol lacks, the
 // protocol is upgraded (UpgradeProtocol); a feature skiplake cannot write
-// (change data feed, row tracking, CHECK constraints, ...) is refused with an
-// error naming the property. Nothing is written.
+// (CHECK constraints, in-commit timestamps, ...) is refused with an error naming
+// the property. Turning delta.enableChangeDataFeed on is refused while the schema
+// has a column the change data feed reserves (ChangeDataColumns), as in Delta
+// Spark. Nothing is written.
 func ApplyPropertyChange(p Protocol, md Metadata, change PropertyChange) (Protocol, Metadata, error) {
 	return applyProperties(p, md, change, false)
 }
@@ -294,7 +296,11 @@ func applyProperties(p Protocol, md Metadata, change PropertyChange, creating bo
 // supports every feature the properties and schema make active plus those norm
 // requests; it fails when skiplake could not write the result.
 func protocolAfter(p Protocol, md Metadata, schema *StructType, norm *NormalizedProperties, creating bool) (Protocol, error) {
-	needs, err := featureNeeds(ParseTableProperties(md.Configuration), schema)
+	props := ParseTableProperties(md.Configuration)
+	if err := checkChangeDataColumns(props, schema); err != nil {
+		return p, err
+	}
+	needs, err := featureNeeds(props, schema)
 	if err != nil {
 		return p, err
 	}
@@ -306,6 +312,39 @@ func protocolAfter(p Protocol, md Metadata, schema *StructType, norm *Normalized
 		return p, fmt.Errorf("log: the table would not be writable: %w", err)
 	}
 	return np, nil
+}
+
+// Columns a change data feed read adds to the table's (PROTOCOL.md "Change Data
+// Files", "Reader Requirements for AddCDCFile"): the kind of change, and the
+// version and time of the commit that made it.
+const (
+	ChangeTypeColumn      = "_change_type"
+	CommitVersionColumn   = "_commit_version"
+	CommitTimestampColumn = "_commit_timestamp"
+)
+
+// ChangeDataColumns are the column names the change data feed reserves: a table
+// with delta.enableChangeDataFeed=true may not have a top-level column of one of
+// these names (compared case-insensitively), as in Delta Spark.
+var ChangeDataColumns = []string{ChangeTypeColumn, CommitVersionColumn, CommitTimestampColumn}
+
+// checkChangeDataColumns refuses a schema with a column the change data feed
+// reserves when the properties turn it on (Delta Spark refuses both enabling the
+// feed on such a table and adding such a column to a table that has it on).
+func checkChangeDataColumns(props *TableProperties, schema *StructType) error {
+	if !props.EnableChangeDataFeed || schema == nil {
+		return nil
+	}
+	for _, f := range schema.Fields {
+		for _, r := range ChangeDataColumns {
+			if strings.EqualFold(f.Name, r) {
+				return &PropertyError{Key: PropEnableChangeDataFeed, Value: "true",
+					Reason: fmt.Sprintf("column %q has a name the change data feed reserves (%s are added to every change read); rename or drop it first",
+						f.Name, strings.Join(ChangeDataColumns, ", ")), Err: ErrInvalidProperty}
+			}
+		}
+	}
+	return nil
 }
 
 // checkSetProperties runs the checks of the keys being set that need the table.
@@ -543,7 +582,6 @@ func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error)
 
 // unwritableWhy says why skiplake refuses to turn on a feature it cannot honour.
 var unwritableWhy = map[string]string{
-	FeatureChangeDataFeed:    "skiplake does not write the change data feed (its DELETE, UPDATE and MERGE would not record _change_data files, so change readers would miss changes)",
 	FeatureCheckConstraints:  "skiplake cannot evaluate CHECK constraints, so it could not enforce them on writes",
 	FeatureInvariants:        "skiplake cannot evaluate column invariants, so it could not enforce them on writes",
 	FeatureInCommitTimestamp: "skiplake does not write in-commit timestamps yet",

@@ -279,7 +279,6 @@ func TestPrepareCreateRefuses(t *testing.T) {
 		{"bloom on a partition column", map[string]string{"skiplake.bloomFilter.columns": "p"}, ErrInvalidProperty, "partition column"},
 		{"bloom on a struct", map[string]string{"skiplake.bloomFilter.columns": "st"}, ErrInvalidProperty, "primitive"},
 		{"log retention below file retention", map[string]string{"delta.deletedFileRetentionDuration": "interval 60 days"}, ErrInvalidProperty, "delta.logRetentionDuration"},
-		{"change data feed", map[string]string{"delta.enableChangeDataFeed": "true"}, ErrUnsupportedFeature, "_change_data"},
 		{"row tracking while suspended", map[string]string{"delta.enableRowTracking": "true", "delta.rowTrackingSuspended": "true"}, ErrInvalidProperty, "suspended"},
 		{"check constraints", map[string]string{"delta.constraints.pos": "id > 0"}, ErrUnsupportedFeature, "CHECK constraints"},
 		{"in-commit timestamps", map[string]string{"delta.enableInCommitTimestamps": "true"}, ErrUnsupportedFeature, "inCommitTimestamp"},

@@ -81,13 +81,15 @@ var supportedReader = []string{
 // feature liquid, whose domain is kept as is). typeWidening is written (ALTER
 // records delta.typeChanges; schema changes keep it; files are written with the
 // current types and readers widen older ones); its preview feature, whose changes
-// also record the table version, is not. changeDataFeed and generated/identity
-// columns are refused (but see legacyUnused). invariants and checkConstraints are
-// accepted only when unused (see CheckWritable).
+// also record the table version, is not. changeDataFeed is written: with
+// delta.enableChangeDataFeed=true package table's DELETE, UPDATE and MERGE commit
+// cdc actions (AddChangeFiles) beside their data. Generated and identity columns
+// are refused (but see legacyUnused). invariants and checkConstraints are accepted
+// only when unused (see CheckWritable).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
-	FeatureColumnMapping, FeatureV2Checkpoint,
+	FeatureColumnMapping, FeatureV2Checkpoint, FeatureChangeDataFeed,
 	FeatureRowTracking, FeatureClustering, FeatureLiquid, FeatureTypeWidening,
 }
 
@@ -114,11 +116,11 @@ func withRequired(features []string) []string {
 }
 
 // legacyUnused are the features legacy writer versions 4-6 imply for every table,
-// used or not, which a write honours by their not being used: no change data feed
-// enabled, no generation expression, no identity column (CheckWritable checks). So a
-// table Spark created at reader 2 / writer 5 for column mapping is writable. Listed
-// explicitly by a writer-7 table, they still need supportedWriter.
-var legacyUnused = []string{FeatureChangeDataFeed, FeatureGeneratedColumns, FeatureIdentityColumns}
+// used or not, which a write honours by their not being used: no generation
+// expression, no identity column (CheckWritable checks). So a table Spark created
+// at reader 2 / writer 5 for column mapping is writable. Listed explicitly by a
+// writer-7 table, they still need supportedWriter.
+var legacyUnused = []string{FeatureGeneratedColumns, FeatureIdentityColumns}
 
 // vacuumSafe lists the writer features of tables whose files VACUUM understands: with
 // any of them every file of the table is still named by add and remove actions (data
@@ -372,8 +374,8 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // table must be readable, the writer version at most 7, every writer feature
 // supported (the legacyUnused ones implied by writer versions 4-6 included), and
 // features used only where they are supported: no column carrying delta.invariants,
-// no delta.constraints.* property, delta.enableChangeDataFeed off, no column with
-// delta.generationExpression or delta.identity.* metadata.
+// no delta.constraints.* property, no column with delta.generationExpression or
+// delta.identity.* metadata.
 func CheckWritable(p Protocol, md Metadata) error {
 	return checkWritable(p, md, ParseTableProperties(md.Configuration))
 }
@@ -401,10 +403,6 @@ func checkWritable(p Protocol, md Metadata, props *TableProperties) error {
 		if !contains(supportedWriter, f) && !contains(bad, f) {
 			bad = append(bad, f)
 		}
-	}
-	// Properties that need features we do not write, whatever the protocol says.
-	if props.EnableChangeDataFeed && !contains(bad, FeatureChangeDataFeed) {
-		bad = append(bad, FeatureChangeDataFeed)
 	}
 	var keys []string
 	for name := range props.Constraints {

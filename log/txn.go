@@ -54,6 +54,7 @@ type Transaction struct {
 	opts      TxnOptions
 	adds      []*Add
 	removes   []*Remove
+	cdcs      []*CDC
 	metadata  *Metadata
 	protocol  *Protocol
 	txns      []Txn
@@ -152,6 +153,17 @@ func (t *Transaction) Add(adds ...*Add) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.adds = append(t.adds, adds...)
+}
+
+// AddChangeFiles records change data files (PROTOCOL.md "Add CDC File"): the rows
+// the commit inserted, deleted and updated, with their _change_type, written under
+// _change_data/ before the commit (L2). Change data readers read a version that
+// has cdc actions from them alone, so a commit that adds one must record every row
+// it changes in them. Their dataChange is always false.
+func (t *Transaction) AddChangeFiles(files ...*CDC) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cdcs = append(t.cdcs, files...)
 }
 
 // Remove removes files. Removing a file implies having read it.
@@ -295,6 +307,22 @@ func (t *Transaction) validate() error {
 			return fmt.Errorf("log: file %s removed twice: %w", r.Path, ErrInvalidTransaction)
 		}
 		seen[k] = true
+	}
+	for _, c := range t.cdcs {
+		if c == nil || c.Path == "" {
+			return fmt.Errorf("log: cdc without path: %w", ErrInvalidTransaction)
+		}
+		if c.DataChange {
+			return fmt.Errorf("log: cdc %s with dataChange=true: %w", c.Path, ErrInvalidTransaction)
+		}
+		k := "c" + canonicalPath(c.Path)
+		if seen[k] {
+			return fmt.Errorf("log: change file %s added twice: %w", c.Path, ErrInvalidTransaction)
+		}
+		seen[k] = true
+	}
+	if len(t.cdcs) > 0 && !contains(WriterFeatures(p), FeatureChangeDataFeed) {
+		return fmt.Errorf("log: cdc actions need the changeDataFeed writer feature: %w", ErrInvalidTransaction)
 	}
 	for _, d := range t.domains {
 		if d.Domain == "" {
@@ -447,7 +475,7 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 }
 
 // actions orders the commit: commitInfo, protocol, metaData, txn,
-// domainMetadata, removes, adds.
+// domainMetadata, removes, adds, cdc.
 func (t *Transaction) actions(info *CommitInfo) []Action {
 	adds, removes, domains := t.fileActions()
 	out := make([]Action, 0, 3+len(t.txns)+len(domains)+len(removes)+len(adds))
@@ -469,6 +497,9 @@ func (t *Transaction) actions(info *CommitInfo) []Action {
 	}
 	for _, a := range adds {
 		out = append(out, Action{Add: a})
+	}
+	for _, c := range t.cdcs {
+		out = append(out, Action{CDC: c})
 	}
 	return out
 }

@@ -81,11 +81,6 @@ func TestCreateValidation(t *testing.T) {
 	if _, err := l.Create(ctx, md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, CommitInfo{}); !errors.Is(err, ErrInvalidTransaction) {
 		t.Errorf("unknown partition column: %v", err)
 	}
-	cdf := testMetadata()
-	cdf.Configuration = map[string]string{"delta.enableChangeDataFeed": "true"}
-	if _, err := l.Create(ctx, cdf, Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, nil, CommitInfo{}); !errors.Is(err, ErrUnsupportedFeature) {
-		t.Errorf("writer 4 with change data feed enabled: %v", err)
-	}
 	createTable(t, l, nil)
 	if _, err := l.Create(ctx, testMetadata(), Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, CommitInfo{}); !errors.Is(err, ErrMetadataChanged) && !errors.Is(err, ErrProtocolChanged) {
 		t.Errorf("concurrent create must conflict, got %v", err)

@@ -3,6 +3,7 @@ package log
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/skiplake/skiplake/storage"
 )
@@ -11,6 +12,9 @@ import (
 type CommitScan struct {
 	// Version is the commit's version.
 	Version int64
+	// ModTime is the commit file's modification time (what PROTOCOL.md's change
+	// data readers take as the commit's time when it has no in-commit timestamp).
+	ModTime time.Time
 	// Info is its commitInfo (nil when it has none).
 	Info *CommitInfo
 	// Actions are its other actions, in file order.
@@ -55,7 +59,7 @@ func (l *Log) ScanCommits(ctx context.Context, from, to int64, fn func(*CommitSc
 				return errs[i]
 			}
 			v := versions[start+i]
-			cs := &CommitScan{Version: v}
+			cs := &CommitScan{Version: v, ModTime: lst.commits[v].ModTime}
 			ci, err := parseCommit(lst.commits[v].Path, data[i], func(a *Action) error {
 				cs.Actions = append(cs.Actions, *a)
 				return nil
@@ -70,6 +74,32 @@ func (l *Log) ScanCommits(ctx context.Context, from, to int64, fn func(*CommitSc
 		}
 	}
 	return nil
+}
+
+// CommitFile is one commit file of the log.
+type CommitFile struct {
+	// Version is the commit's version.
+	Version int64
+	// ModTime is the file's modification time.
+	ModTime time.Time
+}
+
+// CommitFiles lists the commit files still in the log, in version order, from one
+// listing of _delta_log/ (no commit is read). ErrTableNotFound when there are none.
+func (l *Log) CommitFiles(ctx context.Context) ([]CommitFile, error) {
+	lst, err := l.list(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if lst.maxVersion < 0 {
+		return nil, ErrTableNotFound
+	}
+	out := make([]CommitFile, 0, len(lst.commits))
+	for v, o := range lst.commits {
+		out = append(out, CommitFile{Version: v, ModTime: o.ModTime})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
 }
 
 // WriteVolume is how many bytes the commits still in the log added to the table.

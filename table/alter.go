@@ -43,9 +43,11 @@ type AlterOptions struct {
 	// features the legacy versions implied). delta.columnMapping.mode may only go
 	// from none to name. delta.enableRowTracking=true gives every live file row IDs
 	// in the same commit (its files are re-added with dataChange=false; no data is
-	// rewritten). Properties skiplake cannot honour as a writer
-	// (delta.enableChangeDataFeed, CHECK constraints, ...) are refused with an error
-	// naming them. Only the keys set are validated: the
+	// rewritten). delta.enableChangeDataFeed=true makes DML record its changes from
+	// the next commit on (Table.Changes); it is refused while a column has a name
+	// the change data feed reserves. Properties skiplake cannot honour as a writer
+	// (CHECK constraints, ...) are refused with an error naming them. Only the keys
+	// set are validated: the
 	// rest of the configuration is kept as it is.
 	SetProperties map[string]string
 	// UnsetProperties removes table properties (a known key in any letter case).

@@ -95,7 +95,6 @@ func TestAlterRefusesAndLeavesTheTableAlone(t *testing.T) {
 		{"nothing to do", table.AlterOptions{}, table.ErrInvalidArgument, "exactly one kind"},
 		{"two kinds at once", table.AlterOptions{SetProperties: map[string]string{"delta.appendOnly": "true"}, AddColumns: []table.NewColumn{col}}, table.ErrInvalidArgument, "exactly one kind"},
 		{"unknown key", table.AlterOptions{SetProperties: map[string]string{"delta.appendOnlyy": "true"}}, log.ErrUnknownProperty, "delta.appendOnlyy"},
-		{"change data feed", table.AlterOptions{SetProperties: map[string]string{"delta.enableChangeDataFeed": "true"}}, log.ErrUnsupportedFeature, "_change_data"},
 		{"row tracking while suspended", table.AlterOptions{SetProperties: map[string]string{"delta.enableRowTracking": "true", "delta.rowTrackingSuspended": "true"}}, log.ErrInvalidProperty, "suspended"},
 		{"internal row tracking key", table.AlterOptions{SetProperties: map[string]string{"delta.rowTracking.materializedRowIdColumnName": "x"}}, log.ErrInvalidProperty, "internal"},
 		{"cluster by and none at once", table.AlterOptions{ClusterBy: []string{"id"}, ClusterByNone: true}, table.ErrInvalidArgument, "together"},

@@ -125,6 +125,9 @@ func (a *dmlAttempt) deleteMatching(ctx context.Context, sc *Scan, task *fileTas
 		pos, _, err := matchingPositions(sc, b)
 		if err == nil {
 			a.deleteRows(f, pos)
+			if a.changes != nil {
+				a.changes.deletedAt(f, pos)
+			}
 		}
 		return err
 	})
@@ -141,7 +144,8 @@ func (a *dmlAttempt) commitInfo(rowsKey string, rows int64, predicates []string)
 		"numRemovedFiles":     itoa(res.FilesRemoved),
 		rowsKey:               itoa64(rows),
 		"numCopiedRows":       itoa64(res.RowsCopied),
-		"numAddedChangeFiles": "0",
+		"numAddedChangeFiles": itoa(res.ChangeFilesAdded),
+		"changeFileBytes":     itoa64(res.ChangeFileBytes),
 		"numRemovedBytes":     itoa64(res.BytesRemoved),
 		"numAddedBytes":       itoa64(res.BytesAdded),
 	}

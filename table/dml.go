@@ -160,6 +160,11 @@ type DMLResult struct {
 	BytesAdded          int64 `json:"bytesAdded"`
 	BytesRemoved        int64 `json:"bytesRemoved"`
 	DeletionVectorBytes int64 `json:"deletionVectorBytes"`
+	// ChangeFilesAdded and ChangeFileBytes count the change data files the commit
+	// added (cdc actions; tables with delta.enableChangeDataFeed=true, see
+	// Table.Changes).
+	ChangeFilesAdded int   `json:"changeFilesAdded,omitempty"`
+	ChangeFileBytes  int64 `json:"changeFileBytes,omitempty"`
 	// Passes is the number of passes over the target a MERGE made (its source was
 	// partitioned by key hash to fit the memory budget).
 	Passes int `json:"passes,omitempty"`
@@ -221,11 +226,15 @@ type dmlAttempt struct {
 	readPreds []log.ReadPredicate
 	readAll   bool
 	sink      rowSink
-	res       *DMLResult
-	dvFiles   []string   // DV files written (for cleanup)
-	written   []*log.Add // the data files the sink wrote (checked at commit: T1)
-	scanTime  time.Duration
-	merge     mergeCounts // MERGE's row counters
+	// changes records the changed rows in change data files (nil: the table's
+	// change data feed is off, or a dry run); cdcs are its cdc actions.
+	changes  *changeSink
+	cdcs     []*log.CDC
+	res      *DMLResult
+	dvFiles  []string   // DV files written (for cleanup)
+	written  []*log.Add // the data files the sink wrote (checked at commit: T1)
+	scanTime time.Duration
+	merge    mergeCounts // MERGE's row counters
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64
@@ -263,8 +272,14 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		a.sink = newCountSink(snap)
 	} else {
 		sortBy, curve := newRowsOrder(snap.view)
-		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
-			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget), sortBy: sortBy, sortCurve: curve}}
+		wo := WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
+			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
+		sorted := wo
+		sorted.sortBy, sorted.sortCurve = sortBy, curve
+		a.sink = &writerSink{t: t, snap: snap, opts: sorted}
+		if snap.view.WritesChangeData() {
+			a.changes = newChangeSink(a, wo) // change data files are not clustered
+		}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
 	return a, nil
@@ -313,11 +328,6 @@ func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error 
 	props := ls.Properties()
 	if props.AppendOnly {
 		return fmt.Errorf("%w: table is append-only (delta.appendOnly=true); %s refused", ErrInvalidArgument, op)
-	}
-	for _, f := range log.WriterFeatures(ls.Protocol()) {
-		if f == log.FeatureChangeDataFeed && props.EnableChangeDataFeed {
-			return fmt.Errorf("%w: %s on tables with %s is not supported", log.ErrUnsupportedFeature, op, f)
-		}
 	}
 	if snap.view.KeepsStableRowIDs() && (movesRows || opts.RewriteFiles || !snap.view.WritesDeletionVectors()) {
 		// Rows moved to new files would need their stable row IDs materialized in
@@ -532,6 +542,9 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		}
 		res.Files = append(res.Files, entry)
 	}
+	if a.changes != nil {
+		a.changes.decide(rewrite)
+	}
 	if len(rewrite) > 0 {
 		if a.opts.DryRun {
 			// The rows a rewrite would copy, from the counts (nothing is read).
@@ -587,9 +600,28 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			}
 		}
 	}
+	if a.changes != nil {
+		if err := a.changes.flushPending(ctx); err != nil {
+			return nil, nil, err
+		}
+		if pre := a.opts.pre; pre != nil {
+			if err := a.changes.flushWritten(ctx, pre.adds); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	newAdds, err := a.sink.finish(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	if a.changes != nil {
+		if a.cdcs, err = a.changes.finish(ctx); err != nil {
+			return nil, nil, err
+		}
+		for _, c := range a.cdcs {
+			res.ChangeFilesAdded++
+			res.ChangeFileBytes += c.Size
+		}
 	}
 	for _, ad := range newAdds {
 		res.FilesAdded++
@@ -662,6 +694,11 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
 				any = any || keep[i]
 			}
+			if a.changes != nil {
+				if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+					return err
+				}
+			}
 			if !any {
 				return nil
 			}
@@ -702,6 +739,7 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
 	txn.Remove(removes...)
 	txn.Add(adds...)
+	txn.AddChangeFiles(a.cdcs...)
 	if a.rowIDs {
 		// No existing row moved (checkDML, finish): the rows left keep their
 		// files' row IDs, new rows take fresh ones.
@@ -736,6 +774,9 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 func (a *dmlAttempt) cleanup() {
 	a.layout.release()
 	a.sink.discard()
+	if a.changes != nil {
+		a.changes.discard()
+	}
 	if len(a.dvFiles) == 0 {
 		return
 	}
@@ -809,6 +850,11 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *dmlAttempt) error, info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
 	if err := a.sink.start(ctx); err != nil {
 		return nil, err
+	}
+	if a.changes != nil {
+		if err := a.changes.start(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := body(ctx, a); err != nil {
 		return nil, err

@@ -46,6 +46,9 @@ type writerSink struct {
 	t    *Table
 	snap *Snapshot
 	opts WriteOptions
+	// changes makes it write change data files (newChangeFileWriter) from batches
+	// of changeWriteSchema instead of data files.
+	changes bool
 
 	w    *fileSetWriter
 	pipe *batchPipe
@@ -56,12 +59,16 @@ type writerSink struct {
 }
 
 func (s *writerSink) start(ctx context.Context) error {
-	w, err := s.t.newFileSetWriter(s.snap, s.opts)
+	newWriter, schema := s.t.newFileSetWriter, s.snap.view.Logical()
+	if s.changes {
+		newWriter, schema = s.t.newChangeFileWriter, changeWriteSchema(s.snap.view)
+	}
+	w, err := newWriter(s.snap, s.opts)
 	if err != nil {
 		return err
 	}
 	s.w = w
-	s.pipe = newBatchPipe(s.snap.view.Logical())
+	s.pipe = newBatchPipe(schema)
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)

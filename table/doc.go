@@ -68,6 +68,17 @@
 //     everywhere; an operation that depends on a property whose stored value does not
 //     parse refuses to run.
 //
+// # Change data feed
+//
+// On tables with delta.enableChangeDataFeed=true, DELETE, UPDATE, MERGE and
+// replaceWhere overwrites record the rows they change in change data files (cdc
+// actions in the same commit) exactly when the commit's added and removed files
+// would misstate them (updates, copy-on-write rewrites), as Delta Spark does;
+// Table.Changes reads the changes of a range of versions from those files or, for
+// the other commits, from their add and remove actions (dataChange=false commits
+// change nothing). Replaying the change rows of every version rebuilds every
+// version (the property test in changes_property_test.go).
+//
 // # One package for programs
 //
 // A program needs no other skiplake package to use tables: inputs and results that
@@ -83,8 +94,7 @@
 //
 // # Not here
 //
-// Writing to tables with change data feed (reading them is supported); DML that
-// moves rows on tables with row tracking enabled (UPDATE, upserts, copy-on-write:
+// DML that moves rows on tables with row tracking enabled (UPDATE, upserts, copy-on-write:
 // they would lose the rows' stable IDs); writing inline deletion vectors (Spark never
 // writes them; package internal/dv can).
 //

@@ -66,4 +66,10 @@ var (
 	// table changed its schema, column mapping or partitioning under it. Nothing was
 	// committed and the files were deleted; the error says what changed.
 	ErrLayoutChanged = tableview.ErrLayoutChanged
+	// ErrChangesUnavailable reports changes of a version that cannot be read
+	// (Table.Changes): the table's change data feed was not enabled there, its
+	// commit or change files are gone (log cleanup, VACUUM), or a schema change
+	// lies in the range that its end version's schema cannot read. The error names
+	// the version.
+	ErrChangesUnavailable = errors.New("table: changes not available")
 )

@@ -213,7 +213,8 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 			"numRemovedBytes":     itoa64(r.BytesRemoved),
 			"numDeletedRows":      itoa64(r.RowsDeleted),
 			"numCopiedRows":       itoa64(r.RowsCopied),
-			"numAddedChangeFiles": "0",
+			"numAddedChangeFiles": itoa(r.ChangeFilesAdded),
+			"changeFileBytes":     itoa64(r.ChangeFileBytes),
 		}}
 	})
 	if err != nil {

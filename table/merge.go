@@ -319,7 +319,8 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 			"numOutputRows":                          itoa64(res.RowsInserted + res.RowsUpdated + res.RowsCopied),
 			"numTargetFilesAdded":                    itoa(res.FilesAdded),
 			"numTargetFilesRemoved":                  itoa(res.FilesRemoved),
-			"numTargetChangeFilesAdded":              "0",
+			"numTargetChangeFilesAdded":              itoa(res.ChangeFilesAdded),
+			"numTargetChangeFileBytes":               itoa64(res.ChangeFileBytes),
 			"numTargetBytesAdded":                    itoa64(res.BytesAdded),
 			"numTargetBytesRemoved":                  itoa64(res.BytesRemoved),
 		}
@@ -844,17 +845,56 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 				return err
 			}
 			err = a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out)
+			if err == nil && a.changes != nil {
+				err = m.recordChange(ctx, f, b, tIdx, mask, pos, out)
+			}
 			out.Release()
 			if err != nil {
 				return err
 			}
 			updated.Add(int64(len(pos)))
 		} else {
+			if a.changes != nil {
+				if err := m.recordChange(ctx, f, b, tIdx, mask, pos, nil); err != nil {
+					return err
+				}
+			}
 			deleted.Add(int64(len(pos)))
 		}
 		a.deleteRows(f, pos)
 	}
 	return nil
+}
+
+// recordChange records in the change data files the target rows tIdx[i] of b with
+// mask[i] set (file positions pos): updated to post, or deleted (post nil). The
+// preimage and the deleted rows' values come from b when the MERGE read every
+// column (it does when a clause updates); otherwise deleted rows are recorded by
+// position, to be read if the commit needs change files.
+func (m *merger) recordChange(ctx context.Context, f *touchedFile, b liveBatch, tIdx []int32, mask []bool, pos []int64, post arrow.RecordBatch) error {
+	a := m.a
+	if len(m.readCols) < a.snap.view.Logical().NumFields() {
+		if post != nil {
+			return fmt.Errorf("table: internal error: MERGE updated rows without reading every column")
+		}
+		a.changes.deletedAt(f, pos)
+		return nil
+	}
+	var idx []int32
+	for i, on := range mask {
+		if on {
+			idx = append(idx, tIdx[i])
+		}
+	}
+	rows, err := takeRows(ctx, b.rec, idx, a.mem)
+	if err != nil {
+		return err
+	}
+	defer rows.Release()
+	if post == nil {
+		return a.changes.delete(ctx, rows)
+	}
+	return a.changes.update(ctx, rows, post)
 }
 
 // insert applies the WHEN NOT MATCHED clauses to the pass's source rows no target row
@@ -906,6 +946,11 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 			out, err := m.sourceRows(ctx, p, picked, nil, nil)
 			if err == nil {
 				err = a.sink.write(ctx, out)
+				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
+					// An inserts-only MERGE needs no change files (readers take its
+					// new files as inserts); any other may (see changeSink).
+					err = a.changes.insert(ctx, out)
+				}
 				out.Release()
 			}
 			if err != nil {

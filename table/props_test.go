@@ -136,7 +136,6 @@ func TestCreateValidatesPropertiesBeforeWriting(t *testing.T) {
 		{map[string]string{"delta.deletedFileRetentionDuration": "garbage"}, log.ErrInvalidProperty, "calendar interval"},
 		{map[string]string{"delta.targetFileSizes": "1mb"}, log.ErrUnknownProperty, "delta.targetFileSizes"},
 		{map[string]string{"skiplake.bloomFilter.columns": "nope"}, log.ErrInvalidProperty, `"nope"`},
-		{map[string]string{"delta.enableChangeDataFeed": "true"}, log.ErrUnsupportedFeature, "changeDataFeed"},
 	}
 	for _, c := range cases {
 		st := storage.NewMemory()

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -463,7 +464,13 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	del, err := datafile.LoadDeletionVector(ctx, r.scan.snap.store, task.add.DeletionVector)
+	var del *dv.Deleted
+	var err error
+	if task.change != nil {
+		del, err = task.change.deleted(ctx, r.scan.snap.store, task)
+	} else {
+		del, err = datafile.LoadDeletionVector(ctx, r.scan.snap.store, task.add.DeletionVector)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", task.path, err)
 	}
@@ -577,13 +584,17 @@ func (p *projection) withPartitions(task *fileTask, data arrow.RecordBatch, mem 
 	cols := make([]arrow.Array, len(p.outCols))
 	di := 0
 	for i, oc := range p.outCols {
-		if oc.partition {
-			c, err := datafile.ConstantColumn(task.partVals[oc.physical], oc.field.Type, n, mem)
+		v, given := task.partVals[oc.physical]
+		if oc.partition || (oc.override && given) {
+			c, err := datafile.ConstantColumn(v, oc.field.Type, n, mem)
 			if err != nil {
 				releaseArrays(cols[:i])
 				return nil, fmt.Errorf("table: partition column %q: %w", oc.field.Name, err)
 			}
 			cols[i] = c
+			if oc.override {
+				di++ // the file's column (read: nulls in a data file) is replaced
+			}
 			continue
 		}
 		c := data.Column(di)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/storage"
@@ -130,15 +131,63 @@ type Scan struct {
 	cfg    scanConfig
 	proj   *projection
 	pred   expr.Expr
-	table  *expr.Bound // the filter bound to the table's logical schema, or nil
+	table  *expr.Bound // the filter bound to the scan's logical schema (cols), or nil
 	tasks  []*fileTask // the files to read, in log order
 	report ScanReport  // the planning levels (copied out, never mutated after planning)
+	// cols are the columns the scan can return (the table's; a change read adds
+	// the change columns), mapper translates their logical paths to the files'
+	// physical ones (nil: the identity).
+	cols   []scanColumn
+	mapper skipping.PathMapper
+}
+
+// scanColumn is a column a scan can return, and where its values come from.
+type scanColumn struct {
+	field arrow.Field // logical name, no metadata
+	// partition: the value is the file's (fileTask.partVals[physical]), never read
+	// from the file.
+	partition bool
+	// physical is the key of the column's value in fileTask.partVals: a partition
+	// column's physical name; for an override column, the key of the value that
+	// replaces the file's column when a task has one.
+	physical string
+	// read is what files are asked for (with mapping metadata), for file columns.
+	read arrow.Field
+	// override: a file column whose value a task may give instead (a change read's
+	// _change_type: read from change data files, constant for the inserts and
+	// deletes derived from add and remove actions).
+	override bool
+}
+
+// tableColumns are the columns of v's table, as scans return them.
+func tableColumns(v *tableview.View) []scanColumn {
+	logical := v.Logical()
+	out := make([]scanColumn, logical.NumFields())
+	for i, f := range logical.Fields() {
+		c := scanColumn{field: f, read: v.ReadSchema().Field(i)}
+		if v.IsPartition(f.Name) {
+			c.partition = true
+			c.physical = v.Physical().Field(i).Name
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// columnSchema is the logical schema of cols (what filters bind to).
+func columnSchema(cols []scanColumn) *arrow.Schema {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = c.field
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 type outColumn struct {
 	field     arrow.Field
 	partition bool
-	physical  string // partition: the key in partitionValues
+	physical  string // partition or override: the key in fileTask.partVals
+	override  bool   // a file column a task's partVals[physical] replaces when present
 }
 
 // projection is what a read returns and reads: the output schema, the columns read
@@ -161,6 +210,9 @@ type fileTask struct {
 	// recheck is true when the filter must be evaluated on the rows (the planner
 	// could not prove that every row matches).
 	recheck bool
+	// change is set for the files of a change read (Table.Changes): which version's
+	// change they hold, and which rows of the file it is.
+	change *changeFile
 }
 
 // Scan plans a scan of the latest version (see Snapshot.Scan; to scan another
@@ -178,29 +230,13 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) {
 // statistics, Bloom filters). Errors in columns or filter are returned here, before
 // anything is read. Scans of one Snapshot share its parsed statistics and index.
 func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) {
-	sc := &Scan{snap: s, cfg: newScanConfig(opts), report: ScanReport{Version: s.Version()}}
-	if sc.cfg.filter != "" || sc.cfg.predicate != nil {
-		pred := sc.cfg.predicate
-		if sc.cfg.filter != "" {
-			p, err := expr.Parse(sc.cfg.filter)
-			if err != nil {
-				return nil, err
-			}
-			if pred != nil {
-				p = expr.And(pred, p)
-			}
-			pred = p
-		}
-		b, err := expr.Bind(pred, s.view.Logical())
-		if err != nil {
-			return nil, err
-		}
-		s.filters.observe(pred)
-		sc.pred, sc.table = pred, b
-		// The filter as given (numbers as the user wrote them), not as bound:
-		// binding coerces literals to the columns' types (500 to a double prints
-		// 5e+02, 2.5 against a bigint becomes >= 3), which would not echo the input.
-		sc.report.Filter = pred.String()
+	sc := &Scan{snap: s, cfg: newScanConfig(opts), report: ScanReport{Version: s.Version()},
+		cols: tableColumns(s.view), mapper: pathMapper(s.view)}
+	if err := sc.bindFilter(); err != nil {
+		return nil, err
+	}
+	if sc.table != nil {
+		s.filters.observe(sc.pred)
 	}
 	proj, err := sc.project(sc.cfg.columns, false)
 	if err != nil {
@@ -216,10 +252,38 @@ func (s *Snapshot) Scan(ctx context.Context, opts ...ScanOption) (*Scan, error) 
 	return sc, nil
 }
 
+// bindFilter parses the scan's filter (WithFilter, ANDed with WithPredicate) and
+// binds it to the scan's columns.
+func (sc *Scan) bindFilter() error {
+	if sc.cfg.filter != "" || sc.cfg.predicate != nil {
+		pred := sc.cfg.predicate
+		if sc.cfg.filter != "" {
+			p, err := expr.Parse(sc.cfg.filter)
+			if err != nil {
+				return err
+			}
+			if pred != nil {
+				p = expr.And(pred, p)
+			}
+			pred = p
+		}
+		b, err := expr.Bind(pred, columnSchema(sc.cols))
+		if err != nil {
+			return err
+		}
+		sc.pred, sc.table = pred, b
+		// The filter as given (numbers as the user wrote them), not as bound:
+		// binding coerces literals to the columns' types (500 to a double prints
+		// 5e+02, 2.5 against a bigint becomes >= 3), which would not echo the input.
+		sc.report.Filter = pred.String()
+	}
+	return nil
+}
+
 // project resolves the requested columns (none: every column, unless countOnly,
 // which returns no column) and the filter into a projection.
 func (s *Scan) project(columns []string, countOnly bool) (*projection, error) {
-	logical := s.snap.view.Logical()
+	logical := columnSchema(s.cols)
 	p := &projection{}
 	var outTable []int // output column -> table field index
 	switch {
@@ -259,13 +323,11 @@ func (s *Scan) project(columns []string, countOnly bool) (*projection, error) {
 		if !needed[i] {
 			continue
 		}
-		f := logical.Field(i)
-		oc := outColumn{field: f}
-		if s.snap.view.IsPartition(f.Name) {
-			oc.partition = true
-			oc.physical = s.snap.view.Physical().Field(i).Name
-		} else {
-			wantFields = append(wantFields, s.snap.view.ReadSchema().Field(i))
+		c := s.cols[i]
+		f := c.field
+		oc := outColumn{field: f, partition: c.partition, physical: c.physical, override: c.override}
+		if !c.partition {
+			wantFields = append(wantFields, c.read)
 		}
 		pos[i] = len(readFields)
 		p.outCols = append(p.outCols, oc)
@@ -610,6 +672,9 @@ func (s *Scan) openFile(ctx context.Context, task *fileTask, opts datafile.ReadO
 	f, err := s.snap.store.Open(ctx, task.path)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
+			if task.change != nil {
+				return nil, nil, task.change.missing(task.path)
+			}
 			return nil, nil, fmt.Errorf("%w: %s (referenced by version %d)", ErrMissingDataFile, task.path, s.snap.Version())
 		}
 		return nil, nil, fmt.Errorf("table: open %s: %w", task.path, err)
@@ -718,7 +783,7 @@ func rowGroupStoredBytes(rg *metadata.RowGroupMetaData) int64 {
 // leafIndex maps a bound column path (logical) to the file's leaf column index.
 func (s *Scan) leafIndex(md *metadata.FileMetaData) func(path []string) int {
 	leaf := skipping.LeafIndexByPath(md)
-	mapper := s.snap.fm.mapper
+	mapper := s.mapper
 	return func(path []string) int {
 		phys, ok := mapPath(mapper, path)
 		if !ok {

@@ -111,6 +111,11 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 		if err := a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out); err != nil {
 			return err
 		}
+		if a.changes != nil {
+			if err := a.recordUpdate(ctx, b.rec, sel, out); err != nil {
+				return err
+			}
+		}
 		a.deleteRows(f, pos)
 		updated += int64(len(pos))
 		return nil
@@ -128,4 +133,23 @@ func fieldNamesOf(s *arrow.Schema) []string {
 		out[i] = f.Name
 	}
 	return out
+}
+
+// recordUpdate records in the change data files the rows of rec that sel selects
+// (nil: all) as update preimages and post, their new values, as postimages.
+func (a *dmlAttempt) recordUpdate(ctx context.Context, rec arrow.RecordBatch, sel *expr.Selection, post arrow.RecordBatch) error {
+	pre := rec
+	if sel != nil {
+		keep := make([]bool, rec.NumRows())
+		for i := range keep {
+			keep[i] = sel.Contains(i)
+		}
+		rows, err := filterRows(ctx, rec, keep, a.mem)
+		if err != nil {
+			return err
+		}
+		defer rows.Release()
+		pre = rows
+	}
+	return a.changes.update(ctx, pre, post)
 }

@@ -537,6 +537,9 @@ type fileSetWriter struct {
 	rollers   map[string]*datafile.Roller
 	rowsTotal int64
 	sorter    *sortBuffers // optimized write on a clustered table (nil otherwise)
+	// dir, when set, is the directory (ending in "/") the files go to, their
+	// partition directories under it: change data files go to _change_data/.
+	dir string
 	// check, when set, vets every conformed batch (base: the input row of its first
 	// row) before it is written: a replaceWhere's predicate.
 	check func(rec arrow.RecordBatch, base int64) error
@@ -729,7 +732,11 @@ func (w *fileSetWriter) project(rec arrow.RecordBatch) arrow.RecordBatch {
 func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
 	r := w.rollers[dir]
 	if r == nil {
-		r = w.out.NewRoller(datafile.FileOptions{Dir: dir, PartitionValues: values})
+		place := dir
+		if w.dir != "" {
+			place = strings.TrimSuffix(w.dir+dir, "/")
+		}
+		r = w.out.NewRoller(datafile.FileOptions{Dir: place, PartitionValues: values})
 		w.rollers[dir] = r
 	}
 	return r.Write(ctx, data)

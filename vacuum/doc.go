@@ -1,7 +1,7 @@
 // Package vacuum is the garbage collector of Delta tables: Run deletes the files under
 // a table root that no version inside the retention window references (data files,
-// deletion vector files, skiplake Bloom index files, the workload layout's tree
-// files) and abandoned temporaries of interrupted writes. It reads the log and lists
+// deletion vector files, change data files, skiplake Bloom index files, the workload
+// layout's tree files) and abandoned temporaries of interrupted writes. It reads the log and lists
 // and deletes objects; it never writes data and never commits. OPTIMIZE (package
 // optimize) is what leaves most of the garbage behind; package table wraps both for
 // users (Table.Vacuum, Maintain).
@@ -10,8 +10,8 @@
 //
 //   - V1 Run deletes only files no version inside the retention window references,
 //     never files younger than the retention period, never anything under
-//     _delta_log/ or in hidden directories other than _delta_index/ and the tree
-//     files _skiplake_layout/qdtree-<uuid>.json (except abandoned .skiplake-tmp
+//     _delta_log/ or in hidden directories other than _delta_index/, _change_data/
+//     and the tree files _skiplake_layout/qdtree-<uuid>.json (except abandoned .skiplake-tmp
 //     temporaries older than the retention), and never anything outside the table
 //     root: it lists and deletes through store paths relative to the root only.
 //   - V2 Run never deletes a file older than the table (modified before version 0's

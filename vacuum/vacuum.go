@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ type Result struct {
 	// unreferenced files go.
 	Cutoff time.Time `json:"cutoff"`
 	// Files are the deleted paths (relative to the table root), in path order:
-	// data, deletion vector, Bloom index and workload tree files.
+	// data, deletion vector, change data, Bloom index and workload tree files.
 	Files []string `json:"files"`
 	// Bytes is their total size.
 	Bytes int64 `json:"bytes"`
@@ -80,9 +81,11 @@ type Result struct {
 // (as a data file, a deletion vector file — by UUID, or by absolute path under the
 // table root — or, through the skiplake.bloom tag, an index file, or, through the
 // skiplake.qdtree tag, the workload layout's tree file), when a tombstone younger
-// than the retention references it, or when it was modified less than Retention
-// ago, or less than MinUnreferencedAge ago whatever the retention (it may belong to
-// a commit in progress). Tree files
+// than the retention references it, when a cdc action of a commit inside the
+// retention window references it (change data files under _change_data/, which no
+// snapshot keeps: see keepWindowChangeFiles), or when it was modified less than
+// Retention ago, or less than MinUnreferencedAge ago whatever the retention (it may
+// belong to a commit in progress). Tree files
 // (_skiplake_layout/qdtree-<uuid>.json, see package optimize) superseded by a later
 // tree are deleted like data files and listed in Result.Files; while an unexpired
 // tombstone lacks extended file metadata (its tags may have been dropped), every
@@ -97,7 +100,8 @@ type Result struct {
 //
 // Nothing under _delta_log/ is touched, nor any hidden path (a directory or file
 // whose name starts with '_' or '.', except partition directories "k=v",
-// _delta_index/ and the tree files of _skiplake_layout/), except abandoned temporary files of interrupted writes: on stores
+// _delta_index/, _change_data/ and the tree files of _skiplake_layout/), except
+// abandoned temporary files of interrupted writes: on stores
 // with the storage.TempCleaner capability, temporaries older than the retention are
 // deleted too, wherever they are (including _delta_log/). Files are only ever listed
 // and deleted through store paths relative to the root, so nothing outside the table
@@ -229,6 +233,9 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vacuum: listing the table: %w", err)
 	}
+	if err := keepWindowChangeFiles(ctx, lg, objs, cutoff, keep); err != nil {
+		return nil, err
+	}
 	var doomed []storage.ObjectInfo
 	for _, ob := range objs {
 		if err := ctx.Err(); err != nil {
@@ -263,6 +270,58 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// keepWindowChangeFiles adds to keep the change data files (layout.ChangeDataDir)
+// that commits inside the retention window reference: their cdc actions are in the
+// commit files only (no snapshot keeps them), so the commits modified at or after
+// cutoff are read — only when the listing objs holds a change data file old enough
+// to be deleted, so tables without the change data feed read nothing. Change data
+// files of older commits go once they are older than the retention, like removed
+// data files (Delta Spark deletes them by age alone).
+func keepWindowChangeFiles(ctx context.Context, lg *log.Log, objs []storage.ObjectInfo, cutoff time.Time, keep map[string]bool) error {
+	candidates := false
+	from := int64(-1)
+	for _, ob := range objs {
+		if layout.IsChangeDataFile(ob.Path) && layout.Vacuumable(ob.Path) && ob.ModTime.Before(cutoff) {
+			candidates = true
+		}
+		if rest, ok := strings.CutPrefix(ob.Path, layout.LogDir); ok && !ob.ModTime.Before(cutoff) {
+			if v, ok := commitVersion(rest); ok && (from < 0 || v < from) {
+				from = v
+			}
+		}
+	}
+	if !candidates || from < 0 {
+		return nil
+	}
+	err := lg.ScanCommits(ctx, from, -1, func(c *log.CommitScan) error {
+		for _, a := range c.Actions {
+			if a.CDC == nil {
+				continue
+			}
+			d, err := decodeRef(a.CDC.Path)
+			if err != nil {
+				return fmt.Errorf("vacuum: version %d: change file %s: %w", c.Version, a.CDC.Path, err)
+			}
+			keep[d] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("vacuum: reading the commits inside the retention window: %w", err)
+	}
+	return nil
+}
+
+// commitVersion parses the version of a commit file name ("%020d.json").
+func commitVersion(name string) (int64, bool) {
+	digits, ok := strings.CutSuffix(name, ".json")
+	if !ok || len(digits) != 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
+	return v, err == nil && v >= 0
 }
 
 // progressChunk is how many files deleteFiles deletes between progress reports

@@ -80,10 +80,9 @@ func TestAlterUsageAndRefusals(t *testing.T) {
 		require.Equal(t, 2, code, "%v: %s", args, errs)
 	}
 	refused := map[string][]string{
-		"delta.enableChangeDataFeed": {"alter", tbl, "--set-property", "delta.enableChangeDataFeed=true"},
-		"delta.nosuch":               {"alter", tbl, "--set-property", "delta.nosuch=1"},
-		"not set on the table":       {"alter", tbl, "--unset-property", "delta.appendOnly"},
-		"exists already":             {"alter", tbl, "--add-column", "ID bigint"},
+		"delta.nosuch":         {"alter", tbl, "--set-property", "delta.nosuch=1"},
+		"not set on the table": {"alter", tbl, "--unset-property", "delta.appendOnly"},
+		"exists already":       {"alter", tbl, "--add-column", "ID bigint"},
 	}
 	for msg, args := range refused {
 		code, _, errs := cli(t, args...)
@@ -92,6 +91,12 @@ func TestAlterUsageAndRefusals(t *testing.T) {
 	}
 	code, _, errs = cli(t, "alter", tbl, "--unset-property", "delta.appendOnly", "--if-exists")
 	require.Equal(t, 0, code, errs)
+	// With the change data feed on, its column names are reserved (as in Spark).
+	code, _, errs = cli(t, "alter", tbl, "--set-property", "delta.enableChangeDataFeed=true")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = cli(t, "alter", tbl, "--add-column", "_change_type string")
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, `"_change_type" has a name the change data feed reserves`)
 }
 
 // TestAppendInvalidPropertyLeavesNoTable is issue #10 item 6: an invalid property

@@ -148,6 +148,10 @@ func TestExitStatuses(t *testing.T) {
 			validation: func(t string) []string { return []string{"alter", t, "--add-column", "id bigint"} }, commits: true},
 		"append": {args: func(t string) []string { return []string{"append", t, in} },
 			validation: func(t string) []string { return []string{"append", t, badIn} }, commits: true},
+		// The table has no change data feed: reading from the version after the
+		// latest succeeds with nothing, reading its versions is refused.
+		"changes": {args: func(t string) []string { return []string{"changes", t, "--from", "3"} },
+			validation: func(t string) []string { return []string{"changes", t, "--from", "0"} }},
 		"checkpoint": {args: func(t string) []string { return []string{"checkpoint", t} },
 			validation: func(string) []string { return []string{"checkpoint", empty} }},
 		"count": {args: func(t string) []string { return []string{"count", t, "--filter", "id > 0"} },

@@ -81,6 +81,24 @@ func goldenTable(t *testing.T, dir string) string {
 	return tbl
 }
 
+// feedTable builds a table with the change data feed on (version 0) from the golden
+// inputs: version 1 appends ids 1-4, version 2 updates id 2 (change data files),
+// version 3 deletes id 4.
+func feedTable(t *testing.T, dir string) string {
+	t.Helper()
+	tbl := filepath.Join(dir, "feed")
+	for _, args := range [][]string{
+		{"create", tbl, "--schema", "id bigint, country string", "--property", "delta.enableChangeDataFeed=true"},
+		{"append", tbl, filepath.Join(dir, "in0.parquet")},
+		{"update", tbl, "--set", "country = 'XX'", "--where", "id = 2"},
+		{"delete", tbl, "--where", "id = 4"},
+	} {
+		code, _, errs := cli(t, args...)
+		require.Equal(t, 0, code, errs)
+	}
+	return tbl
+}
+
 // smallFilesTable builds a table of two small files (one compaction bin) from the
 // golden inputs.
 func smallFilesTable(t *testing.T, dir, name string) string {
@@ -123,6 +141,7 @@ func TestGoldenOutputs(t *testing.T) {
 	dir := t.TempDir()
 	tbl := goldenTable(t, dir)
 	ev := filepath.Join(dir, "events")
+	feed := feedTable(t, dir)
 	cases := []struct {
 		name string
 		args []string
@@ -195,6 +214,11 @@ func TestGoldenOutputs(t *testing.T) {
 		{"merge-by-source", []string{"merge", tbl, filepath.Join(dir, "sync.csv"), "--on", "id",
 			"--when-not-matched-by-source", "delete", "--not-matched-by-source-condition", "country = 'FR'"}},
 		{"scan-after-merge-by-source", []string{"scan", tbl, "--format", "csv"}},
+		// The change data feed of a table created with it on: version 1 appends,
+		// 2 updates, 3 deletes (feedTable).
+		{"changes-csv", []string{"changes", feed, "--from", "0", "--format", "csv"}},
+		{"changes-jsonl-filter", []string{"changes", feed, "--from", "2", "--filter", "_change_type <> 'insert'", "--columns", "id,country,_change_type,_commit_version", "--format", "jsonl"}},
+		{"changes-resume", []string{"changes", feed, "--from", "4", "--columns", "id,_change_type"}},
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "upsert.csv"), []byte("id,country,note\n1,DE,merged\n30,FR,new\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sync.csv"), []byte("id,country\n2,FR\n21,FR\n40,DE\n"), 0o644))
@@ -238,6 +262,7 @@ func checkGolden(t *testing.T, name, got string) {
 func TestGoldenErrors(t *testing.T) {
 	dir := t.TempDir()
 	tbl := goldenTable(t, dir)
+	feed := feedTable(t, dir)
 	missing := filepath.Join(dir, "missing")
 	input := filepath.Join(dir, "in0.parquet")
 	groups := map[string][][]string{
@@ -277,6 +302,19 @@ func TestGoldenErrors(t *testing.T) {
 			{"scan", tbl, "--version", "99"},
 			{"scan", tbl, "--version", "0", "--timestamp", "2020-01-01"},
 			{"scan", tbl, "--nope"},
+		},
+		// The golden table has no change data feed; feed has it from version 0 to 3.
+		"changes": {
+			{"changes"},
+			{"changes", tbl},
+			{"changes", tbl, "--from", "0"},
+			{"changes", feed, "--from", "3", "--to", "1"},
+			{"changes", feed, "--from", "5"},
+			{"changes", feed, "--from", "0", "--to", "9"},
+			{"changes", feed, "--from", "-1"},
+			{"changes", feed, "--from", "yesterday"},
+			{"changes", feed, "--from", "0", "--format", "parquet"},
+			{"changes", feed, "--from", "0", "--filter", "nosuch = 1"},
 		},
 		"count": {
 			{"count"},
@@ -391,13 +429,16 @@ func TestGoldenErrors(t *testing.T) {
 // between the header's two lines and the row count): a scan's row order across files
 // is not part of the contract, the rows are.
 func sortedScan(args []string, out string) string {
-	if len(args) == 0 || args[0] != "scan" || out == "" {
+	if len(args) == 0 || (args[0] != "scan" && args[0] != "changes") || out == "" {
 		return out
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	first, last := 1, len(lines)
-	if !strings.Contains(strings.Join(args, " "), "--format csv") {
-		first, last = 2, len(lines)-1 // the table format
+	first, last := 2, len(lines)-1 // the table format
+	switch joined := strings.Join(args, " "); {
+	case strings.Contains(joined, "--format csv"):
+		first, last = 1, len(lines)
+	case strings.Contains(joined, "--format jsonl"):
+		first, last = 0, len(lines)
 	}
 	if last > first {
 		sort.Strings(lines[first:last])

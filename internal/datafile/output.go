@@ -83,6 +83,9 @@ type Spec struct {
 	Allocator memory.Allocator
 	// Now is the clock of the add actions' modificationTime (default time.Now).
 	Now func() time.Time
+	// NamePrefix starts the files' names (default "part": part-NNNNN-<uuid>.c000.
+	// <codec>.parquet); change data files are named "cdc" (Delta Spark's names).
+	NamePrefix string
 }
 
 // FileOptions says where a file goes, what its add action carries besides
@@ -184,6 +187,9 @@ func NewOutput(store storage.Storage, spec Spec) (*Output, error) {
 	}
 	if spec.Now == nil {
 		spec.Now = time.Now
+	}
+	if spec.NamePrefix == "" {
+		spec.NamePrefix = "part"
 	}
 	o := &Output{store: store, spec: spec, file: spec.Schema}
 	if spec.FileSchema != nil {
@@ -500,14 +506,14 @@ func (o *Output) encodeProbe(runs []arrow.RecordBatch, opts WriterOptions, split
 }
 
 // newPath returns a fresh file name under place's directory: its storage path
-// (decoded) and its add.path (encoded). The name is unique (part-NNNNN-<uuid>), so
-// the put-if-absent commit cannot collide (L2).
+// (decoded) and its add.path (encoded). The name is unique (<prefix>-NNNNN-<uuid>),
+// so the put-if-absent commit cannot collide (L2).
 func (o *Output) newPath(place FileOptions) (rel, logPath string) {
 	o.mu.Lock()
 	o.seq++
 	seq := o.seq
 	o.mu.Unlock()
-	name := fmt.Sprintf("part-%05d-%s.c000.%s.parquet", seq%100000, uuid.NewString(), o.opts.Codec)
+	name := fmt.Sprintf("%s-%05d-%s.c000.%s.parquet", o.spec.NamePrefix, seq%100000, uuid.NewString(), o.opts.Codec)
 	if place.Dir == "" {
 		return name, partition.EncodeLogPath(name)
 	}

@@ -22,6 +22,14 @@ const LogDir = "_delta_log/"
 // there (bloom.IndexDir's parent) and are garbage once nothing references them.
 const IndexDir = "_delta_index/"
 
+// ChangeDataDir is the directory of the change data files (PROTOCOL.md "Change Data
+// Files"): commits of DELETE, UPDATE and MERGE on a table with the change data feed
+// on reference them with cdc actions; partitioned tables put them in partition
+// directories under it. Change readers need them only for the versions they read,
+// so VACUUM deletes them like removed data files (as Delta Spark does): once they
+// are older than the retention and no commit inside the window references them.
+const ChangeDataDir = "_change_data/"
+
 // TreeDir is the directory of the workload layout's tree files (package optimize,
 // CurveWorkload): side files that the add.tags of the files laid out by a tree name
 // under TreeTag. VACUUM considers the tree files in it (IsTreeFile) and nothing else
@@ -50,8 +58,8 @@ func IsTreeFile(p string) bool {
 // Vacuumable reports whether VACUUM may ever delete the file at p (relative to the
 // table root): not in the log and not hidden. A path is hidden when one of its
 // elements starts with '_' or '.', except partition directories ("_col=1"),
-// _delta_index/ and the tree files of TreeDir (only those: anything else under
-// TreeDir is hidden).
+// _delta_index/, _change_data/ and the tree files of TreeDir (only those: anything
+// else under TreeDir is hidden).
 func Vacuumable(p string) bool {
 	if strings.HasPrefix(p, LogDir) || p == strings.TrimSuffix(LogDir, "/") {
 		return false
@@ -59,12 +67,17 @@ func Vacuumable(p string) bool {
 	if strings.HasPrefix(p, TreeDir) {
 		return IsTreeFile(p)
 	}
-	if strings.HasPrefix(p, IndexDir) {
-		rest := strings.TrimPrefix(p, IndexDir)
-		return rest != "" && !hidden(rest)
+	for _, dir := range []string{IndexDir, ChangeDataDir} {
+		if rest, ok := strings.CutPrefix(p, dir); ok {
+			return rest != "" && !hidden(rest)
+		}
 	}
 	return !hidden(p)
 }
+
+// IsChangeDataFile reports whether p (relative to the table root) lies under
+// ChangeDataDir.
+func IsChangeDataFile(p string) bool { return strings.HasPrefix(p, ChangeDataDir) }
 
 func hidden(p string) bool {
 	parts := strings.Split(p, "/")
@@ -85,8 +98,9 @@ func hidden(p string) bool {
 
 // WrittenBySkiplake reports whether p (relative to the table root) has the name of a
 // file skiplake's writers create: a data file "part-NNNNN-<uuid>.c000.zstd.parquet"
-// (at the root or in partition directories), a Bloom index file
-// "_delta_index/bloom/<uuid>.bin" or a tree file (IsTreeFile).
+// (at the root or in partition directories), a change data file
+// "_change_data/[partition directories/]cdc-NNNNN-<uuid>.c000.zstd.parquet", a Bloom
+// index file "_delta_index/bloom/<uuid>.bin" or a tree file (IsTreeFile).
 func WrittenBySkiplake(p string) bool {
 	if IsTreeFile(p) {
 		return true
@@ -96,13 +110,20 @@ func WrittenBySkiplake(p string) bool {
 		return ok && isUUID(id)
 	}
 	name := p[strings.LastIndexByte(p, '/')+1:]
+	if IsChangeDataFile(p) {
+		return isWrittenName(name, "cdc-")
+	}
 	return IsDataFileName(name)
 }
 
 // IsDataFileName reports whether name (one path element) is a data file name of
 // skiplake's writers: "part-" five digits "-" a UUID ".c000.zstd.parquet".
-func IsDataFileName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "part-")
+func IsDataFileName(name string) bool { return isWrittenName(name, "part-") }
+
+// isWrittenName reports whether name is prefix, five digits, "-", a UUID and
+// ".c000.zstd.parquet".
+func isWrittenName(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok || len(rest) < 6 || rest[5] != '-' {
 		return false
 	}

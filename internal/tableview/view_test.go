@@ -449,13 +449,14 @@ func TestViewFeatures(t *testing.T) {
 		{"row tracking supported only", rt, nil, false, false, nil},
 		{"row tracking enabled", rt, map[string]string{log.PropEnableRowTracking: "true"}, false, true, nil},
 		{"row tracking suspended", rt, map[string]string{log.PropEnableRowTracking: "true", log.PropRowTrackingSuspended: "true"}, false, false, nil},
-		{"change data feed", legacy(log.ColumnMappingNone), map[string]string{log.PropEnableChangeDataFeed: "true"}, false, false, log.ErrUnsupportedFeature},
+		{"change data feed property without the feature", legacy(log.ColumnMappingNone), map[string]string{log.PropEnableChangeDataFeed: "true"}, false, false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := mustView(t, metadata(schema, nil, tc.conf), tc.p)
 			require.Equal(t, tc.dv, v.WritesDeletionVectors())
 			require.Equal(t, tc.rowIDs, v.KeepsStableRowIDs())
+			require.False(t, v.WritesChangeData(), "no case has the changeDataFeed writer feature")
 			if tc.writableErr == nil {
 				require.NoError(t, v.CheckWritable())
 			} else {
