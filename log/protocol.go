@@ -1,7 +1,6 @@
 package log
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -78,14 +77,20 @@ var supportedReader = []string{
 // new ones) and the data-file layer writes the physical names and field ids.
 // v2Checkpoint tables get v2 checkpoints. rowTracking is written (Transaction
 // assigns row IDs, see rowtracking.go), as is clustering (and Databricks' preview
-// feature liquid, whose domain is kept as is). changeDataFeed and generated/identity
-// columns are refused (but see legacyUnused). invariants and checkConstraints are
-// accepted only when unused (see CheckWritable).
+// feature liquid, whose domain is kept as is). invariants, checkConstraints,
+// generatedColumns and identityColumns are honoured by package table, which checks
+// every row it writes against the rules the table view resolves from the metadata
+// (column invariants, CHECK constraints, generation expressions) and assigns
+// identity values, advancing the high-water mark in the same commit; this package
+// keeps their metadata and tolerates concurrent identity-only metadata updates as
+// Delta Spark does (see checkWinner). changeDataFeed is refused (but see
+// legacyUnused).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint,
 	FeatureRowTracking, FeatureClustering, FeatureLiquid,
+	FeatureGeneratedColumns, FeatureIdentityColumns,
 }
 
 // requiredFeatures are the features a feature depends on: supporting it supports
@@ -112,10 +117,10 @@ func withRequired(features []string) []string {
 
 // legacyUnused are the features legacy writer versions 4-6 imply for every table,
 // used or not, which a write honours by their not being used: no change data feed
-// enabled, no generation expression, no identity column (CheckWritable checks). So a
-// table Spark created at reader 2 / writer 5 for column mapping is writable. Listed
-// explicitly by a writer-7 table, they still need supportedWriter.
-var legacyUnused = []string{FeatureChangeDataFeed, FeatureGeneratedColumns, FeatureIdentityColumns}
+// enabled (CheckWritable checks). So a table Spark created at reader 2 / writer 5 for
+// column mapping is writable. Listed explicitly by a writer-7 table, they still need
+// supportedWriter.
+var legacyUnused = []string{FeatureChangeDataFeed}
 
 // vacuumSafe lists the writer features of tables whose files VACUUM understands: with
 // any of them every file of the table is still named by add and remove actions (data
@@ -368,9 +373,10 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // package cannot write a table with protocol p and metadata md (L4): the
 // table must be readable, the writer version at most 7, every writer feature
 // supported (the legacyUnused ones implied by writer versions 4-6 included), and
-// features used only where they are supported: no column carrying delta.invariants,
-// no delta.constraints.* property, delta.enableChangeDataFeed off, no column with
-// delta.generationExpression or delta.identity.* metadata.
+// features used only where they are supported: delta.enableChangeDataFeed off.
+// Column invariants, CHECK constraints, generated and identity columns are
+// supported; whether skiplake can evaluate a table's expressions is the table
+// view's question (tableview.View.WriteRules), asked by every writer of rows.
 func CheckWritable(p Protocol, md Metadata) error {
 	return checkWritable(p, md, ParseTableProperties(md.Configuration))
 }
@@ -402,29 +408,6 @@ func checkWritable(p Protocol, md Metadata, props *TableProperties) error {
 	// Properties that need features we do not write, whatever the protocol says.
 	if props.EnableChangeDataFeed && !contains(bad, FeatureChangeDataFeed) {
 		bad = append(bad, FeatureChangeDataFeed)
-	}
-	var keys []string
-	for name := range props.Constraints {
-		keys = append(keys, PrefixConstraints+name)
-	}
-	if len(keys) > 0 {
-		sort.Strings(keys)
-		bad = append(bad, FeatureCheckConstraints+" ("+strings.Join(keys, ", ")+")")
-	}
-	if md.SchemaString != "" {
-		if s, err := ParseSchema(md.SchemaString); err == nil {
-			for _, u := range []struct{ feature, key string }{
-				{FeatureInvariants, "delta.invariants"},
-				{FeatureGeneratedColumns, "delta.generationExpression"},
-				{FeatureIdentityColumns, "delta.identity."},
-			} {
-				var cols []string
-				collectMetadata(s, "", u.key, &cols)
-				if len(cols) > 0 {
-					bad = append(bad, u.feature+" ("+strings.Join(cols, ", ")+")")
-				}
-			}
-		}
 	}
 	if len(bad) > 0 {
 		return &UnsupportedFeatureError{Features: bad, Reader: false}
