@@ -27,10 +27,15 @@ type conformer struct {
 	delta    *log.StructType
 	mem      memory.Allocator
 	inSchema *arrow.Schema // the last input schema planned for
-	plan     []int         // table field i <- input column plan[i]
+	plan     []int         // table field i <- input column plan[i] (-1: missing, optional)
 	casts    []bool
 	retypes  []bool // same layout, another spelling of the type (nested names, nullability, UTC)
 	required []bool // the column has a non-nullable field, element or value nested in it
+	// optional marks the table columns the input may lack (generated and identity
+	// columns of rows being inserted, see rules.go): a missing one becomes a
+	// placeholder of nulls, listed in missing, for completeInsert to fill.
+	optional []bool
+	missing  []int
 }
 
 func newConformer(table *arrow.Schema, delta *log.StructType, mem memory.Allocator) *conformer {
@@ -46,8 +51,14 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 	retypes := make([]bool, c.table.NumFields())
 	required := make([]bool, c.table.NumFields())
 	used := make([]bool, in.NumFields())
+	var missing []int
 	for i, tf := range c.table.Fields() {
 		j := fieldIndexFold(in, tf.Name)
+		if j < 0 && i < len(c.optional) && c.optional[i] {
+			plan[i] = -1
+			missing = append(missing, i)
+			continue
+		}
 		if j < 0 {
 			return fmt.Errorf("%w: column %q (%s) is missing from the data (data columns: %s)", ErrSchemaMismatch, tf.Name, value.DisplayType(tf.Type), fieldNames(in))
 		}
@@ -72,7 +83,7 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 			return fmt.Errorf("%w: column %q (%s) is not in the table schema (table columns: %s)", ErrSchemaMismatch, in.Field(j).Name, value.DisplayType(in.Field(j).Type), fieldNames(c.table))
 		}
 	}
-	c.inSchema, c.plan, c.casts, c.retypes, c.required = in, plan, casts, retypes, required
+	c.inSchema, c.plan, c.casts, c.retypes, c.required, c.missing = in, plan, casts, retypes, required, missing
 	return nil
 }
 
@@ -91,6 +102,10 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 	}()
 	for i, j := range c.plan {
 		tf := c.table.Field(i)
+		if j < 0 {
+			cols[i] = array.MakeArrayOfNull(c.mem, tf.Type, int(rec.NumRows()))
+			continue
+		}
 		src := rec.Column(j)
 		switch {
 		case c.retypes[i]:

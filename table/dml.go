@@ -220,6 +220,14 @@ type dmlAttempt struct {
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64
+	// ids assigns identity values to rows MERGE inserts; the commit records their
+	// high-water marks (rules.go).
+	ids *identityAssigner
+	// updateRules and updateAssigned are UPDATE's write rules and the columns its SET
+	// list assigns (lower case): the generated columns it does not assign are
+	// recomputed from the updated row.
+	updateRules    *tableview.WriteRules
+	updateAssigned map[string]bool
 }
 
 func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
@@ -668,6 +676,11 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
 	txn.Remove(removes...)
 	txn.Add(adds...)
+	if md, changed, err := withIdentityMarks(a.snap.log.Metadata(), a.ids); err != nil {
+		return -1, err
+	} else if changed {
+		txn.SetMetadata(md) // identity values inserted: the high-water marks advance
+	}
 	if a.rowIDs {
 		// No existing row moved (checkDML, finish): the rows left keep their
 		// files' row IDs, new rows take fresh ones.

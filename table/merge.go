@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
@@ -315,9 +316,10 @@ type mergeCounts struct {
 
 // boundClause is a clause bound to its scope's schema.
 type boundClause struct {
-	action MergeAction
-	cond   *expr.Bound            // nil: always
-	set    *expr.BoundAssignments // nil: take the source row (update) / no values (delete)
+	action   MergeAction
+	cond     *expr.Bound            // nil: always
+	set      *expr.BoundAssignments // nil: take the source row (update) / no values (delete)
+	assigned map[string]bool        // the columns set assigns (lower case)
 }
 
 // merger holds a MERGE's clauses bound to one attempt's snapshot.
@@ -335,6 +337,11 @@ type merger struct {
 	matched, notMatched, bySrc    []boundClause
 	allowMulti                    bool // several source rows may match one target row
 	needSourceRow                 bool // an update-all or insert takes the source row
+	// rules are the table's write rules (nil when they cannot be enforced: then any
+	// row written fails in the writer); optional marks the generated and identity
+	// columns the source may lack (rules.go).
+	rules    *tableview.WriteRules
+	optional []bool
 }
 
 func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []string) (*merger, error) {
@@ -357,9 +364,14 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 		m.needSourceRow = m.needSourceRow || (c.Action == MergeUpdate && strings.TrimSpace(c.Set) == "")
 	}
 	m.needSourceRow = m.needSourceRow || len(opts.WhenNotMatched) > 0
+	if rules, err := writeRulesOf(snap); err == nil {
+		m.rules = rules
+		m.optional = insertOptional(rules, snap.view.Logical())
+		a.ids = newIdentityAssigner(rules)
+	}
 	if m.needSourceRow {
-		for _, f := range snap.view.Logical().Fields() {
-			if fieldIndexFold(src.schema, f.Name) < 0 {
+		for i, f := range snap.view.Logical().Fields() {
+			if fieldIndexFold(src.schema, f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
 				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which UPDATE SET * and INSERT * take from it (source columns: %s)", ErrSchemaMismatch, f.Name, fieldNames(src.schema))
 			}
 		}
@@ -469,6 +481,10 @@ func (m *merger) bind(kind string, cls []MergeClause, scope *arrow.Schema) ([]bo
 					return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %q is an alias, not a table column", ErrInvalidArgument, kind, i+1, asg.Column.Path[0])
 				}
 			}
+			if err := checkIdentityUpdate(m.rules, assignedNames(as)); err != nil {
+				return nil, fmt.Errorf("MERGE %s clause %d SET: %w", kind, i+1, err)
+			}
+			bc.assigned = assignedSet(as)
 			b, err := expr.BindAssignments(as, scope)
 			if err != nil {
 				return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %w", ErrInvalidArgument, kind, i+1, err)
@@ -791,9 +807,9 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		if c.action == MergeUpdate {
 			var out arrow.RecordBatch
 			if c.set == nil {
-				out, err = m.sourceRows(ctx, p, picked)
+				out, err = m.updateAllRows(ctx, p, picked, scope, mask)
 			} else {
-				out, err = m.applySet(ctx, c.set, scope, mask)
+				out, err = m.applySet(ctx, c, scope, mask)
 			}
 			if err != nil {
 				return err
@@ -858,7 +874,7 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 					picked = append(picked, part[i])
 				}
 			}
-			out, err := m.sourceRows(ctx, p, picked)
+			out, err := m.insertRows(ctx, p, picked)
 			if err == nil {
 				err = a.sink.write(ctx, out)
 				out.Release()
@@ -947,40 +963,128 @@ func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) 
 
 // sourceRows returns the given source rows as rows of the table: every table column
 // from the source column of the same name, converted as an append converts (NOT NULL
-// columns checked). The caller releases the result.
-func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
+// columns checked). Generated and identity columns the source lacks are placeholders
+// listed in missing, for the caller to fill. The caller releases the result.
+func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32) (out arrow.RecordBatch, missing []int, err error) {
 	logical := m.a.snap.view.Logical()
 	rows, err := takeRows(ctx, p.src, idx, m.a.mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Release()
+	var (
+		cols   []arrow.Array
+		fields []arrow.Field
+	)
+	for _, f := range logical.Fields() {
+		j := fieldIndexFold(m.src.schema, f.Name)
+		if j < 0 {
+			continue // an optional column (newMerger checked)
+		}
+		cols = append(cols, rows.Column(j))
+		fields = append(fields, m.src.schema.Field(j))
+	}
+	proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows.NumRows())
+	defer proj.Release()
+	conf := newConformer(logical, m.a.snap.view.Delta(), m.a.mem)
+	conf.optional = m.optional
+	out, err = conf.conform(ctx, proj)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table: MERGE source row: %w", err)
+	}
+	return out, conf.missing, nil
+}
+
+// insertRows returns source rows to insert as rows of the table (INSERT *):
+// identity columns the source lacks take new values, generated ones are computed,
+// explicit values for a GENERATED ALWAYS identity column are refused. The caller
+// releases the result.
+func (m *merger) insertRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
+	rows, missing, err := m.sourceRows(ctx, p, idx)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Release()
-	cols := make([]arrow.Array, logical.NumFields())
-	fields := make([]arrow.Field, logical.NumFields())
-	for i, f := range logical.Fields() {
-		j := fieldIndexFold(m.src.schema, f.Name)
-		cols[i] = rows.Column(j)
-		fields[i] = m.src.schema.Field(j)
-	}
-	proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows.NumRows())
-	defer proj.Release()
-	out, err := newConformer(logical, m.a.snap.view.Delta(), m.a.mem).conform(ctx, proj)
+	out, err := completeInsert(ctx, m.rules, m.a.ids, m.a.snap.view.Delta(), rows, missing, m.a.mem)
 	if err != nil {
-		return nil, fmt.Errorf("table: MERGE source row: %w", err)
+		return nil, fmt.Errorf("table: MERGE insert: %w", err)
 	}
 	return out, nil
 }
 
-// applySet computes a SET list over the rows of scope chosen by mask and returns them
-// as rows of the table (the scope's leading columns are the table's). The caller
-// releases the result.
-func (m *merger) applySet(ctx context.Context, set *expr.BoundAssignments, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
+// updateAllRows returns the source rows replacing matched target rows (UPDATE SET *):
+// the source's values, except that an identity column the source lacks keeps the
+// target's value (a source that has it is refused: identity columns are not updated)
+// and generated columns the source lacks are recomputed. scope's leading columns are
+// the target's (all of them: an update reads every column); mask picks its rows, in
+// the order of idx. The caller releases the result.
+func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
+	rows, missing, err := m.sourceRows(ctx, p, idx)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Release()
+	if m.rules == nil || (len(m.rules.Identity) == 0 && len(m.rules.Generated) == 0) {
+		rows.Retain()
+		return rows, nil
+	}
+	isMissing := map[int]bool{}
+	for _, i := range missing {
+		isMissing[i] = true
+	}
+	var present []string
+	for _, c := range m.rules.Identity {
+		if !isMissing[c.Index] {
+			present = append(present, c.Name)
+		}
+	}
+	if err := checkIdentityUpdate(m.rules, present); err != nil {
+		return nil, fmt.Errorf("MERGE UPDATE SET *: %w", err)
+	}
+	cols := make([]arrow.Array, rows.NumCols())
+	for i := range cols {
+		cols[i] = rows.Column(i)
+		cols[i].Retain()
+	}
+	defer releaseArrays(cols)
+	if len(m.rules.Identity) > 0 {
+		target, err := filterRows(ctx, scope, mask, m.a.mem)
+		if err != nil {
+			return nil, err
+		}
+		defer target.Release()
+		for _, c := range m.rules.Identity {
+			j := fieldIndexFold(target.Schema(), c.Name)
+			if j < 0 {
+				return nil, fmt.Errorf("table: internal error: MERGE did not read identity column %q", c.Name)
+			}
+			cols[c.Index].Release()
+			cols[c.Index] = target.Column(j)
+			cols[c.Index].Retain()
+		}
+	}
+	filled := array.NewRecordBatch(rows.Schema(), cols, rows.NumRows())
+	defer filled.Release()
+	assigned := map[string]bool{}
+	for _, g := range m.rules.Generated {
+		if !isMissing[g.Index] {
+			assigned[strings.ToLower(g.Name)] = true
+		}
+	}
+	return recomputeGenerated(m.rules, filled, assigned, m.a.mem)
+}
+
+// applySet computes a clause's SET list over the rows of scope chosen by mask and
+// returns them as rows of the table (the scope's leading columns are the table's),
+// the generated columns it does not assign recomputed. The caller releases the
+// result.
+func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
 	sub, err := filterRows(ctx, scope, mask, m.a.mem)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.Release()
-	out, err := set.Apply(sub, nil, m.a.mem)
+	out, err := c.set.Apply(sub, nil, m.a.mem)
 	if err != nil {
 		return nil, fmt.Errorf("table: MERGE SET: %w", err)
 	}
@@ -990,7 +1094,9 @@ func (m *merger) applySet(ctx context.Context, set *expr.BoundAssignments, scope
 	for i := range cols {
 		cols[i] = out.Column(i)
 	}
-	return array.NewRecordBatch(logical, cols, out.NumRows()), nil
+	rows := array.NewRecordBatch(logical, cols, out.NumRows())
+	defer rows.Release()
+	return recomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
 }
 
 // concatRecords concatenates batches of one schema into one (an empty batch for

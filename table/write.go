@@ -83,6 +83,10 @@ type WriteOptions struct {
 	// rowGroupBytes, when positive, caps the row groups written (a DML command under a
 	// memory budget); else they follow the target file size (datafile.RowGroupTarget).
 	rowGroupBytes int64
+	// inserts marks a writer of new rows (Write's input): they are completed
+	// (generated and identity columns) before the write rules are checked; the rows
+	// DML commands write are checked only (rules.go).
+	inserts bool
 }
 
 // WriteResult describes a committed write.
@@ -235,6 +239,7 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		}
 		return nil, err
 	}
+	opts.inserts = true
 	w, err := t.newFileSetWriter(snap, opts)
 	if err != nil {
 		return nil, err
@@ -331,6 +336,9 @@ func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWr
 	if opts.Mode == Overwrite {
 		return nil, nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
 	}
+	if err := sameRules(mine, win, w); err != nil {
+		return nil, nil, err
+	}
 	skip, err := checkWrite(win, opts)
 	if err != nil {
 		return nil, nil, err
@@ -365,6 +373,12 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	ls := snap.log
 	txn := ls.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
 	txn.Add(adds...)
+	// Identity values generated: the high-water marks advance in the same commit.
+	if md, changed, err := withIdentityMarks(ls.Metadata(), w.ids); err != nil {
+		return nil, err
+	} else if changed {
+		txn.SetMetadata(md)
+	}
 	res := &WriteResult{FilesAdded: len(adds), RowsWritten: rows}
 	for _, a := range adds {
 		res.BytesWritten += a.Size
@@ -431,6 +445,12 @@ type fileSetWriter struct {
 	rollers   map[string]*datafile.Roller
 	rowsTotal int64
 	sorter    *sortBuffers // optimized write on a clustered table (nil otherwise)
+	// rules are the write rules every row is checked against (rules.go); rulesErr
+	// says why they cannot be enforced (then no row is written). ids assigns the
+	// identity values of an inserting writer.
+	rules    *tableview.WriteRules
+	rulesErr error
+	ids      *identityAssigner
 }
 
 func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
@@ -441,6 +461,11 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	v := snap.view
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, dataIdx: v.DataIndices(), fileSch: v.DataSchema(),
 		conf: newConformer(v.Logical(), v.Delta(), mem), rollers: map[string]*datafile.Roller{}}
+	w.rules, w.rulesErr = writeRulesOf(snap)
+	if opts.inserts && w.rulesErr == nil {
+		w.conf.optional = insertOptional(w.rules, v.Logical())
+		w.ids = newIdentityAssigner(w.rules)
+	}
 	for _, p := range v.Partitions() { // in the log's order
 		w.partIdx = append(w.partIdx, p.Index)
 	}
@@ -500,6 +525,9 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 		if err != nil {
 			return err
 		}
+		if rec, err = w.applyRules(ctx, rec); err != nil {
+			return err
+		}
 		err = w.route(ctx, rec)
 		n := rec.NumRows()
 		rec.Release()
@@ -516,6 +544,32 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 
 // cleanup deletes the files this writer stored (after a failed write or commit).
 func (w *fileSetWriter) cleanup() { w.out.Discard() }
+
+// applyRules is the funnel of the write rules (rules.go): rows being inserted are
+// completed (identity and generated columns), then every row is checked. It takes
+// rec (a conformed batch) and returns the batch to write; on error rec is released.
+func (w *fileSetWriter) applyRules(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.NumRows() == 0 {
+		return rec, nil
+	}
+	if w.rulesErr != nil {
+		rec.Release()
+		return nil, w.rulesErr
+	}
+	if w.opts.inserts {
+		done, err := completeInsert(ctx, w.rules, w.ids, w.snap.view.Delta(), rec, w.conf.missing, w.mem)
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+		rec = done
+	}
+	if err := w.rules.Verify(rec); err != nil {
+		rec.Release()
+		return nil, err
+	}
+	return rec, nil
+}
 
 // route splits rec by partition values and hands each part to its partition's roller.
 func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error {
