@@ -30,8 +30,9 @@ func ParseColumn(def string) (NewColumn, error) {
 
 // AlterOptions describes one change of a table (ALTER TABLE). Exactly one kind of
 // change must be given, as each is one Delta operation in the table history:
-// SetProperties (SET TBLPROPERTIES), UnsetProperties (UNSET TBLPROPERTIES) or
-// AddColumns (ADD COLUMNS).
+// SetProperties (SET TBLPROPERTIES), UnsetProperties (UNSET TBLPROPERTIES),
+// AddColumns (ADD COLUMNS), ClusterBy (CLUSTER BY), AddConstraint (ADD CONSTRAINT)
+// or DropConstraint (DROP CONSTRAINT).
 type AlterOptions struct {
 	// SetProperties sets table properties. They are validated and canonicalised as
 	// at creation (see CreateOptions.Properties): a known delta.* key in any letter
@@ -43,15 +44,17 @@ type AlterOptions struct {
 	// from none to name. delta.enableRowTracking=true gives every live file row IDs
 	// in the same commit (its files are re-added with dataChange=false; no data is
 	// rewritten). Properties skiplake cannot honour as a writer
-	// (delta.enableChangeDataFeed, CHECK constraints, ...) are refused with an error
-	// naming them. Only the keys set are validated: the
+	// (delta.enableChangeDataFeed, ...) are refused with an error naming them;
+	// delta.constraints.* keys are refused (AddConstraint and DropConstraint change
+	// CHECK constraints, as in Delta Spark). Only the keys set are validated: the
 	// rest of the configuration is kept as it is.
 	SetProperties map[string]string
 	// UnsetProperties removes table properties (a known key in any letter case).
 	// Removing a key the table does not have is an error unless IfExists is set.
 	// Internal keys, table features and column mapping cannot be removed.
 	UnsetProperties []string
-	// IfExists makes UnsetProperties ignore keys the table does not have.
+	// IfExists makes UnsetProperties ignore keys the table does not have, and
+	// DropConstraint a constraint the table does not have.
 	IfExists bool
 	// ClusterBy changes the clustering columns (ALTER TABLE CLUSTER BY): a
 	// metadata-only commit of the delta.clustering domain that rewrites no file. An
@@ -71,6 +74,18 @@ type AlterOptions struct {
 	// the next id and a fresh physical name. Data files already written lack the
 	// columns, which read as null.
 	AddColumns []NewColumn
+	// AddConstraint adds a CHECK constraint. Every live row is checked first (files
+	// whose statistics prove the expression TRUE for all their rows are not read): a
+	// row for which it is not TRUE fails the change with a *ViolationError naming the
+	// row, an expression that does not parse, or that skiplake cannot evaluate exactly
+	// as Spark (ErrWriteRules), fails it too, and nothing is committed. From the
+	// commit on, every write that adds rows checks them against it. A legacy protocol
+	// moves to writer version 3 if it is lower; a table-features protocol gains
+	// checkConstraints.
+	AddConstraint *CheckConstraint
+	// DropConstraint removes the CHECK constraint of that name (case-insensitively);
+	// a name the table lacks is an error unless IfExists is set.
+	DropConstraint string
 }
 
 // AlterResult describes a committed Alter.
@@ -78,7 +93,8 @@ type AlterResult struct {
 	// Version is the committed table version.
 	Version int64 `json:"version"`
 	// Operation is the commitInfo operation: "SET TBLPROPERTIES",
-	// "UNSET TBLPROPERTIES" or "ADD COLUMNS".
+	// "UNSET TBLPROPERTIES", "ADD COLUMNS", "CLUSTER BY", "ADD CONSTRAINT" or
+	// "DROP CONSTRAINT".
 	Operation string `json:"operation"`
 	// ProtocolUpgraded is true when the commit also raised the protocol.
 	ProtocolUpgraded bool `json:"protocolUpgraded"`
@@ -88,6 +104,10 @@ type AlterResult struct {
 	MinWriterVersion int      `json:"minWriterVersion"`
 	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
 	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+	// FilesChecked and FilesSkipped count, for AddConstraint, the live files read to
+	// check the constraint and those whose statistics proved it without a read.
+	FilesChecked int64 `json:"filesChecked,omitempty"`
+	FilesSkipped int64 `json:"filesSkipped,omitempty"`
 }
 
 // Alter commits one metaData change of the latest version (see AlterOptions), and
@@ -100,13 +120,13 @@ type AlterResult struct {
 func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, error) {
 	kinds := 0
 	for _, set := range []bool{len(opts.SetProperties) > 0, len(opts.UnsetProperties) > 0, len(opts.AddColumns) > 0,
-		len(opts.ClusterBy) > 0 || opts.ClusterByNone} {
+		len(opts.ClusterBy) > 0 || opts.ClusterByNone, opts.AddConstraint != nil, opts.DropConstraint != ""} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns or ClusterBy), got %d", ErrInvalidArgument, kinds)
+		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns, ClusterBy, AddConstraint or DropConstraint), got %d", ErrInvalidArgument, kinds)
 	}
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
@@ -118,6 +138,12 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 			return nil, fmt.Errorf("%w: ClusterBy and ClusterByNone together", ErrInvalidArgument)
 		}
 		return alterClustering(ctx, snap, opts.ClusterBy)
+	}
+	if opts.AddConstraint != nil {
+		return addConstraint(ctx, snap, *opts.AddConstraint)
+	}
+	if opts.DropConstraint != "" {
+		return dropConstraint(ctx, snap, opts.DropConstraint, opts.IfExists)
 	}
 	var (
 		proto log.Protocol

@@ -738,8 +738,9 @@ func (m *merger) keyString(rec arrow.RecordBatch, i int) string {
 func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, tIdx, sIdx []int32, p *mergePass) error {
 	var joined arrow.RecordBatch
 	needJoined := false
+	keepsIdentity := m.rules != nil && len(m.rules.Identity) > 0 // UPDATE SET * keeps the target's identity values
 	for _, c := range m.matched {
-		needJoined = needJoined || c.cond != nil || c.set != nil
+		needJoined = needJoined || c.cond != nil || c.set != nil || (c.action == MergeUpdate && keepsIdentity)
 	}
 	if needJoined {
 		tRows, err := takeRows(ctx, b.rec, tIdx, m.a.mem)

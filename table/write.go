@@ -521,6 +521,9 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if w.rulesErr != nil && rdr.RecordBatch().NumRows() > 0 {
+			return w.rulesErr // before the input is judged against a schema whose rules are unknown
+		}
 		rec, err := w.conf.conform(ctx, rdr.RecordBatch())
 		if err != nil {
 			return err

@@ -344,28 +344,9 @@ func (r *WriteRules) Verify(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
-	firstMiss := func(sel *expr.Selection) int {
-		if sel.Count() == n {
-			return -1
-		}
-		for i := 0; i < n; i++ {
-			if !sel.Contains(i) {
-				return i
-			}
-		}
-		return -1
-	}
 	for _, c := range r.Checks {
-		sel, err := c.Bound.Evaluate(rec)
-		if err != nil {
-			return fmt.Errorf("tableview: %s (%s): %w", c.Describe(), c.Expr, err)
-		}
-		if i := firstMiss(sel); i >= 0 {
-			vals, err := c.Bound.RowValues(rec, i)
-			if err != nil {
-				return err
-			}
-			return &ViolationError{Rule: c.Describe(), Expr: c.Expr, Values: rowValues(c.Bound.Columns(), vals)}
+		if err := c.Verify(rec); err != nil {
+			return err
 		}
 	}
 	for _, g := range r.Generated {
@@ -373,7 +354,7 @@ func (r *WriteRules) Verify(rec arrow.RecordBatch) error {
 		if err != nil {
 			return fmt.Errorf("tableview: generated column %s (%s): %w", g.Name, g.Expr, err)
 		}
-		if i := firstMiss(sel); i >= 0 {
+		if i := firstMiss(sel, n); i >= 0 {
 			vals, err := g.Equal.RowValues(rec, i)
 			if err != nil {
 				return err
@@ -396,4 +377,50 @@ func showValue(v value.Value) string {
 		return "NULL"
 	}
 	return v.String()
+}
+
+// firstMiss returns the first of n rows sel does not hold, or -1.
+func firstMiss(sel *expr.Selection, n int) int {
+	if sel.Count() == n {
+		return -1
+	}
+	for i := 0; i < n; i++ {
+		if !sel.Contains(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Verify checks rows of the logical schema against the constraint or invariant and
+// returns a *ViolationError for the first row where it is not TRUE (nil when none).
+// rec is neither retained nor released.
+func (c *Check) Verify(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	sel, err := c.Bound.Evaluate(rec)
+	if err != nil {
+		return fmt.Errorf("tableview: %s (%s): %w", c.Describe(), c.Expr, err)
+	}
+	if i := firstMiss(sel, n); i >= 0 {
+		vals, err := c.Bound.RowValues(rec, i)
+		if err != nil {
+			return err
+		}
+		return &ViolationError{Rule: c.Describe(), Expr: c.Expr, Values: rowValues(c.Bound.Columns(), vals)}
+	}
+	return nil
+}
+
+// BindCheck parses and binds a CHECK constraint's SQL text against the logical
+// schema (a new constraint, before it is added), or returns an error matching
+// ErrWriteRules naming what skiplake cannot evaluate.
+func (v *View) BindCheck(name, text string) (*Check, error) {
+	b, err := bindCheck(text, v.logical)
+	if err != nil {
+		return nil, fmt.Errorf("%w: CHECK constraint %s (%s): %w", ErrWriteRules, name, text, err)
+	}
+	return &Check{Name: name, Expr: text, Bound: b}, nil
 }
