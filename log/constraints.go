@@ -72,7 +72,7 @@ func AddCheckConstraint(p Protocol, md Metadata, name, expr string) (Protocol, M
 		return p, md, fmt.Errorf("log: CHECK constraint %s: %w: empty expression", name, ErrInvalidProperty)
 	}
 	if old, ok := CheckConstraint(md, name); ok {
-		return p, md, fmt.Errorf("log: %w: constraint '%s' already exists (%s); drop it first", ErrConstraintExists, strings.ToLower(name), old)
+		return p, md, fmt.Errorf("%w: constraint '%s' already exists (%s); drop it first", ErrConstraintExists, strings.ToLower(name), old)
 	}
 	conf := make(map[string]string, len(md.Configuration)+1)
 	for k, v := range md.Configuration {
@@ -108,7 +108,7 @@ func DropCheckConstraint(md Metadata, name string, ifExists bool) (Metadata, boo
 		if ifExists {
 			return md, false, nil
 		}
-		return md, false, fmt.Errorf("log: %w: the table has no CHECK constraint %q", ErrConstraintNotFound, name)
+		return md, false, fmt.Errorf("%w: the table has no CHECK constraint %q", ErrConstraintNotFound, name)
 	}
 	md.Configuration = conf
 	return md, true, nil

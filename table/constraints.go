@@ -17,6 +17,28 @@ type CheckConstraint struct {
 	Expr string `json:"expr"`
 }
 
+// withConstraints adds the CHECK constraints of a table being created to its
+// metadata (and the protocol their feature needs), each checked to bind to the
+// table's schema ds.
+func withConstraints(proto log.Protocol, md log.Metadata, ds *log.StructType, cs []CheckConstraint) (log.Protocol, log.Metadata, error) {
+	if len(cs) == 0 {
+		return proto, md, nil
+	}
+	logical, err := log.ToArrow(ds, log.ArrowOptions{})
+	if err != nil {
+		return proto, md, err
+	}
+	for _, c := range cs {
+		if proto, md, err = log.AddCheckConstraint(proto, md, c.Name, c.Expr); err != nil {
+			return proto, md, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		}
+		if _, err := tableview.BindCheck(c.Name, c.Expr, logical); err != nil {
+			return proto, md, err
+		}
+	}
+	return proto, md, nil
+}
+
 // addConstraint commits the CHECK constraint c to the table of snap after checking
 // every live row against it (Delta Spark's ADD CONSTRAINT): a row for which the
 // expression is not TRUE fails the change with a *ViolationError naming the
@@ -155,4 +177,94 @@ func mayBeNull(e expr.Expr) bool {
 		return mayBeNull(e.Term)
 	}
 	return true
+}
+
+// ColumnRule is the write rule of a column as its metadata stores it (Describe).
+type ColumnRule struct {
+	// Column is the column's path (dotted for a nested field).
+	Column string `json:"column"`
+	// Invariant is a column invariant's SQL expression (delta.invariants).
+	Invariant string `json:"invariant,omitempty"`
+	// Generated is a generated column's expression (delta.generationExpression).
+	Generated string `json:"generated,omitempty"`
+	// Identity is an identity column's definition.
+	Identity *IdentityInfo `json:"identity,omitempty"`
+}
+
+// IdentityInfo is an identity column's definition (delta.identity.*).
+type IdentityInfo struct {
+	Start int64 `json:"start"`
+	Step  int64 `json:"step"`
+	// HighWaterMark is the last value generated (nil before the first).
+	HighWaterMark *int64 `json:"highWaterMark,omitempty"`
+	// Always is GENERATED ALWAYS (explicit values refused); false is BY DEFAULT.
+	Always bool `json:"always"`
+}
+
+// describeRules fills d's constraints and column rules from snap's metadata, and
+// says whether skiplake can enforce them.
+func describeRules(snap *Snapshot, d *Description) error {
+	md := snap.log.Metadata()
+	cs := log.CheckConstraints(md)
+	for _, name := range log.SortedConstraintNames(cs) {
+		d.Constraints = append(d.Constraints, CheckConstraint{Name: name, Expr: cs[name]})
+	}
+	schema, err := log.ParseSchema(md.SchemaString)
+	if err != nil {
+		return err
+	}
+	var walk func(fields []log.StructField, prefix string)
+	walk = func(fields []log.StructField, prefix string) {
+		for i := range fields {
+			f := &fields[i]
+			r := ColumnRule{Column: prefix + f.Name}
+			if raw, ok := f.Metadata[log.InvariantsKey]; ok {
+				if text, err := log.Invariant(raw); err == nil {
+					r.Invariant = text
+				} else {
+					r.Invariant = fmt.Sprint(raw)
+				}
+			}
+			if g, ok := f.Metadata[log.GenerationExpressionKey].(string); ok {
+				r.Generated = g
+			}
+			if id, ok, err := log.FieldIdentity(f); ok && err == nil {
+				info := &IdentityInfo{Start: id.Start, Step: id.Step, Always: !id.AllowExplicitInsert}
+				if id.HasHighWaterMark {
+					hwm := id.HighWaterMark
+					info.HighWaterMark = &hwm
+				}
+				r.Identity = info
+			}
+			if r.Invariant != "" || r.Generated != "" || r.Identity != nil {
+				d.ColumnRules = append(d.ColumnRules, r)
+			}
+			if st, ok := f.Type.(*log.StructType); ok {
+				walk(st.Fields, r.Column+".")
+			}
+		}
+	}
+	walk(schema.Fields, "")
+	if _, err := snap.view.WriteRules(); err != nil {
+		d.WriteRulesError = err.Error()
+	}
+	return nil
+}
+
+// ComputedColumns names the top-level columns whose values writes compute when the
+// input lacks them: the generated columns and the identity columns (nil when the
+// table has none, or its write rules cannot be enforced).
+func (s *Snapshot) ComputedColumns() []string {
+	rules, err := s.view.WriteRules()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, g := range rules.Generated {
+		out = append(out, g.Name)
+	}
+	for _, c := range rules.Identity {
+		out = append(out, c.Name)
+	}
+	return out
 }

@@ -98,7 +98,12 @@ func (in input) open(e *env) (io.ReadCloser, error) {
 
 // reader opens the input as batches of schema (CSV and JSONL are typed by it;
 // Parquet batches keep the file's types and are conformed by the table's writer).
-func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema) (array.RecordReader, error) {
+//
+// computed names the table's generated and identity columns, whose values the
+// table computes when the input lacks them: a CSV input whose header lacks one is
+// read without it, a JSONL input is always read without them (its lines cannot
+// give them), a Parquet input may lack them.
+func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema, computed map[string]bool) (array.RecordReader, error) {
 	mem := memory.DefaultAllocator
 	if in.format == "parquet" {
 		return openParquet(ctx, in.path, mem)
@@ -109,9 +114,9 @@ func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema) (array
 	}
 	var r array.RecordReader
 	if in.format == "csv" {
-		r, err = newCSVReader(in.name(), rc, csvSchema(schema), mem)
+		r, err = newCSVReader(in.name(), rc, csvSchema(schema), computed, mem)
 	} else {
-		r, err = newJSONLReader(in.name(), rc, csvSchema(schema), mem)
+		r, err = newJSONLReader(in.name(), rc, csvSchema(withoutColumns(schema, computed)), mem)
 	}
 	if err != nil {
 		rc.Close()
@@ -170,7 +175,7 @@ func parseSchemaFlag(s string) (*arrow.Schema, error) {
 // name (ignoring case): a column the table does not have, or a table column the file
 // lacks, is an error naming the file, before anything is written. (Types are checked
 // by the table's writer.)
-func checkParquetColumns(path string, schema *arrow.Schema) error {
+func checkParquetColumns(path string, schema *arrow.Schema, computed map[string]bool) error {
 	have, err := parquetSchema(path)
 	if err != nil {
 		return err
@@ -184,11 +189,25 @@ func checkParquetColumns(path string, schema *arrow.Schema) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	for f, i := range idx {
-		if i < 0 {
+		if i < 0 && !computed[strings.ToLower(schema.Field(f).Name)] {
 			return fmt.Errorf("%s: column %q is missing (file columns: %s)", path, schema.Field(f).Name, strings.Join(names, ", "))
 		}
 	}
 	return nil
+}
+
+// withoutColumns returns s without the top-level columns named in drop (lower case).
+func withoutColumns(s *arrow.Schema, drop map[string]bool) *arrow.Schema {
+	if len(drop) == 0 {
+		return s
+	}
+	var fields []arrow.Field
+	for _, f := range s.Fields() {
+		if !drop[strings.ToLower(f.Name)] {
+			fields = append(fields, f)
+		}
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 // csvSchema drops metadata the text readers do not need.
@@ -218,7 +237,10 @@ type concatReader struct {
 	e      *env
 	schema *arrow.Schema
 	inputs []input
-	next   int
+	// computed names the table's generated and identity columns (lower case), which
+	// inputs may lack (see input.reader).
+	computed map[string]bool
+	next     int
 	cur    array.RecordReader
 	curIn  input
 	err    error
@@ -240,7 +262,7 @@ func (r *concatReader) Next() bool {
 			}
 			r.curIn = r.inputs[r.next]
 			r.next++
-			cur, err := r.curIn.reader(r.ctx, r.e, r.schema)
+			cur, err := r.curIn.reader(r.ctx, r.e, r.schema, r.computed)
 			if err != nil {
 				r.err = r.annotate(err)
 				return false

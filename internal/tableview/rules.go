@@ -418,7 +418,12 @@ func (c *Check) Verify(rec arrow.RecordBatch) error {
 // schema (a new constraint, before it is added), or returns an error matching
 // ErrWriteRules naming what skiplake cannot evaluate.
 func (v *View) BindCheck(name, text string) (*Check, error) {
-	b, err := bindCheck(text, v.logical)
+	return BindCheck(name, text, v.logical)
+}
+
+// BindCheck is View.BindCheck for a logical schema (a table being created).
+func BindCheck(name, text string, logical *arrow.Schema) (*Check, error) {
+	b, err := bindCheck(text, logical)
 	if err != nil {
 		return nil, fmt.Errorf("%w: CHECK constraint %s (%s): %w", ErrWriteRules, name, text, err)
 	}
