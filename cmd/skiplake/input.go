@@ -241,9 +241,9 @@ type concatReader struct {
 	// inputs may lack (see input.reader).
 	computed map[string]bool
 	next     int
-	cur    array.RecordReader
-	curIn  input
-	err    error
+	cur      array.RecordReader
+	curIn    input
+	err      error
 }
 
 func newConcatReader(ctx context.Context, e *env, schema *arrow.Schema, inputs []input) *concatReader {
