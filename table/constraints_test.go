@@ -357,9 +357,70 @@ func TestWriteRulesUnevaluable(t *testing.T) {
 	require.Contains(t, err.Error(), "sha2")
 	_, err = tb.Update(ctx, "amount = 1", "key = 1", table.DMLOptions{})
 	require.ErrorIs(t, err, table.ErrWriteRules)
+	// DELETE keeps rows unchanged: not refused, not re-checked.
+	_, err = tb.Delete(ctx, "key = 99", table.DMLOptions{})
+	require.NoError(t, err)
 	res, err := tb.Optimize(ctx, table.OptimizeOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, res.Metrics)
 	require.Equal(t, 2, res.Metrics.NumRemovedFiles)
 	require.Equal(t, []string{"1|5|6|100", "2|6|7|110"}, rowsOf(t, tb))
+}
+
+// TestIdentityConcurrentAppends: appends racing on one table each either commit with
+// identity values past the high-water mark they read or fail with a conflict
+// (Delta Spark's rule: two commits that both advanced the high-water mark
+// conflict); no value is ever given to two rows, and the values of one append
+// increase in its input order.
+func TestIdentityConcurrentAppends(t *testing.T) {
+	tb, dir := rulesTable(t, rulesSchema, nil)
+	const writers, rows = 6, 20
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			other, err := table.OpenPath(context.Background(), dir)
+			if err != nil {
+				errs <- err
+				return
+			}
+			var in [][]*int64
+			for i := 0; i < rows; i++ {
+				in = append(in, []*int64{ip(int64(w*1000 + i)), ip(1)})
+			}
+			errs <- appendLongs(t, other, keyAmount, in...)
+		}(w)
+	}
+	committed := 0
+	for w := 0; w < writers; w++ {
+		err := <-errs
+		if err == nil {
+			committed++
+			continue
+		}
+		var ce *log.ConflictError
+		require.ErrorAs(t, err, &ce, "a failed append fails with a conflict")
+	}
+	require.GreaterOrEqual(t, committed, 1)
+	got := rowsOf(t, tb)
+	require.Len(t, got, committed*rows)
+	seen := map[string]bool{}
+	byWriter := map[string][]int64{}
+	for _, r := range got {
+		parts := strings.Split(r, "|")
+		require.False(t, seen[parts[3]], "identity value %s given twice", parts[3])
+		seen[parts[3]] = true
+		var key, rid int64
+		fmt.Sscan(parts[0], &key)
+		fmt.Sscan(parts[3], &rid)
+		w := fmt.Sprint(key / 1000)
+		byWriter[w] = append(byWriter[w], key%1000*1_000_000+rid)
+	}
+	for _, vals := range byWriter {
+		sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+		for i := 1; i < len(vals); i++ {
+			require.Greater(t, vals[i]%1_000_000, vals[i-1]%1_000_000, "values increase with the input order")
+		}
+	}
+	hwm, _ := highWaterMark(t, tb)
+	require.Equal(t, int64(100+10*(committed*rows-1)), hwm)
 }

@@ -253,7 +253,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		a.sink = newCountSink(snap)
 	} else {
 		a.sink = &writerSink{t: t, snap: snap, opts: WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
-			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}}
+			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget), unchanged: op == "DELETE"}}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
 	return a, nil

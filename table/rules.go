@@ -15,8 +15,8 @@ import (
 )
 
 // Write rules. Every row a write adds passes through one funnel, the data-file
-// writer's consume (fileSetWriter): appends and overwrites, the rows DELETE, UPDATE
-// and MERGE write (updated, inserted and copied rows), optimized writes. There the
+// writer's consume (fileSetWriter): appends and overwrites, the rows UPDATE and MERGE
+// write (updated, inserted and copied rows), optimized writes. There the
 // rows are checked against the write rules of the version they are written for
 // (tableview.WriteRules, resolved once per version): every CHECK constraint and column
 // invariant must be TRUE and every generated column equal to its expression; NOT NULL
@@ -26,8 +26,9 @@ import (
 // input lacks is computed, an identity column the input lacks takes the next values
 // (identityAssigner), and explicit values for a GENERATED ALWAYS identity column are
 // refused. UPDATE (and MERGE's updates) recompute the generated columns they do not
-// assign and refuse to assign identity columns, as Delta Spark does. OPTIMIZE and
-// auto-compaction rewrite rows without checking them (they are unchanged).
+// assign and refuse to assign identity columns, as Delta Spark does. OPTIMIZE,
+// auto-compaction and DELETE (the rows it keeps) rewrite rows without checking them
+// (they are unchanged).
 
 // ErrConstraintViolated reports a row that breaks a write rule of the table: a CHECK
 // constraint or column invariant that is not TRUE (FALSE and NULL both violate, as in

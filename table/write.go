@@ -87,6 +87,9 @@ type WriteOptions struct {
 	// (generated and identity columns) before the write rules are checked; the rows
 	// DML commands write are checked only (rules.go).
 	inserts bool
+	// unchanged marks a writer of rows the table already holds, unchanged (the rows
+	// DELETE keeps): they are not checked against the write rules again.
+	unchanged bool
 }
 
 // WriteResult describes a committed write.
@@ -521,7 +524,7 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if w.rulesErr != nil && rdr.RecordBatch().NumRows() > 0 {
+		if w.rulesErr != nil && !w.opts.unchanged && rdr.RecordBatch().NumRows() > 0 {
 			return w.rulesErr // before the input is judged against a schema whose rules are unknown
 		}
 		rec, err := w.conf.conform(ctx, rdr.RecordBatch())
@@ -552,7 +555,7 @@ func (w *fileSetWriter) cleanup() { w.out.Discard() }
 // completed (identity and generated columns), then every row is checked. It takes
 // rec (a conformed batch) and returns the batch to write; on error rec is released.
 func (w *fileSetWriter) applyRules(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if rec.NumRows() == 0 {
+	if rec.NumRows() == 0 || w.opts.unchanged {
 		return rec, nil
 	}
 	if w.rulesErr != nil {
