@@ -17,6 +17,7 @@ require (
 	github.com/klauspost/compress v1.20.3
 	github.com/stretchr/testify v1.12.1
 	gocloud.dev v0.49.0
+	golang.org/x/sync v0.24.0
 	google.golang.org/api v0.308.0
 )
 
@@ -90,7 +91,6 @@ require (
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect

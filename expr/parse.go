@@ -55,11 +55,6 @@ func (t token) describe() string {
 
 func (t token) isKeyword(kw string) bool { return t.kind == tIdent && strings.EqualFold(t.text, kw) }
 
-type lexer struct {
-	src  string
-	toks []token
-}
-
 func lex(src string) ([]token, error) {
 	var toks []token
 	i := 0

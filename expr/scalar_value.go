@@ -140,31 +140,6 @@ func decimalFromRat(r *big.Rat, t *arrow.Decimal128Type) (value.Value, error) {
 
 // ---- conversions of one value ----
 
-// valueOfKind is the value.Kind a type's values have in the row representation.
-func zeroValueKind(t arrow.DataType) value.Kind {
-	switch kindOf(t) {
-	case tkBool:
-		return value.KindBool
-	case tkInt:
-		return value.KindInt64
-	case tkFloat:
-		return value.KindFloat64
-	case tkDecimal:
-		return value.KindDecimal
-	case tkString:
-		return value.KindString
-	case tkBinary:
-		return value.KindBinary
-	case tkDate:
-		return value.KindDate
-	case tkTimestamp:
-		return value.KindTimestamp
-	case tkTimestampNTZ:
-		return value.KindTimestampNTZ
-	}
-	return value.KindNull
-}
-
 // toFloat rounds a float64 to the precision of a float type.
 func toFloat(f float64, t arrow.DataType) float64 {
 	if isDouble(t) {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 func TestParseDDLType(t *testing.T) {
@@ -206,5 +208,25 @@ func TestParseDDLSchemaNotNull(t *testing.T) {
 	// ADD COLUMNS cannot add a NOT NULL column (existing rows have no value).
 	if _, err := ParseColumnDefinition("c int NOT NULL"); err == nil || !strings.Contains(err.Error(), "NOT NULL") {
 		t.Errorf("ADD COLUMN NOT NULL: %v", err)
+	}
+}
+
+// TestInvalidUTF8FieldNamesRefused: a field name that is not valid UTF-8 is refused
+// wherever a schema is built (a DDL type, an ADD COLUMNS definition, an Arrow schema);
+// stored as JSON it would silently become another name (U+FFFD). FuzzParseDDLType
+// found the DDL case ("struCt<`\xe0`int>").
+func TestInvalidUTF8FieldNamesRefused(t *testing.T) {
+	if _, err := ParseDDLType("struCt<`\xe0`int>"); !errors.Is(err, ErrInvalidSchema) {
+		t.Errorf("DDL type: %v", err)
+	}
+	if _, err := ParseColumnDefinition("`a\xff` int"); !errors.Is(err, ErrInvalidSchema) {
+		t.Errorf("column definition: %v", err)
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "ok", Type: arrow.StructOf(arrow.Field{Name: "b\xc3", Type: arrow.PrimitiveTypes.Int64})}}, nil)
+	if _, err := FromArrow(sc); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "ok.b") {
+		t.Errorf("Arrow schema: %v", err)
+	}
+	if _, err := ParseDDLType("struct<`naïve`:int>"); err != nil {
+		t.Errorf("valid UTF-8 refused: %v", err)
 	}
 }

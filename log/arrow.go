@@ -182,6 +182,9 @@ func fromArrowFields(fields []arrow.Field, path string) (*StructType, error) {
 	st := &StructType{Fields: make([]StructField, 0, len(fields))}
 	for _, f := range fields {
 		fp := joinPath(path, f.Name)
+		if err := checkFieldName(f.Name); err != nil {
+			return nil, fmt.Errorf("log: column %q: %w", fp, err)
+		}
 		dt, err := fromArrowType(f.Type, fp)
 		if err != nil {
 			return nil, err

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skiplake/skiplake/internal/pqguard"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -46,14 +48,70 @@ func (l *Log) readParquetActions(ctx context.Context, path string, size int64, f
 		src, srcSize = f, f.Size()
 	}
 	fail := func(e error) error {
-		return fmt.Errorf("log: reading %s: %w: %v", path, ErrCorruptLog, e)
+		return fmt.Errorf("log: reading %s: %w: %w", path, ErrCorruptLog, e)
 	}
-	rdr, err := file.NewParquetReader(io.NewSectionReader(src, 0, srcSize))
+	rdr, rr, err := openCheckpointParquet(ctx, io.NewSectionReader(src, 0, srcSize), srcSize)
 	if err != nil {
 		return fail(err)
 	}
-	defer rdr.Close()
-	sch := rdr.MetaData().Schema
+	if rr == nil {
+		_ = rdr.Close()
+		return nil // no column this package reads
+	}
+	defer func() {
+		releaseCheckpointRecords(rr)
+		_ = rdr.Close()
+	}()
+	for {
+		ok, err := nextCheckpointRecord(rr)
+		if err != nil {
+			return fail(err)
+		}
+		if !ok {
+			return nil
+		}
+		rec := rr.RecordBatch()
+		for i, col := range rec.Columns() {
+			if err := checkDecoded(col); err != nil {
+				return fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
+			}
+		}
+		if err := emitCheckpointRows(rec.Schema().Fields(), rec.Columns(), int(rec.NumRows()), fn); err != nil {
+			return fmt.Errorf("log: reading %s: %w", path, err)
+		}
+	}
+}
+
+// Damaged checkpoints: a checkpoint or sidecar is Parquet that another writer may have
+// written and that storage may have damaged, so it is read with package pqguard's
+// defences, as data files are (invariant CK1 in doc.go): the footer is validated
+// before anything is decoded, and each call into arrow-go's decoder below does nothing
+// but that call and contains a panic raised inside it into an error.
+
+// checkpointGuard contains decoder panics; readParquetActions wraps the errors into
+// ErrCorruptLog naming the file.
+var checkpointGuard = pqguard.Guard{}
+
+// openCheckpointParquet validates the footer of the Parquet file src (size bytes) and
+// starts a record reader over the checkpoint columns this package reads (rr nil: the
+// file has none). The caller closes rdr and releases rr (releaseCheckpointRecords).
+func openCheckpointParquet(ctx context.Context, src *io.SectionReader, size int64) (rdr *file.Reader, rr pqarrow.RecordReader, err error) {
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	if rdr, err = parseCheckpointFooter(src, props); err != nil {
+		return nil, nil, err
+	}
+	md := rdr.MetaData()
+	if err := pqguard.CheckArrowSchema(md.KeyValueMetadata()); err != nil {
+		_ = rdr.Close()
+		return nil, nil, err
+	}
+	maxCompressed, _, err := pqguard.ValidateFooter(md, size)
+	if err != nil {
+		_ = rdr.Close()
+		return nil, nil, fmt.Errorf("footer: %w", err)
+	}
+	pqguard.BoundPages(props, maxCompressed)
+	sch := md.Schema
 	var cols []int
 	for i := 0; i < sch.NumColumns(); i++ {
 		p := sch.Column(i).ColumnPath()
@@ -62,30 +120,55 @@ func (l *Log) readParquetActions(ctx context.Context, path string, size int64, f
 		}
 	}
 	if len(cols) == 0 {
-		return nil
+		return rdr, nil, nil
 	}
+	if rr, err = checkpointRecords(ctx, rdr, cols); err != nil {
+		_ = rdr.Close()
+		return nil, nil, err
+	}
+	return rdr, rr, nil
+}
+
+// parseCheckpointFooter parses the footer of src.
+func parseCheckpointFooter(src *io.SectionReader, props *parquet.ReaderProperties) (rdr *file.Reader, err error) {
+	defer checkpointGuard.Contain(&err, "footer")
+	rdr, err = file.NewParquetReader(src, file.WithReadProps(props))
+	if err != nil {
+		return nil, fmt.Errorf("footer: %w", err)
+	}
+	return rdr, nil
+}
+
+// checkpointRecords starts pqarrow's record reader over leaves cols of every row group.
+func checkpointRecords(ctx context.Context, rdr *file.Reader, cols []int) (rr pqarrow.RecordReader, err error) {
+	defer checkpointGuard.Contain(&err, "arrow schema")
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 15}, memory.DefaultAllocator)
 	if err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
-	rr, err := fr.GetRecordReader(ctx, cols, nil)
+	rr, err = fr.GetRecordReader(ctx, cols, nil)
 	if err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("column readers: %w", err)
 	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		if err := emitCheckpointRows(rec.Schema().Fields(), rec.Columns(), int(rec.NumRows()), fn); err != nil {
-			if errors.Is(err, ErrCorruptLog) {
-				return err
-			}
-			return fmt.Errorf("log: reading %s: %w", path, err)
-		}
+	return rr, nil
+}
+
+// nextCheckpointRecord advances rr; ok false with a nil error is the end of the file.
+func nextCheckpointRecord(rr pqarrow.RecordReader) (ok bool, err error) {
+	defer checkpointGuard.Contain(&err, "decoding")
+	if rr.Next() {
+		return true, nil
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fail(err)
+		return false, fmt.Errorf("decoding: %w", err)
 	}
-	return nil
+	return false, nil
+}
+
+// releaseCheckpointRecords releases a record reader, which may panic once its decoder did.
+func releaseCheckpointRecords(rr pqarrow.RecordReader) {
+	defer func() { _ = recover() }()
+	rr.Release()
 }
 
 func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, fn func(*Action) error) error {

@@ -18,7 +18,7 @@ func (l *Log) WithClock(now func() time.Time) *Log {
 	if now == nil {
 		now = time.Now
 	}
-	return &Log{store: l.store, now: now}
+	return &Log{store: l.store, now: now, warnings: l.warnings}
 }
 
 // LogCleanup describes expired log files (CleanupExpiredLog).

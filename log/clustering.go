@@ -83,7 +83,8 @@ func IsClustered(p Protocol) bool {
 // (["b","c"], what Delta Spark writes), a plain string (PROTOCOL.md's example in
 // "Clustered Table": one
 // top-level name, which may itself contain dots) and an object {"physicalName":
-// [...]} (the liquid preview). An empty configuration means no columns.
+// [...]} (the liquid preview). An empty configuration means no columns; more than
+// MaxClusteringColumns is an error naming the limit.
 func ParseClusteringDomain(config string) ([][]string, error) {
 	if strings.TrimSpace(config) == "" {
 		return nil, nil
@@ -93,6 +94,12 @@ func ParseClusteringDomain(config string) ([][]string, error) {
 	}
 	if err := json.Unmarshal([]byte(config), &raw); err != nil {
 		return nil, fmt.Errorf("%w: clustering domain %q: %v", ErrInvalidClustering, config, err)
+	}
+	if n := len(raw.ClusteringColumns); n > MaxClusteringColumns {
+		// Delta's limit, which every writer keeps: more comes from a damaged or
+		// foreign log, and would leave the clustering keys less than a bit per column.
+		return nil, fmt.Errorf("%w: the clustering domain names %d columns; a table has at most %d (MaxClusteringColumns, Delta's limit)",
+			ErrInvalidClustering, n, MaxClusteringColumns)
 	}
 	out := make([][]string, 0, len(raw.ClusteringColumns))
 	for i, e := range raw.ClusteringColumns {

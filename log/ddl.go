@@ -104,6 +104,11 @@ func parseNameAndType(s string) (NewColumn, error) {
 	if err != nil {
 		return NewColumn{}, err
 	}
+	for _, part := range path {
+		if err := checkFieldName(part); err != nil {
+			return NewColumn{}, fmt.Errorf("log: column definition %q: %w", s, err)
+		}
+	}
 	t, err := ParseDDLType(rest)
 	if err != nil {
 		return NewColumn{}, err
@@ -138,6 +143,15 @@ func ParseDDLSchema(s string) (*StructType, error) {
 		return nil, fmt.Errorf("log: schema %q: no columns", s)
 	}
 	return st, nil
+}
+
+// checkFieldName refuses a field name that is not valid UTF-8: the schema is stored as
+// JSON text, where each invalid byte would silently become U+FFFD — another name.
+func checkFieldName(name string) error {
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("field name %q is not valid UTF-8: %w", name, ErrInvalidSchema)
+	}
+	return nil
 }
 
 // splitColumnName splits "name rest" at the first white space outside backticks.
@@ -368,6 +382,9 @@ func (p *ddlParser) fieldName() (string, error) {
 					continue
 				}
 				p.i++
+				if err := checkFieldName(b.String()); err != nil {
+					return "", fmt.Errorf("at byte %d: %w", p.i, err)
+				}
 				return b.String(), nil
 			}
 			b.WriteByte(p.s[p.i])

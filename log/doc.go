@@ -20,11 +20,22 @@
 //   - L3 A snapshot is the newest complete checkpoint at or below the version
 //     plus the commits after it, reconciled by (path, deletion-vector unique
 //     id). A stale, missing, empty or corrupt _last_checkpoint only costs a
-//     listing; a checkpoint that cannot be read makes the reader fall back to
-//     an older one, or to a full JSON replay when the JSON log is complete.
+//     listing. A checkpoint that cannot be read makes the reader fall back, as
+//     Delta Spark does (SnapshotManagement), to the newest complete checkpoint
+//     older than it, or to version 0 when there is none, provided every JSON
+//     commit from there to the version is present; at most twice (Spark's
+//     snapshotLoading.maxRetries default). The snapshot then carries a warning
+//     (Snapshot.Warnings, Log.ObserveWarnings) naming the skipped checkpoint and
+//     why; when no such fallback exists the error leads with the checkpoint's
+//     failure.
 //   - L4 Unknown or unsupported reader features make a read fail with an
 //     *UnsupportedFeatureError naming them; writer features likewise for
 //     writes.
+//   - CK1 Checkpoint and sidecar Parquet is read with package pqguard's defences,
+//     as data files are: the footer is validated before anything is decoded, a
+//     panic of arrow-go's decoder is contained at the call into it, and the arrays
+//     it decodes are checked for consistency (checkDecoded) before a value is read.
+//     A damaged checkpoint is an ErrCorruptLog naming the file, never a panic.
 //
 // Reconciliation key: files are keyed by their *decoded* path (the log stores
 // percent-encoded relative URIs; "a%20b" and "a b" are the same file) plus the
@@ -121,7 +132,9 @@
 // Row tracking (rowtracking.go): on tables whose protocol supports rowTracking
 // every commit attempt gives new files fresh baseRowId (above the
 // delta.rowTracking high-water mark, which the commit raises) and
-// defaultRowCommitVersion (the committed version); recommitted files and removes
+// defaultRowCommitVersion (the committed version); a mark below an assigned row ID
+// (lowered, or its domain removed) or one that would pass math.MaxInt64 makes the
+// commit fail with ErrCorruptLog (RT1) instead of repeating or wrapping IDs; recommitted files and removes
 // keep their file's values; a retry reassigns from the winners' mark; commitInfo
 // says delta.rowTracking.preserved (OPTIMIZE materializes stable row IDs and
 // declares it with PreserveRowTracking). CleanupExpiredLog deletes

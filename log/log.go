@@ -21,11 +21,13 @@ type Log struct {
 	store storage.Storage
 	// now is the clock used for commit timestamps and tombstone expiry.
 	now func() time.Time
+	// warnings holds the ObserveWarnings observers (shared by WithClock's copies).
+	warnings *warningHook
 }
 
 // New returns the log of the table rooted at store (the log lives under _delta_log/).
 func New(store storage.Storage) *Log {
-	return &Log{store: store, now: time.Now}
+	return &Log{store: store, now: time.Now, warnings: &warningHook{}}
 }
 
 // Storage returns the store the log was created with.
@@ -115,17 +117,27 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 	if version > lst.maxVersion {
 		return nil, fmt.Errorf("log: version %d requested, latest is %d: %w", version, lst.maxVersion, ErrVersionNotFound)
 	}
+	// Checkpoints that fail to read, newest first (L3). As in Delta Spark
+	// (SnapshotManagement.createSnapshotFromGivenOrEquivalentLogSegment), the snapshot
+	// is then built from the newest complete checkpoint older than the failed one, or
+	// from version 0 when there is none, provided every JSON commit from there to the
+	// version is present; at most maxCheckpointFallbacks times. When no such start
+	// exists, the error leads with the first checkpoint's failure (the root cause).
 	var cpErrs []error
 	for i := len(lst.checkpoints) - 1; i >= 0; i-- {
 		cp := lst.checkpoints[i]
 		if cp.version > version {
 			continue
 		}
+		if len(cpErrs) > maxCheckpointFallbacks {
+			return nil, unreadableCheckpoints(version, cpErrs, fmt.Errorf("log: tried %d older starting points (as Delta Spark does), none could be read", maxCheckpointFallbacks))
+		}
 		// L1: every commit after the checkpoint must exist.
 		for v := cp.version + 1; v <= version; v++ {
 			if _, ok := lst.commits[v]; !ok {
-				return nil, fmt.Errorf("log: %s missing while reading version %d from checkpoint %d: %w",
+				err := fmt.Errorf("log: %s missing while reading version %d from checkpoint %d: %w",
 					CommitPath(v), version, cp.version, ErrMissingVersion)
+				return nil, unreadableCheckpoints(version, cpErrs, err)
 			}
 		}
 		r := newReplay()
@@ -139,33 +151,81 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			cpErrs = append(cpErrs, err)
+			cpErrs = append(cpErrs, fmt.Errorf("checkpoint %d is unreadable: %w", cp.version, err))
 			continue // L3: fall back to an older checkpoint or to JSON replay
 		}
 		r.checkpointVersion = cp.version
 		if err := l.replayCommits(ctx, r, lst, cp.version+1, version); err != nil {
-			return nil, err
+			return nil, unreadableCheckpoints(version, cpErrs, err)
 		}
-		return l.finish(ctx, r, lst, version, cp)
+		snap, err := l.finish(ctx, r, lst, version, cp)
+		if err != nil {
+			return nil, unreadableCheckpoints(version, cpErrs, err)
+		}
+		l.skipped(snap, cpErrs)
+		return snap, nil
 	}
 	if !complete {
-		return nil, fmt.Errorf("log: no usable checkpoint in partial listing: %w", ErrVersionNotFound)
+		err := fmt.Errorf("log: no usable checkpoint in partial listing: %w", ErrVersionNotFound)
+		return nil, unreadableCheckpoints(version, cpErrs, err)
+	}
+	if len(cpErrs) > maxCheckpointFallbacks {
+		return nil, unreadableCheckpoints(version, cpErrs, fmt.Errorf("log: tried %d older starting points (as Delta Spark does), none could be read", maxCheckpointFallbacks))
 	}
 	for v := int64(0); v <= version; v++ {
 		if _, ok := lst.commits[v]; !ok {
 			err := fmt.Errorf("log: %s missing while reading version %d: %w", CommitPath(v), version, ErrMissingVersion)
-			if len(cpErrs) > 0 {
-				return nil, fmt.Errorf("%w (and no checkpoint could be read: %w)", err, errors.Join(cpErrs...))
-			}
-			return nil, err
+			return nil, unreadableCheckpoints(version, cpErrs, err)
 		}
 	}
 	r := newReplay()
 	r.checkpointVersion = -1
 	if err := l.replayCommits(ctx, r, lst, 0, version); err != nil {
-		return nil, err
+		return nil, unreadableCheckpoints(version, cpErrs, err)
 	}
-	return l.finish(ctx, r, lst, version, checkpointSet{version: -1})
+	snap, err := l.finish(ctx, r, lst, version, checkpointSet{version: -1})
+	if err != nil {
+		return nil, unreadableCheckpoints(version, cpErrs, err)
+	}
+	l.skipped(snap, cpErrs)
+	return snap, nil
+}
+
+// maxCheckpointFallbacks is how many older starting points (an older checkpoint, or
+// version 0) build tries after the checkpoint a snapshot should start from cannot be
+// read: Delta Spark's spark.databricks.delta.snapshotLoading.maxRetries default.
+const maxCheckpointFallbacks = 2
+
+// unreadableCheckpoints returns err when no checkpoint failed; otherwise an error that
+// leads with the first (newest) checkpoint's failure, the root cause, and says why no
+// older start could be used (err). errors.Is matches both.
+func unreadableCheckpoints(version int64, cpErrs []error, err error) error {
+	if len(cpErrs) == 0 {
+		return err
+	}
+	var older string
+	if len(cpErrs) > 1 {
+		older = fmt.Sprintf(" (and %d older: %v)", len(cpErrs)-1, errors.Join(cpErrs[1:]...))
+	}
+	return fmt.Errorf("log: cannot read version %d: %w%s; no older checkpoint with every later JSON commit, nor every commit from version 0, could be read instead: %w",
+		version, cpErrs[0], older, err)
+}
+
+// skipped records on snap, and reports to the log's warning observers, the checkpoints
+// that could not be read while building it.
+func (l *Log) skipped(snap *Snapshot, cpErrs []error) {
+	if len(cpErrs) == 0 {
+		return
+	}
+	from := "every JSON commit from version 0"
+	if snap.checkpointVersion >= 0 {
+		from = fmt.Sprintf("checkpoint %d and the JSON commits after it", snap.checkpointVersion)
+	}
+	for _, e := range cpErrs {
+		w := fmt.Sprintf("log: version %d was read from %s, because %v", snap.version, from, e)
+		snap.warnings = append(snap.warnings, w)
+		l.warnings.warn(w)
+	}
 }
 
 // commitFetchWindow and commitFetchParallelism bound the commit files replayCommits

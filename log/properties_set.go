@@ -564,7 +564,6 @@ func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error)
 var unwritableWhy = map[string]string{
 	FeatureChangeDataFeed:    "skiplake does not write the change data feed (its DELETE, UPDATE and MERGE would not record _change_data files, so change readers would miss changes)",
 	FeatureInCommitTimestamp: "skiplake does not write in-commit timestamps yet",
-	FeatureTypeWidening:      "skiplake does not change column types yet",
 	FeatureIcebergCompatV1:   "skiplake does not keep Iceberg metadata",
 	FeatureIcebergCompatV2:   "skiplake does not keep Iceberg metadata",
 }

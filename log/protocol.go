@@ -77,7 +77,10 @@ var supportedReader = []string{
 // new ones) and the data-file layer writes the physical names and field ids.
 // v2Checkpoint tables get v2 checkpoints. rowTracking is written (Transaction
 // assigns row IDs, see rowtracking.go), as is clustering (and Databricks' preview
-// feature liquid, whose domain is kept as is). invariants, checkConstraints,
+// feature liquid, whose domain is kept as is). typeWidening is written (ALTER
+// records delta.typeChanges; schema changes keep it; files are written with the
+// current types and readers widen older ones); its preview feature, whose changes
+// also record the table version, is not. invariants, checkConstraints,
 // generatedColumns and identityColumns are honoured by package table, which checks
 // every row it writes against the rules the table view resolves from the metadata
 // (column invariants, CHECK constraints, generation expressions) and assigns
@@ -89,7 +92,7 @@ var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint,
-	FeatureRowTracking, FeatureClustering, FeatureLiquid,
+	FeatureRowTracking, FeatureClustering, FeatureLiquid, FeatureTypeWidening,
 	FeatureGeneratedColumns, FeatureIdentityColumns,
 }
 

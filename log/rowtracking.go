@@ -3,6 +3,7 @@ package log
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,13 @@ import (
 //     defaultRowCommitVersion is the version being committed;
 //   - the commit carries a delta.rowTracking domain with the new high-water mark when
 //     it assigned fresh IDs.
+//
+// Hostile high-water marks (RT1): before it assigns anything a commit checks that the
+// mark is not below a row ID already assigned (by a live file of the snapshot or of a
+// winning concurrent commit: baseRowId + numRecords - 1), which a mark lowered by hand,
+// a removed delta.rowTracking domain or a foreign writer would cause, and that no new
+// file's range passes math.MaxInt64. Either is refused (ErrCorruptLog naming the
+// file and the mark), never wrapped around into repeated or negative IDs.
 //
 // The values are assigned per commit attempt: a retry at a later version starts from
 // the high-water mark the winning commits left (read from their delta.rowTracking
@@ -106,7 +114,11 @@ func checkRowTrackingEnablement(props *TableProperties, schema *StructType) erro
 type rowTrackingState struct {
 	hwm     int64 // the high-water mark the next attempt starts from
 	started bool
-	live    map[string]*Add // the snapshot's live files by canonical path (built once)
+	// assigned is the highest row ID a live file of the snapshot or of a winning
+	// commit holds (-1: none), and assignedBy that file (RT1).
+	assigned   int64
+	assignedBy string
+	live       map[string]*Add // the snapshot's live files by canonical path (built once)
 	// preserves is set by PreserveRowTracking.
 	preserves bool
 
@@ -139,12 +151,20 @@ func (t *Transaction) prepareRowTracking(version int64) error {
 			return err
 		}
 		rt.hwm, rt.started = hwm, true
+		rt.assigned = -1
 		rt.live = make(map[string]*Add, len(t.snap.files))
 		for _, f := range t.snap.files {
 			rt.live[canonicalPath(f.Path)] = f
+			if err := rt.noteAssigned(f); err != nil {
+				return err
+			}
 		}
 	}
 	hwm := rt.hwm
+	if hwm < rt.assigned {
+		return fmt.Errorf("log: %s high-water mark %d is below row ID %d, already assigned to %s: fresh row IDs would repeat it (a lowered or removed %s domain): %w",
+			DomainRowTracking, hwm, rt.assigned, rt.assignedBy, DomainRowTracking, ErrCorruptLog)
+	}
 	rt.adds = make([]*Add, len(t.adds))
 	readded := map[string]bool{}
 	for i, a := range t.adds {
@@ -156,6 +176,13 @@ func (t *Transaction) prepareRowTracking(version int64) error {
 			n, ok := a.NumRecords()
 			if !ok {
 				return fmt.Errorf("log: file %s has no numRecords in its statistics; row tracking needs it to assign row IDs: %w", a.Path, ErrInvalidTransaction)
+			}
+			if n < 0 {
+				return fmt.Errorf("log: file %s has numRecords %d; row tracking cannot assign it row IDs: %w", a.Path, n, ErrInvalidTransaction)
+			}
+			if hwm == math.MaxInt64 || hwm > math.MaxInt64-n {
+				return fmt.Errorf("log: row IDs exhausted: %d rows of file %s above the %s high-water mark %d would pass the largest row ID %d: %w",
+					n, a.Path, DomainRowTracking, hwm, int64(math.MaxInt64), ErrCorruptLog)
 			}
 			base := hwm + 1
 			c.BaseRowID = &base
@@ -211,6 +238,11 @@ func (t *Transaction) observeWinner(version int64, a *Action) error {
 		t.effectiveProps().EnableRowTracking && !t.snap.Properties().EnableRowTracking {
 		return &ConflictError{Kind: ErrConcurrentAppend, Version: version, Files: []string{a.Add.Path}}
 	}
+	if a.Add != nil && t.rt.started {
+		if err := t.rt.noteAssigned(a.Add); err != nil {
+			return fmt.Errorf("log: version %d: %w", version, err)
+		}
+	}
 	if a.DomainMetadata == nil || a.DomainMetadata.Domain != DomainRowTracking || !t.rt.started {
 		return nil
 	}
@@ -220,6 +252,30 @@ func (t *Transaction) observeWinner(version int64, a *Action) error {
 	}
 	if hwm > t.rt.hwm {
 		t.rt.hwm = hwm
+	}
+	return nil
+}
+
+// noteAssigned records the row IDs file a holds (RT1): baseRowId through
+// baseRowId + numRecords - 1. A negative baseRowId, or a range past math.MaxInt64, is
+// ErrCorruptLog.
+func (rt *rowTrackingState) noteAssigned(a *Add) error {
+	if a.BaseRowID == nil {
+		return nil
+	}
+	base := *a.BaseRowID
+	if base < 0 {
+		return fmt.Errorf("log: file %s has baseRowId %d: %w", a.Path, base, ErrCorruptLog)
+	}
+	last := base
+	if n, ok := a.NumRecords(); ok && n > 0 {
+		if n-1 > math.MaxInt64-base {
+			return fmt.Errorf("log: file %s: %d rows from baseRowId %d pass the largest row ID: %w", a.Path, n, base, ErrCorruptLog)
+		}
+		last = base + n - 1
+	}
+	if last > rt.assigned {
+		rt.assigned, rt.assignedBy = last, a.Path
 	}
 	return nil
 }

@@ -22,9 +22,14 @@ type Snapshot struct {
 	domains           []DomainMetadata
 	timestamp         int64
 	checkpointVersion int64
+	// warnings are the checkpoints skipped while building it (Warnings).
+	warnings []string
 	// pending marks a snapshot from NewTableSnapshot: the table does not exist yet
 	// and metadata and protocol are those its creating commit will carry.
 	pending bool
+	// changeMetadata and changeProtocol mark a snapshot from WithChange: its
+	// transactions commit its metadata (and protocol) as a change of the version.
+	changeMetadata, changeProtocol bool
 
 	propsOnce sync.Once
 	props     *TableProperties
@@ -72,6 +77,13 @@ func (s *Snapshot) Timestamp() time.Time { return time.UnixMilli(s.timestamp) }
 // CheckpointVersion returns the version of the checkpoint the snapshot was
 // built from, or -1 when it was replayed from JSON commits only.
 func (s *Snapshot) CheckpointVersion() int64 { return s.checkpointVersion }
+
+// Warnings describes what went wrong, without failing, while the snapshot was built:
+// each checkpoint that could not be read and was skipped (L3: the snapshot was then
+// built from an older checkpoint, or from version 0, and every JSON commit after it,
+// as Delta Spark does). Nil when nothing did. The log's ObserveWarnings observers
+// receive the same messages.
+func (s *Snapshot) Warnings() []string { return s.warnings }
 
 // Properties returns the table properties (metaData.configuration) parsed into
 // typed values, once per snapshot (P1). The result is shared: do not modify it.

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
@@ -175,6 +176,8 @@ func (e *executor) clusterInMemory(ctx context.Context, w *clusterWriter, infos 
 	err := parallel(ctx, o.Parallelism, len(adds), func(ctx context.Context, i int) error {
 		var recs []arrow.RecordBatch
 		err := p.readInput(ctx, adds[i], o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
+			// Sampled, keyed and gathered from on several goroutines below (R1).
+			datafile.Settle(rec)
 			rec.Retain()
 			recs = append(recs, rec)
 			w.pacer.add(datafile.RecordBytes(rec))
@@ -322,8 +325,10 @@ type sortedInput struct {
 	bytes int64
 }
 
-// batchInput is the rows of one batch, addressed by position.
+// batchInput is the rows of one batch, addressed by position. rec is settled: the
+// files and columns written from it gather from it side by side (R1).
 func batchInput(rec arrow.RecordBatch) sortedInput {
+	datafile.Settle(rec)
 	in := sortedInput{sch: rec.Schema(), rows: rec.NumRows(), bytes: datafile.RecordBytes(rec)}
 	for _, c := range rec.Columns() {
 		in.cols = append(in.cols, gather.Chunks{Arrays: []arrow.Array{c}, Shift: 32})
@@ -332,8 +337,11 @@ func batchInput(rec arrow.RecordBatch) sortedInput {
 }
 
 // chunkedInput is the rows of batches of sch, addressed by packed row IDs with
-// the given shift (see chunkShift).
+// the given shift (see chunkShift). The batches are settled, as in batchInput.
 func chunkedInput(sch *arrow.Schema, recs []arrow.RecordBatch, shift uint) sortedInput {
+	for _, r := range recs {
+		datafile.Settle(r)
+	}
 	in := sortedInput{sch: sch, cols: make([]gather.Chunks, sch.NumFields())}
 	for c := range in.cols {
 		in.cols[c].Shift = shift
@@ -513,6 +521,9 @@ func concatRecords(ctx context.Context, sch *arrow.Schema, recs []arrow.RecordBa
 	for _, a := range cols {
 		a.Release()
 	}
+	// Concatenate leaves null counts unknown; the batch is sorted and gathered
+	// from on several goroutines (R1).
+	datafile.Settle(rec)
 	return rec, nil
 }
 
@@ -579,52 +590,27 @@ func (h *heapPacer) add(n int64) {
 // up to TargetFileSize, also stays in memory until it is stored.
 const writerOverhead = 48 << 20
 
-// parallel runs fn(i) for i in [0, n) on up to par goroutines and returns the first
-// error (cancelling the others).
+// parallel runs fn(ctx, i) for i in [0, n) on up to par goroutines (an errgroup)
+// and returns the first error: the ctx fn runs with is cancelled once a call fails,
+// no call starts after that or after ctx ends, and then ctx's error is returned.
 func parallel(ctx context.Context, par, n int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	for range min(max(par, 1), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if i >= n || stop {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				if err := fn(ctx, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(par, 1))
+	for i := range n {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while waiting for a slot (reported below)
 			}
-		}()
+			return fn(gctx, i)
+		})
 	}
-	wg.Wait()
-	return first
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // reservoir keeps a uniform sample of keys (algorithm R, seeded).

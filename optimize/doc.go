@@ -23,6 +23,10 @@
 //     the files that lack one.
 //   - Row tracking: on a table with delta.enableRowTracking every file written
 //     carries its rows' stable row IDs and row commit versions (rowids.go).
+//   - Concurrency: up to Parallelism goroutines read, key, sort, gather and encode;
+//     each fan-out runs on an errgroup (the first error cancels the rest, nothing
+//     starts after it or after ctx ends), and batches several goroutines read are
+//     settled first (R1, datafile.Settle).
 //
 // Every file is written through the data-file layer (internal/datafile). A compaction
 // bin whose inputs already are what that layer would write is not decoded: its row

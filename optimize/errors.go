@@ -27,6 +27,11 @@ var (
 	// ErrCorruptData reports an input data file that could not be read or that
 	// disagrees with the log (row count, schema).
 	ErrCorruptData = errors.New("optimize: unreadable data file")
+	// ErrCorruptLayoutTree reports a workload layout tree file (a
+	// _skiplake_layout/qdtree-<uuid>.json side file the skiplake.qdtree tags of
+	// data files name) that is missing, does not decode, or whose cuts do not fit
+	// the table. The error names the file.
+	ErrCorruptLayoutTree = errors.New("optimize: unreadable workload layout tree file")
 )
 
 // InvalidOptionsError lists every problem found in an options value at once.

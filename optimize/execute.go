@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
@@ -153,6 +155,10 @@ func Execute(ctx context.Context, plan *Plan) (*Metrics, error) {
 		}
 		var ce *log.ConflictError
 		if !errors.As(err, &ce) {
+			if errors.Is(err, dv.ErrInvalidRows) {
+				// A deletion vector names rows its file does not have: say which version.
+				err = fmt.Errorf("optimize: version %d: %w", p.snap.Version(), err)
+			}
 			return m, err
 		}
 		if attempt >= p.opts.MaxRetries || ctx.Err() != nil {
@@ -276,12 +282,7 @@ func (e *executor) counts(p Progress) Progress {
 // with the whole budget and every worker. So a table of many small partitions uses
 // every core, and a single partition, small or large, does too.
 func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile.Output) ([]*binResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	results := make([]*binResult, len(items))
-	errs := make([]error, len(items))
-	sem := make(chan struct{}, e.plan.opts.Parallelism)
-	var wg sync.WaitGroup
 	o := e.plan.opts
 	// A bin is small when it fits 1/Parallelism of the budget, so that Parallelism
 	// of them fit together; those that run together share workers and budget.
@@ -296,63 +297,59 @@ func (e *executor) runBatch(ctx context.Context, items []workItem, out *datafile
 	share := o
 	share.MemoryBudget = max(o.MemoryBudget/int64(together), 1)
 	share.Parallelism = max(1, o.Parallelism/together)
+	// The concurrent bins run on an errgroup: the first bin that fails cancels the
+	// others (their ctx) and no bin starts after it or after ctx ends. The first
+	// error is the real one: the others' cancellations come after it.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Parallelism)
 	for i, it := range items {
 		if it.bin.Kind == KindCluster && !smallBin(it.bin, smallBudget) {
 			continue // below, after the concurrent ones
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			errs[i] = ctx.Err()
-		}
-		if errs[i] != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while waiting for a slot (reported below)
+			}
+			var err error
 			if it.bin.Kind == KindCluster {
-				results[i], errs[i] = e.cluster(ctx, it, share, out)
+				results[i], err = e.cluster(gctx, it, share, out)
 			} else {
-				results[i], errs[i] = e.compact(ctx, it, out, share.Parallelism)
+				results[i], err = e.compact(gctx, it, out, share.Parallelism)
 			}
-			if errs[i] != nil {
-				cancel()
-			} else {
-				e.binDone(it.bin)
+			if err != nil {
+				return err
 			}
-		}()
+			e.binDone(it.bin)
+			return nil
+		})
 	}
-	wg.Wait()
+	err := g.Wait()
 	for i, it := range items {
-		if it.bin.Kind != KindCluster || smallBin(it.bin, smallBudget) || ctx.Err() != nil {
+		if err != nil || it.bin.Kind != KindCluster || smallBin(it.bin, smallBudget) {
 			continue
 		}
-		results[i], errs[i] = e.cluster(ctx, it, o, out)
-		if errs[i] != nil {
-			cancel()
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		if results[i], err = e.cluster(ctx, it, o, out); err != nil {
 			break
 		}
 		e.binDone(it.bin)
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	// The bins rewritten so far, also on failure: the caller removes their files.
 	var done []*binResult
 	for _, r := range results {
 		if r != nil {
 			done = append(done, r)
 		}
 	}
-	// Report the first real error, not the cancellations it caused.
-	var first error
-	for _, err := range errs {
-		if err != nil && (first == nil || (errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled))) {
-			first = err
-		}
-	}
-	if first == nil {
-		first = ctx.Err()
-	}
-	return done, first
+	return done, err
 }
 
 // binDone reports a bin rewritten: with it, a clustering bin's input files (a

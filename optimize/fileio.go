@@ -62,6 +62,9 @@ func openInputRows(ctx context.Context, store storage.Storage, a *log.Add, mem m
 	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
+		if errors.Is(err, dv.ErrInvalidRows) {
+			return nil, fmt.Errorf("optimize: %w", err) // the log's vector, not the file, is wrong; err names the file
+		}
 		if errors.Is(err, datafile.ErrCorruptData) {
 			return nil, fmt.Errorf("%w: %w", ErrCorruptData, err) // err names the file
 		}

@@ -201,18 +201,18 @@ func (lt *layoutTrees) node(a *log.Add) (int, bool) {
 // loadTree reads and decodes a tree file.
 func loadTree(ctx context.Context, store storage.Storage, p string) (*qdtree.Tree, error) {
 	if path.IsAbs(p) || path.Clean(p) != p || len(p) < len(TreeDir) || p[:len(TreeDir)] != TreeDir {
-		return nil, fmt.Errorf("%w: tree path %q is not under %s", ErrCorruptData, p, TreeDir)
+		return nil, fmt.Errorf("%w: tree path %q is not under %s", ErrCorruptLayoutTree, p, TreeDir)
 	}
 	data, err := store.Get(ctx, p)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
-			return nil, fmt.Errorf("%w: tree file %s is referenced by the log but missing: %w", ErrCorruptData, p, err)
+			return nil, fmt.Errorf("%w: %s is referenced by the log but missing: %w", ErrCorruptLayoutTree, p, err)
 		}
 		return nil, fmt.Errorf("optimize: reading tree file %s: %w", p, err)
 	}
 	t, err := qdtree.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: tree file %s: %w", ErrCorruptData, p, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptLayoutTree, p, err)
 	}
 	return t, nil
 }
@@ -272,7 +272,7 @@ func (p *Plan) workloadBins(ctx context.Context, files []*log.Add) ([]*Bin, erro
 	t := lt.tree
 	homes, err := p.fileHomes(t)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", lt.path, err) // the errors name the cut, this the file
 	}
 	placed := make([][]*log.Add, len(t.Nodes))
 	fresh := make([][]*log.Add, len(t.Nodes))
@@ -375,7 +375,7 @@ func (p *Plan) fileHomes(t *qdtree.Tree) (func(a *log.Add) int, error) {
 		}
 		e, err := expr.Parse(nd.Cut)
 		if err != nil {
-			return nil, fmt.Errorf("%w: a cut of the stored tree: %w", ErrCorruptData, err)
+			return nil, fmt.Errorf("%w: a cut of the stored tree: %w", ErrCorruptLayoutTree, err)
 		}
 		var ref *expr.ColumnRef
 		switch x := e.(type) {
@@ -385,11 +385,11 @@ func (p *Plan) fileHomes(t *qdtree.Tree) (func(a *log.Add) int, error) {
 			ref, _ = x.Value.(*expr.ColumnRef)
 		}
 		if ref == nil || len(ref.Path) != 1 || !strings.HasPrefix(nd.Cut, expr.QuoteName(ref.Path[0])) {
-			return nil, fmt.Errorf("%w: cut %q of the stored tree is not on a column", ErrCorruptData, nd.Cut)
+			return nil, fmt.Errorf("%w: cut %q of the stored tree is not on a column", ErrCorruptLayoutTree, nd.Cut)
 		}
 		c := fieldIndexFold(p.dataSch, ref.Path[0])
 		if c < 0 {
-			return nil, fmt.Errorf("%w: tree column %q is not a data column of the table", ErrCorruptData, ref.Path[0])
+			return nil, fmt.Errorf("%w: tree column %q is not a data column of the table", ErrCorruptLayoutTree, ref.Path[0])
 		}
 		col := expr.QuoteName(p.physData[c])
 		cut := col + strings.TrimPrefix(nd.Cut, expr.QuoteName(ref.Path[0]))
@@ -403,7 +403,7 @@ func (p *Plan) fileHomes(t *qdtree.Tree) (func(a *log.Add) int, error) {
 				side.out[i], err = expr.Bind(e, phys)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%w: cut %q of the stored tree: %w", ErrCorruptData, nd.Cut, err)
+				return nil, fmt.Errorf("%w: cut %q of the stored tree: %w", ErrCorruptLayoutTree, nd.Cut, err)
 			}
 		}
 	}

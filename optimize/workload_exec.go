@@ -84,7 +84,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 	fields := make([]arrow.Field, len(names))
 	for i, n := range names {
 		if colIdx[i] = fieldIndexFold(p.dataSch, n); colIdx[i] < 0 {
-			return nil, fmt.Errorf("%w: tree column %q is not a data column of the table", ErrCorruptData, n)
+			return nil, fmt.Errorf("%w: %s: tree column %q is not a data column of the table", ErrCorruptLayoutTree, tb.Tree, n)
 		}
 		fields[i] = p.readSch.Field(colIdx[i]) // read through the column mapping
 	}
@@ -114,7 +114,7 @@ func (e *executor) clusterWorkload(ctx context.Context, it workItem, o Options, 
 	}
 	router, err := tree.Router(colSch)
 	if err != nil {
-		return res, fmt.Errorf("%w: tree %s: %w", ErrCorruptData, treePath, err)
+		return res, fmt.Errorf("%w: %s: %w", ErrCorruptLayoutTree, treePath, err)
 	}
 
 	// 3. Leaves and destinations.
@@ -636,7 +636,7 @@ func (e *executor) resplit(ctx context.Context, res *binResult, tb *TreeBin, col
 	res.trees = append(res.trees, path)
 	router, err := ext.Router(colRec.Schema())
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: extended tree %s: %w", ErrCorruptData, path, err)
+		return nil, "", fmt.Errorf("%w: extended tree %s: %w", ErrCorruptLayoutTree, path, err)
 	}
 	if err := router.Route(colRec, leaves); err != nil {
 		return nil, "", fmt.Errorf("optimize: routing rows through %s: %w", path, err)

@@ -346,7 +346,8 @@ func TestWorkloadLayoutPartitionsAndErrors(t *testing.T) {
 	for _, r := range recs {
 		r.Release()
 	}
-	if _, err := NewPlan(context.Background(), tt.snapshot(t), tt.store, Options{Curve: CurveWorkload}); !errors.Is(err, ErrCorruptData) || !errors.Is(err, qdtree.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+	if _, err := NewPlan(context.Background(), tt.snapshot(t), tt.store, Options{Curve: CurveWorkload}); !errors.Is(err, ErrCorruptLayoutTree) || !errors.Is(err, qdtree.ErrCorrupt) || !strings.Contains(err.Error(), path) ||
+		!strings.Contains(err.Error(), "unreadable workload layout tree file") || strings.Contains(err.Error(), "data file") {
 		t.Fatalf("corrupt tree: %v", err)
 	}
 }

@@ -110,7 +110,7 @@ func TestVacuumDeletesSupersededTrees(t *testing.T) {
 	if len(res.Files) != 0 {
 		t.Fatalf("deleted %v inside the retention period", res.Files)
 	}
-	zero := vacuum.Options{Retention: 0, RetentionSet: true, Force: true, Now: func() time.Time { return time.Now().Add(time.Minute) }}
+	zero := vacuum.Options{Retention: 0, RetentionSet: true, Force: true, Now: func() time.Time { return time.Now().Add(vacuum.MinUnreferencedAge + time.Minute) }}
 
 	// A dry run lists the superseded trees and deletes nothing.
 	before := tt.objects(t)

@@ -146,7 +146,6 @@ func TestSortKeyedMatchesComparisonSort(t *testing.T) {
 				}
 			}
 			got := slices.Clone(pairs)
-			got = slices.Clone(pairs)
 			sortKeyed(context.Background(), got, tieBreak{}, 2)
 			slices.SortFunc(want, func(x, y keyed) int { return compareKeyed(x, y, tieBreak{}) })
 			if !slices.Equal(want, got) {

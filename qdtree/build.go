@@ -1004,13 +1004,6 @@ func (b *builder) reservedCut(w nodeWork) (cutSpec, int, bool) {
 	return b.medianCut(w, b.byExtent(w.rows, cols), false)
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // tree assembles the result.
 func (b *builder) tree(w *workload.Workload) *Tree {
 	t := &Tree{Format: FormatName, Version: FormatVersion, Columns: b.colNames, SampleRows: int64(b.n), Tolerance: b.tol, Robustness: b.robust}

@@ -36,8 +36,6 @@ type space struct {
 	pts   []*rank.Points
 }
 
-func (s *space) ncols() int { return len(s.names) }
-
 // full returns the box without constraints.
 func (s *space) full() box {
 	b := make(box, len(s.pts))

@@ -95,20 +95,17 @@ type Planner struct {
 // keyed by). files is kept, not copied: do not modify it afterwards.
 func NewPlanner(files []PlanFile, physical *arrow.Schema, opts PlannerOptions) *Planner {
 	st := make([]*stats.File, len(files))
-	var pvs []map[string]value.Value
+	partitioned := false
 	for i, f := range files {
 		st[i] = f.Stats
-		if f.PartitionValues != nil {
-			pvs = make([]map[string]value.Value, len(files))
-		}
+		partitioned = partitioned || f.PartitionValues != nil
 	}
-	if pvs != nil {
+	var io []FileIndexOption
+	if partitioned {
+		pvs := make([]map[string]value.Value, len(files))
 		for i, f := range files {
 			pvs[i] = f.PartitionValues
 		}
-	}
-	var io []FileIndexOption
-	if pvs != nil {
 		io = append(io, WithPartitionValues(pvs))
 	}
 	return &Planner{files: files, index: NewFileIndex(st, physical, io...), opts: opts}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/bloom"
@@ -258,5 +260,36 @@ func TestPlannerWithoutPredicateKeepsEverything(t *testing.T) {
 	}
 	if got := fp.Kept(); len(got) != 2 {
 		t.Fatalf("Kept() = %v", got)
+	}
+}
+
+// Building a Planner takes memory in proportion to the files: quadrupling the files
+// of a partitioned table about quadruples the bytes NewPlanner allocates (a slice of
+// all files allocated per partitioned file made it sixteen times).
+func TestNewPlannerAllocatesLinearly(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "p", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	files := func(n int) []PlanFile {
+		out := make([]PlanFile, n)
+		for i := range out {
+			out[i] = PlanFile{Path: fmt.Sprint(i), Size: 1, PartitionValues: map[string]value.Value{"p": value.Int64(int64(i % 10))}}
+		}
+		return out
+	}
+	allocated := func(n int) uint64 {
+		fs := files(n)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		pl := NewPlanner(fs, sc, PlannerOptions{Partitioned: true})
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(pl)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := allocated(2000), allocated(8000)
+	if r := float64(large) / float64(small); r > 6 {
+		t.Fatalf("NewPlanner allocated %d bytes for 2,000 files and %d for 8,000 (%.1f times)", small, large, r)
 	}
 }

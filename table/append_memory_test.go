@@ -163,6 +163,9 @@ const zstdEncoderBytes = 10 << 20
 // 3,500,000, about 310 MiB decoded, twice the bound; 1,800,000 with -short, just over
 // it). The input file is written uncompressed, so it takes the decoded size on disk.
 func TestAppendMemoryIndependentOfInputSize(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a bound on the heap, not a concurrency check: millions of rows under -race take minutes")
+	}
 	rows := 3_500_000
 	if testing.Short() {
 		rows = 1_800_000

@@ -197,10 +197,7 @@ func TestCreateWriteRaceLosersAppend(t *testing.T) {
 		// Every data file is referenced: the losers' files were committed, not lost.
 		snap, err := tb.Snapshot(ctx, table.Latest())
 		require.NoError(t, err)
-		var data []string
-		for _, o := range proofDataObjects(t, localStore(t, dir)) {
-			data = append(data, o)
-		}
+		data := proofDataObjects(t, localStore(t, dir))
 		require.Len(t, data, snap.Log().NumFiles())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
@@ -59,6 +60,13 @@ type DMLOptions struct {
 	// memoryBudget, set by Merge from MergeOptions.MemoryBudget, scales the batches
 	// of the target-file reads and the row groups written (0: the defaults).
 	memoryBudget int64
+	// evolve, when set, turns every attempt's snapshot into the state the command
+	// commits to: the same version with a schema change (MERGE with MergeSchema, a
+	// replaceWhere overwrite with MergeSchema), which the commit carries.
+	evolve func(*Snapshot) (*Snapshot, error)
+	// pre are data files written before the attempts (a replaceWhere overwrite's new
+	// rows), added by the commit.
+	pre *preWritten
 }
 
 func (o DMLOptions) validate() error {
@@ -397,43 +405,37 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 	}}
 }
 
-// forEachTask runs fn on every task with up to a.par goroutines; the first error stops
-// the others (through ctx) and is returned.
+// forEachTask runs fn on every task with up to a.par goroutines (an errgroup): the
+// first error cancels the ctx the others run with, no task starts after it or after
+// ctx ends, and it is returned (else ctx's error). Progress counts every task that
+// ran, failed or not.
 func (a *dmlAttempt) forEachTask(ctx context.Context, phase string, tasks []*fileTask, fn func(context.Context, *fileTask) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		done  int64
+		mu   sync.Mutex
+		done int64
 	)
-	sem := make(chan struct{}, a.par)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(a.par, 1))
 	for _, task := range tasks {
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(task *fileTask) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := fn(ctx, task)
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while waiting for a slot (reported below)
+			}
+			err := fn(gctx, task)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && first == nil {
-				first = err
-				cancel()
-			}
 			done++
 			if a.opts.Progress != nil {
 				a.opts.Progress(Progress{Phase: phase, Done: done, Total: int64(len(tasks)), Unit: "files"})
 			}
-		}(task)
+			return err
+		})
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -594,9 +596,16 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	}
 	a.written = newAdds
 	adds = append(adds, newAdds...)
-	if a.op == "DELETE" {
+	if pre := a.opts.pre; pre != nil {
+		for _, ad := range pre.adds {
+			res.FilesAdded++
+			res.BytesAdded += ad.Size
+		}
+		adds = append(adds, pre.adds...)
+	}
+	if a.op == "DELETE" || a.op == "WRITE" {
 		// UPDATE and MERGE count their deletes themselves: their other removed rows
-		// were replaced by updated ones.
+		// were replaced by updated ones. (WRITE: a replaceWhere overwrite's deletes.)
 		for _, f := range res.Files {
 			res.RowsDeleted += f.RowsDeleted
 		}
@@ -671,6 +680,11 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	// the command commits on; the log refuses the commit if a winner changes it.
 	if err := tableview.CheckCommit(ctx, a.t.store, a.snap.view, a.snap.view, a.written); err != nil {
 		return -1, err
+	}
+	if pre := a.opts.pre; pre != nil {
+		if err := tableview.CheckCommit(ctx, a.t.store, pre.view, a.snap.view, pre.adds); err != nil {
+			return -1, err
+		}
 	}
 	level := dmlIsolation(a.snap, a.opts.IsolationLevel)
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
@@ -754,6 +768,11 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 		snap, err := t.Snapshot(ctx, Latest())
 		if err != nil {
 			return nil, err
+		}
+		if opts.evolve != nil {
+			if snap, err = opts.evolve(snap); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkDML(snap, op, opts, movesRows); err != nil {
 			return nil, err

@@ -250,6 +250,9 @@ func TestDMLPropertyOracle(t *testing.T) {
 	if testing.Short() {
 		seeds, steps = 3, 6
 	}
+	if raceEnabled {
+		seeds, steps = 1, 5 // every layout once under -race
+	}
 	for seed := 0; seed < seeds; seed++ {
 		for layout := 0; layout < 8; layout++ {
 			partitioned, dvOn, clustered := layout&1 != 0, layout&2 != 0, layout&4 != 0

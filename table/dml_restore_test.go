@@ -61,7 +61,9 @@ func TestRestoreRefusesVacuumedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := dmlRowsAt(t, tb, table.Latest())
-	v, err := tb.Vacuum(ctx, table.VacuumOptions{Retention: time.Nanosecond, Force: true})
+	// Past the minimum age of unreferenced files (a VACUUM never deletes younger ones).
+	aged := tb.WithClock(func() time.Time { return time.Now().Add(table.VacuumMinUnreferencedAge + time.Minute) })
+	v, err := aged.Vacuum(ctx, table.VacuumOptions{Retention: time.Nanosecond, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

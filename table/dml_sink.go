@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
@@ -119,7 +120,6 @@ type countSink struct {
 	snap  *Snapshot
 	mu    sync.Mutex
 	n     int64
-	bytes int64
 	parts map[string]struct{} // the distinct partitions written (partitionKey)
 }
 
@@ -229,13 +229,16 @@ func newBatchPipe(schema *arrow.Schema) *batchPipe {
 	return &batchPipe{schema: schema, ch: make(chan arrow.RecordBatch, 2), stopped: make(chan struct{})}
 }
 
-// push hands rec (retained for the consumer) to the reader side.
+// push hands rec (retained for the consumer) to the reader side. The caller keeps
+// its reference and may go on reading rec while the consumer writes it: rec is
+// settled first (R1).
 func (p *batchPipe) push(ctx context.Context, rec arrow.RecordBatch) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return fmt.Errorf("table: internal error: write after the data files were closed")
 	}
+	datafile.Settle(rec)
 	rec.Retain()
 	select {
 	case p.ch <- rec:

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
 )
 
@@ -16,8 +17,16 @@ var (
 	ErrTableExists = errors.New("table: table already exists")
 	// ErrSchemaMismatch reports data whose schema does not match the table's.
 	ErrSchemaMismatch = errors.New("table: schema mismatch")
-	// ErrNullInNonNullable reports a NULL in a column declared NOT NULL.
+	// ErrNullInNonNullable reports a NULL in a column declared NOT NULL, or a NOT
+	// NULL column the data lacks.
 	ErrNullInNonNullable = errors.New("table: null value in non-nullable column")
+	// ErrValueDoesNotFit reports a source value that its column's type cannot hold
+	// (see CastError, which names the column, the value, its row and both types).
+	ErrValueDoesNotFit = errors.New("table: value does not fit the column's type")
+	// ErrReplaceWhereMismatch reports a row written by an overwrite with
+	// WriteOptions.ReplaceWhere that does not satisfy the predicate (Spark's
+	// DELTA_REPLACE_WHERE_MISMATCH).
+	ErrReplaceWhereMismatch = errors.New("table: written data does not match the replaceWhere predicate")
 	// ErrInvalidArgument reports a bad option or argument.
 	ErrInvalidArgument = errors.New("table: invalid argument")
 	// ErrMissingDataFile reports that a file the log references is not in storage.
@@ -33,6 +42,11 @@ var (
 	// names the file and, where known, the row group and column; a scan that meets
 	// one fails and changes nothing.
 	ErrCorruptData = datafile.ErrCorruptData
+	// ErrInvalidDeletionVector reports a deletion vector that deletes row positions its
+	// data file does not have (row 1,000,000 of a 10-row file: a damaged or foreign
+	// log). Every reader refuses such a vector — scan, count, DML and OPTIMIZE —
+	// naming the file and the version; nothing is answered or committed with it.
+	ErrInvalidDeletionVector = dv.ErrInvalidRows
 	// ErrMergeCardinality reports a MERGE in which several source rows match the same
 	// target row while a WHEN MATCHED clause other than a single unconditional DELETE
 	// would apply (Spark's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).

@@ -48,6 +48,11 @@ type MaintainOptions struct {
 	MaxDuration time.Duration
 	// DryRun reports what is due without changing anything.
 	DryRun bool
+	// Force lets the VACUUM task run when the table's
+	// delta.deletedFileRetentionDuration is below VacuumSafetyFloor (7 days); without
+	// it that task fails with a RetentionTooShortError and the other tasks still run.
+	// Files younger than VacuumMinUnreferencedAge are kept even then. Default false.
+	Force bool
 	// Now is the clock for retention decisions (VACUUM, tombstones, log expiry) and
 	// commit timestamps; default time.Now.
 	Now func() time.Time
@@ -154,7 +159,9 @@ func (r *MaintainReport) Task(name string) *MaintainTask {
 //     clustered table by its clustering columns; on another table by the columns and
 //     curve of its most recent clustering run, if any) and Bloom filter backfill —
 //     one OPTIMIZE run whose rewrites are bounded by MaxBytes, oldest data first;
-//  3. VACUUM of files no version within delta.deletedFileRetentionDuration needs;
+//  3. VACUUM of files no version within delta.deletedFileRetentionDuration needs
+//     (refused — the task fails, the others still run — when that retention is below
+//     VacuumSafetyFloor, unless Force);
 //  4. a checkpoint again when the run made one due, or when the run committed and
 //     the state holds tombstones past the retention (a fresh checkpoint drops them;
 //     an existing checkpoint is never rewritten);
@@ -163,7 +170,9 @@ func (r *MaintainReport) Task(name string) *MaintainTask {
 //
 // It is safe beside writers: rewrites commit at snapshot isolation (concurrent
 // appends never conflict; a concurrent removal of an input makes OPTIMIZE replan),
-// VACUUM keeps everything younger than the retention, and log cleanup keeps every
+// VACUUM keeps everything younger than the retention and, even forced, every
+// unreferenced file younger than VacuumMinUnreferencedAge (the files of writes still
+// committing), and log cleanup keeps every
 // version from the newest checkpoint before the log retention cutoff. It is
 // idempotent: a run right after a complete one finds nothing due. A failed task is
 // reported (Failed, the task's Error) and later tasks still run, except that a failed
@@ -201,6 +210,9 @@ type maintenance struct {
 	rep   *MaintainReport
 	// stopRewrite, while the rewrite runs under a MaxDuration, cancels it.
 	stopRewrite func()
+	// vacuumRefused is VACUUM's refusal of the table's retention (below the safety
+	// floor, without Force); the VACUUM task then fails with it.
+	vacuumRefused error
 }
 
 func (m *maintenance) expired() bool {
@@ -250,8 +262,14 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	if planErr != nil && ctx.Err() != nil {
 		return nil, planErr
 	}
-	vac, err := vacuum.Run(ctx, m.lg, vacuum.Options{DryRun: true, Now: m.now})
-	if err != nil {
+	vac, err := vacuum.Run(ctx, m.lg, vacuum.Options{DryRun: true, Force: m.opts.Force, Now: m.now})
+	var short *vacuum.RetentionTooShortError
+	switch {
+	case errors.As(err, &short):
+		// The table's retention is below the safety floor: VACUUM is refused (the
+		// task fails, naming why); the other tasks still run.
+		m.vacuumRefused, vac = err, &vacuum.Result{}
+	case err != nil:
 		return nil, err
 	}
 	cleanup, err := m.lg.CleanupExpiredLog(ctx, snap, true)
@@ -528,6 +546,12 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 
 // vacuum deletes what VACUUM found (vac is its dry run).
 func (m *maintenance) vacuum(ctx context.Context, vac *vacuum.Result, rewriteFailed bool) {
+	if m.vacuumRefused != nil {
+		m.add(MaintainTask{Task: TaskVacuum, Status: StatusFailed,
+			Reason: fmt.Sprintf("%s is below the safety floor of %d days (Force vacuums anyway)", log.PropDeletedFileRetentionDuration, vacuum.SafetyFloor/(24*time.Hour)),
+			Error:  m.vacuumRefused.Error()})
+		return
+	}
 	n := len(vac.Files) + len(vac.Temporaries)
 	bytes := vac.Bytes + vac.TemporaryBytes
 	if n == 0 {
@@ -542,7 +566,7 @@ func (m *maintenance) vacuum(ctx context.Context, vac *vacuum.Result, rewriteFai
 		m.add(MaintainTask{Task: TaskVacuum, Status: st, Reason: why, Files: n, Bytes: bytes})
 		return
 	}
-	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Now: m.now})
+	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Force: m.opts.Force, Now: m.now})
 	if err != nil {
 		m.add(MaintainTask{Task: TaskVacuum, Status: StatusFailed, Error: err.Error()})
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
@@ -99,12 +100,38 @@ type MergeOptions struct {
 	MemoryBudget int64
 	// SpillDir is where spill files go (default os.TempDir(); never inside the table).
 	SpillDir string
+	// MergeSchema adds the source's columns (and struct fields) the table lacks to
+	// the table's schema in the MERGE's commit (Delta's schema evolution for MERGE),
+	// as WriteOptions.MergeSchema does for writes; UPDATE SET * and INSERT * then
+	// take them from the source. Without it, source columns the table lacks are
+	// only visible to conditions and SET lists (source.col).
+	//
+	// Whether or not it is set, source columns feed table columns by store
+	// assignment (as a write converts its data, see WriteOptions): a source value
+	// that does not fit its column is an error naming the column and the value's
+	// row in the source, found when the source is read (before any table file is
+	// read or written). Table columns the source lacks are NULL in inserted rows
+	// (an error for NOT NULL columns) and keep their values in rows UPDATE SET *
+	// updates.
+	MergeSchema bool
 }
 
 // Upsert returns the MergeOptions of an upsert by the given keys: matched rows are
 // replaced by their source rows, unmatched source rows are inserted.
 func Upsert(keys ...string) MergeOptions {
 	return MergeOptions{On: keys, WhenMatched: []MergeClause{{Action: MergeUpdate}}, WhenNotMatched: []MergeClause{{Action: MergeInsert}}}
+}
+
+// takesSourceRows reports whether a clause takes whole source rows into the table
+// (UPDATE SET *, INSERT *): then every source column the table has is converted to
+// the table's type when the source is read.
+func (o *MergeOptions) takesSourceRows() bool {
+	for _, c := range o.WhenMatched {
+		if c.Action == MergeUpdate && strings.TrimSpace(c.Set) == "" {
+			return true
+		}
+	}
+	return len(o.WhenNotMatched) > 0
 }
 
 // updates reports whether a clause updates target rows (writes them to new files).
@@ -217,7 +244,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	if err != nil {
 		return nil, err
 	}
-	keyNames, keyTypes := make([]string, len(opts.On)), make([]arrow.DataType, len(opts.On))
+	keyNames := make([]string, len(opts.On))
 	for i, k := range opts.On {
 		j := fieldIndexFold(snap.view.Logical(), k)
 		if j < 0 {
@@ -227,7 +254,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		if err := checkKeyType(f.Name, f.Type); err != nil {
 			return nil, err
 		}
-		keyNames[i], keyTypes[i] = f.Name, f.Type
+		keyNames[i] = f.Name
 	}
 	mem := opts.Allocator
 	if mem == nil {
@@ -237,7 +264,19 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	if budget == 0 {
 		budget = DefaultMergeMemory
 	}
-	src, err := readMergeSource(ctx, source, keyNames, keyTypes, budget, opts.SpillDir, mem)
+	// The table the source merges into: with MergeSchema, the table with the
+	// source's new columns, decided once from the source's schema.
+	target := snap
+	plan := func(in *arrow.Schema) (*arrow.Schema, bool, error) {
+		if opts.MergeSchema {
+			var err error
+			if target, err = evolveFor(snap, in, WriteOptions{MergeSchema: true}); err != nil {
+				return nil, false, fmt.Errorf("MERGE: %w", err)
+			}
+		}
+		return target.view.Logical(), opts.takesSourceRows(), nil
+	}
+	src, err := readMergeSource(ctx, source, keyNames, plan, budget, opts.SpillDir, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +288,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	var onText string
 	dmlOpts := opts.DMLOptions
 	dmlOpts.memoryBudget = budget
+	dmlOpts.evolve = sameChangeBase(snap, target)
 	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
 		m, err := newMerger(a, &opts, src, keyNames)
 		if err != nil {
@@ -369,10 +409,10 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 		m.optional = insertOptional(rules, snap.view.Logical())
 		a.ids = newIdentityAssigner(rules)
 	}
-	if m.needSourceRow {
+	if len(opts.WhenNotMatched) > 0 {
 		for i, f := range snap.view.Logical().Fields() {
-			if fieldIndexFold(src.schema, f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
-				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which UPDATE SET * and INSERT * take from it (source columns: %s)", ErrSchemaMismatch, f.Name, fieldNames(src.schema))
+			if !f.Nullable && fieldIndexFold(src.schema, f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
+				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which is NOT NULL: INSERT * cannot fill it (source columns: %s)", ErrNullInNonNullable, f.Name, fieldNames(src.schema))
 			}
 		}
 	}
@@ -571,6 +611,8 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 	if err != nil {
 		return err
 	}
+	// Every target file's goroutine takes rows from src (R1).
+	datafile.Settle(src)
 	p.src = src
 	n := int(src.NumRows())
 	p.join = make(map[string][]int32, n)
@@ -738,9 +780,8 @@ func (m *merger) keyString(rec arrow.RecordBatch, i int) string {
 func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, tIdx, sIdx []int32, p *mergePass) error {
 	var joined arrow.RecordBatch
 	needJoined := false
-	keepsIdentity := m.rules != nil && len(m.rules.Identity) > 0 // UPDATE SET * keeps the target's identity values
 	for _, c := range m.matched {
-		needJoined = needJoined || c.cond != nil || c.set != nil || (c.action == MergeUpdate && keepsIdentity)
+		needJoined = needJoined || c.cond != nil || c.set != nil
 	}
 	if needJoined {
 		tRows, err := takeRows(ctx, b.rec, tIdx, m.a.mem)
@@ -796,10 +837,11 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 			continue
 		}
 		var pos []int64
-		var picked []int32
+		var picked, targets []int32
 		for i, on := range mask {
 			if on {
 				pos = append(pos, b.pos[tIdx[i]])
+				targets = append(targets, tIdx[i])
 				if sIdx != nil {
 					picked = append(picked, sIdx[i])
 				}
@@ -808,7 +850,7 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		if c.action == MergeUpdate {
 			var out arrow.RecordBatch
 			if c.set == nil {
-				out, err = m.updateAllRows(ctx, p, picked, scope, mask)
+				out, err = m.updateAllRows(ctx, p, picked, b.rec, targets)
 			} else {
 				out, err = m.applySet(ctx, c, scope, mask)
 			}
@@ -963,64 +1005,82 @@ func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) 
 }
 
 // sourceRows returns the given source rows as rows of the table: every table column
-// from the source column of the same name, converted as an append converts (NOT NULL
-// columns checked). Generated and identity columns the source lacks are placeholders
-// listed in missing, for the caller to fill. The caller releases the result.
-func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32) (out arrow.RecordBatch, missing []int, err error) {
+// from the source column of the same name (converted to the table's type when the
+// source was read); a column the source lacks from the target rows targetIdx of
+// target (UPDATE SET * keeps it), or NULL without a target (INSERT *); missing lists
+// those columns (by index). The caller releases the result.
+func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (out arrow.RecordBatch, missing []int, err error) {
 	logical := m.a.snap.view.Logical()
 	rows, err := takeRows(ctx, p.src, idx, m.a.mem)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Release()
-	var (
-		cols   []arrow.Array
-		fields []arrow.Field
-	)
-	for _, f := range logical.Fields() {
-		j := fieldIndexFold(m.src.schema, f.Name)
-		if j < 0 {
-			continue // an optional column (newMerger checked)
+	var kept arrow.RecordBatch
+	cols := make([]arrow.Array, logical.NumFields())
+	defer releaseArrays(cols)
+	for i, f := range logical.Fields() {
+		if j := fieldIndexFold(m.src.schema, f.Name); j >= 0 {
+			cols[i] = rows.Column(j)
+			cols[i].Retain()
+			continue
 		}
-		cols = append(cols, rows.Column(j))
-		fields = append(fields, m.src.schema.Field(j))
+		missing = append(missing, i)
+		if target == nil {
+			cols[i] = array.MakeArrayOfNull(m.a.mem, f.Type, int(rows.NumRows()))
+			continue
+		}
+		if kept == nil {
+			if kept, err = takeRows(ctx, target, targetIdx, m.a.mem); err != nil {
+				return nil, nil, err
+			}
+			defer kept.Release()
+		}
+		j := fieldIndexFold(kept.Schema(), f.Name)
+		if j < 0 {
+			return nil, nil, fmt.Errorf("table: internal error: MERGE update lacks target column %q", f.Name)
+		}
+		cols[i] = kept.Column(j)
+		cols[i].Retain()
 	}
-	proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows.NumRows())
-	defer proj.Release()
-	conf := newConformer(logical, m.a.snap.view.Delta(), m.a.mem)
-	conf.optional = m.optional
-	out, err = conf.conform(ctx, proj)
-	if err != nil {
-		return nil, nil, fmt.Errorf("table: MERGE source row: %w", err)
+	for i, f := range logical.Fields() {
+		if !arrow.TypeEqual(cols[i].DataType(), f.Type) {
+			return nil, nil, fmt.Errorf("table: internal error: MERGE source column %q is %s, the table's %s", f.Name, cols[i].DataType(), f.Type)
+		}
 	}
-	return out, conf.missing, nil
+	return array.NewRecordBatch(logical, cols, rows.NumRows()), missing, nil
 }
 
 // insertRows returns source rows to insert as rows of the table (INSERT *):
 // identity columns the source lacks take new values, generated ones are computed,
-// explicit values for a GENERATED ALWAYS identity column are refused. The caller
-// releases the result.
+// explicit values for a GENERATED ALWAYS identity column are refused; other columns
+// the source lacks are NULL. The caller releases the result.
 func (m *merger) insertRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
-	rows, missing, err := m.sourceRows(ctx, p, idx)
+	rows, missing, err := m.sourceRows(ctx, p, idx, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Release()
-	out, err := completeInsert(ctx, m.rules, m.a.ids, m.a.snap.view.Delta(), rows, missing, m.a.mem)
+	var computed []int
+	for _, i := range missing {
+		if m.optional != nil && m.optional[i] {
+			computed = append(computed, i)
+		}
+	}
+	out, err := completeInsert(ctx, m.rules, m.a.ids, rows, computed, m.a.mem)
 	if err != nil {
 		return nil, fmt.Errorf("table: MERGE insert: %w", err)
 	}
 	return out, nil
 }
 
-// updateAllRows returns the source rows replacing matched target rows (UPDATE SET *):
-// the source's values, except that an identity column the source lacks keeps the
-// target's value (a source that has it is refused: identity columns are not updated)
-// and generated columns the source lacks are recomputed. scope's leading columns are
-// the target's (all of them: an update reads every column); mask picks its rows, in
-// the order of idx. The caller releases the result.
-func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
-	rows, missing, err := m.sourceRows(ctx, p, idx)
+// updateAllRows returns the source rows replacing matched target rows targetIdx of
+// target (UPDATE SET *): the source's values, a column the source lacks keeping the
+// target's (identity columns so keep theirs; a source that has one is refused:
+// identity columns are not updated), except that generated columns the source lacks
+// are recomputed from the updated row. The caller releases the result.
+func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (arrow.RecordBatch, error) {
+	rows, missing, err := m.sourceRows(ctx, p, idx, target, targetIdx)
 	if err != nil {
 		return nil, err
 	}
@@ -1042,37 +1102,13 @@ func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, s
 	if err := checkIdentityUpdate(m.rules, present); err != nil {
 		return nil, fmt.Errorf("MERGE UPDATE SET *: %w", err)
 	}
-	cols := make([]arrow.Array, rows.NumCols())
-	for i := range cols {
-		cols[i] = rows.Column(i)
-		cols[i].Retain()
-	}
-	defer releaseArrays(cols)
-	if len(m.rules.Identity) > 0 {
-		target, err := filterRows(ctx, scope, mask, m.a.mem)
-		if err != nil {
-			return nil, err
-		}
-		defer target.Release()
-		for _, c := range m.rules.Identity {
-			j := fieldIndexFold(target.Schema(), c.Name)
-			if j < 0 {
-				return nil, fmt.Errorf("table: internal error: MERGE did not read identity column %q", c.Name)
-			}
-			cols[c.Index].Release()
-			cols[c.Index] = target.Column(j)
-			cols[c.Index].Retain()
-		}
-	}
-	filled := array.NewRecordBatch(rows.Schema(), cols, rows.NumRows())
-	defer filled.Release()
 	assigned := map[string]bool{}
 	for _, g := range m.rules.Generated {
 		if !isMissing[g.Index] {
 			assigned[strings.ToLower(g.Name)] = true
 		}
 	}
-	return recomputeGenerated(m.rules, filled, assigned, m.a.mem)
+	return recomputeGenerated(m.rules, rows, assigned, m.a.mem)
 }
 
 // applySet computes a clause's SET list over the rows of scope chosen by mask and

@@ -38,13 +38,12 @@ func TestWriteRefusesNullsInNonNullableNestedFields(t *testing.T) {
 		{Name: "ts", Nullable: true, Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "Z"}},
 	}, nil)
 	type row struct {
-		id         *int64
-		s          string // "null", "a=null", "a=1"
-		l          []any  // nil: NULL list; elements int64 or nil
-		m          map[string]any
-		mNull      bool
-		ts         *int64
-		sliceStart int
+		id    *int64
+		s     string // "null", "a=null", "a=1"
+		l     []any  // nil: NULL list; elements int64 or nil
+		m     map[string]any
+		mNull bool
+		ts    *int64
 	}
 	build := func(rows []row) arrow.RecordBatch {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, in)

@@ -40,3 +40,12 @@ func (h *filterHook) observe(e expr.Expr) {
 		fn(e)
 	}
 }
+
+// ObserveWarnings registers fn to be called with every warning raised while this
+// table's log is read (log.Log.ObserveWarnings): a checkpoint that could not be read
+// and was skipped, the snapshot then being built from an older checkpoint or from
+// version 0 and the JSON commits after it (as Delta Spark does). The answer is
+// right; the warning says that reading was slower than it should be and that the
+// checkpoint needs rewriting (Checkpoint writes a new one). fn must be safe for
+// concurrent use and quick; a warning repeats for every snapshot that meets it.
+func (t *Table) ObserveWarnings(fn func(msg string)) { t.log.ObserveWarnings(fn) }

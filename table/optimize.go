@@ -176,14 +176,17 @@ func joinOr(cols []string) string {
 // VacuumOptions configures Vacuum. The zero value keeps the table's retention
 // (delta.deletedFileRetentionDuration, default 7 days).
 type VacuumOptions struct {
-	// Retention overrides the table's retention; shorter than the table's needs Force.
-	// Zero means the table's retention unless RetentionSet.
+	// Retention overrides the table's retention; shorter than the table's, or than
+	// VacuumSafetyFloor, needs Force. Zero means the table's retention unless
+	// RetentionSet.
 	Retention time.Duration
 	// RetentionSet makes Retention apply even when it is zero (keep no unreferenced
-	// file; needs Force unless the table's retention is zero too).
+	// file older than VacuumMinUnreferencedAge; needs Force).
 	RetentionSet bool
-	// Force allows a retention shorter than the table's (without it such a retention
-	// fails with a RetentionTooShortError).
+	// Force allows a retention shorter than the table's or than VacuumSafetyFloor,
+	// including a table retention below the floor (without it such a retention
+	// fails with a RetentionTooShortError). Files younger than
+	// VacuumMinUnreferencedAge are kept even then.
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
 	DryRun bool
@@ -196,7 +199,7 @@ type VacuumOptions struct {
 // VACUUM is garbage collection, not optimisation: it is package vacuum's Run (with
 // its invariants V1-V3), given the table's log.
 func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
-	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun})
+	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun, Now: t.log.Now})
 }
 
 // optimizeProgress adapts a Progress callback to the optimize package's (nil stays

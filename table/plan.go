@@ -30,6 +30,10 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 		parser := s.view.StatsParser()
 		pf := make([]skipping.PlanFile, len(files))
 		m.parts = make([]map[string]value.Value, len(files))
+		// The files of one partition share one typed map (read-only): a table has
+		// far fewer partitions than files, so each partition's values are parsed
+		// and stored once.
+		typed := map[string]map[string]value.Value{}
 		for i, a := range files {
 			pf[i] = skipping.PlanFile{Path: a.Path, Size: a.Size, BloomTag: a.Tags[bloom.TagKey]}
 			if a.Stats != "" {
@@ -38,10 +42,15 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 				}
 				// Unparseable statistics mean "might match" (S1), not a failed read.
 			}
-			pv, err := s.view.PartitionValues(a)
-			if err != nil {
-				m.err = err
-				return
+			key := s.view.PartitionKey(a)
+			pv, ok := typed[key]
+			if !ok {
+				var err error
+				if pv, err = s.view.PartitionValues(a); err != nil {
+					m.err = err
+					return
+				}
+				typed[key] = pv
 			}
 			m.parts[i] = pv
 			pf[i].PartitionValues = pv

@@ -245,6 +245,7 @@ func TestReaderAsRecordReader(t *testing.T) {
 	}
 	var n int64
 	for rr.Next() {
+		//lint:ignore SA1019 array.RecordReader still requires Record: the test checks it is RecordBatch
 		if rr.Record() != rr.RecordBatch() {
 			t.Fatal("Record and RecordBatch differ")
 		}

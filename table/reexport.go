@@ -25,11 +25,22 @@ type OptimizeMetrics = optimize.Metrics
 // (vacuum.Result).
 type VacuumResult = vacuum.Result
 
-// RetentionTooShortError is Vacuum's refusal of a retention shorter than the table's
-// delta.deletedFileRetentionDuration without VacuumOptions.Force
-// (vacuum.RetentionTooShortError). It matches ErrRetentionTooShort with errors.Is.
+// RetentionTooShortError is Vacuum's (and Maintain's VACUUM task's) refusal of a
+// retention shorter than the table's delta.deletedFileRetentionDuration or than
+// VacuumSafetyFloor without Force (vacuum.RetentionTooShortError). It matches
+// ErrRetentionTooShort with errors.Is.
 type RetentionTooShortError = vacuum.RetentionTooShortError
 
 // ErrRetentionTooShort reports a Vacuum retention shorter than the table's retention
-// period without VacuumOptions.Force (vacuum.ErrRetentionTooShort).
+// period or than VacuumSafetyFloor without Force (vacuum.ErrRetentionTooShort).
 var ErrRetentionTooShort = vacuum.ErrRetentionTooShort
+
+// VacuumSafetyFloor is the shortest retention Vacuum and Maintain accept without
+// Force, whatever delta.deletedFileRetentionDuration says: 7 days
+// (vacuum.SafetyFloor).
+const VacuumSafetyFloor = vacuum.SafetyFloor
+
+// VacuumMinUnreferencedAge is the youngest an unreferenced file can be for Vacuum to
+// delete it, even with Force: 1 hour, the longest a commit is assumed to take
+// (vacuum.MinUnreferencedAge).
+const VacuumMinUnreferencedAge = vacuum.MinUnreferencedAge

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
@@ -162,6 +164,10 @@ func sameMetadata(a, b log.Metadata) bool {
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
+// restoreStatParallelism bounds the storage requests Restore's file check has in
+// flight (each is one round trip on an object store).
+const restoreStatParallelism = 16
+
 // checkFilesExist stats every data file and deletion-vector file the adds reference
 // and fails with ErrRestoreMissingFiles listing (up to 20 of) those missing.
 func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, version int64, progress func(Progress)) error {
@@ -190,18 +196,21 @@ func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, v
 	var (
 		mu      sync.Mutex
 		missing []string
-		first   error
-		wg      sync.WaitGroup
 		done    int64
 	)
-	sem := make(chan struct{}, 16)
+	// Up to restoreStatParallelism requests at once; the first error that is not
+	// "missing" stops the others (through gctx), and nothing starts once ctx ends.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(restoreStatParallelism)
 	for _, p := range paths {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(p string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			_, err := st.Stat(ctx, p)
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return nil // stopped while waiting for a slot (reported below)
+			}
+			_, err := st.Stat(gctx, p)
 			mu.Lock()
 			defer mu.Unlock()
 			done++
@@ -212,14 +221,17 @@ func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, v
 			case err == nil:
 			case errors.Is(err, storage.ErrNotExist):
 				missing = append(missing, p)
-			case first == nil:
-				first = fmt.Errorf("table: checking %s: %w", p, err)
+			default:
+				return fmt.Errorf("table: checking %s: %w", p, err)
 			}
-		}(p)
+			return nil
+		})
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("table: checking the files of version %d: %w", version, err)
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)

@@ -172,7 +172,7 @@ func insertOptional(rules *tableview.WriteRules, schema *arrow.Schema) []bool {
 // take the next values, missing generated columns are computed from the row. The
 // NOT NULL rule of the filled columns is checked here (the conformer could not). The
 // caller releases the result (rec itself, retained, when nothing was filled).
-func completeInsert(ctx context.Context, rules *tableview.WriteRules, ids *identityAssigner, delta *log.StructType, rec arrow.RecordBatch, missing []int, mem memory.Allocator) (arrow.RecordBatch, error) {
+func completeInsert(ctx context.Context, rules *tableview.WriteRules, ids *identityAssigner, rec arrow.RecordBatch, missing []int, mem memory.Allocator) (arrow.RecordBatch, error) {
 	isMissing := make(map[int]bool, len(missing))
 	for _, i := range missing {
 		isMissing[i] = true
@@ -228,8 +228,7 @@ func completeInsert(ctx context.Context, rules *tableview.WriteRules, ids *ident
 		cur = next
 	}
 	for _, i := range missing {
-		f := rec.Schema().Field(i)
-		if df := delta.FieldFold(f.Name); df != nil && !df.Nullable && cols[i].NullN() > 0 {
+		if f := rec.Schema().Field(i); !f.Nullable && cols[i].NullN() > 0 {
 			return nil, fmt.Errorf("%w: column %q has %d null value(s) but is declared NOT NULL (computed by its generation expression)", ErrNullInNonNullable, f.Name, cols[i].NullN())
 		}
 	}
@@ -305,6 +304,32 @@ func sameRules(mine, win *Snapshot, w *fileSetWriter) error {
 	if len(w.ids.marks()) > 0 {
 		return fmt.Errorf("table: another writer created the table meanwhile, and this write's identity values were generated for an empty table: %w",
 			&log.ConflictError{Kind: log.ErrMetadataChanged, Version: 0})
+	}
+	return nil
+}
+
+// sameIdentityBase checks that identity values ids generated for the table state from
+// may be committed to the state to (a command whose rows were written before its
+// commit attempt, such as a replaceWhere overwrite): the high-water marks must be
+// the same, else another writer handed out values meanwhile and this write conflicts.
+func sameIdentityBase(from, to *Snapshot, ids *identityAssigner) error {
+	if len(ids.marks()) == 0 {
+		return nil
+	}
+	a, err := writeRulesOf(from)
+	if err != nil {
+		return err
+	}
+	b, err := writeRulesOf(to)
+	if err != nil {
+		return err
+	}
+	for _, c := range a.Identity {
+		d := b.IdentityOf(c.Name)
+		if d == nil || d.HasHighWaterMark != c.HasHighWaterMark || d.HighWaterMark != c.HighWaterMark {
+			return fmt.Errorf("table: identity values of column %s were generated for version %d, but another writer generated values meanwhile: %w",
+				c.Name, from.Version(), &log.ConflictError{Kind: log.ErrMetadataChanged, Version: to.Version()})
+		}
 	}
 	return nil
 }

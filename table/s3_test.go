@@ -220,9 +220,9 @@ func TestS3TableLifecycle(t *testing.T) {
 	if got := ids(t, tb); !slices.Equal(got, seq(0, 1200)) {
 		t.Fatalf("after optimize (%+v): %d ids", res, len(got))
 	}
-	// A clock a minute ahead ages every removed file past a (forced) 1 ns retention.
+	// A clock past the minimum age ages every removed file past a (forced) 1 ns retention.
 	vac, err := vacuum.Run(ctx, tb.Log(), vacuum.Options{Retention: time.Nanosecond, Force: true,
-		Now: func() time.Time { return time.Now().Add(time.Minute) }})
+		Now: func() time.Time { return time.Now().Add(vacuum.MinUnreferencedAge + time.Minute) }})
 	if err != nil {
 		t.Fatalf("vacuum: %v", err)
 	}

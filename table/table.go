@@ -373,7 +373,7 @@ func (t *Table) Log() *log.Log { return t.log }
 
 // WithClock returns a Table of the same table whose clock is now (log.Log.WithClock):
 // the commit timestamps of its writes, Alter and Optimize, and the expiry decisions
-// of its log. Tests and simulations use it to place commits at chosen times; nil
+// of its log and of Vacuum. Tests and simulations use it to place commits at chosen times; nil
 // means time.Now. The receiver is not changed.
 func (t *Table) WithClock(now func() time.Time) *Table {
 	return &Table{store: t.store, log: t.log.WithClock(now)}
@@ -532,13 +532,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -122,14 +123,16 @@ func TestWorkloadLayoutProtocolAndVacuum(t *testing.T) {
 	require.Equal(t, all, treeObjects())
 	rows := countRows(t, tb)
 
-	dry, err := tb.Vacuum(ctx, table.VacuumOptions{RetentionSet: true, Force: true, DryRun: true})
+	// Past the minimum age of unreferenced files (a VACUUM never deletes younger ones).
+	aged := tb.WithClock(func() time.Time { return time.Now().Add(table.VacuumMinUnreferencedAge + time.Minute) })
+	dry, err := aged.Vacuum(ctx, table.VacuumOptions{RetentionSet: true, Force: true, DryRun: true})
 	require.NoError(t, err)
 	require.True(t, dry.DryRun)
 	require.Subset(t, dry.Files, built[:2])
 	require.NotContains(t, dry.Files, built[2])
 	require.Equal(t, all, treeObjects(), "a dry run deletes nothing")
 
-	res, err := tb.Vacuum(ctx, table.VacuumOptions{RetentionSet: true, Force: true})
+	res, err := aged.Vacuum(ctx, table.VacuumOptions{RetentionSet: true, Force: true})
 	require.NoError(t, err)
 	require.Equal(t, dry.Files, res.Files)
 	require.Equal(t, []string{built[2]}, treeObjects())

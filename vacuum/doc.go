@@ -20,8 +20,14 @@
 //     garbage.
 //   - V3 Run refuses tables with reader or writer features it does not support
 //     (log.CheckVacuumable), with or without vacuumProtocolCheck.
-//   - A retention shorter than the table's delta.deletedFileRetentionDuration is
-//     refused (RetentionTooShortError) unless Options.Force is set.
+//   - V4 Run never deletes an unreferenced file, abandoned temporary or unfinished
+//     upload younger than MinUnreferencedAge (1 hour, the longest a commit is assumed
+//     to take), whatever the retention and even with Options.Force: the files of a
+//     write that has not committed yet survive a VACUUM with retention 0.
+//   - A retention shorter than the table's delta.deletedFileRetentionDuration, or
+//     than SafetyFloor (7 days, Spark's retention-check threshold) — including a
+//     table whose own retention is set below it — is refused
+//     (RetentionTooShortError) unless Options.Force is set.
 //
 // # What it does not do
 //

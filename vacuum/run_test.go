@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,9 +107,36 @@ func TestVacuum(t *testing.T) {
 		if !errors.Is(err, vacuum.ErrRetentionTooShort) {
 			t.Fatalf("zero retention without Force: %v, want vacuum.ErrRetentionTooShort", err)
 		}
-		res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{RetentionSet: true, Force: true, Now: later(time.Minute)})
-		if err != nil || len(res.Files) == 0 || res.Retention != 0 {
-			t.Fatalf("zero retention: %+v, %v", res, err)
+		// V4: forced to zero, files younger than MinUnreferencedAge still stay (a
+		// write may be committing them) and are counted; older ones go.
+		res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{RetentionSet: true, Force: true, DryRun: true, Now: later(time.Minute)})
+		if err != nil || len(res.Files) != 0 || res.KeptRecent == 0 || res.Retention != 0 {
+			t.Fatalf("zero retention a minute after: %+v, %v", res, err)
+		}
+		res, err = vacuum.Run(ctx, tt.lg, vacuum.Options{RetentionSet: true, Force: true, Now: later(vacuum.MinUnreferencedAge + time.Minute)})
+		if err != nil || len(res.Files) == 0 || res.KeptRecent != 0 || res.Retention != 0 {
+			t.Fatalf("zero retention past the minimum age: %+v, %v", res, err)
+		}
+	})
+	t.Run("table retention below the safety floor refused without force", func(t *testing.T) {
+		for _, ret := range []string{"interval 0 seconds", "interval 1 day"} {
+			tt := newTestTable(t, "", map[string]string{log.PropDeletedFileRetentionDuration: ret})
+			if err := tt.store.Put(ctx, "orphan.parquet", []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Now: later(2 * 24 * time.Hour)})
+			var rerr *vacuum.RetentionTooShortError
+			if !errors.As(err, &rerr) || !rerr.BelowFloor || !strings.Contains(err.Error(), "safety floor") {
+				t.Fatalf("%s: got %v, want a RetentionTooShortError below the floor", ret, err)
+			}
+			// Asking for the floor itself is fine; forcing the table's is too.
+			if _, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Retention: vacuum.SafetyFloor, DryRun: true}); err != nil {
+				t.Fatalf("%s: retention at the floor: %v", ret, err)
+			}
+			res, err := vacuum.Run(ctx, tt.lg, vacuum.Options{Force: true, Now: later(2 * 24 * time.Hour)})
+			if err != nil || !slices.Equal(res.Files, []string{"orphan.parquet"}) {
+				t.Fatalf("%s forced: %+v, %v", ret, res, err)
+			}
 		}
 	})
 	t.Run("table retention property applies", func(t *testing.T) {

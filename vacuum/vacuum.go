@@ -32,8 +32,9 @@ type Options struct {
 	// keeps no unreferenced file (Delta's RETAIN 0 HOURS). Without it a zero
 	// Retention means the table's retention period.
 	RetentionSet bool
-	// Force allows a Retention shorter than the table's retention period (concurrent
-	// readers of old versions, or writers still committing files, may then fail).
+	// Force allows a retention shorter than the table's retention period or than
+	// SafetyFloor (concurrent readers of old versions may then fail). Files younger
+	// than MinUnreferencedAge are kept even then (writes still committing own them).
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
 	DryRun bool
@@ -49,7 +50,8 @@ type Result struct {
 	Version int64 `json:"version"`
 	// Retention is the retention period applied.
 	Retention time.Duration `json:"retentionNanos"`
-	// Cutoff is Now minus Retention: older unreferenced files go.
+	// Cutoff is Now minus the longer of Retention and MinUnreferencedAge: older
+	// unreferenced files go.
 	Cutoff time.Time `json:"cutoff"`
 	// Files are the deleted paths (relative to the table root), in path order:
 	// data, deletion vector, Bloom index and workload tree files.
@@ -60,6 +62,10 @@ type Result struct {
 	// older than the table itself (see Run): files that were in the location before
 	// the table was created there.
 	KeptOlderThanTable int `json:"keptOlderThanTable"`
+	// KeptRecent counts unreferenced files the retention alone would have deleted
+	// that were kept because they are younger than MinUnreferencedAge (a write may
+	// still be committing them; V4).
+	KeptRecent int `json:"keptRecent"`
 	// Temporaries are abandoned temporary files of interrupted writes that were
 	// deleted (or would be), in path order; TemporaryBytes is their total size.
 	Temporaries    []string `json:"temporaries"`
@@ -72,7 +78,8 @@ type Result struct {
 // table root — or, through the skiplake.bloom tag, an index file, or, through the
 // skiplake.qdtree tag, the workload layout's tree file), when a tombstone younger
 // than the retention references it, or when it was modified less than Retention
-// ago (it may belong to a commit in progress). Tree files
+// ago, or less than MinUnreferencedAge ago whatever the retention (it may belong to
+// a commit in progress). Tree files
 // (_skiplake_layout/qdtree-<uuid>.json, see package optimize) superseded by a later
 // tree are deleted like data files and listed in Result.Files; while an unexpired
 // tombstone lacks extended file metadata (its tags may have been dropped), every
@@ -123,14 +130,23 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 	if ret == 0 && !opts.RetentionSet {
 		ret = tableRet
 	}
-	if ret < tableRet && !opts.Force {
-		return nil, &RetentionTooShortError{Retention: ret, TableRetention: tableRet}
+	if !opts.Force {
+		switch {
+		case ret < tableRet:
+			return nil, &RetentionTooShortError{Retention: ret, TableRetention: tableRet}
+		case ret < SafetyFloor:
+			return nil, &RetentionTooShortError{Retention: ret, TableRetention: tableRet, BelowFloor: true}
+		}
 	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	cutoff := now().Add(-ret)
+	t := now()
+	// V4: a tombstone expires with the retention, but no unreferenced file younger
+	// than MinUnreferencedAge goes, whatever the retention.
+	tombstoneCutoff := t.Add(-ret)
+	cutoff := t.Add(-max(ret, MinUnreferencedAge))
 	res := &Result{DryRun: opts.DryRun, Version: snap.Version(), Retention: ret, Cutoff: cutoff, Files: []string{}, Temporaries: []string{}}
 
 	keep := map[string]bool{}
@@ -174,7 +190,7 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("vacuum: version %d: file %s: %w", snap.Version(), a.Path, err)
 		}
 	}
-	cutMS := cutoff.UnixMilli()
+	cutMS := tombstoneCutoff.UnixMilli()
 	// keepTrees: an unexpired tombstone without extended file metadata may have
 	// dropped the tags of a file laid out by a tree, so which trees the versions
 	// inside the window reference is unknown: every tree file is kept.
@@ -216,7 +232,7 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 			return res, err
 		}
 		p := ob.Path
-		if !layout.Vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(cutoff) || namedByAbsolute(p, absDVs) {
+		if !layout.Vacuumable(p) || keep[path.Clean(p)] || !ob.ModTime.Before(tombstoneCutoff) || namedByAbsolute(p, absDVs) {
 			continue
 		}
 		if keepTrees && layout.IsTreeFile(p) {
@@ -224,6 +240,10 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 		}
 		if ob.ModTime.Before(created.Time) && !known[path.Clean(p)] && !layout.WrittenBySkiplake(p) {
 			res.KeptOlderThanTable++
+			continue
+		}
+		if !ob.ModTime.Before(cutoff) {
+			res.KeptRecent++ // old enough for the retention, too young for V4
 			continue
 		}
 		doomed = append(doomed, ob)

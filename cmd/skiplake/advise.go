@@ -51,7 +51,7 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := table.OpenPath(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}

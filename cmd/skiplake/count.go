@@ -44,7 +44,7 @@ func runCount(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("count", flag.ContinueOnError)
 	pa := addPlanFlags(fs, "predicate; only rows matching it are counted (default: every row)", "text", "text", "json")
 	fs.Lookup("format").Usage = "text (the count alone) or json (with how many files were answered from the log)"
-	_, _, sc, err := pa.plan(ctx, args)
+	_, _, sc, err := pa.plan(ctx, e, args)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func addPlanFlags(fs *flag.FlagSet, filterUsage, defaultFormat string, formats .
 }
 
 // plan parses args (one TABLE), checks the flags and plans the scan.
-func (p *planArgs) plan(ctx context.Context, args []string) (string, *table.Table, *table.Scan, error) {
+func (p *planArgs) plan(ctx context.Context, e *env, args []string) (string, *table.Table, *table.Scan, error) {
 	pos, err := parseArgs(p.fs, args)
 	if err != nil {
 		return "", nil, nil, err
@@ -62,7 +62,7 @@ func (p *planArgs) plan(ctx context.Context, args []string) (string, *table.Tabl
 	if err := checkFilter("filter", *p.filter); err != nil {
 		return "", nil, nil, err
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -82,7 +82,7 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("files", flag.ContinueOnError)
 	pa := addPlanFlags(fs, "predicate; files it cannot match are left out, and the table shows the min/max of its columns", "table", "table", "jsonl")
 	absolute := fs.Bool("absolute", false, "print each file as an absolute path (local tables) or a full URL (object stores), for other tools")
-	path, _, sc, err := pa.plan(ctx, args)
+	path, _, sc, err := pa.plan(ctx, e, args)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	pa := addPlanFlags(fs, "predicate to explain (required)", "table", "table", "json")
 	pa.requireFilter = true
-	_, t, sc, err := pa.plan(ctx, args)
+	_, t, sc, err := pa.plan(ctx, e, args)
 	if err != nil {
 		return err
 	}

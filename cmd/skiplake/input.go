@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -171,31 +172,6 @@ func parseSchemaFlag(s string) (*arrow.Schema, error) {
 	return schema, nil
 }
 
-// checkParquetColumns compares a Parquet input's columns with the table schema by
-// name (ignoring case): a column the table does not have, or a table column the file
-// lacks, is an error naming the file, before anything is written. (Types are checked
-// by the table's writer.)
-func checkParquetColumns(path string, schema *arrow.Schema, computed map[string]bool) error {
-	have, err := parquetSchema(path)
-	if err != nil {
-		return err
-	}
-	names := make([]string, have.NumFields())
-	for i, f := range have.Fields() {
-		names[i] = f.Name
-	}
-	idx, err := matchKeys(names, schema.Fields(), "column")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	for f, i := range idx {
-		if i < 0 && !computed[strings.ToLower(schema.Field(f).Name)] {
-			return fmt.Errorf("%s: column %q is missing (file columns: %s)", path, schema.Field(f).Name, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}
-
 // withoutColumns returns s without the top-level columns named in drop (lower case).
 func withoutColumns(s *arrow.Schema, drop map[string]bool) *arrow.Schema {
 	if len(drop) == 0 {
@@ -235,8 +211,11 @@ type concatReader struct {
 	refs   atomic.Int64
 	ctx    context.Context
 	e      *env
-	schema *arrow.Schema
-	inputs []input
+	schema *arrow.Schema // types the CSV and JSONL values
+	// declared, when set, is the schema the inputs declare (Schema): with
+	// --merge-schema the union of their columns.
+	declared *arrow.Schema
+	inputs   []input
 	// computed names the table's generated and identity columns (lower case), which
 	// inputs may lack (see input.reader).
 	computed map[string]bool
@@ -244,6 +223,8 @@ type concatReader struct {
 	cur      array.RecordReader
 	curIn    input
 	err      error
+	rows     int64   // rows handed out so far
+	starts   []int64 // per input opened: the rows handed out before it
 }
 
 func newConcatReader(ctx context.Context, e *env, schema *arrow.Schema, inputs []input) *concatReader {
@@ -252,7 +233,12 @@ func newConcatReader(ctx context.Context, e *env, schema *arrow.Schema, inputs [
 	return r
 }
 
-func (r *concatReader) Schema() *arrow.Schema { return r.schema }
+func (r *concatReader) Schema() *arrow.Schema {
+	if r.declared != nil {
+		return r.declared
+	}
+	return r.schema
+}
 
 func (r *concatReader) Next() bool {
 	for r.err == nil {
@@ -268,8 +254,10 @@ func (r *concatReader) Next() bool {
 				return false
 			}
 			r.cur = cur
+			r.starts = append(r.starts, r.rows)
 		}
 		if r.cur.Next() {
+			r.rows += r.cur.RecordBatch().NumRows()
 			return true
 		}
 		if err := r.cur.Err(); err != nil {
@@ -292,6 +280,43 @@ func (r *concatReader) annotate(err error) error {
 
 // current names the input being read (for errors raised by the table's writer).
 func (r *concatReader) current() string { return r.curIn.name() }
+
+// explain prefixes an error the table's writer returned about the input with the
+// input it concerns: an input's own error as it is; a value that does not fit its
+// column, or a row outside --replace-where, with the input and the row's line in it
+// (its position among the input's rows, counting from 1); other schema errors with
+// the input being read.
+func (r *concatReader) explain(err error) error {
+	if r.err != nil {
+		return r.err
+	}
+	var ce *table.CastError
+	var rw *table.ReplaceWhereError
+	switch {
+	case errors.As(err, &ce):
+		name, row := r.locate(ce.Row)
+		return fmt.Errorf("%s: row %d: column %q: the value %s (%s) does not fit %s: %s: %w", name, row, ce.Column, ce.Value, ce.From, ce.To, ce.Reason, table.ErrValueDoesNotFit)
+	case errors.As(err, &rw):
+		name, row := r.locate(rw.Row)
+		return fmt.Errorf("%s: row %d (%s) does not satisfy --replace-where %q; nothing was written: %w", name, row, rw.Values, rw.Predicate, table.ErrReplaceWhereMismatch)
+	case errors.Is(err, table.ErrSchemaMismatch) || errors.Is(err, table.ErrNullInNonNullable):
+		if r.cur != nil || r.next > 0 {
+			return fmt.Errorf("%s: %w", r.current(), err)
+		}
+	}
+	return err
+}
+
+// locate returns the input holding row (counting from 0 over all inputs) and the
+// row's position in it (counting from 1).
+func (r *concatReader) locate(row int64) (string, int64) {
+	for i := len(r.starts) - 1; i >= 0; i-- {
+		if row >= r.starts[i] {
+			return r.inputs[i].name(), row - r.starts[i] + 1
+		}
+	}
+	return r.current(), row + 1
+}
 
 func (r *concatReader) RecordBatch() arrow.RecordBatch {
 	if r.cur == nil {

@@ -49,7 +49,10 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/skiplake/skiplake/table"
 )
 
 // command is one subcommand: it parses its own flags and returns an error; only main exits.
@@ -71,6 +74,37 @@ type env struct {
 	// progressInterval is how often progress lines are printed when stderr is not
 	// a terminal (0: progress.DefaultLineInterval; tests shorten it).
 	progressInterval time.Duration
+
+	// command is the running command's name, for warnings (set by run).
+	command string
+	// warnMu guards warned, the warnings already printed (each once per invocation).
+	warnMu sync.Mutex
+	warned map[string]bool
+}
+
+// openTable opens the table at path (table.OpenURL) and prints to stderr the warnings
+// its log raises while the command reads it (a checkpoint skipped because it cannot
+// be read: the answer is right, reading was slower, the checkpoint wants rewriting).
+func (e *env) openTable(ctx context.Context, path string) (*table.Table, error) {
+	t, err := table.OpenURL(ctx, path)
+	if t != nil {
+		t.ObserveWarnings(e.warn)
+	}
+	return t, err
+}
+
+// warn prints msg to stderr as a warning of the running command, once per invocation.
+func (e *env) warn(msg string) {
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	if e.warned[msg] {
+		return
+	}
+	if e.warned == nil {
+		e.warned = map[string]bool{}
+	}
+	e.warned[msg] = true
+	fmt.Fprintf(e.stderr, "skiplake %s: warning: %s (run 'skiplake checkpoint TABLE' to write a new checkpoint)\n", e.command, msg)
 }
 
 var commands []*command
@@ -146,9 +180,12 @@ func run(ctx context.Context, e *env, args []string) int {
 		return 2
 	}
 	// Nothing a command prints on stderr may show a credential of its arguments.
-	ce := *e
-	ce.stderr = newRedactor(args).writer(e.stderr)
-	e = &ce
+	// The caller's env is left as it is (a test may run several commands on it).
+	e = &env{
+		stdin: e.stdin, stdout: e.stdout, stderr: newRedactor(args).writer(e.stderr),
+		terminal: e.terminal, progressInterval: e.progressInterval,
+		command: c.name,
+	}
 	if err := c.run(ctx, e, args[1:]); err != nil {
 		var ue *usageError
 		var hr *helpRequest

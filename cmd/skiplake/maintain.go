@@ -18,13 +18,14 @@ const (
 )
 
 func init() {
-	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--dry-run] [--format table|json]",
+	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--force] [--dry-run] [--format table|json]",
 		summary: "do the maintenance that is due: checkpoint, compact, cluster, Bloom backfill, VACUUM, log cleanup",
 		details: `Tasks run in this order, each only when due: a checkpoint when delta.checkpointInterval
 commits came after the last one; one OPTIMIZE that compacts small files, clusters
 unclustered data incrementally (a clustered table by its clustering columns, another
 table by the columns of its last clustering run) and backfills missing Bloom filters,
-within --max-bytes, oldest data first; VACUUM past delta.deletedFileRetentionDuration;
+within --max-bytes, oldest data first; VACUUM past delta.deletedFileRetentionDuration
+(refused, the task failing, when that is below the 7-day safety floor, unless --force);
 a checkpoint again if the run made one due; cleanup of log files past
 delta.logRetentionDuration that a checkpoint covers. Safe beside writers; a second
 run right after a complete one does nothing.
@@ -43,12 +44,13 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	maxBytes := fs.String("max-bytes", "", "rewrite at most SIZE bytes (compaction, clustering, Bloom backfill) in this run, e.g. 10g; default no bound")
 	maxDuration := fs.String("max-duration", "", "start no task after D (e.g. 30m, 2h, \"interval 1 hour\") and cancel a rewrite still running then; default no bound")
 	dryRun := fs.Bool("dry-run", false, "report what is due without changing anything (exit status 3 when anything is)")
+	force := fs.Bool("force", false, "vacuum even when the table's delta.deletedFileRetentionDuration is below the 7-day safety floor (without it the vacuum task fails; files younger than 1 hour are always kept)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
 	}
-	opts := table.MaintainOptions{DryRun: *dryRun}
+	opts := table.MaintainOptions{DryRun: *dryRun, Force: *force}
 	if *maxBytes != "" {
 		if opts.MaxBytes, err = table.ParseSize(*maxBytes); err != nil {
 			return usagef("--max-bytes %q: %v", *maxBytes, err)
@@ -59,7 +61,7 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 			return usagef("--max-duration %q: want a positive duration such as 30m or \"interval 1 hour\"", *maxDuration)
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}

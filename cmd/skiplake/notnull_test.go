@@ -18,8 +18,8 @@ func TestCreateSchemaNotNull(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	code, out, errs := cli(t, "describe", tbl)
 	require.Equal(t, 0, code, errs)
-	require.Regexp(t, `(?m)^\s+id\s+int64 NOT NULL$`, out)
-	require.Regexp(t, `(?m)^\s+country\s+utf8$`, out)
+	require.Regexp(t, `(?m)^\s+id\s+bigint NOT NULL$`, out)
+	require.Regexp(t, `(?m)^\s+country\s+string$`, out)
 
 	for name, content := range map[string]string{
 		"bad.csv":   "id,country,amount\n1,JP,1\n,DE,2\n",

@@ -85,7 +85,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 			return usagef("--memory: %v", err)
 		}
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -214,8 +214,8 @@ func partLabel(values map[string]*string) string {
 
 func runVacuum(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("vacuum", flag.ContinueOnError)
-	retain := fs.String("retain", "", "retention: keep unreferenced files younger than this, e.g. 168h or '7 days' (default: the table's delta.deletedFileRetentionDuration, else 7 days; shorter than the table's needs --force; 0h keeps none)")
-	force := fs.Bool("force", false, "allow a --retain shorter than the table's retention period (readers of older versions and unfinished writes may lose files)")
+	retain := fs.String("retain", "", "retention: keep unreferenced files younger than this, e.g. 168h or '7 days' (default: the table's delta.deletedFileRetentionDuration, else 7 days; shorter than the table's or than 7 days needs --force; 0h keeps none older than 1 hour)")
+	force := fs.Bool("force", false, "allow a retention shorter than the table's retention period or than the 7-day safety floor, including a table retention below it (readers of older versions may lose files; files younger than 1 hour, which writes still committing may own, are always kept)")
 	dry := fs.Bool("dry-run", false, "list what would be deleted without deleting")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
@@ -230,14 +230,21 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		}
 		opts.Retention, opts.RetentionSet = d, true
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
 	res, err := t.Vacuum(ctx, opts)
 	var short *table.RetentionTooShortError
-	if errors.As(err, &short) {
-		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions or unfinished writes still need could be deleted; add --force to vacuum anyway",
+	switch {
+	case errors.As(err, &short) && short.BelowFloor && *retain == "":
+		return fmt.Errorf("the table's retention period, %s (%s), is below the safety floor of %s: files that readers of older versions still need could be deleted; add --force to vacuum anyway",
+			formatDuration(short.TableRetention), table.PropDeletedFileRetentionDuration, formatDuration(table.VacuumSafetyFloor))
+	case errors.As(err, &short) && short.BelowFloor:
+		return fmt.Errorf("--retain %s is below the safety floor of %s: files that readers of older versions still need could be deleted; add --force to vacuum anyway",
+			*retain, formatDuration(table.VacuumSafetyFloor))
+	case errors.As(err, &short):
+		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions still need could be deleted; add --force to vacuum anyway",
 			*retain, formatDuration(short.TableRetention), table.PropDeletedFileRetentionDuration)
 	}
 	if err != nil {
@@ -260,6 +267,9 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "%s %d files (%d bytes); retention %s\n", verb, len(res.Files), res.Bytes, ret)
 	if len(res.Temporaries) > 0 {
 		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
+	}
+	if res.KeptRecent > 0 {
+		fmt.Fprintf(e.stdout, "kept %d file(s) younger than %s (writes may still be committing them)\n", res.KeptRecent, formatDuration(table.VacuumMinUnreferencedAge))
 	}
 	if res.KeptOlderThanTable > 0 {
 		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)

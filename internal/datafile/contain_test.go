@@ -10,7 +10,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/internal/pqguard"
 )
 
 // arrowSchemaEntry returns the decoded ARROW:schema footer entry of a file of every
@@ -35,8 +38,17 @@ func arrowSchemaEntry(t *testing.T) []byte {
 	return raw
 }
 
+// checkSchemaMessage checks raw as the ARROW:schema entry of a footer.
+func checkSchemaMessage(raw []byte) error {
+	kv := metadata.NewKeyValueMetadata()
+	if err := kv.Append("ARROW:schema", base64.StdEncoding.EncodeToString(raw)); err != nil {
+		return err
+	}
+	return pqguard.CheckArrowSchema(kv)
+}
+
 // TestCheckSchemaMessage writes large lengths over every 4 bytes of a real ARROW:schema
-// entry: checkSchemaMessage accepts the intact entry, and every damaged entry it
+// entry (of a file with every type this package writes): pqguard.CheckArrowSchema accepts the intact entry, and every damaged entry it
 // accepts is one arrow-go decodes (or refuses) without allocating more than a few
 // megabytes (a length it missed would be an allocation of gigabytes).
 func TestCheckSchemaMessage(t *testing.T) {

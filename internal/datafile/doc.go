@@ -77,7 +77,9 @@
 //   - D6 (deletion vectors) With [ReadOptions.Deleted] (loaded by [LoadDeletionVector],
 //     the one place a log deletion-vector descriptor becomes a bitmap), Read and
 //     ReadRanges emit exactly the rows whose file position the vector does not hold,
-//     and never an empty batch.
+//     and never an empty batch. A vector that deletes a row position the file does not
+//     have (at or beyond the footer's row count) makes Open fail with an error naming
+//     the file and wrapping dv.ErrInvalidRows (dv's V5).
 //   - D7 (streaming, concurrency) Read and ReadRanges stream column chunks through a
 //     bounded buffer (ReadOptions.StreamBufferBytes; 64 KiB when seeking), so their
 //     memory does not grow with row group size, and may run concurrently on one Reader
@@ -135,6 +137,12 @@
 //     every footer offset points at the written bytes; the footer is validated
 //     before the file is published, nothing is left on failure (D9), and the
 //     statistics are the merge of the sources' log statistics, as in D11.
+//   - D13 (shared arrays, R1) No Arrow array whose lazily computed state (null
+//     counts, a dictionary's values array) is still unfilled is read by two
+//     goroutines: [File.Write] and [Writer.Write] [Settle] a batch before the
+//     statistics goroutine and the column encoders read it, and every caller that
+//     hands a batch to other goroutines while it keeps reading it settles it first
+//     (share.go lists them).
 //
 // A Parquet file that is not a table's data file — a user's input to append or MERGE —
 // is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the

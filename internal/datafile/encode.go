@@ -394,10 +394,9 @@ func (e *parallelEncoder) write(rec arrow.RecordBatch, _ float64) error {
 	st.done.Add(len(e.cols))
 	for i, c := range e.cols {
 		arr := rec.Column(i)
-		// Arrow counts the nulls of a slice lazily and caches the count: count them
-		// here, before the array is shared with the column's goroutine and the
-		// caller's statistics.
-		arr.NullN()
+		// A slice counts its nulls lazily: settle it before the column's goroutine
+		// reads it (R1, share.go).
+		SettleArray(arr)
 		st.arrow[i] = float64(leafBytes(arr))
 		c.arrow += st.arrow[i]
 		arr.Retain()

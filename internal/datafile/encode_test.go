@@ -74,6 +74,11 @@ func TestParallelEncoderWritesWhatPqarrowWrites(t *testing.T) {
 	for _, dict := range []Dictionary{DictionaryAuto, DictionaryAll, DictionaryNone} {
 		for _, par := range []int{1, 2, 8} {
 			for _, bloom := range []bool{false, true} {
+				if raceEnabled && !(dict == DictionaryAuto && par == 2 && !bloom) && !(dict != DictionaryAll && par == 8 && bloom == (dict == DictionaryAuto)) {
+					// Under -race: the column goroutines with and without a
+					// dictionary sample, with and without Bloom filters.
+					continue
+				}
 				t.Run(fmt.Sprintf("dict=%d/par=%d/bloom=%v", dict, par, bloom), func(t *testing.T) {
 					opts := WriterOptions{Allocator: mem, TargetRowGroupBytes: 1 << 30, DataPageBytes: 2 << 10, Dictionary: dict,
 						Parallelism: par, DictionaryColumns: map[string]bool{"long": false}}

@@ -117,10 +117,6 @@ func (w *watchedReaderAt) named(err error, name string) error {
 	return named(err, name)
 }
 
-// errDecoderPanic marks a CorruptError whose cause is a panic of arrow-go's Parquet
-// decoder, contained at the call into it (see contain).
-var errDecoderPanic = errors.New("the Parquet decoder failed")
-
 // CorruptError reports a damaged data file: which file (ReadOptions.Name), and what
 // is wrong with it, where (row group, column, row). errors.Is(err, ErrCorruptData)
 // holds for it.

@@ -294,7 +294,7 @@ func (f *flatReader) validity(mem memory.Allocator, defs []int16, nvals int64) (
 // readFixedBatch reads up to n levels of a fixed-width column chunk, the values into
 // buf (densely), the decoder call contained (D10).
 func readFixedBatch(cr file.ColumnChunkReader, n int64, buf []byte, defs []int16, what string) (levels int64, nvals int, err error) {
-	defer contain(&err, what)
+	defer guard.Contain(&err, what)
 	switch cr := cr.(type) {
 	case *file.Int32ColumnChunkReader:
 		levels, nvals, err = cr.ReadBatch(n, arrow.Int32Traits.CastFromBytes(buf), defs, nil)
@@ -316,7 +316,7 @@ func readFixedBatch(cr file.ColumnChunkReader, n int64, buf []byte, defs []int16
 // readBinaryPage reads up to n levels of a BYTE_ARRAY column chunk from one page, the
 // decoder call contained (D10). The values point into the page.
 func readBinaryPage(cr file.ColumnChunkReader, n int64, vals []parquet.ByteArray, defs []int16, what string) (levels int64, nvals int, err error) {
-	defer contain(&err, what)
+	defer guard.Contain(&err, what)
 	bc, ok := cr.(*file.ByteArrayColumnChunkReader)
 	if !ok {
 		return 0, 0, corruptf("%s: column chunk of type %s", what, cr.Type())

@@ -92,7 +92,7 @@ func (r *int96Reader) read(mem memory.Allocator, n int64) (arrow.Array, error) {
 
 // seek moves to row (relative to the row group), the decoder call contained (D10).
 func (r *int96Reader) seek(row int64) (err error) {
-	defer contain(&err, "INT96 column")
+	defer guard.Contain(&err, "INT96 column")
 	return r.cr.SeekToRow(row)
 }
 

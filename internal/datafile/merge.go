@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -232,17 +231,8 @@ func (o *Output) writeMerged(ctx context.Context, w io.Writer, inputs []*stitchI
 	if err != nil {
 		return 0, 0, err
 	}
-	var tail [8]byte
-	binary.LittleEndian.PutUint32(tail[:4], uint32(len(footer)))
-	copy(tail[4:], "PAR1")
-	if _, err := m.cw.Write(footer); err == nil {
-		_, err = m.cw.Write(tail[:])
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
+	if err := writeFooter(m.cw, bw, footer); err != nil {
+		return 0, 0, err
 	}
 	res.RowGroups = len(m.out.RowGroups)
 	return m.cw.n, rows, nil
@@ -520,7 +510,7 @@ func (m *merger) mergeColumnIndex(grp []rgRef, c int) (ci []byte, ok bool, err e
 
 // decodeColumnIndex decodes a serialized column index (contained, D10).
 func decodeColumnIndex(descr *schema.Column, raw []byte, where string) (ci metadata.ColumnIndex, err error) {
-	defer contain(&err, where+": column index")
+	defer guard.Contain(&err, where+": column index")
 	ci = metadata.NewColumnIndex(descr, raw, nil, nil)
 	if ci == nil {
 		return nil, corruptf("%s: column index does not decode", where)
@@ -531,7 +521,7 @@ func decodeColumnIndex(descr *schema.Column, raw []byte, where string) (ci metad
 // finishColumnIndex finishes b (which decodes every min and max: contained) and
 // serializes it to w (nothing when it was discarded).
 func finishColumnIndex(b metadata.ColumnIndexBuilder, w io.Writer) (err error) {
-	defer contain(&err, "merged column index")
+	defer guard.Contain(&err, "merged column index")
 	if err := b.Finish(); err != nil {
 		return corruptf("merged column index: %w", err)
 	}
@@ -824,7 +814,7 @@ func (m *merger) writeGroup(pg *preparedGroup) error {
 // count. An exactness flag is kept only when every chunk with a bound has it:
 // exact when a chunk attaining the merged bound says so.
 func (m *merger) mergeStatistics(pg *preparedGroup, c int) (enc metadata.EncodedStatistics, minExact, maxExact *bool, err error) {
-	defer contain(&err, fmt.Sprintf("statistics of column %d", c))
+	defer guard.Contain(&err, fmt.Sprintf("statistics of column %d", c))
 	descr := m.out.Schema.Column(c)
 	merged := metadata.NewStatistics(descr, memory.DefaultAllocator)
 	var nulls int64

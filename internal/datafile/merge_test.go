@@ -160,7 +160,13 @@ func TestStitchMergesSmallRowGroups(t *testing.T) {
 		{name: "mixed, v2", schema: mixedSchema, srcRG: 32 << 10, outRG: 256 << 10, v2: true, nullPages: true,
 			files: []mergeFile{{rows: 4000}, {rows: 3000, nullS: true, tweak: plainS}, {rows: 5000}}},
 	}
-	for _, tc := range cases {
+	for i, tc := range cases {
+		if raceEnabled && i != 1 && i != 6 && i != 7 {
+			// Under -race (the merge re-encodes through the Writer, whose
+			// goroutines have tests of their own): Bloom columns re-encoded, whole
+			// row groups between merged ones, and the mixed types.
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			mem := checkedMem(t)
 			store := storage.NewMemory()

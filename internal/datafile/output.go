@@ -539,7 +539,10 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 	defer phys.Release()
 	// The Parquet writer queues the columns to its encoders and returns; statistics
 	// and Bloom filters are computed by a goroutine of their own meanwhile (in
-	// order: the collectors see the batches as the file holds them).
+	// order: the collectors see the batches as the file holds them). Both read phys
+	// while the writer (and the caller, whose arrays phys shares) go on slicing it:
+	// its null counts are settled first (R1, share.go).
+	Settle(phys)
 	if err := f.w.Write(phys); err != nil {
 		return err
 	}

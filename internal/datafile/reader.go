@@ -126,6 +126,14 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 		_ = pr.Close()
 		return nil, w.named(err, opts.Name)
 	}
+	if err := opts.Deleted.CheckRows(md.NumRows); err != nil {
+		_ = pr.Close()
+		name := opts.Name
+		if name == "" {
+			name = "data file"
+		}
+		return nil, fmt.Errorf("datafile: %s: %w", name, err) // D6: never applied (dv V5)
+	}
 	starts := make([]int64, md.NumRowGroups())
 	var at int64
 	for i := range starts {

@@ -18,8 +18,8 @@ import (
 // nothing is written after it. Not safe for concurrent use (one writer goroutine).
 type asyncSink struct {
 	w      io.Writer
-	chunks chan []byte
-	cur    []byte // the chunk being filled
+	chunks chan *[]byte
+	cur    *[]byte // the chunk being filled (pooled by pointer: no allocation per Put)
 	queued sync.WaitGroup
 	done   chan struct{}
 	mu     sync.Mutex
@@ -30,11 +30,11 @@ type asyncSink struct {
 // sinkChunk is the size of asyncSink's chunks.
 const sinkChunk = 1 << 20
 
-var sinkChunks = sync.Pool{New: func() any { return make([]byte, 0, sinkChunk) }}
+var sinkChunks = sync.Pool{New: func() any { c := make([]byte, 0, sinkChunk); return &c }}
 
 // newAsyncSink starts the goroutine writing to w, with room for maxQueued bytes.
 func newAsyncSink(w io.Writer, maxQueued int64) *asyncSink {
-	s := &asyncSink{w: w, chunks: make(chan []byte, max(maxQueued/sinkChunk, 1)), done: make(chan struct{})}
+	s := &asyncSink{w: w, chunks: make(chan *[]byte, max(maxQueued/sinkChunk, 1)), done: make(chan struct{})}
 	go s.run()
 	return s
 }
@@ -43,13 +43,14 @@ func (s *asyncSink) run() {
 	defer close(s.done)
 	for c := range s.chunks {
 		if s.failed() == nil {
-			if _, err := s.w.Write(c); err != nil {
+			if _, err := s.w.Write(*c); err != nil {
 				s.mu.Lock()
 				s.err = err
 				s.mu.Unlock()
 			}
 		}
-		sinkChunks.Put(c[:0])
+		*c = (*c)[:0]
+		sinkChunks.Put(c)
 		s.queued.Done()
 	}
 }
@@ -71,12 +72,14 @@ func (s *asyncSink) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if s.cur == nil {
-			s.cur = sinkChunks.Get().([]byte)
+			s.cur = sinkChunks.Get().(*[]byte)
 		}
-		k := min(len(p), cap(s.cur)-len(s.cur))
-		s.cur = append(s.cur, p[:k]...)
+		c := *s.cur
+		k := min(len(p), cap(c)-len(c))
+		c = append(c, p[:k]...)
+		*s.cur = c
 		p = p[k:]
-		if len(s.cur) == cap(s.cur) {
+		if len(c) == cap(c) {
 			s.send()
 		}
 	}
@@ -85,7 +88,7 @@ func (s *asyncSink) Write(p []byte) (int, error) {
 
 // send queues the chunk being filled.
 func (s *asyncSink) send() {
-	if len(s.cur) == 0 {
+	if s.cur == nil || len(*s.cur) == 0 {
 		return
 	}
 	s.queued.Add(1)
@@ -112,7 +115,8 @@ func (s *asyncSink) stop() error {
 	close(s.chunks)
 	<-s.done
 	if s.cur != nil {
-		sinkChunks.Put(s.cur[:0])
+		*s.cur = (*s.cur)[:0]
+		sinkChunks.Put(s.cur)
 		s.cur = nil
 	}
 	return err

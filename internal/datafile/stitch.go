@@ -637,7 +637,7 @@ func readOffsetIndex(f io.ReaderAt, loc *metadata.IndexLocation, dataStart, end,
 // decodeOffsetIndex decodes a serialized offset index (arrow-go panics on bad input:
 // contained, D10).
 func decodeOffsetIndex(raw []byte, where string) (oi metadata.OffsetIndex, err error) {
-	defer contain(&err, where+": offset index")
+	defer guard.Contain(&err, where+": offset index")
 	oi = metadata.NewOffsetIndex(raw, nil, nil)
 	if oi == nil {
 		return nil, corruptf("%s: offset index does not decode", where)
@@ -773,19 +773,30 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 	if err != nil {
 		return 0, 0, err
 	}
+	if err := writeFooter(cw, bw, footer); err != nil {
+		return 0, 0, err
+	}
+	return cw.n, rows, nil
+}
+
+// writeFooter ends a stitched or merged file: the serialized footer, its length and
+// the closing magic, then flushes bw (which cw counts into). It returns the first
+// error of any of these writes.
+func writeFooter(cw *countingWriter, bw *bufio.Writer, footer []byte) error {
 	var tail [8]byte
 	binary.LittleEndian.PutUint32(tail[:4], uint32(len(footer)))
 	copy(tail[4:], "PAR1")
-	if _, err := cw.Write(footer); err == nil {
+	_, err := cw.Write(footer)
+	if err == nil {
 		_, err = cw.Write(tail[:])
 	}
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("datafile: stitching: %w", err)
+		return fmt.Errorf("datafile: stitching: writing the footer: %w", err)
 	}
-	return cw.n, rows, nil
+	return nil
 }
 
 // stitchedFooter serializes the footer of the stitched file, whose footer starts at
@@ -826,7 +837,7 @@ func footerBytes(md *metadata.FileMetaData, rows, at int64) ([]byte, error) {
 
 // parseFooter decodes serialized file metadata (contained, D10).
 func parseFooter(b []byte) (md *metadata.FileMetaData, err error) {
-	defer contain(&err, "footer")
+	defer guard.Contain(&err, "footer")
 	md, err = metadata.NewFileMetaData(b, nil)
 	if err != nil {
 		return nil, corruptf("footer: %w", err)

@@ -742,3 +742,39 @@ func mappedSources(t *testing.T, mem memory.Allocator, logical *arrow.Schema, sr
 	}
 	return sources, want
 }
+
+// A destination that fails while the footer is written (its last bytes) fails the
+// stitched and the merged file with that error, and leaves nothing stored.
+func TestStitchReturnsFooterWriteErrors(t *testing.T) {
+	mem := checkedMem(t)
+	spec := Spec{Schema: lineSchema, RowGroupBytes: 48 << 10, Allocator: mem}
+	for _, merge := range []bool{false, true} {
+		t.Run(fmt.Sprintf("merge=%v", merge), func(t *testing.T) {
+			store := storage.NewMemory()
+			fx := writeSources(t, store, spec, []int{6000, 6000})
+			opts := StitchOptions{MinRowGroupBytes: 1, MergeRowGroups: merge}
+			if merge {
+				opts.MinRowGroupBytes = 1 << 40 // every row group merged
+			}
+			// The file's size, from a stitch that succeeds.
+			out, err := NewOutput(storage.NewMemory(), spec)
+			require.NoError(t, err)
+			for _, s := range fx.sources {
+				data, err := store.Get(bg, s.Path)
+				require.NoError(t, err)
+				require.NoError(t, out.store.Put(bg, s.Path, data))
+			}
+			res, err := out.Stitch(bg, FileOptions{}, fx.sources, opts)
+			require.NoError(t, err)
+			size := res.Add.Size
+
+			before := objects(t, store)
+			out, err = NewOutput(&failingCreator{Memory: store, limit: int(size) - 4}, spec)
+			require.NoError(t, err)
+			_, err = out.Stitch(bg, FileOptions{}, fx.sources, opts)
+			require.ErrorContains(t, err, "destination failed")
+			require.ErrorContains(t, err, "writing the footer")
+			require.Equal(t, before, objects(t, store), "a failed stitch left files behind")
+		})
+	}
+}

@@ -462,6 +462,9 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
+	// The column encoders read rec's arrays (or slices sharing their Data) on their
+	// goroutines while this one slices them and the caller keeps them (R1, share.go).
+	Settle(rec)
 	if w.enc == nil {
 		if w.needsSample() {
 			rec.Retain()

@@ -38,6 +38,11 @@
 //     [SerializeBitmap].
 //   - V4 (durable before referenced) [Write] returns descriptors only once every DV file
 //     they name is published; on failure it removes what it published.
+//   - V5 (rows that exist) A vector is applied or counted only after
+//     [Deleted.CheckRows] has checked that every position it deletes is below the
+//     data file's row count; every reader (the data-file reader, the metadata-only
+//     count, [Union]) makes that one check, so a vector naming rows a file does not
+//     have is an error, never a silently ignored or subtracted row.
 //   - D1 (a deletion vector only grows; package table's DML invariant) [Union] returns
 //     a superset of the old vector; the log's ReplaceDeletionVector refuses a smaller
 //     cardinality.

@@ -221,6 +221,24 @@ func (d *Deleted) Cardinality() uint64 {
 	return d.bm.GetCardinality()
 }
 
+// CheckRows checks that every row position d deletes names a row of a data file of
+// numRows rows (invariant V5); a position at or beyond numRows is ErrInvalidRows,
+// naming the highest one. It is the one check every reader of a deletion vector makes
+// before applying it or counting with it: a vector that names rows a file does not
+// have comes from a damaged or foreign log, and no answer computed with it is right.
+func (d *Deleted) CheckRows(numRows int64) error {
+	if d == nil || d.bm.IsEmpty() {
+		return nil
+	}
+	if numRows < 0 {
+		return fmt.Errorf("%w: negative row count %d", ErrInvalidRows, numRows)
+	}
+	if m := d.bm.Maximum(); m >= uint64(numRows) {
+		return fmt.Errorf("%w: the deletion vector deletes row %d of a file of %d rows", ErrInvalidRows, m, numRows)
+	}
+	return nil
+}
+
 // Bitmap returns the underlying bitmap; callers must not modify it.
 func (d *Deleted) Bitmap() *roaring64.Bitmap {
 	if d == nil {

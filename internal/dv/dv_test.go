@@ -273,3 +273,28 @@ func TestNilDeletedDeletesNothing(t *testing.T) {
 	require.False(t, d.Contains(0))
 	require.Zero(t, d.Cardinality())
 }
+
+// TestCheckRows: a vector may delete only row positions below the file's row count
+// (V5); an empty or nil vector fits any file.
+func TestCheckRows(t *testing.T) {
+	for _, c := range []struct {
+		rows    []uint64
+		numRows int64
+		ok      bool
+	}{
+		{nil, 0, true},
+		{[]uint64{0, 9}, 10, true},
+		{[]uint64{10}, 10, false},
+		{[]uint64{3, 1_000_000}, 10, false},
+		{[]uint64{0}, -1, false},
+	} {
+		var d *Deleted
+		if c.rows != nil {
+			d = NewDeleted(roaring64.BitmapOf(c.rows...))
+		}
+		err := d.CheckRows(c.numRows)
+		if c.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalidRows)) {
+			t.Errorf("rows %v of a %d-row file: %v", c.rows, c.numRows, err)
+		}
+	}
+}

@@ -192,6 +192,12 @@ func inlineDescriptor(body []byte, cardinality int64) Descriptor {
 // The result always contains every row of old (invariant D1: a deletion vector only
 // grows); a DML command writes it as the file's new vector, never add alone.
 func Union(old *Deleted, add *roaring64.Bitmap, numRecords int64) (merged *roaring64.Bitmap, newlyDeleted uint64, err error) {
+	if err := old.CheckRows(numRecords); err != nil {
+		return nil, 0, fmt.Errorf("existing vector: %w", err)
+	}
+	if err := NewDeleted(add).CheckRows(numRecords); err != nil {
+		return nil, 0, err
+	}
 	if numRecords < 0 {
 		return nil, 0, fmt.Errorf("%w: negative row count %d", ErrInvalidRows, numRecords)
 	}
@@ -200,15 +206,9 @@ func Union(old *Deleted, add *roaring64.Bitmap, numRecords int64) (merged *roari
 		merged.Or(old.bm)
 	}
 	if add != nil && !add.IsEmpty() {
-		if m := add.Maximum(); m >= uint64(numRecords) {
-			return nil, 0, fmt.Errorf("%w: row position %d in a file of %d rows", ErrInvalidRows, m, numRecords)
-		}
 		before := merged.GetCardinality()
 		merged.Or(add)
 		newlyDeleted = merged.GetCardinality() - before
-	}
-	if !merged.IsEmpty() && merged.Maximum() >= uint64(numRecords) {
-		return nil, 0, fmt.Errorf("%w: existing vector deletes row %d of a file of %d rows", ErrInvalidRows, merged.Maximum(), numRecords)
 	}
 	return merged, newlyDeleted, nil
 }

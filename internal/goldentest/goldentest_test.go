@@ -121,3 +121,43 @@ func TestDirFailsOrSkips(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupRegressionsDecision: the regression tables sit beside the golden tables.
+// With SKIPLAKE_GOLDEN set, a missing or empty regressions directory beside it is
+// fatal; without it, ../shared/regressions is used when present and skipped when not.
+func TestLookupRegressionsDecision(t *testing.T) {
+	const repo = "repo/go.mod"
+	for _, c := range []struct {
+		name  string
+		paths []string
+		env   string // SKIPLAKE_GOLDEN relative to the root; "" unset
+		want  string
+		fatal bool
+		why   string
+	}{
+		{name: "env set, regressions beside it", paths: []string{repo, "ci/golden/t/", "ci/regressions/r/"}, env: "ci/golden", want: "ci/regressions"},
+		{name: "env set, regressions missing", paths: []string{repo, "ci/golden/t/", "shared/regressions/r/"}, env: "ci/golden", fatal: true, why: "beside SKIPLAKE_GOLDEN"},
+		{name: "env set, regressions empty", paths: []string{repo, "ci/golden/t/", "ci/regressions/"}, env: "ci/golden", fatal: true, why: "missing or empty"},
+		{name: "unset, shared/regressions present", paths: []string{repo, "repo/pkg/", "shared/regressions/r/"}, want: "shared/regressions"},
+		{name: "unset, shared/regressions absent: skip", paths: []string{repo, "repo/pkg/"}, why: "not found at"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := tree(t, c.paths...)
+			env := ""
+			if c.env != "" {
+				env = filepath.Join(root, c.env)
+			}
+			dir, why, fatal := lookupRegressions(env, filepath.Join(root, "repo"), nil)
+			want := ""
+			if c.want != "" {
+				want = filepath.Join(root, c.want)
+			}
+			if filepath.Clean(dir) != filepath.Clean(want) && !(dir == "" && want == "") || fatal != c.fatal {
+				t.Fatalf("lookupRegressions = (%q, %q, fatal %v), want (%q, fatal %v)", dir, why, fatal, want, c.fatal)
+			}
+			if want == "" && !strings.Contains(why, c.why) {
+				t.Fatalf("why = %q, want it to mention %q", why, c.why)
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package partition
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Key returns a canonical string of a file's serialized partition values (as the
 // log's add actions hold them) in the order of cols: two files are in the same
@@ -10,9 +13,12 @@ func Key(cols []string, values map[string]*string) string {
 	var sb strings.Builder
 	for _, c := range cols {
 		if v := values[c]; v == nil || *v == "" {
-			sb.WriteString("\x00N")
+			sb.WriteByte('N')
 		} else {
-			sb.WriteString("\x00V")
+			// Length-prefixed, so that values cannot run into each other.
+			sb.WriteByte('V')
+			sb.WriteString(strconv.Itoa(len(*v)))
+			sb.WriteByte(':')
 			sb.WriteString(*v)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 type csvWriter struct {
 	w    *bufio.Writer
 	null string
-	row  []string
 }
 
 func newCSVWriter(w io.Writer, schema *arrow.Schema, opts Options) (*csvWriter, error) {

@@ -503,13 +503,13 @@ func testCreateRace(t *testing.T, s storage.Storage, create createFunc) {
 		func(ctx context.Context, name string, data []byte) error {
 			w, err := create(ctx, name)
 			if err != nil {
-				return fmt.Errorf("Create: %w", err)
+				return fmt.Errorf("calling Create: %w", err)
 			}
 			defer w.Abort()
 			for len(data) > 0 {
 				n := min(7, len(data))
 				if _, err := w.Write(data[:n]); err != nil {
-					return fmt.Errorf("Write: %w", err)
+					return fmt.Errorf("calling Write: %w", err)
 				}
 				data = data[n:]
 			}

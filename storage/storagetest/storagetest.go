@@ -904,11 +904,11 @@ func testConcurrentPutAtomic(t *testing.T, s storage.Storage) {
 				}
 				got, err := s.Get(ctx, "hot")
 				if err != nil {
-					errs <- fmt.Errorf("Get during Put: %w", err)
+					errs <- fmt.Errorf("a Get during a Put: %w", err)
 					return
 				}
 				if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
-					errs <- fmt.Errorf("Get during Put saw a partial object of %d bytes", len(got))
+					errs <- fmt.Errorf("a Get during a Put saw a partial object of %d bytes", len(got))
 					return
 				}
 			}
