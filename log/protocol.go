@@ -434,8 +434,3 @@ func collectMetadata(s *StructType, path, key string, out *[]string) {
 		}
 	}
 }
-
-// collectInvariants appends the paths of the columns that carry delta.invariants.
-func collectInvariants(s *StructType, path string, out *[]string) {
-	collectMetadata(s, path, "delta.invariants", out)
-}
