@@ -38,7 +38,7 @@ const rulesSchema = `{"type":"struct","fields":[` +
 // rulesTable writes version 0 of a table with rulesSchema, the given CHECK
 // constraints (name → expression) and protocol reader 1 / writer 6, as Spark's
 // CREATE TABLE does, and opens it.
-func rulesTable(t *testing.T, schema string, constraints map[string]string) (*table.Table, string) {
+func rulesTable(t testing.TB, schema string, constraints map[string]string) (*table.Table, string) {
 	t.Helper()
 	dir := t.TempDir()
 	conf := map[string]string{}
@@ -423,4 +423,36 @@ func TestIdentityConcurrentAppends(t *testing.T) {
 	}
 	hwm, _ := highWaterMark(t, tb)
 	require.Equal(t, int64(100+10*(committed*rows-1)), hwm)
+}
+
+// BenchmarkAppendConstraint measures what a two-clause CHECK constraint adds to an
+// append (issue 30: at most 10% of the append's CPU): the same rows appended to a
+// table without and with `amount > 0 AND key IS NOT NULL`.
+func BenchmarkAppendConstraint(b *testing.B) {
+	const schema = `{"type":"struct","fields":[` +
+		`{"name":"key","type":"long","nullable":true,"metadata":{}},` +
+		`{"name":"amount","type":"long","nullable":true,"metadata":{}}]}`
+	rows := make([][]*int64, 200_000)
+	for i := range rows {
+		rows[i] = []*int64{ip(int64(i)), ip(int64(i%1000 + 1))}
+	}
+	rec := longBatch(keyAmount, rows)
+	defer rec.Release()
+	for _, c := range []struct {
+		name        string
+		constraints map[string]string
+	}{
+		{"none", nil},
+		{"two-clause", map[string]string{"pos": "amount > 0 AND key IS NOT NULL"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tb, _ := rulesTable(b, schema, c.constraints)
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := tb.WriteBatches(context.Background(), []arrow.RecordBatch{rec}, table.WriteOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
