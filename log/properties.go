@@ -57,6 +57,7 @@ const (
 	PropBloomFilterFPP                     = "skiplake.bloomFilter.fpp"
 	PropAutoCompactMinNumFiles             = "skiplake.autoCompact.minNumFiles"
 	PropAutoCompactSmallFileSize           = "skiplake.autoCompact.smallFileSize"
+	PropMaxDeletedRowsRatio                = "skiplake.optimize.maxDeletedRowsRatio"
 	PropRowTrackingSuspended               = "delta.rowTrackingSuspended"
 	PropMaterializedRowIDColumn            = "delta.rowTracking.materializedRowIdColumnName"
 	PropMaterializedRowCommitVersionColumn = "delta.rowTracking.materializedRowCommitVersionColumnName"
@@ -93,6 +94,11 @@ const (
 	// Spark's spark.databricks.delta.autoCompact.minNumFiles default, there a
 	// session setting).
 	DefaultAutoCompactMinNumFiles = 50
+	// DefaultMaxDeletedRowsRatio is skiplake.optimize.maxDeletedRowsRatio's default:
+	// a file whose deletion vector covers more than 5% of its rows is purged (Delta
+	// Spark's spark.databricks.delta.optimize.maxDeletedRowsRatio default, there a
+	// session setting).
+	DefaultMaxDeletedRowsRatio = 0.05
 )
 
 // CheckpointPolicy is delta.checkpointPolicy.
@@ -137,6 +143,11 @@ type TableProperties struct {
 	// smaller than this count as small for auto-compaction (0 when unset: three
 	// quarters of TargetFileSize, OPTIMIZE's own threshold).
 	AutoCompactSmallFileSize int64
+	// MaxDeletedRowsRatio is skiplake.optimize.maxDeletedRowsRatio, in [0, 1]
+	// (default DefaultMaxDeletedRowsRatio): OPTIMIZE and maintain rewrite a file
+	// whose deletion vector marks more than this share of its rows deleted, without
+	// those rows ("purge", as Delta's REORG TABLE ... APPLY (PURGE) does by hand).
+	MaxDeletedRowsRatio float64
 	// OptimizeWrite is delta.autoOptimize.optimizeWrite (default false): a write
 	// buffers each partition's rows across all its inputs into files of about
 	// TargetFileSize (few, full files instead of one per input and partition), and
@@ -608,6 +619,14 @@ func init() {
 			p.AutoCompactSmallFileSize = n
 			return strconv.FormatInt(n, 10), nil
 		}},
+		&propDef{key: PropMaxDeletedRowsRatio, parse: func(p *TableProperties, v string) (string, error) {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || !(f >= 0 && f <= 1) {
+				return "", errors.New("want a ratio in [0, 1] (0.05: purge files with more than 5% of their rows deleted)")
+			}
+			p.MaxDeletedRowsRatio = f
+			return strconv.FormatFloat(f, 'g', -1, 64), nil
+		}},
 		&propDef{key: PropBloomFilterFPP, parse: func(p *TableProperties, v string) (string, error) {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil || !(f >= bloom.MinFPP && f <= bloom.MaxFPP) {
@@ -670,6 +689,7 @@ func defaultTableProperties() *TableProperties {
 		TargetFileSize:                 DefaultTargetFileSize,
 		BloomFilterFPP:                 bloom.DefaultFPP,
 		AutoCompactMinNumFiles:         DefaultAutoCompactMinNumFiles,
+		MaxDeletedRowsRatio:            DefaultMaxDeletedRowsRatio,
 		Constraints:                    map[string]string{},
 		Unknown:                        map[string]string{},
 		set:                            map[string]bool{},
@@ -759,6 +779,7 @@ func (p *TableProperties) Settings() []Setting {
 		PropAutoOptimizeOptimizeWrite:      b(p.OptimizeWrite),
 		PropAutoCompactMinNumFiles:         strconv.Itoa(p.AutoCompactMinNumFiles),
 		PropAutoCompactSmallFileSize:       strconv.FormatInt(p.SmallFileSize(), 10),
+		PropMaxDeletedRowsRatio:            strconv.FormatFloat(p.MaxDeletedRowsRatio, 'g', -1, 64),
 		PropEnableRowTracking:              b(p.EnableRowTracking),
 	}
 	if p.set[PropDataSkippingStatsColumns] {

@@ -169,7 +169,13 @@ func Execute(ctx context.Context, plan *Plan) (*Metrics, error) {
 		if serr != nil {
 			return m, serr
 		}
-		np, perr := NewPlan(ctx, snap, p.store, plan.opts)
+		var np *Plan
+		var perr error
+		if p.restricted {
+			np, perr = p.rebase(ctx, snap) // only the selected bins' files (shard.go)
+		} else {
+			np, perr = NewPlan(ctx, snap, p.store, plan.opts)
+		}
 		if perr != nil {
 			return m, perr
 		}
@@ -583,21 +589,36 @@ func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, result
 		return strconv.FormatInt(sorted[int(f*float64(len(sorted)-1))], 10)
 	}
 	params := p.operationParameters(workloadTrees(items, results))
+	operation := "OPTIMIZE"
+	if purgeOnly(items) {
+		// Delta records a purge of deletion vectors as REORG TABLE ... APPLY (PURGE).
+		operation = "REORG"
+		params = map[string]string{"predicate": params["predicate"], "applyPurge": "true"}
+	}
+	dvsRemoved := 0
+	for _, it := range items {
+		for _, a := range it.bin.adds {
+			if a.DeletionVector != nil {
+				dvsRemoved++
+			}
+		}
+	}
 	info := log.CommitInfo{
-		Operation:           "OPTIMIZE",
+		Operation:           operation,
 		OperationParameters: params,
 		OperationMetrics: map[string]string{
-			"numAddedFiles":        strconv.Itoa(len(added)),
-			"numRemovedFiles":      strconv.Itoa(len(removed)),
-			"numAddedBytes":        strconv.FormatInt(addedBytes, 10),
-			"numRemovedBytes":      strconv.FormatInt(removedBytes, 10),
-			"minFileSize":          q(0),
-			"p25FileSize":          q(0.25),
-			"p50FileSize":          q(0.5),
-			"p75FileSize":          q(0.75),
-			"maxFileSize":          q(1),
-			"numBatches":           "1",
-			"totalConsideredFiles": strconv.Itoa(p.snap.NumFiles()),
+			"numAddedFiles":             strconv.Itoa(len(added)),
+			"numRemovedFiles":           strconv.Itoa(len(removed)),
+			"numAddedBytes":             strconv.FormatInt(addedBytes, 10),
+			"numRemovedBytes":           strconv.FormatInt(removedBytes, 10),
+			"minFileSize":               q(0),
+			"p25FileSize":               q(0.25),
+			"p50FileSize":               q(0.5),
+			"p75FileSize":               q(0.75),
+			"maxFileSize":               q(1),
+			"numBatches":                "1",
+			"numDeletionVectorsRemoved": strconv.Itoa(dvsRemoved),
+			"totalConsideredFiles":      strconv.Itoa(p.snap.NumFiles()),
 		},
 		IsolationLevel: log.SnapshotIsolation,
 	}
@@ -636,6 +657,16 @@ func (p *Plan) commit(ctx context.Context, e *executor, items []workItem, result
 		}
 	}
 	return nil
+}
+
+// purgeOnly reports a batch of bins that each purge one file's deleted rows.
+func purgeOnly(items []workItem) bool {
+	for _, it := range items {
+		if it.bin.Reason != ReasonPurge {
+			return false
+		}
+	}
+	return len(items) > 0
 }
 
 // metadataWithBloomColumns returns the snapshot's metadata with the table property

@@ -41,7 +41,7 @@ func (p *Plan) liquidBins(files []*log.Add) []*Bin {
 			cubeSize[id] += a.Size
 			cubeFiles[id] = append(cubeFiles[id], a)
 		case a.ClusteringProvider != "":
-			if p.needsBackfill(a) {
+			if p.needsBackfill(a) || p.overDeleted(a) {
 				backfill = append(backfill, a)
 			} else {
 				p.ClusteredFiles++
@@ -54,7 +54,7 @@ func (p *Plan) liquidBins(files []*log.Add) []*Bin {
 	for id, size := range cubeSize {
 		if size >= p.opts.MinCubeSize {
 			for _, a := range cubeFiles[id] {
-				if p.needsBackfill(a) {
+				if p.needsBackfill(a) || p.overDeleted(a) {
 					backfill = append(backfill, a)
 				} else {
 					p.FinishedCubeFiles++
@@ -70,7 +70,7 @@ func (p *Plan) liquidBins(files []*log.Add) []*Bin {
 		if len(ids) < p.opts.CubeFanIn {
 			for _, id := range ids {
 				for _, a := range cubeFiles[id] {
-					if p.needsBackfill(a) {
+					if p.needsBackfill(a) || p.overDeleted(a) {
 						backfill = append(backfill, a)
 					}
 				}
@@ -90,7 +90,7 @@ func (p *Plan) liquidBins(files []*log.Add) []*Bin {
 	}
 	sort.Slice(backfill, func(i, j int) bool { return backfill[i].Path < backfill[j].Path })
 	for _, a := range backfill {
-		bins = append(bins, newBin(KindCompact, []*log.Add{a}))
+		bins = append(bins, p.aloneBin(a))
 	}
 	return bins
 }

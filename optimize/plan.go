@@ -13,12 +13,24 @@ import (
 
 	"github.com/skiplake/skiplake/bloom"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/health"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/qdtree"
 	"github.com/skiplake/skiplake/stats"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
+)
+
+// Why a single file is rewritten on its own (Bin.Reason).
+const (
+	// ReasonPurge: its deletion vector marks more than the table's
+	// skiplake.optimize.maxDeletedRowsRatio of its rows deleted; the new file has
+	// none of them (Delta's REORG TABLE ... APPLY (PURGE)). A commit of purge bins
+	// only is recorded as Delta records that command (operation REORG, applyPurge).
+	ReasonPurge = "purge"
+	// ReasonBloomBackfill: it lacks a filter of the plan's Bloom columns.
+	ReasonBloomBackfill = "bloom-backfill"
 )
 
 // Bin kinds.
@@ -94,6 +106,9 @@ type Plan struct {
 	hidden   int                     // hidden row tracking columns at the end of dataSch (rowids.go)
 	bloomIdx []int                   // indices of BloomColumns in dataSch
 	trees    map[string]*qdtree.Tree // stored workload trees, by path
+	// restricted marks a plan of selected bins (Select): after a conflict Execute
+	// rebases them instead of planning the table anew.
+	restricted bool
 }
 
 // PartitionPlan is the work planned for one partition.
@@ -109,6 +124,9 @@ type PartitionPlan struct {
 
 // Bin is a set of files of one partition rewritten together.
 type Bin struct {
+	// Index numbers the bins of the plan NewPlan made from 1, in plan order; a
+	// piece SplitBin cut from a bin, and a bin rebased after a conflict, keep it.
+	Index int `json:"index"`
 	// Kind is KindCompact or KindCluster.
 	Kind string `json:"kind"`
 	// Layout describes the tree work of a CurveWorkload bin.
@@ -123,6 +141,9 @@ type Bin struct {
 	// FileSize is the size the bin's output files aim for when it differs from the
 	// plan's TargetFileSize (a liquid clustering bin cut into Options.CubeFiles files).
 	FileSize int64 `json:"fileSize,omitempty"`
+	// Reason says why a bin of a single file rewrites it on its own: ReasonPurge or
+	// ReasonBloomBackfill ("" for the other bins).
+	Reason string `json:"reason,omitempty"`
 
 	adds []*log.Add
 }
@@ -161,8 +182,10 @@ func PlanLatest(ctx context.Context, store storage.Storage, opts Options) (*Plan
 // candidates form one cube already clustered the same way is left alone.
 //
 // Files with deletion vectors are compacted like any other (their deleted rows are
-// dropped on the way); compaction also takes a file of any size whose deletion
-// vector covers at least a tenth of its rows, so that deletes get purged.
+// dropped on the way); a file of any size whose deletion vector marks more than
+// the table's skiplake.optimize.maxDeletedRowsRatio of its rows (default 5%) is
+// purged: rewritten without them, in a bin of its own (Bin.Reason ReasonPurge)
+// unless compaction packs it with the other files it compacts.
 //
 // Bloom backfill (Options.BackfillBloom, implied by Options.BloomColumns): a file
 // whose skiplake.bloom tag does not list every Bloom column is a candidate too.
@@ -322,6 +345,9 @@ func NewPlanOn(ctx context.Context, v *tableview.View, store storage.Storage, op
 		}
 	}
 	p.applyBudget()
+	for i, b := range p.Bins() {
+		b.Index = i + 1
+	}
 	return p, nil
 }
 
@@ -502,14 +528,28 @@ func rankable(t arrow.DataType) bool {
 	return false
 }
 
-// mostlyDeleted reports a file whose deletion vector covers at least a tenth of
-// its rows.
-func mostlyDeleted(a *log.Add) bool {
+// overDeleted reports a file whose deletion vector marks more than the table's
+// skiplake.optimize.maxDeletedRowsRatio of its rows deleted (default 5%): OPTIMIZE
+// purges it (rewrites it without those rows).
+func (p *Plan) overDeleted(a *log.Add) bool {
 	if a.DeletionVector == nil {
 		return false
 	}
 	n, ok := a.NumRecords()
-	return ok && n > 0 && a.DeletionVector.Cardinality*10 >= n
+	return ok && health.OverThreshold(n, a.DeletionVector.Cardinality, p.view.Properties().MaxDeletedRowsRatio)
+}
+
+// aloneBin is a bin that rewrites one file on its own, rows in their order and tags
+// kept: to purge its deleted rows (reason ReasonPurge) or to give it the Bloom
+// filters it lacks (ReasonBloomBackfill).
+func (p *Plan) aloneBin(a *log.Add) *Bin {
+	b := newBin(KindCompact, []*log.Add{a})
+	if p.overDeleted(a) {
+		b.Reason = ReasonPurge
+	} else {
+		b.Reason = ReasonBloomBackfill
+	}
+	return b
 }
 
 func newBin(kind string, files []*log.Add) *Bin {
@@ -539,12 +579,12 @@ func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 	var small []*log.Add
 	var alone []*Bin
 	for _, a := range files {
-		if !(a.Size < p.opts.MinFileSize || mostlyDeleted(a) || p.needsBackfill(a)) {
+		if !(a.Size < p.opts.MinFileSize || p.overDeleted(a) || p.needsBackfill(a)) {
 			continue
 		}
 		if isClustered(a) {
-			if mostlyDeleted(a) || p.needsBackfill(a) {
-				alone = append(alone, newBin(KindCompact, []*log.Add{a}))
+			if p.overDeleted(a) || p.needsBackfill(a) {
+				alone = append(alone, p.aloneBin(a))
 			} else {
 				p.ClusteredFiles++
 			}
@@ -564,8 +604,11 @@ func (p *Plan) compactionBins(files []*log.Add) []*Bin {
 	flush := func() {
 		// A bin of one file is dropped unless rewriting it purges deleted rows or
 		// backfills Bloom filters.
-		if len(cur) > 1 || (len(cur) == 1 && (cur[0].DeletionVector != nil || p.needsBackfill(cur[0]))) {
+		switch {
+		case len(cur) > 1:
 			bins = append(bins, newBin(KindCompact, cur))
+		case len(cur) == 1 && (p.overDeleted(cur[0]) || p.needsBackfill(cur[0])):
+			bins = append(bins, p.aloneBin(cur[0]))
 		}
 		cur, bytes = nil, 0
 	}
@@ -609,7 +652,7 @@ func (p *Plan) clusterBins(files []*log.Add) []*Bin {
 			// Clustered by this table's earlier clustering columns (or by another
 			// engine's run): incremental liquid clustering takes only files without a
 			// clusteringProvider, and the cubes of the current columns.
-			if p.needsBackfill(a) {
+			if p.needsBackfill(a) || p.overDeleted(a) {
 				backfill = append(backfill, a)
 			} else {
 				p.ClusteredFiles++
@@ -617,7 +660,7 @@ func (p *Plan) clusterBins(files []*log.Add) []*Bin {
 			continue
 		}
 		if id != "" && !p.opts.Full && cubeSize[id] >= p.opts.MinCubeSize {
-			if p.needsBackfill(a) {
+			if p.needsBackfill(a) || p.overDeleted(a) {
 				backfill = append(backfill, a)
 			} else {
 				p.FinishedCubeFiles++
@@ -638,12 +681,21 @@ func (p *Plan) clusterBins(files []*log.Add) []*Bin {
 	if len(cand) > 0 && (p.opts.Full || unclustered > 0 || len(cubes) != 1 || lacking > 0) {
 		sort.Slice(cand, func(i, j int) bool { return cand[i].Path < cand[j].Path })
 		bins = append(bins, newBin(KindCluster, cand))
+	} else {
+		// The partition is one cube already: files of it with too many deleted
+		// rows are purged on their own.
+		for _, a := range cand {
+			if p.overDeleted(a) {
+				backfill = append(backfill, a)
+			}
+		}
 	}
-	// A finished cube's file that lacks Bloom filters is rewritten on its own: its
-	// rows keep their order, so it stays part of its cube (compact keeps the tags).
+	// A finished cube's file that lacks Bloom filters, or has too many rows deleted,
+	// is rewritten on its own: its rows keep their order, so it stays part of its
+	// cube (compact keeps the tags).
 	sort.Slice(backfill, func(i, j int) bool { return backfill[i].Path < backfill[j].Path })
 	for _, a := range backfill {
-		bins = append(bins, newBin(KindCompact, []*log.Add{a}))
+		bins = append(bins, p.aloneBin(a))
 	}
 	return bins
 }

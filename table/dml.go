@@ -53,7 +53,7 @@ type DMLOptions struct {
 	// Parallelism bounds the files read (and written) at once (default GOMAXPROCS).
 	Parallelism int
 	// Progress, if set, is called as files are scanned and rewritten.
-	Progress func(Progress)
+	Progress ProgressFunc
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 

@@ -57,6 +57,11 @@ func ParseWorkloadFile(path string) (*Workload, error) { return workload.ParseFi
 // period Vacuum keeps by default (7 days unless set).
 const PropDeletedFileRetentionDuration = log.PropDeletedFileRetentionDuration
 
+// PropMaxDeletedRowsRatio is the table property holding the share of a file's rows
+// its deletion vector may mark deleted before OPTIMIZE and Maintain purge the file
+// (rewrite it without them); default 0.05.
+const PropMaxDeletedRowsRatio = log.PropMaxDeletedRowsRatio
+
 // Setting is the effective value of one table property skiplake interprets
 // (log.Setting): its canonical key, its value in canonical form, whether that value
 // is the default, and why a stored value is invalid. Description.Settings lists

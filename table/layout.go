@@ -61,6 +61,9 @@ type LayoutReport struct {
 	Columns []LayoutColumn `json:"columns,omitempty"`
 	// WriteAmplification is nil with SkipHistory.
 	WriteAmplification *WriteAmplification `json:"writeAmplification,omitempty"`
+	// DeletionVectors is the deletion-vector debt: rows deleted but not purged, in
+	// total and per file, against skiplake.optimize.maxDeletedRowsRatio.
+	DeletionVectors health.DeletionDebt `json:"deletionVectors"`
 }
 
 // Layout reports the layout health of the latest version (see Snapshot.Layout).
@@ -114,6 +117,7 @@ func (s *Snapshot) Layout(ctx context.Context, opts LayoutOptions) (*LayoutRepor
 			ClusteredByCurrent: clustered && current != "" && sameColumnsJSON(a.Tags[optimize.TagCubeColumns], cols)}
 	}
 	rep.Summary = health.Summarize(hf, small)
+	rep.DeletionVectors = deletionDebt(s.log)
 	for _, c := range cols {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -133,6 +137,24 @@ func (s *Snapshot) Layout(ctx context.Context, opts LayoutOptions) (*LayoutRepor
 		rep.WriteAmplification = &wa
 	}
 	return rep, nil
+}
+
+// deletionDebt sums the rows the live files' deletion vectors mark deleted.
+func deletionDebt(snap *log.Snapshot) health.DeletionDebt {
+	files := snap.Files()
+	df := make([]health.DeletedFile, 0, len(files))
+	for _, a := range files {
+		n, ok := a.NumRecords()
+		if !ok {
+			continue
+		}
+		f := health.DeletedFile{Path: a.Path, Size: a.Size, Rows: n}
+		if a.DeletionVector != nil {
+			f.DeletedRows = a.DeletionVector.Cardinality
+		}
+		df = append(df, f)
+	}
+	return health.Deletions(df, snap.Properties().MaxDeletedRowsRatio)
 }
 
 // sameColumnsJSON reports whether a ZCUBE_ZORDER_BY tag names cols (case-insensitively).

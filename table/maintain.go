@@ -19,6 +19,7 @@ const (
 	TaskCheckpoint    = "checkpoint"     // a checkpoint when one is due
 	TaskCompact       = "compact"        // small files merged
 	TaskCluster       = "cluster"        // unclustered data clustered incrementally
+	TaskPurge         = "purge"          // deleted rows purged from files past skiplake.optimize.maxDeletedRowsRatio
 	TaskBloomBackfill = "bloom-backfill" // files given the Bloom filters they lack
 	TaskVacuum        = "vacuum"         // files no version within the retention needs deleted
 	TaskLogCleanup    = "log-cleanup"    // expired log files deleted
@@ -60,8 +61,16 @@ type MaintainOptions struct {
 	// 1 GiB).
 	Parallelism  int
 	MemoryBudget int64
-	// Progress, if set, is called as the rewrites proceed.
-	Progress func(Progress)
+	// Progress, if set, is called as the rewrites proceed (bytes of the run's
+	// rewrite done, with the bins and files done), and as VACUUM deletes files.
+	Progress ProgressFunc
+
+	// PlanAt, Shard and Shards run one shard of the rewrite, as for Optimize
+	// (OptimizeOptions.Shards): the plan is made on PlanAt, the shard's bins are
+	// rewritten within the budgets, and only shard 0 does the other tasks
+	// (checkpoint, VACUUM, log cleanup). Default: no sharding, the latest version.
+	PlanAt        Ref
+	Shard, Shards int
 
 	// budgetClock measures MaxDuration (default time.Now); tests set it to spend the
 	// budget at a chosen point without waiting.
@@ -88,6 +97,17 @@ type MaintainFindings struct {
 	// FilesLackingBloom counts files without the Bloom filters of
 	// skiplake.bloomFilter.columns.
 	FilesLackingBloom int `json:"filesLackingBloom"`
+	// DeletedRows counts the rows deletion vectors mark deleted that data files
+	// still hold, of Rows physical rows (DeletedRowsRatio: their share), in
+	// FilesWithDeletedRows files; PurgeFiles of those are past
+	// MaxDeletedRowsRatio (skiplake.optimize.maxDeletedRowsRatio), which the purge
+	// task rewrites without the deleted rows.
+	Rows                 int64   `json:"rows"`
+	DeletedRows          int64   `json:"deletedRows"`
+	DeletedRowsRatio     float64 `json:"deletedRowsRatio"`
+	FilesWithDeletedRows int     `json:"filesWithDeletedRows"`
+	PurgeFiles           int     `json:"purgeFiles"`
+	MaxDeletedRowsRatio  float64 `json:"maxDeletedRowsRatio"`
 	// CheckpointVersion is the newest checkpoint (-1: none) and CommitsSinceCheckpoint
 	// how many commits came after it; CheckpointInterval is delta.checkpointInterval.
 	CheckpointVersion      int64 `json:"checkpointVersion"`
@@ -112,11 +132,21 @@ type MaintainTask struct {
 	Status string `json:"status"`
 	// Reason explains a status other than done.
 	Reason string `json:"reason,omitempty"`
-	// Files and Bytes count what the task rewrote or deleted (or would).
+	// Files and Bytes count what the task rewrote (its input) or deleted, and
+	// nothing it did not: a task skipped or cut short by a budget counts only its
+	// committed work. On a dry run they count what a run with the same byte
+	// budget would do.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
 	// Versions are the table versions it committed (or checkpointed).
 	Versions []int64 `json:"versions,omitempty"`
+	// LeftFiles and LeftBytes count the due work the run left undone (a budget,
+	// an earlier failure, a dry run's budget); NeedsBytes, when positive, is the
+	// smallest budget in bytes under which the part of it that is beyond this
+	// budget could run (status beyond-budget).
+	LeftFiles  int   `json:"leftFiles,omitempty"`
+	LeftBytes  int64 `json:"leftBytes,omitempty"`
+	NeedsBytes int64 `json:"needsBytes,omitempty"`
 	// Error is the failure of a failed task.
 	Error string `json:"error,omitempty"`
 }
@@ -132,6 +162,9 @@ type MaintainReport struct {
 	Found MaintainFindings `json:"found"`
 	// Tasks lists every task in the order run, with its outcome.
 	Tasks []MaintainTask `json:"tasks"`
+	// Commits lists the rewrite's commits in order: one per bin, or per piece of
+	// a bin cut to fit the budget.
+	Commits []MaintainCommit `json:"commits,omitempty"`
 	// WorkRemains is true when something due was left undone: a budget ran out, a
 	// task failed, or (dry run) anything is due.
 	WorkRemains bool `json:"workRemains"`
@@ -181,6 +214,9 @@ func (t *Table) Maintain(ctx context.Context, opts MaintainOptions) (*MaintainRe
 	if opts.MaxBytes < 0 || opts.MaxDuration < 0 || opts.Parallelism < 0 || opts.MemoryBudget < 0 {
 		return nil, fmt.Errorf("%w: negative MaxBytes, MaxDuration, Parallelism or MemoryBudget", ErrInvalidArgument)
 	}
+	if err := checkShard(opts.Shard, opts.Shards, opts.PlanAt); err != nil {
+		return nil, err
+	}
 	wallStart := time.Now()
 	now := opts.Now
 	if now == nil {
@@ -208,8 +244,12 @@ type maintenance struct {
 	clock func() time.Time // measures MaxDuration
 	start time.Time        // by clock
 	rep   *MaintainReport
-	// stopRewrite, while the rewrite runs under a MaxDuration, cancels it.
-	stopRewrite func()
+	// piece is the rewrite's piece in flight (maintain_rewrite.go); the counts
+	// below are the run's progress.
+	piece               *pieceWatch
+	binsDone, binsTotal int64
+	doneFiles, runFiles int64
+	doneBytes, runBytes int64
 	// vacuumRefused is VACUUM's refusal of the table's retention (below the safety
 	// floor, without Force); the VACUUM task then fails with it.
 	vacuumRefused error
@@ -258,7 +298,18 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	m.rep = &MaintainReport{Version: snap.Version(), FinalVersion: snap.Version(), DryRun: m.opts.DryRun}
 	// A table OPTIMIZE cannot rewrite (say, clustered by a nested column) still gets
 	// the other tasks; the rewrite tasks report the failure.
-	plan, planErr := m.planRewrite(ctx, view)
+	planView := view
+	if m.opts.PlanAt.kind != refLatest {
+		ps, err := m.t.Snapshot(ctx, m.opts.PlanAt)
+		if err != nil {
+			return nil, err
+		}
+		planView = ps.view
+	}
+	plan, planErr := m.planRewrite(ctx, planView)
+	if planErr == nil && m.opts.Shards > 1 {
+		plan, planErr = plan.Shard(m.opts.Shard, m.opts.Shards)
+	}
 	if planErr != nil && ctx.Err() != nil {
 		return nil, planErr
 	}
@@ -278,12 +329,31 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	}
 	m.find(view, plan, vac, cleanup)
 
+	// A shard other than 0 rewrites only; shard 0 does the other tasks.
+	if m.opts.Shard > 0 {
+		notMine := fmt.Sprintf("shard %d of %d rewrites only; shard 0 does this task", m.opts.Shard, m.opts.Shards)
+		m.add(MaintainTask{Task: TaskCheckpoint, Status: StatusNotNeeded, Reason: notMine})
+		if planErr != nil {
+			for _, name := range rewriteTasks {
+				m.add(MaintainTask{Task: name, Status: StatusFailed, Reason: "OPTIMIZE cannot plan this table", Error: planErr.Error()})
+			}
+		} else {
+			m.rewrite(ctx, plan)
+		}
+		for _, name := range []string{TaskVacuum, TaskLogCleanup} {
+			m.add(MaintainTask{Task: name, Status: StatusNotNeeded, Reason: notMine})
+		}
+		if latest, err := m.lg.Snapshot(ctx, -1); err == nil {
+			m.rep.FinalVersion = latest.Version()
+		}
+		return m.rep, nil
+	}
 	// 1. Checkpoint when due.
 	m.checkpoint(ctx, snap, false)
 	// 2. Compaction, clustering, Bloom backfill.
 	rewriteFailed := true
 	if planErr != nil {
-		for _, name := range []string{TaskCompact, TaskCluster, TaskBloomBackfill} {
+		for _, name := range rewriteTasks {
 			m.add(MaintainTask{Task: name, Status: StatusFailed, Reason: "OPTIMIZE cannot plan this table", Error: planErr.Error()})
 		}
 	} else {
@@ -308,22 +378,9 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 // (the planner applies them), or by its last clustering run's columns and curve,
 // else compaction; Bloom backfill whenever the table has Bloom columns.
 func (m *maintenance) planRewrite(ctx context.Context, view *tableview.View) (*optimize.Plan, error) {
-	o := optimize.Options{MaxBytes: m.opts.MaxBytes, BackfillBloom: len(view.Properties().BloomFilterColumns) > 0,
-		Parallelism: m.opts.Parallelism, MemoryBudget: m.opts.MemoryBudget, CommitEvery: 8, DryRun: m.opts.DryRun}
-	user := optimizeProgress(m.opts.Progress)
-	if user != nil || m.opts.MaxDuration > 0 {
-		o.Progress = func(p optimize.Progress) {
-			// The budget is checked at every report of work (reports come one at a
-			// time), not at a batch's commit reports: a batch whose work is done
-			// gets its commit.
-			if m.stopRewrite != nil && p.Phase != "commit" && m.expired() {
-				m.stopRewrite()
-			}
-			if user != nil {
-				user(p)
-			}
-		}
-	}
+	// The budgets are applied bin by bin (maintain_rewrite.go), not by the plan.
+	o := optimize.Options{BackfillBloom: len(view.Properties().BloomFilterColumns) > 0,
+		Parallelism: m.opts.Parallelism, MemoryBudget: m.opts.MemoryBudget, Progress: m.onProgress}
 	if c, err := view.Clustering(); err != nil {
 		return nil, err
 	} else if c == nil {
@@ -379,6 +436,9 @@ func (m *maintenance) find(view *tableview.View, plan *optimize.Plan, vac *vacuu
 		f.ClusteringColumns = plan.ClusterBy
 		f.FilesLackingBloom = plan.BackfillFiles
 	}
+	dv := deletionDebt(snap)
+	f.Rows, f.DeletedRows, f.DeletedRowsRatio = dv.Rows, dv.DeletedRows, dv.Ratio
+	f.FilesWithDeletedRows, f.PurgeFiles, f.MaxDeletedRowsRatio = dv.Files, dv.PurgeFiles, dv.Threshold
 	f.CheckpointVersion = snap.CheckpointVersion()
 	f.CommitsSinceCheckpoint = snap.Version() - snap.CheckpointVersion()
 	if f.CheckpointVersion < 0 {
@@ -453,95 +513,15 @@ func (m *maintenance) checkpoint(ctx context.Context, snap *log.Snapshot, final 
 	m.add(MaintainTask{Task: TaskCheckpoint, Status: StatusDone, Reason: reason, Versions: []int64{snap.Version()}})
 }
 
-// rewrite runs the OPTIMIZE plan and reports it as the compact, cluster and
-// bloom-backfill tasks. It reports whether it failed.
-func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
-	type part struct {
-		files int
-		bytes int64
+// undone reports the files and bytes of a task that did not run: what it would do
+// on a dry run (planned), what it left otherwise.
+func undone(t MaintainTask, files int, bytes int64) MaintainTask {
+	if t.Status == StatusPlanned {
+		t.Files, t.Bytes = files, bytes
+	} else {
+		t.LeftFiles, t.LeftBytes = files, bytes
 	}
-	var compact, cluster part
-	for _, pp := range plan.Partitions {
-		for _, b := range pp.Bins {
-			if b.Kind == optimize.KindCluster {
-				cluster.files += len(b.Files)
-				cluster.bytes += b.Bytes
-			} else {
-				compact.files += len(b.Files)
-				compact.bytes += b.Bytes
-			}
-		}
-	}
-	tasks := []MaintainTask{
-		{Task: TaskCompact, Files: compact.files, Bytes: compact.bytes},
-		{Task: TaskCluster, Files: cluster.files, Bytes: cluster.bytes},
-		{Task: TaskBloomBackfill, Files: plan.BackfillFiles},
-	}
-	if plan.Curve == optimize.CurveNone {
-		tasks[1].Reason = "the table has no clustering columns"
-	}
-	if len(plan.BloomColumns) == 0 {
-		tasks[2].Reason = "the table has no Bloom filter columns"
-	}
-	deferred := ""
-	if plan.DeferredFiles > 0 {
-		deferred = fmt.Sprintf("the MaxBytes budget (CLI --max-bytes) leaves %d files (%d bytes) for a later run", plan.DeferredFiles, plan.DeferredBytes)
-	}
-	finish := func(status, reason, errText string, versions []int64) bool {
-		for i := range tasks {
-			tk := tasks[i]
-			has := tk.Files > 0
-			switch {
-			case !has && (deferred == "" || tk.Task == TaskBloomBackfill):
-				tk.Status = StatusNotNeeded
-			case !has:
-				tk.Status, tk.Reason = StatusSkipped, deferred
-			default:
-				tk.Status, tk.Versions, tk.Error = status, versions, errText
-				if reason != "" {
-					tk.Reason = reason
-				}
-			}
-			m.add(tk)
-		}
-		return status == StatusFailed
-	}
-	if plan.NumBins == 0 {
-		return finish(StatusDone, "", "", nil)
-	}
-	if st, why := m.due(); st != "" {
-		if deferred != "" && st == StatusPlanned {
-			why += "; " + deferred
-		}
-		return finish(st, why, "", nil)
-	}
-	rctx := ctx
-	if m.opts.MaxDuration > 0 {
-		// The budget stops the rewrite when a report of its work finds it spent, or
-		// at the latest when the time left runs out on the wall clock.
-		var stop context.CancelCauseFunc
-		rctx, stop = context.WithCancelCause(ctx)
-		defer stop(nil)
-		m.stopRewrite = func() { stop(errBudgetSpent) }
-		defer func() { m.stopRewrite = nil }()
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeoutCause(rctx, m.opts.MaxDuration-m.clock().Sub(m.start), errBudgetSpent)
-		defer cancel()
-	}
-	met, err := optimize.Execute(rctx, plan)
-	var versions []int64
-	if met != nil {
-		versions = met.Versions
-	}
-	switch {
-	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errBudgetSpent):
-		return finish(StatusPartial, "the MaxDuration budget (CLI --max-duration) ran out during the rewrite; committed batches stay", "", versions)
-	case err != nil:
-		return finish(StatusFailed, "", err.Error(), versions)
-	case deferred != "":
-		return finish(StatusPartial, deferred, "", versions)
-	}
-	return finish(StatusDone, "", "", versions)
+	return t
 }
 
 // vacuum deletes what VACUUM found (vac is its dry run).
@@ -559,14 +539,14 @@ func (m *maintenance) vacuum(ctx context.Context, vac *vacuum.Result, rewriteFai
 		return
 	}
 	if rewriteFailed {
-		m.add(MaintainTask{Task: TaskVacuum, Status: StatusSkipped, Reason: "the rewrite failed", Files: n, Bytes: bytes})
+		m.add(MaintainTask{Task: TaskVacuum, Status: StatusSkipped, Reason: "the rewrite failed", LeftFiles: n, LeftBytes: bytes})
 		return
 	}
 	if st, why := m.due(); st != "" {
-		m.add(MaintainTask{Task: TaskVacuum, Status: st, Reason: why, Files: n, Bytes: bytes})
+		m.add(undone(MaintainTask{Task: TaskVacuum, Status: st, Reason: why}, n, bytes))
 		return
 	}
-	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Force: m.opts.Force, Now: m.now})
+	res, err := vacuum.Run(ctx, m.lg, vacuum.Options{Force: m.opts.Force, Now: m.now, Progress: vacuumProgress(m.opts.Progress)})
 	if err != nil {
 		m.add(MaintainTask{Task: TaskVacuum, Status: StatusFailed, Error: err.Error()})
 		return
@@ -593,7 +573,7 @@ func (m *maintenance) logCleanup(ctx context.Context, snap *log.Snapshot, found 
 		return
 	}
 	if st, why := m.due(); st != "" {
-		m.add(MaintainTask{Task: TaskLogCleanup, Status: st, Reason: why, Files: len(found.Files), Bytes: found.Bytes})
+		m.add(undone(MaintainTask{Task: TaskLogCleanup, Status: st, Reason: why}, len(found.Files), found.Bytes))
 		return
 	}
 	res, err := m.lg.CleanupExpiredLog(ctx, snap, false)

@@ -65,10 +65,26 @@ type OptimizeOptions struct {
 	// Progress, if set, is called as work proceeds, from one goroutine at a time:
 	// bytes of input done in each report's phase, and the bins and input files
 	// rewritten so far (Progress.BinsDone, FilesDone) against the plan's totals.
-	Progress func(Progress)
+	Progress ProgressFunc
 	// OnPlan, if set, receives the plan once it is made, before any file is read
 	// or written (a dry run calls it too). It must not modify the plan.
 	OnPlan func(*OptimizePlan)
+
+	// Running one OPTIMIZE on several machines (docs/distributed.md).
+
+	// PlanAt is the version the plan is made on (default Latest()). Shards of one
+	// run must plan on the same version: AtVersion(v), or AtTimestamp(t) with a t
+	// before any of them started. The commits land on the latest version as always
+	// (snapshot isolation: they conflict only with commits that removed their files).
+	PlanAt Ref
+	// Shards, when above 1, splits the plan into that many shards and runs only
+	// Shard (0 <= Shard < Shards): the bins optimize.AssignShards gives it, balanced
+	// by bytes and computed identically by every process that makes the same plan.
+	// Each bin is committed on its own; after a conflict only the shard's files are
+	// replanned (files another commit removed are left out), so shards never rewrite
+	// a file twice. Needs PlanAt other than Latest(); a workload layout, and a run
+	// that adds Bloom columns to the table property, cannot be sharded.
+	Shard, Shards int
 }
 
 // OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
@@ -82,7 +98,13 @@ type OptimizeResult struct {
 // isolation, so concurrent appends never make it fail; a concurrent removal of a file
 // it rewrites makes it replan, or stop with nothing committed.
 func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeResult, error) {
-	snap, err := t.Snapshot(ctx, Latest())
+	if err := checkShard(opts.Shard, opts.Shards, opts.PlanAt); err != nil {
+		return nil, err
+	}
+	if opts.Shards > 1 && opts.Layout != "" {
+		return nil, fmt.Errorf("%w: a workload layout cannot be sharded (the bins of a partition share its tree)", ErrInvalidArgument)
+	}
+	snap, err := t.Snapshot(ctx, opts.PlanAt)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +147,17 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 		o.PartitionFilter = filter
 	}
 	o.Progress = optimizeProgress(opts.Progress)
+	if opts.Shards > 1 {
+		o.CommitEvery = 1
+	}
 	plan, err := optimize.NewPlanOn(ctx, snap.view, t.store, o)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Shards > 1 {
+		if plan, err = plan.Shard(opts.Shard, opts.Shards); err != nil {
+			return nil, err
+		}
 	}
 	res := &OptimizeResult{Plan: plan}
 	if opts.OnPlan != nil {
@@ -142,6 +172,23 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (*OptimizeRe
 	}
 	res.Metrics = m
 	return res, nil
+}
+
+// checkShard validates a shard selection: Shards 0 or 1 is no sharding; otherwise
+// 0 <= shard < shards, and the plan's version must be fixed (every shard has to
+// make the same plan).
+func checkShard(shard, shards int, at Ref) error {
+	switch {
+	case shards < 0 || shard < 0:
+		return fmt.Errorf("%w: shard %d of %d: negative", ErrInvalidArgument, shard, shards)
+	case shards <= 1 && shard != 0:
+		return fmt.Errorf("%w: shard %d given without a shard count above 1", ErrInvalidArgument, shard)
+	case shards > 1 && shard >= shards:
+		return fmt.Errorf("%w: shard %d of %d: shards are numbered 0 to %d", ErrInvalidArgument, shard, shards, shards-1)
+	case shards > 1 && at.kind == refLatest:
+		return fmt.Errorf("%w: shards must plan on one version: give PlanAt (CLI --version or --timestamp, or --plan-file)", ErrInvalidArgument)
+	}
+	return nil
 }
 
 // partitionFilter binds a predicate that may use partition columns only and returns
@@ -190,6 +237,9 @@ type VacuumOptions struct {
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
 	DryRun bool
+	// Progress, if set, is called as files are deleted (phase "delete", bytes
+	// deleted of those to delete, with the files as FilesDone of FilesTotal).
+	Progress ProgressFunc
 }
 
 // Vacuum deletes files under the table root that no version inside the retention
@@ -199,12 +249,23 @@ type VacuumOptions struct {
 // VACUUM is garbage collection, not optimisation: it is package vacuum's Run (with
 // its invariants V1-V3), given the table's log.
 func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
-	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun, Now: t.log.Now})
+	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun, Now: t.log.Now,
+		Progress: vacuumProgress(opts.Progress)})
+}
+
+// vacuumProgress adapts a Progress callback to package vacuum's (nil stays nil).
+func vacuumProgress(f ProgressFunc) func(bytes, totalBytes int64, files, totalFiles int) {
+	if f == nil {
+		return nil
+	}
+	return func(bytes, totalBytes int64, files, totalFiles int) {
+		f(Progress{Phase: "delete", Done: bytes, Total: totalBytes, Unit: "bytes", FilesDone: int64(files), FilesTotal: int64(totalFiles)})
+	}
 }
 
 // optimizeProgress adapts a Progress callback to the optimize package's (nil stays
 // nil).
-func optimizeProgress(f func(Progress)) func(optimize.Progress) {
+func optimizeProgress(f ProgressFunc) func(optimize.Progress) {
 	if f == nil {
 		return nil
 	}

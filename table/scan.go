@@ -42,7 +42,7 @@ type scanConfig struct {
 	mem         memory.Allocator
 	pooled      bool // no WithAllocator: a Reader recycles its batches' buffers
 	poisonPool  bool // the Reader's pool poisons recycled buffers (set by tests only)
-	progress    func(Progress)
+	progress    ProgressFunc
 }
 
 func newScanConfig(opts []ScanOption) scanConfig {
@@ -115,7 +115,7 @@ func WithAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig)
 
 // WithProgress reports files read as a Reader proceeds (nil, the default: none). It
 // is called from background goroutines, one call at a time.
-func WithProgress(fn func(Progress)) ScanOption { return func(c *scanConfig) { c.progress = fn } }
+func WithProgress(fn ProgressFunc) ScanOption { return func(c *scanConfig) { c.progress = fn } }
 
 // Scan is a planned scan of one table version: the projection, the filter bound to
 // the table schema, and the files to read with the verdict of each (from package

@@ -43,6 +43,13 @@ func (m WriteMode) String() string {
 	return "Append"
 }
 
+// ProgressFunc receives the progress of a long operation. The long operations take
+// one in their options (WriteOptions, DMLOptions and MergeOptions, RestoreOptions,
+// OptimizeOptions, MaintainOptions, VacuumOptions; a scan takes it through
+// WithProgress); nil reports nothing. (Checkpoint reports none: it writes one file.) It is called from one goroutine
+// at a time, though not always the same one, and must return quickly.
+type ProgressFunc func(Progress)
+
 // Progress reports how far a long operation has come. Callbacks may be invoked from
 // several goroutines, one at a time.
 type Progress struct {
@@ -55,7 +62,8 @@ type Progress struct {
 	// BinsDone of BinsTotal bins and FilesDone of FilesTotal input files are
 	// rewritten so far. Optimize (and Maintain's rewrite) set them in every report
 	// (the totals are the plan's NumBins and NumFiles; a bin is done once its new
-	// files are written, before the commit); other operations leave them zero.
+	// files are written, before the commit); Vacuum sets the files it deleted;
+	// other operations leave them zero.
 	BinsDone, BinsTotal   int64
 	FilesDone, FilesTotal int64
 }
@@ -109,7 +117,7 @@ type WriteOptions struct {
 	AppID      string
 	AppVersion int64
 	// Progress, if set, is called as rows are written and files finished.
-	Progress func(Progress)
+	Progress ProgressFunc
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 

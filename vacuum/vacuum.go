@@ -40,6 +40,9 @@ type Options struct {
 	DryRun bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Progress, if set, is called as files are deleted: the bytes and files
+	// deleted so far of those to delete (not on a dry run).
+	Progress func(bytes, totalBytes int64, files, totalFiles int)
 }
 
 // Result lists the files Run deleted (or would delete on a dry run).
@@ -248,7 +251,7 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 		}
 		doomed = append(doomed, ob)
 	}
-	if err := deleteFiles(ctx, store, doomed, opts.DryRun, res); err != nil {
+	if err := deleteFiles(ctx, store, doomed, opts.DryRun, opts.Progress, res); err != nil {
 		return res, err
 	}
 	if !opts.DryRun {
@@ -262,17 +265,39 @@ func Run(ctx context.Context, lg *log.Log, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// progressChunk is how many files deleteFiles deletes between progress reports
+// (S3's DeleteObjects takes 1,000 keys a request).
+const progressChunk = 4000
+
 // deleteFiles deletes the files (unless dryRun) in batches and in parallel where the
 // store can (storage.DeleteMany: S3 DeleteObjects, 1,000 keys a request) and records
-// the ones gone in res. A file already missing counts as deleted.
-func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool, res *Result) error {
+// the ones gone in res. A file already missing counts as deleted. progress, if set,
+// is called after each chunk of progressChunk files.
+func deleteFiles(ctx context.Context, store storage.Storage, files []storage.ObjectInfo, dryRun bool,
+	progress func(bytes, totalBytes int64, files, totalFiles int), res *Result) error {
 	var errs []error
 	if !dryRun && len(files) > 0 {
-		paths := make([]string, len(files))
-		for i, f := range files {
-			paths[i] = f.Path
+		var total, done int64
+		for _, f := range files {
+			total += f.Size
 		}
-		errs = storage.DeleteMany(ctx, store, paths)
+		errs = make([]error, 0, len(files))
+		for lo := 0; lo < len(files); lo += progressChunk {
+			chunk := files[lo:min(lo+progressChunk, len(files))]
+			paths := make([]string, len(chunk))
+			for i, f := range chunk {
+				paths[i] = f.Path
+				done += f.Size
+			}
+			if cerrs := storage.DeleteMany(ctx, store, paths); cerrs != nil {
+				errs = append(errs, cerrs...)
+			} else {
+				errs = append(errs, make([]error, len(chunk))...)
+			}
+			if progress != nil {
+				progress(done, total, lo+len(chunk), len(files))
+			}
+		}
 	}
 	var first error
 	for i, f := range files {

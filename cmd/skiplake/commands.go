@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -24,7 +25,7 @@ func init() {
 	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2 | --cluster-by c1,c2] [--property k=v]... [--constraint name=expr]... [--allow-non-empty]",
 		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`, `skiplake create /tmp/t --schema "id bigint, ts timestamp, v double" --cluster-by id,ts`},
 		run: runCreate})
-	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--merge-schema] [--mode append|overwrite [--replace-where PRED] [--overwrite-schema]] [--txn-app-id ID --txn-version N] [--allow-non-empty]",
+	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--merge-schema] [--mode append|overwrite [--replace-where PRED] [--overwrite-schema]] [--txn-app-id ID --txn-version N] [--allow-non-empty] [--quiet]",
 		summary: "append (or overwrite with) Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`,
 			`skiplake append /tmp/t with-new-columns.parquet --merge-schema`, `skiplake append /tmp/t march.parquet --mode overwrite --replace-where "day >= DATE '2024-03-01' AND day < DATE '2024-04-01'"`, `skiplake append /tmp/t fresh.parquet --mode overwrite --overwrite-schema --partition-by day`},
 		run: runAppend})
@@ -135,6 +136,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema a new table takes")
 	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
+	quiet := quietFlag(fs)
 	appID := fs.String("txn-app-id", "", "idempotent write: application id (with --txn-version)")
 	appVersion := fs.Int64("txn-version", 0, "idempotent write: the run's version, increasing from run to run; skipped when the table records a version >= this for --txn-app-id")
 	mode := fs.String("mode", "append", "append (add the rows) or overwrite (replace the table's rows, or with --replace-where those the predicate selects, in the same commit)")
@@ -255,11 +257,11 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	rdr.declared = source
 	rdr.computed = computed
 	defer rdr.Release()
-	bar := newBar(e, "append")
-	defer bar.Done()
+	prog := newProgress(e, "append", *quiet)
+	defer prog.Done()
 	wopts.Progress = func(p table.Progress) {
 		if p.Phase == "write" {
-			bar.Update(p.Done, 0, "rows")
+			prog.Update(p.Done, 0, "rows", p.Phase)
 		}
 	}
 	var res *table.WriteResult
@@ -269,7 +271,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		copts := table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty}
 		_, res, err = table.CreateWritePath(ctx, path, source, copts, rdr, wopts)
 	}
-	bar.Done()
+	prog.Done()
 	if err != nil {
 		return rdr.explain(err)
 	}
@@ -426,6 +428,29 @@ func rewriteCounts(p table.Progress) []progress.Count {
 		return nil
 	}
 	return []progress.Count{{Unit: "bins", Done: p.BinsDone, Total: p.BinsTotal}, {Unit: "files", Done: p.FilesDone, Total: p.FilesTotal}}
+}
+
+// quietFlag adds --quiet, which turns a long command's progress on stderr off.
+func quietFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("quiet", false, "no progress on stderr (by default a bar on a terminal, else a line every 10s with the work done, rate and ETA)")
+}
+
+// updateFrom passes library progress reports on to r: the amount of work done
+// (rows, files or bytes) with its phase, and the bins and files of a rewrite. A
+// commit's reports only name the phase: the amount stays the work's, as in
+// optimize's lines.
+func updateFrom(r reporter) table.ProgressFunc {
+	var mu sync.Mutex
+	var done, total int64
+	unit := ""
+	return func(p table.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Phase != "commit" || unit == "" || unit == p.Unit {
+			done, total, unit = p.Done, p.Total, p.Unit
+		}
+		r.Update(done, total, unit, p.Phase, rewriteCounts(p)...)
+	}
 }
 
 // newProgress returns the progress of a long command: a bar on a terminal, plain

@@ -12,23 +12,23 @@ import (
 )
 
 func init() {
-	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+	register(&command{name: "delete", usage: "TABLE --where EXPR [--rewrite] [--isolation LEVEL] [--dry-run] [--quiet] [--format table|json]",
 		summary:  "delete the rows matching a predicate (deletion vectors or rewritten files)",
 		examples: []string{`skiplake delete /tmp/t --where "day < DATE '2024-01-01'"`, `skiplake delete /tmp/t --where "user_id = 42" --dry-run --format json`},
 		run:      runDelete})
-	register(&command{name: "update", usage: "TABLE --set LIST [--where EXPR] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+	register(&command{name: "update", usage: "TABLE --set LIST [--where EXPR] [--rewrite] [--isolation LEVEL] [--dry-run] [--quiet] [--format table|json]",
 		summary:  "set columns of the rows matching a predicate",
 		examples: []string{`skiplake update /tmp/t --set "qty = qty + 1, note = 'fixed'" --where "id = 7"`},
 		run:      runUpdate})
 	register(&command{name: "merge", usage: "TABLE SOURCE... --on k1,k2 [--when-matched update|delete|ignore] [--matched-condition EXPR] [--set LIST] " +
 		"[--when-not-matched insert|ignore] [--when-not-matched-by-source delete|ignore] [--not-matched-by-source-condition EXPR] " +
-		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--merge-schema] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--merge-schema] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--quiet] [--format table|json]",
 		summary: "upsert a Parquet, CSV or JSONL source into a table by key columns",
 		examples: []string{`skiplake merge /tmp/t changes.parquet --on id`, `skiplake merge /tmp/t changes-with-new-columns.parquet --on id --merge-schema`,
 			`skiplake merge /tmp/t deletes.csv --on id --when-matched delete --when-not-matched ignore`,
 			`skiplake merge /tmp/t snapshot.jsonl --on id,day --when-not-matched-by-source delete --dry-run`},
 		run: runMerge})
-	register(&command{name: "restore", usage: "TABLE (--version N | --timestamp TS) [--dry-run] [--format table|json]",
+	register(&command{name: "restore", usage: "TABLE (--version N | --timestamp TS) [--dry-run] [--quiet] [--format table|json]",
 		summary:  "make the table hold what an older version held (one commit)",
 		examples: []string{`skiplake restore /tmp/t --version 12`, `skiplake restore /tmp/t --timestamp "2026-01-31 23:00:00" --dry-run`},
 		run:      runRestore})
@@ -40,6 +40,7 @@ type dmlFlags struct {
 	rewrite   *bool
 	isolation *string
 	format    *string
+	quiet     *bool
 }
 
 func addDMLFlags(fs *flag.FlagSet) dmlFlags {
@@ -48,6 +49,7 @@ func addDMLFlags(fs *flag.FlagSet) dmlFlags {
 		rewrite:   fs.Bool("rewrite", false, "rewrite touched files even when the table has deletion vectors enabled (copy-on-write)"),
 		isolation: fs.String("isolation", "", "serializable or write-serializable (default: write-serializable, or serializable when the table sets delta.isolationLevel)"),
 		format:    fs.String("format", "table", "table or json"),
+		quiet:     quietFlag(fs),
 	}
 }
 
@@ -62,9 +64,9 @@ func (f dmlFlags) options(e *env, label string) (table.DMLOptions, func(), error
 	default:
 		return opts, nil, usagef("--isolation %q: want serializable or write-serializable", *f.isolation)
 	}
-	bar := newBar(e, label)
-	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Phase+" "+p.Unit) }
-	return opts, bar.Done, nil
+	prog := newProgress(e, label, *f.quiet)
+	opts.Progress = updateFrom(prog)
+	return opts, prog.Done, nil
 }
 
 func runDelete(ctx context.Context, e *env, args []string) error {
@@ -310,6 +312,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	ref := addRefFlags(fs)
 	dry := fs.Bool("dry-run", false, "show what would be restored (and check the files exist) without committing")
 	format := fs.String("format", "table", "table or json")
+	quiet := quietFlag(fs)
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
@@ -325,9 +328,9 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(e, "restore")
-	res, err := t.Restore(ctx, r, table.RestoreOptions{DryRun: *dry, Progress: func(p table.Progress) { bar.Update(p.Done, p.Total, p.Phase+" "+p.Unit) }})
-	bar.Done()
+	prog := newProgress(e, "restore", *quiet)
+	res, err := t.Restore(ctx, r, table.RestoreOptions{DryRun: *dry, Progress: updateFrom(prog)})
+	prog.Done()
 	if err != nil {
 		return err
 	}

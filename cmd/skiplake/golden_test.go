@@ -34,6 +34,8 @@ var (
 	epochMSKeys = regexp.MustCompile(`"(modificationTime|deletionTimestamp|timestamp|createdTime)":\s*\d{10,}`)
 	elapsedKeys = regexp.MustCompile(`"(elapsedNanos)":\s*\d+`)
 	timeMetrics = regexp.MustCompile(`"(executionTimeMs|scanTimeMs|rewriteTimeMs)":\s*"\d+"`)
+	// progressTimes are the rate, ETA and elapsed time of a progress line on stderr.
+	progressTimes = regexp.MustCompile(`(?m)^([a-z]+: [^\n]*?)(?:, [^,\n]+/s)?(?:, ETA [^,\n]+)?, elapsed [^ \n]+ \[`)
 	// partSeqRE is a data file's sequence number within its commit: files of several
 	// partitions are opened concurrently, so the number a partition's file gets varies.
 	partSeqRE = regexp.MustCompile(`part-\d{5}-<uuid>`)
@@ -49,6 +51,7 @@ func normalize(s, dir string) string {
 	s = isoTimeRE.ReplaceAllString(s, "<time>")
 	s = elapsedKeys.ReplaceAllString(s, `"$1": <nanos>`)
 	s = timeMetrics.ReplaceAllString(s, `"$1": "<ms>"`)
+	s = progressTimes.ReplaceAllString(s, `$1, <rate>, elapsed <t> [`)
 	return epochMSKeys.ReplaceAllString(s, `"$1":<epoch-ms>`)
 }
 
@@ -154,6 +157,7 @@ func TestGoldenOutputs(t *testing.T) {
 		// DML after alter-set enabled deletion vectors (cmd/skiplake/dml.go).
 		{"delete-dry-run", []string{"delete", tbl, "--where", "id = 3 OR id = 22", "--dry-run"}},
 		{"delete", []string{"delete", tbl, "--where", "id = 3 OR id = 22"}},
+		{"describe-layout-after-delete", []string{"describe", tbl, "--layout"}},
 		{"delete-partition", []string{"delete", tbl, "--where", "country = 'JP'"}},
 		{"update", []string{"update", tbl, "--set", "note = 'late', id = id + 100", "--where", "id = 11"}},
 		{"merge", []string{"merge", tbl, filepath.Join(dir, "upsert.csv"), "--on", "id"}},

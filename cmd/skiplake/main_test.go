@@ -408,7 +408,7 @@ func TestOptimizeReportsPlanProgressAndIdleRuns(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, progressInterval: time.Nanosecond}
 	code := run(context.Background(), e, []string{"optimize", tbl, "--zorder-by", "id,country"})
 	require.Equal(t, 0, code, errb.String())
-	require.Regexp(t, `^plan +version 3, zorder on id, country, target file size 128\.0 MiB, 1 bins, 4 files, \d+ bytes\n  bin 0 +\(table\) cluster: 4 files, \d+ bytes, 8 rows\ndone +committed versions \[4\]`, out.String())
+	require.Regexp(t, `^plan +version 3, zorder on id, country, target file size 128\.0 MiB, 1 bins, 4 files, \d+ bytes\n  bin 1 +\(table\) cluster: 4 files, \d+ bytes, 8 rows\ndone +committed versions \[4\]`, out.String())
 	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
 	require.GreaterOrEqual(t, len(lines), 2, "progress lines: %q", errb.String())
 	for _, l := range lines {

@@ -18,17 +18,27 @@ const (
 )
 
 func init() {
-	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--force] [--dry-run] [--format table|json]",
-		summary: "do the maintenance that is due: checkpoint, compact, cluster, Bloom backfill, VACUUM, log cleanup",
+	register(&command{name: "maintain", usage: "TABLE [--max-bytes SIZE] [--max-duration D] [--version V | --timestamp TS] [--shard K/N] [--force] [--dry-run] [--quiet] [--format table|json]",
+		summary: "do the maintenance that is due: checkpoint, compact, cluster, purge deleted rows, Bloom backfill, VACUUM, log cleanup",
 		details: `Tasks run in this order, each only when due: a checkpoint when delta.checkpointInterval
 commits came after the last one; one OPTIMIZE that compacts small files, clusters
 unclustered data incrementally (a clustered table by its clustering columns, another
-table by the columns of its last clustering run) and backfills missing Bloom filters,
-within --max-bytes, oldest data first; VACUUM past delta.deletedFileRetentionDuration
-(refused, the task failing, when that is below the 7-day safety floor, unless --force);
+table by the columns of its last clustering run), purges the deleted rows of files
+whose deletion vectors mark more than skiplake.optimize.maxDeletedRowsRatio of their
+rows (default 0.05) and backfills missing Bloom filters; VACUUM past
+delta.deletedFileRetentionDuration (refused, the task failing, when that is below the
+7-day safety floor, unless --force);
 a checkpoint again if the run made one due; cleanup of log files past
 delta.logRetentionDuration that a checkpoint covers. Safe beside writers; a second
 run right after a complete one does nothing.
+
+The rewrite commits bin by bin within --max-bytes and --max-duration, oldest data
+first: a run that stops keeps every bin it committed, and a bin larger than what is
+left of the budget waits for the next run, or is cut into pieces that fit when no
+run could do it whole; so a fixed nightly budget always makes progress. The report
+lists each commit. --shard K/N (with --version or --timestamp, the same for every
+shard) runs shard K of N of the rewrite: N processes share one run (docs/distributed.md);
+only shard 0 does the other tasks.
 
 Exit status: 0 the table is healthy (everything due was done, or nothing was due);
 1 the table could not be read or was refused; 2 usage error; 3 work remains (a budget
@@ -46,11 +56,17 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "report what is due without changing anything (exit status 3 when anything is)")
 	force := fs.Bool("force", false, "vacuum even when the table's delta.deletedFileRetentionDuration is below the 7-day safety floor (without it the vacuum task fails; files younger than 1 hour are always kept)")
 	format := fs.String("format", "table", "table or json")
+	quiet := quietFlag(fs)
+	ref := addRefFlags(fs)
+	shard := fs.String("shard", "", "K/N: run shard K (0..N-1) of N of the rewrite, planned on --version or --timestamp (docs/distributed.md)")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
 	}
 	opts := table.MaintainOptions{DryRun: *dryRun, Force: *force}
+	if opts.PlanAt, opts.Shard, opts.Shards, err = shardFlags(fs, ref, *shard); err != nil {
+		return err
+	}
 	if *maxBytes != "" {
 		if opts.MaxBytes, err = table.ParseSize(*maxBytes); err != nil {
 			return usagef("--max-bytes %q: %v", *maxBytes, err)
@@ -65,11 +81,11 @@ func runMaintain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(e, "maintain")
-	defer bar.Done()
-	opts.Progress = func(p table.Progress) { bar.Update(p.Done, p.Total, p.Unit, rewriteCounts(p)...) }
+	prog := newProgress(e, "maintain", *quiet)
+	defer prog.Done()
+	opts.Progress = updateFrom(prog)
 	rep, err := t.Maintain(ctx, opts)
-	bar.Done()
+	prog.Done()
 	if err != nil {
 		return err
 	}
@@ -107,8 +123,10 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	fmt.Fprintf(e.stdout, "%s (interval %d); %d files lack Bloom filters; %d tombstones (%d expired); %d vacuumable files (%s); %d expired log files\n",
 		cp, f.CheckpointInterval, f.FilesLackingBloom, f.Tombstones, f.ExpiredTombstones,
 		f.VacuumableFiles, table.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
+	fmt.Fprintf(e.stdout, "deleted rows: %d of %d (%s) in %d files; %d files above %s = %g\n",
+		f.DeletedRows, f.Rows, percent(f.DeletedRowsRatio), f.FilesWithDeletedRows, f.PurgeFiles, table.PropMaxDeletedRowsRatio, f.MaxDeletedRowsRatio)
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATUS\tFILES\tBYTES\tVERSIONS\tDETAIL")
+	fmt.Fprintln(tw, "TASK\tSTATUS\tFILES\tBYTES\tLEFT FILES\tLEFT BYTES\tVERSIONS\tDETAIL")
 	for _, task := range rep.Tasks {
 		versions := make([]string, len(task.Versions))
 		for i, v := range task.Versions {
@@ -118,10 +136,18 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 		if task.Error != "" {
 			detail = strings.TrimSpace(detail + " " + task.Error)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", task.Task, task.Status, task.Files, task.Bytes, strings.Join(versions, ","), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", task.Task, task.Status, task.Files, task.Bytes, task.LeftFiles, task.LeftBytes, strings.Join(versions, ","), detail)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, c := range rep.Commits {
+		piece := ""
+		if c.Piece {
+			piece = " (a piece cut to fit the budget)"
+		}
+		fmt.Fprintf(e.stdout, "committed version %d: %s bin %d%s: rewrote %d files (%d bytes) into %d files (%d bytes)\n",
+			c.Version, c.Task, c.Bin, piece, c.Files, c.Bytes, c.AddedFiles, c.AddedBytes)
 	}
 	state := "healthy"
 	switch {
@@ -149,6 +175,9 @@ func printLayout(e *env, rep *table.LayoutReport) error {
 		fmt.Fprintf(tw, "write amplification\t%.2f (versions %d-%d: %s of data, %s rewritten)\n", w.Ratio, w.FromVersion, w.ToVersion,
 			table.FormatBytes(w.DataBytes), table.FormatBytes(w.RearrangedBytes))
 	}
+	d := rep.DeletionVectors
+	fmt.Fprintf(tw, "deleted rows\t%d of %d (%s) in %d files (%s), not purged; %d files (%d deleted rows) above %s = %g\n",
+		d.DeletedRows, d.Rows, percent(d.Ratio), d.Files, table.FormatBytes(d.Bytes), d.PurgeFiles, d.PurgeDeletedRows, table.PropMaxDeletedRowsRatio, d.Threshold)
 	fmt.Fprintln(tw, "size histogram\t")
 	for _, b := range rep.Histogram {
 		if b.Files > 0 {
@@ -157,6 +186,18 @@ func printLayout(e *env, rep *table.LayoutReport) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	const listed = 10 // files with deleted rows listed, the highest share first
+	for i, f := range d.PerFile {
+		if i == listed {
+			fmt.Fprintf(e.stdout, "  ... %d more files with deleted rows (--format json lists all)\n", len(d.PerFile)-listed)
+			break
+		}
+		purge := ""
+		if f.Purge {
+			purge = "; the next optimize or maintain purges it"
+		}
+		fmt.Fprintf(e.stdout, "  %d of %d rows deleted (%s) in %s%s\n", f.DeletedRows, f.Rows, percent(f.Ratio), f.Path, purge)
 	}
 	if len(rep.Columns) == 0 {
 		return nil

@@ -14,11 +14,13 @@ import (
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--dry-run] [--quiet] [--format table|json]",
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--version V | --timestamp TS] [--shard K/N] [--dry-run | --plan] [--quiet] [--format table|json]",
 		summary: "compact small files and cluster on Z-order or Hilbert keys, or lay files out by a tree learned from a workload", examples: []string{`skiplake optimize /tmp/t --hilbert-by id,amount --bloom id`, `skiplake optimize /tmp/t --where "country = 'JP'" --target-size 256MiB --format json`,
-			`skiplake optimize /tmp/t --layout workload --queries dashboards.sql`},
+			`skiplake optimize /tmp/t --layout workload --queries dashboards.sql`,
+			`skiplake optimize s3://bucket/events --plan --version 812 --format json > plan.json`,
+			`skiplake optimize s3://bucket/events --version 812 --shard 2/4`},
 		run: runOptimize})
-	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--format table|json]",
+	register(&command{name: "vacuum", usage: "TABLE [--retain DURATION] [--force] [--dry-run] [--quiet] [--format table|json]",
 		summary: "delete files no version inside the retention window references", examples: []string{`skiplake vacuum /tmp/t --dry-run`, `skiplake vacuum /tmp/t --retain 24h --force`},
 		run: runVacuum})
 }
@@ -41,6 +43,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	target := fs.String("target-size", "", "target file size, e.g. 128MiB (default: the table's delta.targetFileSize or 128 MiB)")
 	memory := fs.String("memory", "", "memory budget before spilling, e.g. 1GiB (default 1 GiB)")
 	dry := fs.Bool("dry-run", false, "print the plan without writing anything")
+	planOnly := fs.Bool("plan", false, "print only the plan, its bins numbered and their files (with --format json, for workers or review), without writing anything")
+	ref := addRefFlags(fs)
+	shard := fs.String("shard", "", "K/N: run shard K (0..N-1) of N of the plan made on --version or --timestamp; N processes share one OPTIMIZE (docs/distributed.md)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr (by default a bar on a terminal, else a line every 10s with bytes, bins and files done, rate and ETA)")
 	format := fs.String("format", "table", "table or json (the plan and the result; progress goes to stderr)")
 	path, err := tableArgs(fs, args, format, "table", "json")
@@ -59,8 +64,11 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if err := checkFilter("where", *where); err != nil {
 		return err
 	}
-	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry, BloomColumns: bloomCols,
+	opts := table.OptimizeOptions{Where: *where, ZOrderBy: zorder, HilbertBy: hilbert, LinearBy: linear, Full: *full, DryRun: *dry || *planOnly, BloomColumns: bloomCols,
 		Layout: *layout, Robustness: *robustness, WorkloadColumns: treeCols}
+	if opts.PlanAt, opts.Shard, opts.Shards, err = shardFlags(fs, ref, *shard); err != nil {
+		return err
+	}
 	if *layout != "" && *layout != "workload" {
 		return usagef("--layout %q: want workload", *layout)
 	}
@@ -111,6 +119,12 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *planOnly {
+		if *format == "json" {
+			return writeJSON(e.stdout, res.Plan)
+		}
+		return nil // printed by OnPlan
+	}
 	idle := ""
 	if res.Plan.NumBins == 0 {
 		idle = nothingToDo(res.Plan, flagSet(fs, "target-size"), append([]string{"skiplake", "optimize"}, args...))
@@ -148,8 +162,12 @@ func writePlan(w io.Writer, p *table.OptimizePlan) {
 	fmt.Fprintf(w, "%-9s %s\n", "plan", fmt.Sprintf("version %d, %s, target file size %s, %d bins, %d files, %d bytes",
 		p.Version, curve, progress.FormatBytes(p.TargetFileSize), p.NumBins, p.NumFiles, p.NumBytes))
 	for _, part := range p.Partitions {
-		for i, b := range part.Bins {
-			fmt.Fprintf(w, "%-9s %s %s: %d files, %d bytes, %d rows\n", fmt.Sprintf("  bin %d", i), partLabel(part.Values), b.Kind, len(b.Files), b.Bytes, b.Rows)
+		for _, b := range part.Bins {
+			reason := ""
+			if b.Reason != "" {
+				reason = " (" + b.Reason + ")"
+			}
+			fmt.Fprintf(w, "%-9s %s %s%s: %d files, %d bytes, %d rows\n", fmt.Sprintf("  bin %d", b.Index), partLabel(part.Values), b.Kind, reason, len(b.Files), b.Bytes, b.Rows)
 			switch l := b.Layout; {
 			case l == nil:
 			case l.Action == "build":
@@ -166,6 +184,30 @@ func writePlan(w io.Writer, p *table.OptimizePlan) {
 		}
 	}
 }
+
+// shardFlags turns --shard K/N and --version/--timestamp into the plan version and
+// the shard to run (0, 0: no sharding). A shard needs the plan version: every shard
+// must make the same plan.
+func shardFlags(fs *flag.FlagSet, ref refFlags, shard string) (table.Ref, int, int, error) {
+	at, err := ref.ref()
+	if err != nil {
+		return table.Ref{}, 0, 0, err
+	}
+	if shard == "" {
+		return at, 0, 0, nil
+	}
+	var k, n int
+	if _, err := fmt.Sscanf(shard, "%d/%d", &k, &n); err != nil || fmt.Sprintf("%d/%d", k, n) != shard || n < 1 || k < 0 || k >= n {
+		return at, 0, 0, usagef("--shard %q: want K/N with 0 <= K < N, e.g. 0/4", shard)
+	}
+	if !flagSet(fs, "version") && !flagSet(fs, "timestamp") {
+		return at, 0, 0, usagef("--shard needs --version or --timestamp: every shard must plan on the same table version")
+	}
+	return at, k, n, nil
+}
+
+// percent prints a share as a percentage.
+func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 
 // nothingToDo says why a plan has no bins and what would do the work, naming the
 // command line to run (the given one with --full when that is what is missing).
@@ -218,6 +260,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "allow a retention shorter than the table's retention period or than the 7-day safety floor, including a table retention below it (readers of older versions may lose files; files younger than 1 hour, which writes still committing may own, are always kept)")
 	dry := fs.Bool("dry-run", false, "list what would be deleted without deleting")
 	format := fs.String("format", "table", "table or json")
+	quiet := quietFlag(fs)
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
@@ -234,7 +277,10 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	prog := newProgress(e, "vacuum", *quiet)
+	opts.Progress = updateFrom(prog)
 	res, err := t.Vacuum(ctx, opts)
+	prog.Done()
 	var short *table.RetentionTooShortError
 	switch {
 	case errors.As(err, &short) && short.BelowFloor && *retain == "":
