@@ -10,8 +10,9 @@ import (
 // Expr is an unbound predicate, operand or scalar expression. The set of
 // implementations is closed (sealed by an unexported method): *ColumnRef, *Literal,
 // *Comparison, *BetweenExpr, *InExpr, *IsNullExpr, *LikeExpr, *AndExpr, *OrExpr,
-// *NotExpr and Constant (predicates), and *ArithExpr, *NegExpr, *CastExpr, *CaseExpr
-// and *ConcatExpr (scalar expressions, see scalar.go).
+// *NotExpr and Constant (predicates), *ArithExpr, *NegExpr, *CastExpr, *CaseExpr
+// and *ConcatExpr (scalar expressions, see scalar.go), and *FuncExpr (calls of
+// built-in functions, see sql.go).
 //
 // String renders the expression in the grammar Parse (predicates) or ParseScalar
 // (scalar expressions) accepts, so that parsing e.String() yields an expression Equal
@@ -413,7 +414,16 @@ func exprString(e Expr) string {
 
 // String renders the comparison.
 func (c *Comparison) String() string {
-	return exprString(c.Left) + " " + c.Op.String() + " " + exprString(c.Right)
+	return operandString(c.Left) + " " + c.Op.String() + " " + operandString(c.Right)
+}
+
+// operandString renders a predicate's operand, parenthesised when it is itself a
+// predicate (ParseSQL's boolean operands).
+func operandString(e Expr) string {
+	if e != nil && scalarPrec(e) == 0 {
+		return "(" + e.String() + ")"
+	}
+	return exprString(e)
 }
 
 // String renders the BETWEEN predicate.
@@ -422,7 +432,7 @@ func (b *BetweenExpr) String() string {
 	if b.Negated {
 		kw = " NOT BETWEEN "
 	}
-	return exprString(b.Value) + kw + exprString(b.Low) + " AND " + exprString(b.High)
+	return operandString(b.Value) + kw + operandString(b.Low) + " AND " + operandString(b.High)
 }
 
 // String renders the IN predicate.
@@ -431,15 +441,15 @@ func (in *InExpr) String() string {
 	if in.Negated {
 		kw = " NOT IN ("
 	}
-	return exprString(in.Value) + kw + joinExprs(in.List, ", ", nil) + ")"
+	return operandString(in.Value) + kw + joinExprs(in.List, ", ", func(e Expr) bool { return scalarPrec(e) == 0 }) + ")"
 }
 
 // String renders the IS [NOT] NULL predicate.
 func (n *IsNullExpr) String() string {
 	if n.Negated {
-		return exprString(n.Value) + " IS NOT NULL"
+		return operandString(n.Value) + " IS NOT NULL"
 	}
-	return exprString(n.Value) + " IS NULL"
+	return operandString(n.Value) + " IS NULL"
 }
 
 // String renders the LIKE predicate.
@@ -448,7 +458,7 @@ func (l *LikeExpr) String() string {
 	if l.Negated {
 		kw = " NOT LIKE "
 	}
-	return exprString(l.Value) + kw + value.String(l.Pattern).String()
+	return operandString(l.Value) + kw + value.String(l.Pattern).String()
 }
 
 func isJunction(e Expr) bool {

@@ -109,9 +109,17 @@ type binder struct {
 	schema *arrow.Schema
 	cols   []*BoundColumn
 	byKey  map[string]*BoundColumn
+	// general is set by BindCheck and BindExpression: operands may be scalar
+	// expressions and predicates values (see bindGeneral).
+	general bool
 }
 
 func (b *binder) bind(e Expr, neg bool) (Pred, error) {
+	if b.general {
+		if p, handled, err := b.bindGeneral(e, neg); handled {
+			return p, err
+		}
+	}
 	switch e := e.(type) {
 	case nil:
 		return nil, fmt.Errorf("%w: nil expression", ErrInvalidExpr)

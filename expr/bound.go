@@ -16,6 +16,7 @@ type Bound struct {
 	cols   []*BoundColumn
 	schema *arrow.Schema
 	src    Expr
+	scalar bool // the tree has a *ScalarPred (BindCheck): evaluation tracks masks
 }
 
 // Root returns the normalised predicate tree.
@@ -65,7 +66,7 @@ func (c *BoundColumn) Name() string { return (&ColumnRef{Path: c.Path}).String()
 
 // Pred is a node of a bound predicate in negation normal form. Its set of
 // implementations is closed: *ConstPred, *CmpPred, *ColCmpPred, *InPred,
-// *NullPred, *LikePred, *AndPred, *OrPred.
+// *NullPred, *LikePred, *AndPred, *OrPred, and *ScalarPred (BindCheck only).
 //
 // Invariant E2: a bound tree contains no negation node, so the rows for which the
 // whole predicate is TRUE are determined by the rows for which each leaf is TRUE

@@ -54,10 +54,26 @@
 //     no recursion over a tree can exhaust the stack; parsing and binding take time
 //     and allocations linear in the input (text for messages is printed on error only).
 //
+// SQL expressions (the CHECK constraints, column invariants and generation expressions
+// Delta tables store): ParseSQL reads predicates whose operands are scalar expressions,
+// boolean operands used as predicates, and calls of the built-in functions (Functions:
+// date parts, date_trunc, trunc, date_format, length, substring, trim, lower, upper, abs,
+// coalesce, ...); BindCheck binds a boolean one as a predicate — the leaves Bind knows
+// as Bind binds them, any other as a *ScalarPred evaluated exactly — and BindExpression
+// any one as a value, with predicates as three-valued booleans.
+//
+//   - E10 (two paths, one meaning) a predicate Bind accepts selects the same rows
+//     whether BindCheck binds it with Bind's leaves or it is evaluated as a boolean value
+//     (BindExpression), and both agree with the three-valued oracle (property-tested).
+//   - E11 (exact or refused) a function or conversion whose Spark semantics skiplake does
+//     not reproduce is refused when bound (*UnsupportedFunctionError, ErrType), or fails
+//     the row it cannot compute (lower/upper of non-ASCII text): never a wrong value.
+//     Date parts of timestamps are computed in UTC (Spark with session time zone UTC).
+//
 // What it deliberately does not do: arithmetic, casts and function calls inside
-// predicates (they are not skippable and the scan's filter is a conjunction of
-// column-literal predicates); predicates as values; date arithmetic and intervals;
-// function calls other than concat; assignments to nested fields; collations; LIKE
+// filters (Parse: they are not skippable and the scan's filter is a conjunction of
+// column-literal predicates; SQL expressions use ParseSQL); date arithmetic and
+// intervals; functions beyond Functions; assignments to nested fields; collations; LIKE
 // ESCAPE clauses (the escape character is always `\`); session time zones (timestamps
 // without a zone mean UTC). Column-to-column comparisons are evaluated row by row
 // (exact but not vectorised) and are never used for skipping.

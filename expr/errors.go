@@ -25,6 +25,9 @@ var (
 	// ErrInvalidExpr: an expression built with the Go API is malformed (nil operand,
 	// comparison without a column, ...).
 	ErrInvalidExpr = errors.New("expr: invalid expression")
+	// ErrUnsupportedFunction: a function call skiplake does not evaluate (or not with
+	// these arguments) exactly as Spark SQL would (see Functions).
+	ErrUnsupportedFunction = errors.New("expr: unsupported function")
 )
 
 // ParseError is returned by Parse. Pos is the 1-based byte offset in the input where

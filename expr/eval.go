@@ -80,6 +80,12 @@ type evalCtx struct {
 	arrs    []arrow.Array // per column ordinal: the leaf array
 	valid   [][]uint64    // per column ordinal: validity words, nil = all valid
 	scratch [][]uint64
+	// scalar is set when the tree has *ScalarPred leaves: AND and OR then narrow mask
+	// (the rows whose result is still open, nil: all) for the terms after the first,
+	// so that a scalar leaf is computed, and can fail, only where it decides the
+	// result (Spark short-circuits FALSE AND x, TRUE OR x).
+	scalar bool
+	mask   []uint64
 }
 
 func (c *evalCtx) get() []uint64 {
@@ -108,6 +114,7 @@ func (b *Bound) Evaluate(rec arrow.RecordBatch) (*Selection, error) {
 		return nil, err
 	}
 	sel := &Selection{words: make([]uint64, (n+63)/64), n: n}
+	ctx.scalar = b.scalar
 	if err := ctx.eval(b.root, sel.words); err != nil {
 		return nil, err
 	}
@@ -217,11 +224,20 @@ func (c *evalCtx) eval(p Pred, out []uint64) error {
 		}
 		tmp := c.get()
 		defer c.put(tmp)
+		outer := c.mask
+		defer func() { c.mask = outer }()
 		for _, t := range p.Terms[1:] {
 			if allZero(out) {
 				return nil
 			}
-			if err := c.eval(t, tmp); err != nil {
+			if c.scalar {
+				c.mask = c.narrow(outer, out, false)
+			}
+			err := c.eval(t, tmp)
+			if c.scalar {
+				c.put(c.mask)
+			}
+			if err != nil {
 				return err
 			}
 			for i := range out {
@@ -235,8 +251,17 @@ func (c *evalCtx) eval(p Pred, out []uint64) error {
 		}
 		tmp := c.get()
 		defer c.put(tmp)
+		outer := c.mask
+		defer func() { c.mask = outer }()
 		for _, t := range p.Terms[1:] {
-			if err := c.eval(t, tmp); err != nil {
+			if c.scalar {
+				c.mask = c.narrow(outer, out, true)
+			}
+			err := c.eval(t, tmp)
+			if c.scalar {
+				c.put(c.mask)
+			}
+			if err != nil {
 				return err
 			}
 			for i := range out {
@@ -244,6 +269,8 @@ func (c *evalCtx) eval(p Pred, out []uint64) error {
 			}
 		}
 		return nil
+	case *ScalarPred:
+		return c.evalScalarPred(p, out)
 	case *NullPred:
 		v := c.valid[p.Col.Ordinal]
 		if v == nil {
@@ -296,6 +323,25 @@ func (c *evalCtx) eval(p Pred, out []uint64) error {
 		return nil
 	}
 	return fmt.Errorf("%w: unknown predicate node %T", ErrInvalidExpr, p)
+}
+
+// narrow returns the rows of outer (nil: all) that the terms so far (done) leave
+// open: those done selects for an AND, those it does not for an OR. The words come
+// from the scratch pool.
+func (c *evalCtx) narrow(outer, done []uint64, or bool) []uint64 {
+	m := c.get()
+	for i := range m {
+		d := done[i]
+		if or {
+			d = ^d
+		}
+		if outer != nil {
+			d &= outer[i]
+		}
+		m[i] = d
+	}
+	clearTail(m, c.n)
+	return m
 }
 
 func allZero(w []uint64) bool {

@@ -196,6 +196,9 @@ type parser struct {
 	i     int
 	depth int
 	ops   int // operators of the scalar expression being parsed (MaxScalarOperators)
+	// general is set by ParseSQL: predicate operands are scalar expressions, and a
+	// scalar operand without a comparison is itself a (boolean) predicate.
+	general bool
 }
 
 // Parse parses an SQL-style filter such as `a >= 10 AND s LIKE 'ab%'`.
@@ -330,7 +333,7 @@ func (p *parser) parseNot() (Expr, error) {
 		return Not(t), nil
 	}
 	t := p.peek()
-	if t.kind == tLParen {
+	if t.kind == tLParen && !p.general {
 		p.next()
 		e, err := p.parseOr()
 		if err != nil {
@@ -341,29 +344,35 @@ func (p *parser) parseNot() (Expr, error) {
 		}
 		return e, nil
 	}
-	if (t.isKeyword("TRUE") || t.isKeyword("FALSE")) && !p.startsPredicateTail(p.peekAt(1)) {
+	if (t.isKeyword("TRUE") || t.isKeyword("FALSE")) && !p.tailAt(1) {
 		p.next()
 		return Constant(t.isKeyword("TRUE")), nil
 	}
 	return p.parsePredicate()
 }
 
-func (p *parser) startsPredicateTail(t token) bool {
+// tailAt reports whether the token k ahead starts a predicate's tail (a comparison
+// operator, IS, [NOT] IN, [NOT] BETWEEN, [NOT] LIKE).
+func (p *parser) tailAt(k int) bool {
+	t, n := p.peekAt(k), p.peekAt(k+1)
 	return t.kind == tOp || t.isKeyword("IS") || t.isKeyword("IN") || t.isKeyword("BETWEEN") ||
-		t.isKeyword("LIKE") || (t.isKeyword("NOT") && (p.peekAt(2).isKeyword("IN") || p.peekAt(2).isKeyword("BETWEEN") || p.peekAt(2).isKeyword("LIKE")))
+		t.isKeyword("LIKE") || (t.isKeyword("NOT") && (n.isKeyword("IN") || n.isKeyword("BETWEEN") || n.isKeyword("LIKE")))
 }
 
 var opByText = map[string]Op{"=": OpEq, "==": OpEq, "<>": OpNe, "!=": OpNe, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe, "<=>": OpNullSafeEq}
 
 func (p *parser) parsePredicate() (Expr, error) {
-	left, err := p.parseOperand()
+	left, err := p.parseValue()
 	if err != nil {
 		return nil, err
+	}
+	if p.general && !p.tailAt(0) {
+		return left, nil // a boolean operand (ParseSQL)
 	}
 	t := p.next()
 	switch {
 	case t.kind == tOp:
-		right, err := p.parseOperand()
+		right, err := p.parseValue()
 		if err != nil {
 			return nil, err
 		}
@@ -408,7 +417,7 @@ func (p *parser) parseInList(left Expr, neg bool) (Expr, error) {
 	}
 	var list []Expr
 	for {
-		v, err := p.parseOperand()
+		v, err := p.parseValue()
 		if err != nil {
 			return nil, err
 		}
@@ -425,14 +434,14 @@ func (p *parser) parseInList(left Expr, neg bool) (Expr, error) {
 }
 
 func (p *parser) parseBetween(left Expr, neg bool) (Expr, error) {
-	low, err := p.parseOperand()
+	low, err := p.parseValue()
 	if err != nil {
 		return nil, err
 	}
 	if t := p.next(); !t.isKeyword("AND") {
 		return nil, p.errExpected(t, "AND")
 	}
-	high, err := p.parseOperand()
+	high, err := p.parseValue()
 	if err != nil {
 		return nil, err
 	}
@@ -451,6 +460,15 @@ func (p *parser) parseLike(left Expr, neg bool) (Expr, error) {
 }
 
 var operandExpected = []string{"column", "literal"}
+
+// parseValue parses a predicate operand: a column or literal (Parse), a scalar
+// expression (ParseSQL).
+func (p *parser) parseValue() (Expr, error) {
+	if p.general {
+		return p.parseScalar()
+	}
+	return p.parseOperand()
+}
 
 func (p *parser) parseOperand() (Expr, error) {
 	t := p.next()

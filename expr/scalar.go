@@ -37,10 +37,12 @@ func (o ArithOp) String() string {
 	return fmt.Sprintf("?arith%d", o)
 }
 
-// precedence of a scalar node when rendered: 1 for + - ||, 2 for * / %, 3 for unary
-// minus, 4 for atoms.
+// precedence of a scalar node when rendered: 0 for predicates, 1 for + - ||, 2 for * / %,
+// 3 for unary minus, 4 for atoms.
 func scalarPrec(e Expr) int {
 	switch e := e.(type) {
+	case *Comparison, *BetweenExpr, *InExpr, *IsNullExpr, *LikeExpr, *AndExpr, *OrExpr, *NotExpr:
+		return 0 // a predicate used as a value (ParseSQL): always parenthesised
 	case *ArithExpr:
 		if e.Op == OpMul || e.Op == OpDiv || e.Op == OpMod {
 			return 2
@@ -212,6 +214,8 @@ func equalScalar(a, b Expr) bool {
 	case *ConcatExpr:
 		b, ok := b.(*ConcatExpr)
 		return ok && a.Pipe == b.Pipe && equalList(a.Args, b.Args)
+	case *FuncExpr:
+		return equalFunc(a, b)
 	}
 	return false
 }

@@ -388,7 +388,12 @@ func (b *binder) bindScalar(e Expr) (scalarNode, error) {
 		}
 		return &concatNode{args: args, t: t}, nil
 	case *Comparison, *BetweenExpr, *InExpr, *IsNullExpr, *LikeExpr, *AndExpr, *OrExpr, *NotExpr:
+		if b.general {
+			return b.bindPredicateValue(e)
+		}
 		return nil, &ScalarTypeError{Expr: e.String(), Reason: "a predicate is not a value here (write CASE WHEN ... THEN TRUE ELSE FALSE END)"}
+	case *FuncExpr:
+		return b.bindFunc(e)
 	}
 	return nil, fmt.Errorf("%w: unsupported node %T", ErrInvalidExpr, e)
 }

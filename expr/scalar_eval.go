@@ -94,6 +94,7 @@ func (s *BoundScalar) evaluate(rec arrow.RecordBatch, sel *Selection) (*vec, err
 	if err != nil {
 		return nil, err
 	}
+	ec.scalar = true // CASE conditions may hold scalar leaves (BindExpression)
 	var mask []uint64
 	if sel != nil {
 		mask = sel.words
@@ -837,10 +838,13 @@ func (n *caseNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 		return nil
 	}
 	cond := make([]uint64, words)
+	outer := c.ec.mask
+	defer func() { c.ec.mask = outer }()
 	for k, p := range n.conds {
 		if allZero(remaining) {
 			break
 		}
+		c.ec.mask = append(c.ec.mask[:0:0], remaining...) // a condition is evaluated where no earlier one held
 		if err := c.ec.eval(p, cond); err != nil {
 			return nil, err
 		}

@@ -188,7 +188,15 @@ func (p *parser) parsePrimary() (Expr, error) {
 	switch {
 	case t.kind == tLParen:
 		p.next()
-		e, err := p.parseScalar()
+		var (
+			e   Expr
+			err error
+		)
+		if p.general {
+			e, err = p.parseOr() // a parenthesised predicate is a boolean value
+		} else {
+			e, err = p.parseScalar()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -202,6 +210,8 @@ func (p *parser) parsePrimary() (Expr, error) {
 		return p.parseCase()
 	case t.isKeyword("CONCAT") && p.peekAt(1).kind == tLParen:
 		return p.parseConcat()
+	case t.kind == tIdent && p.peekAt(1).kind == tLParen && !keywords[strings.ToUpper(t.text)] && !scalarWords[strings.ToUpper(t.text)]:
+		return p.parseCall()
 	case t.isKeyword("WHEN") || t.isKeyword("THEN") || t.isKeyword("ELSE") || t.isKeyword("END"):
 		return nil, p.errExpected(t, scalarExpected...)
 	case t.kind == tIdent && keywords[strings.ToUpper(t.text)]:

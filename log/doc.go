@@ -106,11 +106,23 @@
 // (NormalizeProperties, PrepareCreate, ApplyPropertyChange) follows Spark's
 // DeltaConfigs: known delta.* keys in any letter case are validated and stored
 // under their canonical spelling, unknown delta.* and skiplake.* keys are
-// refused, delta.constraints.* passes through, delta.feature.<name> adds a
-// feature; existing configuration is never re-validated. A property that needs a
-// table feature upgrades the protocol (UpgradeProtocol: legacy versions become
-// table features listing every feature they implied). ParseSize and
-// ParseInterval are the project's only size and interval parsers.
+// refused, delta.constraints.* is refused (AddCheckConstraint and
+// DropCheckConstraint change CHECK constraints, as Spark's ADD/DROP CONSTRAINT
+// do), delta.feature.<name> adds a feature; existing configuration is never
+// re-validated. A property that needs a table feature upgrades the protocol
+// (UpgradeProtocol: legacy versions become table features listing every feature
+// they implied), except that the features of the legacy writer versions keep a
+// legacy table legacy at the lowest version implying them (a CHECK constraint:
+// writer 3, a generated column: 4, an identity column: 6), as Delta Spark does.
+// ParseSize and ParseInterval are the project's only size and interval parsers.
+//
+// Write rules (constraints.go): CHECK constraints, column invariants, generation
+// expressions and identity columns are kept in the metadata and changed here
+// (AddCheckConstraint, DropCheckConstraint, SetIdentityHighWaterMarks); package
+// table enforces them. A commit whose metaData only advances identity high-water
+// marks is tagged delta.identity.schemaUpdate, and such a winner does not conflict
+// with a transaction that changes no metadata (Delta Spark's rule); any other
+// concurrent metadata change is a conflict.
 //
 // Domain metadata: reconciled per domain (newest wins, removed=true is a
 // tombstone the snapshot drops), kept in checkpoints, and never touched unless a
@@ -141,8 +153,9 @@
 // multi-part checkpoints, v2 checkpoints with sidecars, log compaction files or .crc
 // files (it ignores the last two when reading), and it does not support absolute
 // file URIs. Tables with the v2Checkpoint feature get v2 checkpoints in JSON with
-// every action inline. Writes to tables with generated or identity columns are
-// refused (see CheckWritable).
+// every action inline. It does not evaluate the write rules' expressions (CHECK
+// constraints, invariants, generation expressions; package expr does, for package
+// table).
 //
 // PROTOCOL.md, cited in this package's comments with a section name in quotes, is the
 // Delta transaction log protocol: https://github.com/delta-io/delta/blob/master/PROTOCOL.md

@@ -55,6 +55,12 @@ var (
 	// ErrConcurrentTransaction reports a concurrent commit with the same txn
 	// appId or the same domainMetadata domain.
 	ErrConcurrentTransaction = errors.New("log: concurrent transaction")
+
+	// ErrConstraintExists reports adding a CHECK constraint under a name the table
+	// already uses.
+	ErrConstraintExists = errors.New("log: constraint already exists")
+	// ErrConstraintNotFound reports dropping a CHECK constraint the table does not have.
+	ErrConstraintNotFound = errors.New("log: no such constraint")
 )
 
 // UnsupportedFeatureError names the protocol versions or table features that

@@ -200,6 +200,19 @@ func applyProperties(p Protocol, md Metadata, change PropertyChange, creating bo
 	bad := func(k, v, reason string, sentinel error) {
 		errs = append(errs, &PropertyError{Key: k, Value: v, Reason: reason, Err: sentinel})
 	}
+	// CHECK constraints are added and dropped with their own commands, which check
+	// the expression and, when adding one, the table's rows (as Delta Spark refuses
+	// them in SET TBLPROPERTIES).
+	for k, v := range norm.Set {
+		if strings.HasPrefix(strings.ToLower(k), PrefixConstraints) {
+			bad(k, v, "CHECK constraints are added with ADD CONSTRAINT (alter --add-constraint, create --constraint), which checks the expression and the table's rows", ErrInvalidProperty)
+		}
+	}
+	for _, k := range change.Unset {
+		if strings.HasPrefix(strings.ToLower(k), PrefixConstraints) {
+			bad(k, "", "CHECK constraints are dropped with DROP CONSTRAINT (alter --drop-constraint)", ErrInvalidProperty)
+		}
+	}
 	for _, k := range change.Unset {
 		key := k
 		if c, ok := CanonicalPropertyKey(k); ok {
@@ -556,15 +569,21 @@ func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error)
 		if hasType(schema, TypeTimestampNTZ) {
 			needs = append(needs, featureNeed{feature: FeatureTimestampNTZ, cause: "a timestamp_ntz column"})
 		}
-		var inv []string
-		collectInvariants(schema, "", &inv)
-		if len(inv) > 0 {
-			needs = append(needs, featureNeed{feature: FeatureInvariants, cause: "column invariants on " + strings.Join(inv, ", ")})
+		for _, u := range []struct{ feature, key, what string }{
+			{FeatureInvariants, InvariantsKey, "column invariants on "},
+			{FeatureGeneratedColumns, GenerationExpressionKey, "generated columns "},
+			{FeatureIdentityColumns, IdentityStartKey, "identity columns "},
+		} {
+			var cols []string
+			collectMetadata(schema, "", u.key, &cols)
+			if len(cols) > 0 {
+				needs = append(needs, featureNeed{feature: u.feature, cause: u.what + strings.Join(cols, ", ")})
+			}
 		}
 	}
 	var errs []error
 	for _, n := range needs {
-		if contains(supportedWriter, n.feature) && n.feature != FeatureCheckConstraints && n.feature != FeatureInvariants {
+		if contains(supportedWriter, n.feature) {
 			continue
 		}
 		why, ok := unwritableWhy[n.feature]
@@ -582,8 +601,6 @@ func featureNeeds(p *TableProperties, schema *StructType) ([]featureNeed, error)
 
 // unwritableWhy says why skiplake refuses to turn on a feature it cannot honour.
 var unwritableWhy = map[string]string{
-	FeatureCheckConstraints:  "skiplake cannot evaluate CHECK constraints, so it could not enforce them on writes",
-	FeatureInvariants:        "skiplake cannot evaluate column invariants, so it could not enforce them on writes",
 	FeatureInCommitTimestamp: "skiplake does not write in-commit timestamps yet",
 	FeatureIcebergCompatV1:   "skiplake does not keep Iceberg metadata",
 	FeatureIcebergCompatV2:   "skiplake does not keep Iceberg metadata",
@@ -625,10 +642,35 @@ func upgradeFor(p Protocol, needs []featureNeed, norm *NormalizedProperties, cre
 			features = append(features, f)
 		}
 	}
-	if creating {
-		return NewProtocol(norm.MinReaderVersion, norm.MinWriterVersion, features...)
+	up := func(minWriter int) (Protocol, error) {
+		if creating {
+			return NewProtocol(norm.MinReaderVersion, minWriter, features...)
+		}
+		return UpgradeProtocol(p, norm.MinReaderVersion, minWriter, features...)
 	}
-	return UpgradeProtocol(p, norm.MinReaderVersion, norm.MinWriterVersion, features...)
+	// Features of the legacy writer versions keep a legacy table legacy, at the
+	// lowest version that implies them, as Delta Spark does (a CHECK constraint makes
+	// reader 1 / writer 3, a generated column writer 4, an identity column writer 6),
+	// unless something else needs table features anyway.
+	legacy := 0
+	for _, f := range features {
+		legacy = max(legacy, legacyWriterVersionOf[f])
+	}
+	if legacy > norm.MinWriterVersion && p.MinWriterVersion < 7 && norm.MinWriterVersion < 7 && norm.MinReaderVersion < 3 {
+		if np, err := up(legacy); err == nil && np.MinWriterVersion < 7 {
+			return np, nil
+		}
+	}
+	return up(norm.MinWriterVersion)
+}
+
+// legacyWriterVersionOf is the legacy writer version that introduced a feature
+// whose tables Delta Spark keeps on legacy protocols.
+var legacyWriterVersionOf = map[string]int{
+	FeatureInvariants:       2,
+	FeatureCheckConstraints: 3,
+	FeatureGeneratedColumns: 4,
+	FeatureIdentityColumns:  6,
 }
 
 // canonicalFeature matches a table feature name case-insensitively.

@@ -280,9 +280,9 @@ func TestPrepareCreateRefuses(t *testing.T) {
 		{"bloom on a struct", map[string]string{"skiplake.bloomFilter.columns": "st"}, ErrInvalidProperty, "primitive"},
 		{"log retention below file retention", map[string]string{"delta.deletedFileRetentionDuration": "interval 60 days"}, ErrInvalidProperty, "delta.logRetentionDuration"},
 		{"row tracking while suspended", map[string]string{"delta.enableRowTracking": "true", "delta.rowTrackingSuspended": "true"}, ErrInvalidProperty, "suspended"},
-		{"check constraints", map[string]string{"delta.constraints.pos": "id > 0"}, ErrUnsupportedFeature, "CHECK constraints"},
+		{"check constraints as properties", map[string]string{"delta.constraints.pos": "id > 0"}, ErrInvalidProperty, "ADD CONSTRAINT"},
 		{"in-commit timestamps", map[string]string{"delta.enableInCommitTimestamps": "true"}, ErrUnsupportedFeature, "inCommitTimestamp"},
-		{"a feature skiplake cannot write", map[string]string{"delta.feature.identityColumns": "supported"}, ErrUnsupportedFeature, "identityColumns"},
+		{"a feature skiplake cannot write", map[string]string{"delta.feature.icebergCompatV1": "supported"}, ErrUnsupportedFeature, "icebergCompatV1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

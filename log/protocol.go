@@ -1,7 +1,6 @@
 package log
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -83,14 +82,19 @@ var supportedReader = []string{
 // current types and readers widen older ones); its preview feature, whose changes
 // also record the table version, is not. changeDataFeed is written: with
 // delta.enableChangeDataFeed=true package table's DELETE, UPDATE and MERGE commit
-// cdc actions (AddChangeFiles) beside their data. Generated and identity columns
-// are refused (but see legacyUnused). invariants and checkConstraints are accepted
-// only when unused (see CheckWritable).
+// cdc actions (AddChangeFiles) beside their data. invariants, checkConstraints,
+// generatedColumns and identityColumns are honoured by package table, which checks
+// every row it writes against the rules the table view resolves from the metadata
+// (column invariants, CHECK constraints, generation expressions) and assigns
+// identity values, advancing the high-water mark in the same commit; this package
+// keeps their metadata and tolerates concurrent identity-only metadata updates as
+// Delta Spark does (see checkWinner).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint, FeatureChangeDataFeed,
 	FeatureRowTracking, FeatureClustering, FeatureLiquid, FeatureTypeWidening,
+	FeatureGeneratedColumns, FeatureIdentityColumns,
 }
 
 // requiredFeatures are the features a feature depends on: supporting it supports
@@ -114,13 +118,6 @@ func withRequired(features []string) []string {
 	}
 	return out
 }
-
-// legacyUnused are the features legacy writer versions 4-6 imply for every table,
-// used or not, which a write honours by their not being used: no generation
-// expression, no identity column (CheckWritable checks). So a table Spark created
-// at reader 2 / writer 5 for column mapping is writable. Listed explicitly by a
-// writer-7 table, they still need supportedWriter.
-var legacyUnused = []string{FeatureGeneratedColumns, FeatureIdentityColumns}
 
 // vacuumSafe lists the writer features of tables whose files VACUUM understands: with
 // any of them every file of the table is still named by add and remove actions (data
@@ -372,10 +369,11 @@ func upgradeProtocol(p Protocol, minReader, minWriter int, creating bool, featur
 // CheckWritable returns an *UnsupportedFeatureError (Reader false) when this
 // package cannot write a table with protocol p and metadata md (L4): the
 // table must be readable, the writer version at most 7, every writer feature
-// supported (the legacyUnused ones implied by writer versions 4-6 included), and
-// features used only where they are supported: no column carrying delta.invariants,
-// no delta.constraints.* property, no column with delta.generationExpression or
-// delta.identity.* metadata.
+// supported (including those legacy writer versions 4-6 imply), and
+// features used only where they are supported. Column invariants, CHECK
+// constraints, generated and identity columns and the change data feed are all
+// supported; whether skiplake can evaluate a table's expressions is the table
+// view's question (tableview.View.WriteRules), asked by every writer of rows.
 func CheckWritable(p Protocol, md Metadata) error {
 	return checkWritable(p, md, ParseTableProperties(md.Configuration))
 }
@@ -397,34 +395,8 @@ func checkWritable(p Protocol, md Metadata, props *TableProperties) error {
 		bad = append(bad, "minWriterVersion="+strconv.Itoa(p.MinWriterVersion))
 	}
 	for _, f := range WriterFeatures(p) {
-		if p.MinWriterVersion < 7 && contains(legacyUnused, f) {
-			continue // refused below if used
-		}
 		if !contains(supportedWriter, f) && !contains(bad, f) {
 			bad = append(bad, f)
-		}
-	}
-	var keys []string
-	for name := range props.Constraints {
-		keys = append(keys, PrefixConstraints+name)
-	}
-	if len(keys) > 0 {
-		sort.Strings(keys)
-		bad = append(bad, FeatureCheckConstraints+" ("+strings.Join(keys, ", ")+")")
-	}
-	if md.SchemaString != "" {
-		if s, err := ParseSchema(md.SchemaString); err == nil {
-			for _, u := range []struct{ feature, key string }{
-				{FeatureInvariants, "delta.invariants"},
-				{FeatureGeneratedColumns, "delta.generationExpression"},
-				{FeatureIdentityColumns, "delta.identity."},
-			} {
-				var cols []string
-				collectMetadata(s, "", u.key, &cols)
-				if len(cols) > 0 {
-					bad = append(bad, u.feature+" ("+strings.Join(cols, ", ")+")")
-				}
-			}
 		}
 	}
 	if len(bad) > 0 {
@@ -448,9 +420,4 @@ func collectMetadata(s *StructType, path, key string, out *[]string) {
 			collectMetadata(sub, fp, key, out)
 		}
 	}
-}
-
-// collectInvariants appends the paths of the columns that carry delta.invariants.
-func collectInvariants(s *StructType, path string, out *[]string) {
-	collectMetadata(s, path, "delta.invariants", out)
 }

@@ -350,6 +350,18 @@ func (s *StructType) JSON() string {
 	return buf.String()
 }
 
+// marshalMetadata renders field metadata as JSON without escaping <, > and & (Spark
+// writes `x > 3`, not `x \u003e 3`, in invariants and generation expressions).
+func marshalMetadata(md map[string]any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(md); err != nil {
+		return []byte("{}")
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
 func writeJSONString(buf *bytes.Buffer, s string) {
 	b, _ := json.Marshal(s) // marshalling a string cannot fail
 	buf.Write(b)
@@ -374,11 +386,7 @@ func writeType(buf *bytes.Buffer, t DataType) {
 			if md == nil {
 				md = map[string]any{}
 			}
-			b, err := json.Marshal(md)
-			if err != nil {
-				b = []byte("{}")
-			}
-			buf.Write(b)
+			buf.Write(marshalMetadata(md))
 			buf.WriteByte('}')
 		}
 		buf.WriteString(`]}`)

@@ -395,6 +395,12 @@ func (t *Transaction) Commit(ctx context.Context, info CommitInfo) (int64, error
 	}
 	info.TxnID = uuid.NewString()
 	t.rowTrackingTags(&info)
+	if t.metadata != nil && t.snap.version >= 0 && IdentityOnlyChange(t.snap.metadata, *t.metadata) {
+		if info.Tags == nil {
+			info.Tags = map[string]string{}
+		}
+		info.Tags[IdentityCommitTag] = "true"
+	}
 	if info.Operation == "" {
 		info.Operation = "WRITE"
 	}
@@ -539,6 +545,7 @@ func (t *Transaction) readBack(ctx context.Context, version int64, txnID string)
 func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txnID string) (ts int64, own bool, err error) {
 	var (
 		metadataChanged, protocolChanged bool
+		winnerMetadata                   *Metadata
 		removed, added, txnIDs, domains  []string
 		winnerBlind                      bool
 		addedFiles                       []*Add // dataChange adds, for read predicates
@@ -552,6 +559,7 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 		switch {
 		case a.Metadata != nil:
 			metadataChanged = true
+			winnerMetadata = a.Metadata
 		case a.Protocol != nil:
 			protocolChanged = true
 		case a.Remove != nil:
@@ -587,7 +595,7 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 	if protocolChanged {
 		return 0, false, conflict(ErrProtocolChanged, nil)
 	}
-	if metadataChanged {
+	if metadataChanged && !t.toleratesMetadata(winnerMetadata) {
 		return 0, false, conflict(ErrMetadataChanged, nil)
 	}
 	// Files this transaction read: declared ones, the removed ones, or all of the snapshot.
@@ -647,4 +655,18 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 		return 0, false, conflict(ErrConcurrentTransaction, sameApp)
 	}
 	return ts, false, nil
+}
+
+// toleratesMetadata reports whether a winner's metaData (win) leaves this
+// transaction valid: Delta Spark's conflict rule for identity columns
+// (ConflictChecker.checkNoMetadataUpdates) — a winner that only advanced identity
+// high-water marks does not conflict with a transaction that changes no metadata
+// itself (a DELETE, an append with explicit identity values); any other metadata
+// change, or one meeting a transaction that commits metadata of its own (one that
+// generated identity values: its high-water marks were computed from the older
+// ones), is a conflict. The change is judged from the metadata (IdentityOnlyChange)
+// rather than from the winner's commitInfo tag.
+func (t *Transaction) toleratesMetadata(win *Metadata) bool {
+	return win != nil && t.metadata == nil && t.protocol == nil && t.snap.version >= 0 &&
+		IdentityOnlyChange(t.snap.metadata, *win)
 }

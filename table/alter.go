@@ -31,8 +31,9 @@ func ParseColumn(def string) (NewColumn, error) {
 
 // AlterOptions describes one change of a table (ALTER TABLE). Exactly one kind of
 // change must be given, as each is one Delta operation in the table history:
-// SetProperties (SET TBLPROPERTIES), UnsetProperties (UNSET TBLPROPERTIES) or
-// AddColumns (ADD COLUMNS).
+// SetProperties (SET TBLPROPERTIES), UnsetProperties (UNSET TBLPROPERTIES),
+// AddColumns (ADD COLUMNS), ClusterBy (CLUSTER BY), AddConstraint (ADD CONSTRAINT)
+// or DropConstraint (DROP CONSTRAINT).
 type AlterOptions struct {
 	// SetProperties sets table properties. They are validated and canonicalised as
 	// at creation (see CreateOptions.Properties): a known delta.* key in any letter
@@ -46,15 +47,17 @@ type AlterOptions struct {
 	// rewritten). delta.enableChangeDataFeed=true makes DML record its changes from
 	// the next commit on (Table.Changes); it is refused while a column has a name
 	// the change data feed reserves. Properties skiplake cannot honour as a writer
-	// (CHECK constraints, ...) are refused with an error naming them. Only the keys
-	// set are validated: the
+	// are refused with an error naming them; delta.constraints.* keys are refused
+	// (AddConstraint and DropConstraint change CHECK constraints, as in Delta
+	// Spark). Only the keys set are validated: the
 	// rest of the configuration is kept as it is.
 	SetProperties map[string]string
 	// UnsetProperties removes table properties (a known key in any letter case).
 	// Removing a key the table does not have is an error unless IfExists is set.
 	// Internal keys, table features and column mapping cannot be removed.
 	UnsetProperties []string
-	// IfExists makes UnsetProperties ignore keys the table does not have.
+	// IfExists makes UnsetProperties ignore keys the table does not have, and
+	// DropConstraint a constraint the table does not have.
 	IfExists bool
 	// ClusterBy changes the clustering columns (ALTER TABLE CLUSTER BY): a
 	// metadata-only commit of the delta.clustering domain that rewrites no file. An
@@ -74,6 +77,18 @@ type AlterOptions struct {
 	// the next id and a fresh physical name. Data files already written lack the
 	// columns, which read as null.
 	AddColumns []NewColumn
+	// AddConstraint adds a CHECK constraint. Every live row is checked first (files
+	// whose statistics prove the expression TRUE for all their rows are not read): a
+	// row for which it is not TRUE fails the change with a *ViolationError naming the
+	// row, an expression that does not parse, or that skiplake cannot evaluate exactly
+	// as Spark (ErrWriteRules), fails it too, and nothing is committed. From the
+	// commit on, every write that adds rows checks them against it. A legacy protocol
+	// moves to writer version 3 if it is lower; a table-features protocol gains
+	// checkConstraints.
+	AddConstraint *CheckConstraint
+	// DropConstraint removes the CHECK constraint of that name (case-insensitively);
+	// a name the table lacks is an error unless IfExists is set.
+	DropConstraint string
 	// RenameColumn renames a column or struct field (RENAME COLUMN). Renaming needs
 	// column mapping: a table without it gets it in the same commit, in name mode
 	// with the current names as physical names (reader 3 / writer 7 with the
@@ -123,7 +138,8 @@ type AlterResult struct {
 	Version int64 `json:"version"`
 	// Operation is the commitInfo operation: "SET TBLPROPERTIES",
 	// "UNSET TBLPROPERTIES", "ADD COLUMNS", "RENAME COLUMN", "DROP COLUMNS",
-	// "CHANGE COLUMN" (type and comment) or "CLUSTER BY".
+	// "CHANGE COLUMN" (type and comment), "CLUSTER BY", "ADD CONSTRAINT" or
+	// "DROP CONSTRAINT".
 	Operation string `json:"operation"`
 	// ProtocolUpgraded is true when the commit also raised the protocol.
 	ProtocolUpgraded bool `json:"protocolUpgraded"`
@@ -133,6 +149,10 @@ type AlterResult struct {
 	MinWriterVersion int      `json:"minWriterVersion"`
 	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
 	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+	// FilesChecked and FilesSkipped count, for AddConstraint, the live files read to
+	// check the constraint and those whose statistics proved it without a read.
+	FilesChecked int64 `json:"filesChecked,omitempty"`
+	FilesSkipped int64 `json:"filesSkipped,omitempty"`
 	// Warnings are consequences of the change worth a look that did not stop it: a
 	// delta.deletedFileRetentionDuration set below VacuumSafetyFloor (accepted, as
 	// Delta Spark accepts it; Vacuum and Maintain then refuse to vacuum without Force).
@@ -150,13 +170,13 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 	kinds := 0
 	for _, set := range []bool{len(opts.SetProperties) > 0, len(opts.UnsetProperties) > 0, len(opts.AddColumns) > 0,
 		len(opts.ClusterBy) > 0 || opts.ClusterByNone, opts.RenameColumn != nil, len(opts.DropColumns) > 0,
-		opts.ChangeType != nil, opts.SetComment != nil} {
+		opts.ChangeType != nil, opts.SetComment != nil, opts.AddConstraint != nil, opts.DropConstraint != ""} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns, ClusterBy, RenameColumn, DropColumns, ChangeType or SetComment), got %d", ErrInvalidArgument, kinds)
+		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns, ClusterBy, RenameColumn, DropColumns, ChangeType, SetComment, AddConstraint or DropConstraint), got %d", ErrInvalidArgument, kinds)
 	}
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
@@ -168,6 +188,12 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 			return nil, fmt.Errorf("%w: ClusterBy and ClusterByNone together", ErrInvalidArgument)
 		}
 		return alterClustering(ctx, snap, opts.ClusterBy)
+	}
+	if opts.AddConstraint != nil {
+		return addConstraint(ctx, snap, *opts.AddConstraint)
+	}
+	if opts.DropConstraint != "" {
+		return dropConstraint(ctx, snap, opts.DropConstraint, opts.IfExists)
 	}
 	if opts.RenameColumn != nil || len(opts.DropColumns) > 0 || opts.ChangeType != nil || opts.SetComment != nil {
 		return alterColumn(ctx, snap, opts)

@@ -34,6 +34,12 @@ type conformer struct {
 	inSchema *arrow.Schema // the last input schema planned for
 	cols     []*colPlan    // per table column
 	rows     int64         // rows conformed so far
+	// optional marks the table columns the input may lack even when NOT NULL
+	// (generated and identity columns of rows being inserted, see rules.go): a
+	// missing one becomes a placeholder of nulls, listed in missing, for
+	// completeInsert to fill.
+	optional []bool
+	missing  []int
 }
 
 func newConformer(table *arrow.Schema, mem memory.Allocator) *conformer {
@@ -57,11 +63,27 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 	if c.inSchema != nil && c.inSchema.Equal(in) {
 		return nil
 	}
-	cols, err := planFields(c.table.Fields(), in.Fields(), "", true)
+	want := c.table.Fields()
+	if c.optional != nil {
+		want = append([]arrow.Field(nil), want...)
+		for i := range want {
+			if c.optional[i] {
+				want[i].Nullable = true // may be missing: computed later
+			}
+		}
+	}
+	cols, err := planFields(want, in.Fields(), "", true)
 	if err != nil {
 		return err
 	}
-	c.inSchema, c.cols = in, cols
+	var missing []int
+	for i, p := range cols {
+		p.field = c.table.Field(i) // NOT NULL of a column the input has is checked
+		if c.optional != nil && c.optional[i] && p.src < 0 {
+			missing = append(missing, i)
+		}
+	}
+	c.inSchema, c.cols, c.missing = in, cols, missing
 	return nil
 }
 

@@ -240,6 +240,14 @@ type dmlAttempt struct {
 	batchRows int64
 	// layout keeps the table's clustering through the command (dml_layout.go).
 	layout *dmlLayout
+	// ids assigns identity values to rows MERGE inserts; the commit records their
+	// high-water marks (rules.go).
+	ids *identityAssigner
+	// updateRules and updateAssigned are UPDATE's write rules and the columns its SET
+	// list assigns (lower case): the generated columns it does not assign are
+	// recomputed from the updated row.
+	updateRules    *tableview.WriteRules
+	updateAssigned map[string]bool
 }
 
 func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
@@ -276,9 +284,12 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
 		sorted := wo
 		sorted.sortBy, sorted.sortCurve = sortBy, curve
+		sorted.unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
 		a.sink = &writerSink{t: t, snap: snap, opts: sorted}
 		if snap.view.WritesChangeData() {
-			a.changes = newChangeSink(a, wo) // change data files are not clustered
+			cdc := wo
+			cdc.unchanged = true // change data files record rows, they do not add them: no write rules
+			a.changes = newChangeSink(a, cdc) // change data files are not clustered
 		}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
@@ -740,6 +751,11 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	txn.Remove(removes...)
 	txn.Add(adds...)
 	txn.AddChangeFiles(a.cdcs...)
+	if md, changed, err := withIdentityMarks(a.snap.log.Metadata(), a.ids); err != nil {
+		return -1, err
+	} else if changed {
+		txn.SetMetadata(md) // identity values inserted: the high-water marks advance
+	}
 	if a.rowIDs {
 		// No existing row moved (checkDML, finish): the rows left keep their
 		// files' row IDs, new rows take fresh ones.

@@ -306,6 +306,15 @@ func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow
 			}
 		}
 	}
+	// The rows held for the file's own rewrite (rewriteOwn) do not pass through the
+	// row sink, which checks the write rules: they are checked here.
+	rules, err := writeRulesOf(a.snap)
+	if err != nil {
+		return err
+	}
+	if err := rules.Verify(rows); err != nil {
+		return err
+	}
 	taken, err := l.holdHome(ctx, f.add.Key(), rows, pos, home, a.mem)
 	if err != nil {
 		return err

@@ -63,6 +63,16 @@
 //     the new one); a file's vector is replaced by a remove/add pair keyed by (path,
 //     vector).
 //   - O1 Optimize never changes the multiset of live rows (package optimize).
+//   - W1 Every row a write adds (append, overwrite, the rows UPDATE and MERGE
+//     write) passes the write rules of the version it is written for
+//     (rules.go): CHECK constraints and column invariants TRUE, generated columns
+//     equal to their expressions, NOT NULL columns non-null; else the write fails
+//     naming the rule and a row, and commits nothing. Rules skiplake cannot evaluate
+//     exactly as Spark refuse every write that adds rows; Optimize and the rows
+//     DELETE keeps are not checked (unchanged rows). Identity values a write
+//     generates are recorded as high-water marks in the same commit; two writers
+//     that both generated values conflict (a metadata change), so no value is
+//     handed out twice.
 //   - P1 Table properties are validated and normalised when set, parsed once per
 //     snapshot into a typed value (log.TableProperties), and read from that value
 //     everywhere; an operation that depends on a property whose stored value does not

@@ -200,6 +200,10 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 		dopts.Progress = opts.Progress
 	}
 	res, err := t.runDML(ctx, "WRITE", dopts, false, func(ctx context.Context, a *dmlAttempt) error {
+		if err := sameIdentityBase(target, a.snap, w.ids); err != nil {
+			return err
+		}
+		a.ids = w.ids // the commit records the high-water marks of the rows written
 		return a.deleteWhere(ctx, pred)
 	}, func(a *dmlAttempt) log.CommitInfo {
 		// As Spark counts a replaceWhere: the files, bytes and rows written include

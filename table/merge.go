@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
@@ -356,9 +357,10 @@ type mergeCounts struct {
 
 // boundClause is a clause bound to its scope's schema.
 type boundClause struct {
-	action MergeAction
-	cond   *expr.Bound            // nil: always
-	set    *expr.BoundAssignments // nil: take the source row (update) / no values (delete)
+	action   MergeAction
+	cond     *expr.Bound            // nil: always
+	set      *expr.BoundAssignments // nil: take the source row (update) / no values (delete)
+	assigned map[string]bool        // the columns set assigns (lower case)
 }
 
 // merger holds a MERGE's clauses bound to one attempt's snapshot.
@@ -376,6 +378,11 @@ type merger struct {
 	matched, notMatched, bySrc    []boundClause
 	allowMulti                    bool // several source rows may match one target row
 	needSourceRow                 bool // an update-all or insert takes the source row
+	// rules are the table's write rules (nil when they cannot be enforced: then any
+	// row written fails in the writer); optional marks the generated and identity
+	// columns the source may lack (rules.go).
+	rules    *tableview.WriteRules
+	optional []bool
 }
 
 func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []string) (*merger, error) {
@@ -398,9 +405,14 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 		m.needSourceRow = m.needSourceRow || (c.Action == MergeUpdate && strings.TrimSpace(c.Set) == "")
 	}
 	m.needSourceRow = m.needSourceRow || len(opts.WhenNotMatched) > 0
+	if rules, err := writeRulesOf(snap); err == nil {
+		m.rules = rules
+		m.optional = insertOptional(rules, snap.view.Logical())
+		a.ids = newIdentityAssigner(rules)
+	}
 	if len(opts.WhenNotMatched) > 0 {
-		for _, f := range snap.view.Logical().Fields() {
-			if !f.Nullable && fieldIndexFold(src.schema, f.Name) < 0 {
+		for i, f := range snap.view.Logical().Fields() {
+			if !f.Nullable && fieldIndexFold(src.schema, f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
 				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which is NOT NULL: INSERT * cannot fill it (source columns: %s)", ErrNullInNonNullable, f.Name, fieldNames(src.schema))
 			}
 		}
@@ -510,6 +522,10 @@ func (m *merger) bind(kind string, cls []MergeClause, scope *arrow.Schema) ([]bo
 					return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %q is an alias, not a table column", ErrInvalidArgument, kind, i+1, asg.Column.Path[0])
 				}
 			}
+			if err := checkIdentityUpdate(m.rules, assignedNames(as)); err != nil {
+				return nil, fmt.Errorf("MERGE %s clause %d SET: %w", kind, i+1, err)
+			}
+			bc.assigned = assignedSet(as)
 			b, err := expr.BindAssignments(as, scope)
 			if err != nil {
 				return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %w", ErrInvalidArgument, kind, i+1, err)
@@ -837,9 +853,9 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		if c.action == MergeUpdate {
 			var out arrow.RecordBatch
 			if c.set == nil {
-				out, err = m.sourceRows(ctx, p, picked, b.rec, targets)
+				out, err = m.updateAllRows(ctx, p, picked, b.rec, targets)
 			} else {
-				out, err = m.applySet(ctx, c.set, scope, mask)
+				out, err = m.applySet(ctx, c, scope, mask)
 			}
 			if err != nil {
 				return err
@@ -943,7 +959,7 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 					picked = append(picked, part[i])
 				}
 			}
-			out, err := m.sourceRows(ctx, p, picked, nil, nil)
+			out, err := m.insertRows(ctx, p, picked)
 			if err == nil {
 				err = a.sink.write(ctx, out)
 				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
@@ -1038,13 +1054,13 @@ func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) 
 // sourceRows returns the given source rows as rows of the table: every table column
 // from the source column of the same name (converted to the table's type when the
 // source was read); a column the source lacks from the target rows targetIdx of
-// target (UPDATE SET * keeps it), or NULL without a target (INSERT *). The caller
-// releases the result.
-func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (arrow.RecordBatch, error) {
+// target (UPDATE SET * keeps it), or NULL without a target (INSERT *); missing lists
+// those columns (by index). The caller releases the result.
+func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (out arrow.RecordBatch, missing []int, err error) {
 	logical := m.a.snap.view.Logical()
 	rows, err := takeRows(ctx, p.src, idx, m.a.mem)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Release()
 	var kept arrow.RecordBatch
@@ -1056,41 +1072,103 @@ func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, targ
 			cols[i].Retain()
 			continue
 		}
+		missing = append(missing, i)
 		if target == nil {
 			cols[i] = array.MakeArrayOfNull(m.a.mem, f.Type, int(rows.NumRows()))
 			continue
 		}
 		if kept == nil {
 			if kept, err = takeRows(ctx, target, targetIdx, m.a.mem); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			defer kept.Release()
 		}
 		j := fieldIndexFold(kept.Schema(), f.Name)
 		if j < 0 {
-			return nil, fmt.Errorf("table: internal error: MERGE update lacks target column %q", f.Name)
+			return nil, nil, fmt.Errorf("table: internal error: MERGE update lacks target column %q", f.Name)
 		}
 		cols[i] = kept.Column(j)
 		cols[i].Retain()
 	}
 	for i, f := range logical.Fields() {
 		if !arrow.TypeEqual(cols[i].DataType(), f.Type) {
-			return nil, fmt.Errorf("table: internal error: MERGE source column %q is %s, the table's %s", f.Name, cols[i].DataType(), f.Type)
+			return nil, nil, fmt.Errorf("table: internal error: MERGE source column %q is %s, the table's %s", f.Name, cols[i].DataType(), f.Type)
 		}
 	}
-	return array.NewRecordBatch(logical, cols, rows.NumRows()), nil
+	return array.NewRecordBatch(logical, cols, rows.NumRows()), missing, nil
 }
 
-// applySet computes a SET list over the rows of scope chosen by mask and returns them
-// as rows of the table (the scope's leading columns are the table's). The caller
-// releases the result.
-func (m *merger) applySet(ctx context.Context, set *expr.BoundAssignments, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
+// insertRows returns source rows to insert as rows of the table (INSERT *):
+// identity columns the source lacks take new values, generated ones are computed,
+// explicit values for a GENERATED ALWAYS identity column are refused; other columns
+// the source lacks are NULL. The caller releases the result.
+func (m *merger) insertRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
+	rows, missing, err := m.sourceRows(ctx, p, idx, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Release()
+	var computed []int
+	for _, i := range missing {
+		if m.optional != nil && m.optional[i] {
+			computed = append(computed, i)
+		}
+	}
+	out, err := completeInsert(ctx, m.rules, m.a.ids, rows, computed, m.a.mem)
+	if err != nil {
+		return nil, fmt.Errorf("table: MERGE insert: %w", err)
+	}
+	return out, nil
+}
+
+// updateAllRows returns the source rows replacing matched target rows targetIdx of
+// target (UPDATE SET *): the source's values, a column the source lacks keeping the
+// target's (identity columns so keep theirs; a source that has one is refused:
+// identity columns are not updated), except that generated columns the source lacks
+// are recomputed from the updated row. The caller releases the result.
+func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (arrow.RecordBatch, error) {
+	rows, missing, err := m.sourceRows(ctx, p, idx, target, targetIdx)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Release()
+	if m.rules == nil || (len(m.rules.Identity) == 0 && len(m.rules.Generated) == 0) {
+		rows.Retain()
+		return rows, nil
+	}
+	isMissing := map[int]bool{}
+	for _, i := range missing {
+		isMissing[i] = true
+	}
+	var present []string
+	for _, c := range m.rules.Identity {
+		if !isMissing[c.Index] {
+			present = append(present, c.Name)
+		}
+	}
+	if err := checkIdentityUpdate(m.rules, present); err != nil {
+		return nil, fmt.Errorf("MERGE UPDATE SET *: %w", err)
+	}
+	assigned := map[string]bool{}
+	for _, g := range m.rules.Generated {
+		if !isMissing[g.Index] {
+			assigned[strings.ToLower(g.Name)] = true
+		}
+	}
+	return recomputeGenerated(m.rules, rows, assigned, m.a.mem)
+}
+
+// applySet computes a clause's SET list over the rows of scope chosen by mask and
+// returns them as rows of the table (the scope's leading columns are the table's),
+// the generated columns it does not assign recomputed. The caller releases the
+// result.
+func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
 	sub, err := filterRows(ctx, scope, mask, m.a.mem)
 	if err != nil {
 		return nil, err
 	}
 	defer sub.Release()
-	out, err := set.Apply(sub, nil, m.a.mem)
+	out, err := c.set.Apply(sub, nil, m.a.mem)
 	if err != nil {
 		return nil, fmt.Errorf("table: MERGE SET: %w", err)
 	}
@@ -1100,7 +1178,9 @@ func (m *merger) applySet(ctx context.Context, set *expr.BoundAssignments, scope
 	for i := range cols {
 		cols[i] = out.Column(i)
 	}
-	return array.NewRecordBatch(logical, cols, out.NumRows()), nil
+	rows := array.NewRecordBatch(logical, cols, out.NumRows())
+	defer rows.Release()
+	return recomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
 }
 
 // concatRecords concatenates batches of one schema into one (an empty batch for

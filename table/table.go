@@ -49,6 +49,13 @@ type CreateOptions struct {
 	// their statistics. Clustering and PartitionColumns are exclusive, as in Delta.
 	// Change them later with Alter (AlterOptions.ClusterBy).
 	ClusterBy []string
+	// Constraints are CHECK constraints of the new table (CREATE TABLE ... CONSTRAINT
+	// name CHECK (expr), as Delta Spark stores them: delta.constraints.<name>, the
+	// protocol at writer version 3, or with checkConstraints when it lists features).
+	// Each must parse and be an expression skiplake evaluates exactly as Spark
+	// (else ErrWriteRules); every write then checks its rows against them (see
+	// AlterOptions.AddConstraint).
+	Constraints []CheckConstraint
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
 	// AllowNonEmpty creates the table even when the location already holds files
@@ -146,6 +153,9 @@ func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (*newTable, erro
 	proto, md, err := log.PrepareCreate(md, props)
 	if err != nil {
 		return nil, propertyErr(err)
+	}
+	if proto, md, err = withConstraints(proto, md, ds, opts.Constraints); err != nil {
+		return nil, err
 	}
 	nt := &newTable{md: md, proto: proto}
 	if len(opts.ClusterBy) > 0 {
@@ -457,6 +467,14 @@ type Description struct {
 	// ClusteringColumns are a clustered table's clustering columns (empty after
 	// CLUSTER BY NONE; nil for a table that is not clustered).
 	ClusteringColumns []string `json:"clusteringColumns,omitempty"`
+	// Constraints are the CHECK constraints (delta.constraints.*), by name.
+	Constraints []CheckConstraint `json:"constraints,omitempty"`
+	// ColumnRules are the write rules of columns: invariants, generation expressions
+	// and identity definitions, in schema order.
+	ColumnRules []ColumnRule `json:"columnRules,omitempty"`
+	// WriteRulesError, when set, says why skiplake cannot enforce the table's write
+	// rules: writes that add rows are refused (reads and OPTIMIZE work).
+	WriteRulesError string `json:"writeRulesError,omitempty"`
 }
 
 // Describe summarises the table at ref.
@@ -489,6 +507,9 @@ func (t *Table) Describe(ctx context.Context, ref Ref) (*Description, error) {
 	}
 	for _, e := range props.Invalid {
 		d.PropertyNotes = append(d.PropertyNotes, fmt.Sprintf("%s=%q is invalid (%s); the default is used where it is read, and writes that depend on it are refused", e.Key, e.Value, e.Reason))
+	}
+	if err := describeRules(snap, d); err != nil {
+		return nil, err
 	}
 	for _, a := range ls.Files() {
 		d.SizeBytes += a.Size

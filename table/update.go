@@ -56,6 +56,14 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 		}
+		rules, err := writeRulesOf(a.snap)
+		if err != nil {
+			return err
+		}
+		if err := checkIdentityUpdate(rules, assignedNames(set)); err != nil {
+			return err
+		}
+		a.updateRules, a.updateAssigned = rules, assignedSet(set)
 		sc, err := a.findScan(ctx, pred, fieldNamesOf(a.snap.view.Logical()))
 		if err != nil {
 			return err
@@ -108,6 +116,12 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 				oldIdx = append(oldIdx, i)
 			}
 		}
+		regen, err := recomputeGenerated(a.updateRules, out, a.updateAssigned, a.mem)
+		if err != nil {
+			return fmt.Errorf("table: UPDATE of %s: %w", task.add.Path, err)
+		}
+		defer regen.Release()
+		out = regen
 		if err := a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out); err != nil {
 			return err
 		}
@@ -124,6 +138,26 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 	a.res.RowsUpdated += updated
 	a.mu.Unlock()
 	return err
+}
+
+// assignedNames lists the columns a SET list assigns (top level, as written).
+func assignedNames(set []expr.Assignment) []string {
+	var out []string
+	for _, a := range set {
+		if a.Column != nil && len(a.Column.Path) > 0 {
+			out = append(out, a.Column.Path[0])
+		}
+	}
+	return out
+}
+
+// assignedSet is assignedNames in lower case, as a set.
+func assignedSet(set []expr.Assignment) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range assignedNames(set) {
+		out[strings.ToLower(n)] = true
+	}
+	return out
 }
 
 // fieldNamesOf lists a schema's top-level field names.

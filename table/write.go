@@ -129,6 +129,13 @@ type WriteOptions struct {
 	// written (see sortBuffers): DML's new rows on a clustered table.
 	sortBy    [][]string
 	sortCurve optimize.Curve
+	// inserts marks a writer of new rows (Write's input): they are completed
+	// (generated and identity columns) before the write rules are checked; the rows
+	// DML commands write are checked only (rules.go).
+	inserts bool
+	// unchanged marks a writer of rows the table already holds, unchanged (the rows
+	// DELETE keeps): they are not checked against the write rules again.
+	unchanged bool
 }
 
 // WriteResult describes a committed write.
@@ -284,6 +291,7 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		}
 		return nil, err
 	}
+	opts.inserts = true
 	target, err := evolveFor(snap, rdr.Schema(), opts)
 	if err != nil {
 		return nil, err
@@ -420,6 +428,9 @@ func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWr
 	if opts.Mode == Overwrite {
 		return nil, nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
 	}
+	if err := sameRules(mine, win, w); err != nil {
+		return nil, nil, err
+	}
 	skip, err := checkWrite(win, opts)
 	if err != nil {
 		return nil, nil, err
@@ -454,6 +465,12 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	ls := snap.log
 	txn := ls.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
 	txn.Add(adds...)
+	// Identity values generated: the high-water marks advance in the same commit.
+	if md, changed, err := withIdentityMarks(ls.Metadata(), w.ids); err != nil {
+		return nil, err
+	} else if changed {
+		txn.SetMetadata(md)
+	}
 	res := &WriteResult{FilesAdded: len(adds), RowsWritten: rows}
 	for _, a := range adds {
 		res.BytesWritten += a.Size
@@ -540,6 +557,12 @@ type fileSetWriter struct {
 	// dir, when set, is the directory (ending in "/") the files go to, their
 	// partition directories under it: change data files go to _change_data/.
 	dir string
+	// rules are the write rules every row is checked against (rules.go); rulesErr
+	// says why they cannot be enforced (then no row is written). ids assigns the
+	// identity values of an inserting writer.
+	rules    *tableview.WriteRules
+	rulesErr error
+	ids      *identityAssigner
 	// check, when set, vets every conformed batch (base: the input row of its first
 	// row) before it is written: a replaceWhere's predicate.
 	check func(rec arrow.RecordBatch, base int64) error
@@ -553,6 +576,11 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	v := snap.view
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, dataIdx: v.DataIndices(), fileSch: v.DataSchema(),
 		conf: newConformer(v.Logical(), mem), rollers: map[string]*datafile.Roller{}}
+	w.rules, w.rulesErr = writeRulesOf(snap)
+	if opts.inserts && w.rulesErr == nil {
+		w.conf.optional = insertOptional(w.rules, v.Logical())
+		w.ids = newIdentityAssigner(w.rules)
+	}
 	for _, p := range v.Partitions() { // in the log's order
 		w.partIdx = append(w.partIdx, p.Index)
 	}
@@ -608,8 +636,14 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if w.rulesErr != nil && !w.opts.unchanged && rdr.RecordBatch().NumRows() > 0 {
+			return w.rulesErr // before the input is judged against a schema whose rules are unknown
+		}
 		rec, err := w.conf.conform(ctx, rdr.RecordBatch())
 		if err != nil {
+			return err
+		}
+		if rec, err = w.applyRules(ctx, rec); err != nil {
 			return err
 		}
 		if w.check != nil {
@@ -634,6 +668,32 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 
 // cleanup deletes the files this writer stored (after a failed write or commit).
 func (w *fileSetWriter) cleanup() { w.out.Discard() }
+
+// applyRules is the funnel of the write rules (rules.go): rows being inserted are
+// completed (identity and generated columns), then every row is checked. It takes
+// rec (a conformed batch) and returns the batch to write; on error rec is released.
+func (w *fileSetWriter) applyRules(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.NumRows() == 0 || w.opts.unchanged {
+		return rec, nil
+	}
+	if w.rulesErr != nil {
+		rec.Release()
+		return nil, w.rulesErr
+	}
+	if w.opts.inserts {
+		done, err := completeInsert(ctx, w.rules, w.ids, rec, w.conf.missing, w.mem)
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+		rec = done
+	}
+	if err := w.rules.Verify(rec); err != nil {
+		rec.Release()
+		return nil, err
+	}
+	return rec, nil
+}
 
 // route splits rec by partition values and hands each part to its partition's roller.
 func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error {

@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... | [--rename-column OLD=NEW] | [--drop-column NAME]... | [--set-type NAME=TYPE] | [--comment NAME=TEXT] | [--cluster-by c1,c2|none] [--format table|json]`,
-		summary: "change table properties, columns or clustering columns (one commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`,
-			`skiplake alter /tmp/t --rename-column amount=total`, `skiplake alter /tmp/t --drop-column note`, `skiplake alter /tmp/t --set-type qty=bigint`, `skiplake alter /tmp/t --comment "total=order total in EUR"`, `skiplake alter /tmp/t --cluster-by country,ts`},
+	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... | [--rename-column OLD=NEW] | [--drop-column NAME]... | [--set-type NAME=TYPE] | [--comment NAME=TEXT] | [--cluster-by c1,c2|none] | [--add-constraint name=expr] | [--drop-constraint name [--if-exists]] [--format table|json]`,
+		summary: "change table properties, columns, clustering columns or CHECK constraints (one commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`,
+			`skiplake alter /tmp/t --rename-column amount=total`, `skiplake alter /tmp/t --drop-column note`, `skiplake alter /tmp/t --set-type qty=bigint`, `skiplake alter /tmp/t --comment "total=order total in EUR"`, `skiplake alter /tmp/t --cluster-by country,ts`, `skiplake alter /tmp/t --add-constraint "positive=amount > 0"`},
 		run: runAlter})
 }
 
@@ -32,7 +32,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	fs.Var(set, "set-property", "table property key=value to set (repeatable)")
 	var unset, add repeatFlag
 	fs.Var(&unset, "unset-property", "table property key to remove (repeatable)")
-	ifExists := fs.Bool("if-exists", false, "with --unset-property: ignore keys the table does not have")
+	ifExists := fs.Bool("if-exists", false, "with --unset-property: ignore keys the table does not have; with --drop-constraint: a constraint it does not have")
 	fs.Var(&add, "add-column", `column to append, "name type" (e.g. "amount decimal(10,2)", "address.zip int"; repeatable)`)
 	var cluster listFlag
 	fs.Var(&cluster, "cluster-by", "new clustering columns (comma-separated, st.x for field x of struct st; none for CLUSTER BY NONE): a metadata-only commit that rewrites no file; the table becomes clustered if it is not (unpartitioned tables only)")
@@ -41,24 +41,33 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	fs.Var(&drop, "drop-column", "column to drop (repeatable; st.x for a struct field); enables column mapping (name mode) if the table has none, rewriting no file; partition and clustering columns cannot be dropped")
 	setType := fs.String("set-type", "", "widen a column's type, NAME=TYPE (e.g. qty=bigint, price=decimal(12,2), tags.element=bigint) under the typeWidening feature (enabled if the table lacks it); files written before read back widened")
 	comment := fs.String("comment", "", "set a column's comment, NAME=TEXT (an empty TEXT removes it)")
+	addConstraint := fs.String("add-constraint", "", "CHECK constraint name=expr to add (a Spark SQL boolean expression); every live row is checked first, files whose statistics prove it are not read")
+	dropConstraint := fs.String("drop-constraint", "", "CHECK constraint to remove (with --if-exists: no error when the table lacks it)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
 	}
 	kinds := 0
-	for _, n := range []int{len(set), len(unset), len(add), len(cluster), len(*rename), len(drop), len(*setType), boolInt(flagSet(fs, "comment"))} {
+	for _, n := range []int{len(set), len(unset), len(add), len(cluster), len(*rename), len(drop), len(*setType), boolInt(flagSet(fs, "comment")), len(*addConstraint), len(*dropConstraint)} {
 		if n > 0 {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return usagef("give one kind of change: --set-property, --unset-property, --add-column, --rename-column, --drop-column, --set-type, --comment or --cluster-by (each is one operation in the table history)")
+		return usagef("give one kind of change: --set-property, --unset-property, --add-column, --rename-column, --drop-column, --set-type, --comment, --cluster-by, --add-constraint or --drop-constraint (each is one operation in the table history)")
 	}
-	if *ifExists && len(unset) == 0 {
-		return usagef("--if-exists applies to --unset-property only")
+	if *ifExists && len(unset) == 0 && *dropConstraint == "" {
+		return usagef("--if-exists applies to --unset-property and --drop-constraint only")
 	}
-	opts := table.AlterOptions{SetProperties: set, UnsetProperties: unset, IfExists: *ifExists}
+	opts := table.AlterOptions{SetProperties: set, UnsetProperties: unset, IfExists: *ifExists, DropConstraint: strings.TrimSpace(*dropConstraint)}
+	if *addConstraint != "" {
+		c, err := parseConstraintFlag("add-constraint", *addConstraint)
+		if err != nil {
+			return err
+		}
+		opts.AddConstraint = &c
+	}
 	if len(cluster) == 1 && strings.EqualFold(cluster[0], "none") {
 		opts.ClusterByNone = true
 	} else {
@@ -108,6 +117,9 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, res)
 	}
 	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", table.RedactLocation(path), res.Version, res.Operation)
+	if opts.AddConstraint != nil {
+		fmt.Fprintf(e.stdout, "checked the live rows: %d files read, %d proven by their statistics\n", res.FilesChecked, res.FilesSkipped)
+	}
 	if res.ProtocolUpgraded {
 		fmt.Fprintf(e.stdout, "protocol upgraded to reader %d, writer %d", res.MinReaderVersion, res.MinWriterVersion)
 		if len(res.ReaderFeatures)+len(res.WriterFeatures) > 0 {

@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2 | --cluster-by c1,c2] [--property k=v]... [--allow-non-empty]",
+	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2 | --cluster-by c1,c2] [--property k=v]... [--constraint name=expr]... [--allow-non-empty]",
 		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`, `skiplake create /tmp/t --schema "id bigint, ts timestamp, v double" --cluster-by id,ts`},
 		run: runCreate})
 	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--merge-schema] [--mode append|overwrite [--replace-where PRED] [--overwrite-schema]] [--txn-app-id ID --txn-version N] [--allow-non-empty] [--quiet]",
@@ -61,6 +61,8 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	props := kvFlag{}
 	fs.Var(props, "property", "table property key=value (repeatable)")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
+	var constraints repeatFlag
+	fs.Var(&constraints, "constraint", "CHECK constraint name=expr, a Spark SQL boolean expression every written row must make TRUE (repeatable)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -87,7 +89,15 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if len(parts) > 0 && len(cluster) > 0 {
 		return usagef("--partition-by and --cluster-by are mutually exclusive (clustering and partitioning are, in Delta)")
 	}
-	_, err = table.CreateURL(ctx, path, schema, table.CreateOptions{PartitionColumns: parts, ClusterBy: cluster, Properties: props, AllowNonEmpty: *allowNonEmpty})
+	opts := table.CreateOptions{PartitionColumns: parts, ClusterBy: cluster, Properties: props, AllowNonEmpty: *allowNonEmpty}
+	for _, c := range constraints {
+		cc, err := parseConstraintFlag("constraint", c)
+		if err != nil {
+			return err
+		}
+		opts.Constraints = append(opts.Constraints, cc)
+	}
+	_, err = table.CreateURL(ctx, path, schema, opts)
 	if errors.Is(err, table.ErrTableExists) {
 		return fmt.Errorf("%w; add data with skiplake append, change the table with skiplake alter", err)
 	}
@@ -193,6 +203,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	// (with --merge-schema the union of the inputs', which the table evolves to).
 	var snap *table.Snapshot
 	var types, source *arrow.Schema
+	var computed map[string]bool // generated and identity columns, which inputs may lack
 	switch {
 	case t == nil || *overwriteSchema:
 		if t != nil {
@@ -222,6 +233,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		if types, source, err = inputSchemas(e, inputs, snap.Schema(), explicit, *mergeSchema); err != nil {
 			return err
 		}
+		computed = computedColumns(snap)
 	}
 	// Refuse an input the write would refuse before anything is written.
 	target := source
@@ -236,13 +248,14 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if err := table.CheckConform(target, have); err != nil {
+			if err := table.CheckConform(withoutColumns(target, absentFrom(have, computed)), have); err != nil {
 				return fmt.Errorf("%s: %w", in.path, err)
 			}
 		}
 	}
 	rdr := newConcatReader(ctx, e, types, inputs)
 	rdr.declared = source
+	rdr.computed = computed
 	defer rdr.Release()
 	prog := newProgress(e, "append", *quiet)
 	defer prog.Done()
@@ -696,13 +709,24 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 	for _, n := range d.PropertyNotes {
 		fmt.Fprintf(tw, "note\t%s\n", n)
 	}
+	for _, c := range d.Constraints {
+		fmt.Fprintf(tw, "constraint\t%s CHECK (%s)\n", c.Name, c.Expr)
+	}
+	for _, r := range d.ColumnRules {
+		if r.Invariant != "" {
+			fmt.Fprintf(tw, "invariant\t%s: %s\n", r.Column, r.Invariant)
+		}
+	}
+	if d.WriteRulesError != "" {
+		fmt.Fprintf(tw, "note\twrites that add rows are refused: %s\n", d.WriteRulesError)
+	}
 	fmt.Fprintln(tw, "schema\t")
 	for _, f := range d.Schema.Fields() {
 		null := ""
 		if !f.Nullable {
 			null = " NOT NULL"
 		}
-		fmt.Fprintf(tw, "  %s\t%s%s\n", f.Name, table.DisplayType(f.Type), null)
+		fmt.Fprintf(tw, "  %s\t%s%s%s\n", f.Name, table.DisplayType(f.Type), null, columnRuleText(d.ColumnRules, f.Name))
 	}
 	return tw.Flush()
 }
@@ -766,4 +790,59 @@ func runCheckpoint(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "checkpoint written at version %d\n", v)
 	return nil
+}
+
+// columnRuleText renders a top-level column's generation expression or identity
+// definition as Spark's DDL writes them (empty for a plain column).
+func columnRuleText(rules []table.ColumnRule, col string) string {
+	for _, r := range rules {
+		if r.Column != col {
+			continue
+		}
+		switch {
+		case r.Generated != "":
+			return " GENERATED ALWAYS AS (" + r.Generated + ")"
+		case r.Identity != nil:
+			kind := "BY DEFAULT"
+			if r.Identity.Always {
+				kind = "ALWAYS"
+			}
+			s := fmt.Sprintf(" GENERATED %s AS IDENTITY (START WITH %d INCREMENT BY %d)", kind, r.Identity.Start, r.Identity.Step)
+			if r.Identity.HighWaterMark != nil {
+				s += fmt.Sprintf(", high-water mark %d", *r.Identity.HighWaterMark)
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// parseConstraintFlag parses a --constraint or --add-constraint value, name=expr.
+func parseConstraintFlag(flagName, s string) (table.CheckConstraint, error) {
+	name, text, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(text) == "" {
+		return table.CheckConstraint{}, usagef("--%s %q: want name=expr (e.g. positive=\"amount > 0\")", flagName, s)
+	}
+	return table.CheckConstraint{Name: strings.TrimSpace(name), Expr: strings.TrimSpace(text)}, nil
+}
+
+// computedColumns names (lower case) the generated and identity columns of the
+// table, which inputs may leave out.
+func computedColumns(snap *table.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range snap.ComputedColumns() {
+		out[strings.ToLower(name)] = true
+	}
+	return out
+}
+
+// absentFrom returns the columns of cols (lower case) that schema s lacks.
+func absentFrom(s *arrow.Schema, cols map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for c := range cols {
+		if !slices.ContainsFunc(s.Fields(), func(f arrow.Field) bool { return strings.EqualFold(f.Name, c) }) {
+			out[c] = true
+		}
+	}
+	return out
 }

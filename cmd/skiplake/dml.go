@@ -235,6 +235,9 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	rdr := newConcatReader(ctx, e, schema, inputs)
+	if *schemaText == "" {
+		rdr.computed = computedColumns(snap)
+	}
 	defer rdr.Release()
 	res, err := t.Merge(ctx, rdr, opts)
 	done()

@@ -102,7 +102,7 @@ func FuzzCSVInput(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Reading against a fixed schema: errors are fine, panics are not.
-		if r, err := newCSVReader("x.csv", io.NopCloser(bytes.NewReader(data)), fuzzSchema, memory.DefaultAllocator); err == nil {
+		if r, err := newCSVReader("x.csv", io.NopCloser(bytes.NewReader(data)), fuzzSchema, nil, memory.DefaultAllocator); err == nil {
 			drain(r)
 		}
 		inf := newInference()
@@ -113,7 +113,7 @@ func FuzzCSVInput(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, err := newCSVReader("x.csv", io.NopCloser(bytes.NewReader(data)), schema, memory.DefaultAllocator)
+		r, err := newCSVReader("x.csv", io.NopCloser(bytes.NewReader(data)), schema, nil, memory.DefaultAllocator)
 		if err != nil {
 			t.Fatalf("inferred %s, but the header does not read: %v", schema, err)
 		}

@@ -375,6 +375,9 @@ func TestGoldenErrors(t *testing.T) {
 			{"alter", tbl, "--add-column", "note"},
 			{"alter", tbl, "--cluster-by", "id"},
 			{"alter", tbl, "--cluster-by", "id", "--add-column", "note string"},
+			{"alter", tbl, "--add-constraint", "small=id < 23"},
+			{"alter", tbl, "--add-constraint", "id > 0"},
+			{"alter", tbl, "--drop-constraint", "nope"},
 		},
 		"bench": {
 			{"bench"},

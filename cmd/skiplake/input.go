@@ -99,7 +99,12 @@ func (in input) open(e *env) (io.ReadCloser, error) {
 
 // reader opens the input as batches of schema (CSV and JSONL are typed by it;
 // Parquet batches keep the file's types and are conformed by the table's writer).
-func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema) (array.RecordReader, error) {
+//
+// computed names the table's generated and identity columns, whose values the
+// table computes when the input lacks them: a CSV input whose header lacks one is
+// read without it, a JSONL input is always read without them (its lines cannot
+// give them), a Parquet input may lack them.
+func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema, computed map[string]bool) (array.RecordReader, error) {
 	mem := memory.DefaultAllocator
 	if in.format == "parquet" {
 		return openParquet(ctx, in.path, mem)
@@ -110,9 +115,9 @@ func (in input) reader(ctx context.Context, e *env, schema *arrow.Schema) (array
 	}
 	var r array.RecordReader
 	if in.format == "csv" {
-		r, err = newCSVReader(in.name(), rc, csvSchema(schema), mem)
+		r, err = newCSVReader(in.name(), rc, csvSchema(schema), computed, mem)
 	} else {
-		r, err = newJSONLReader(in.name(), rc, csvSchema(schema), mem)
+		r, err = newJSONLReader(in.name(), rc, csvSchema(withoutColumns(schema, computed)), mem)
 	}
 	if err != nil {
 		rc.Close()
@@ -167,6 +172,20 @@ func parseSchemaFlag(s string) (*arrow.Schema, error) {
 	return schema, nil
 }
 
+// withoutColumns returns s without the top-level columns named in drop (lower case).
+func withoutColumns(s *arrow.Schema, drop map[string]bool) *arrow.Schema {
+	if len(drop) == 0 {
+		return s
+	}
+	var fields []arrow.Field
+	for _, f := range s.Fields() {
+		if !drop[strings.ToLower(f.Name)] {
+			fields = append(fields, f)
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
 // csvSchema drops metadata the text readers do not need.
 func csvSchema(s *arrow.Schema) *arrow.Schema {
 	fields := make([]arrow.Field, s.NumFields())
@@ -197,6 +216,9 @@ type concatReader struct {
 	// --merge-schema the union of their columns.
 	declared *arrow.Schema
 	inputs   []input
+	// computed names the table's generated and identity columns (lower case), which
+	// inputs may lack (see input.reader).
+	computed map[string]bool
 	next     int
 	cur      array.RecordReader
 	curIn    input
@@ -226,7 +248,7 @@ func (r *concatReader) Next() bool {
 			}
 			r.curIn = r.inputs[r.next]
 			r.next++
-			cur, err := r.curIn.reader(r.ctx, r.e, r.schema)
+			cur, err := r.curIn.reader(r.ctx, r.e, r.schema, r.computed)
 			if err != nil {
 				r.err = r.annotate(err)
 				return false

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -140,13 +141,25 @@ func stripBOM(br *bufio.Reader) {
 // schema column the header lacks is NULL in every row (an error for a NOT NULL
 // column, as a missing JSONL key is). Empty cells, NULL and null are nulls, except
 // quoted ones in string and binary columns (csvNull).
-func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memory.Allocator) (*textReader, error) {
+//
+// A column named in optional (lower case) that the header lacks is left out of the
+// batches (the table computes it: a generated or identity column).
+func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, optional map[string]bool, mem memory.Allocator) (*textReader, error) {
 	if err := checkSchemaConvertible(name, schema); err != nil {
 		return nil, err
 	}
 	cr, header, err := openCSV(name, rc)
 	if err != nil {
 		return nil, err
+	}
+	if len(optional) > 0 {
+		absent := map[string]bool{}
+		for _, f := range schema.Fields() {
+			if optional[strings.ToLower(f.Name)] && !slices.ContainsFunc(header, func(h string) bool { return strings.EqualFold(strings.TrimSpace(h), f.Name) }) {
+				absent[strings.ToLower(f.Name)] = true
+			}
+		}
+		schema = withoutColumns(schema, absent)
 	}
 	idx, err := matchKeys(header, schema.Fields(), "column")
 	if err != nil {

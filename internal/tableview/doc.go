@@ -27,7 +27,14 @@
 //     layout, and in test and race builds (package invariants) also reads the
 //     files' Parquet footers and checks their column names and field ids
 //     (VerifyFiles). Across commit retries the log keeps the layout fixed: a winner
-//     that changes metaData or protocol is a conflict for every transaction.
+//     that changes metaData or protocol is a conflict for every transaction (but
+//     one that only advances identity high-water marks, which leaves the layout as
+//     it is, for a transaction that changes no metadata).
+//   - TV2 WriteRules are resolved once per view from the metadata: every CHECK
+//     constraint, invariant and generation expression parsed and bound to the
+//     logical schema, identity definitions read. If any of them cannot be
+//     enforced exactly as Spark would, WriteRules is an error (ErrWriteRules) and
+//     writers of rows refuse the table; a rule is never skipped.
 //
 // Like the kernel's, the view answers the questions that need protocol and
 // properties together: CheckWritable (L4 for writers), KeepsStableRowIDs,

@@ -10,4 +10,11 @@ var (
 	// ErrLayoutChanged: data files written for one layout were about to be committed
 	// to a version of another (invariant T1; see LayoutError).
 	ErrLayoutChanged = errors.New("tableview: the table's layout changed")
+	// ErrWriteRules: a write rule of the version (a CHECK constraint, a column
+	// invariant, a generated or identity column) cannot be enforced: its expression
+	// does not parse or bind, or uses what skiplake does not evaluate as Spark would.
+	// Writers of rows refuse the table (View.WriteRules).
+	ErrWriteRules = errors.New("tableview: cannot enforce the table's write rules")
+	// ErrConstraintViolation: a row breaks a write rule (see ViolationError).
+	ErrConstraintViolation = errors.New("tableview: constraint violated")
 )

@@ -51,6 +51,9 @@ type View struct {
 
 	bloomCols []string // skiplake.bloomFilter.columns resolved against the data columns
 	bloomErr  error
+
+	rules    *WriteRules // the write rules (rules.go), or
+	rulesErr error       // why they cannot be enforced
 }
 
 // Partition is one partition column.
@@ -120,6 +123,7 @@ func New(snap *log.Snapshot) (*View, error) {
 	}
 	v.parser = stats.NewParser(v.physical, stats.ParseOptions{StringPrefixLength: v.props.StringPrefixForReading()})
 	v.bloomCols, v.bloomErr = bloom.ResolveColumns(v.data, v.props.BloomFilterColumns)
+	v.resolveRules()
 	return v, nil
 }
 
