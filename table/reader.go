@@ -471,7 +471,7 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	if storage.RootOf(r.scan.snap.store) != "" {
 		opts.StreamBufferBytes = localStreamBufferBytes
 	}
-	f, dr, err := r.scan.openFile(ctx, task, opts)
+	f, dr, err := r.scan.openFileReport(ctx, task, opts, r.report)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -539,6 +539,11 @@ func (r *Reader) decode(u *readUnit) error {
 		}
 		if errors.Is(err, ErrCorruptData) {
 			return fmt.Errorf("table: %w", err) // names the file, row group and column
+		}
+		if errors.Is(err, storage.ErrNotExist) {
+			// Opened with its logged size (a cached footer): an object store makes no
+			// request until this read.
+			return fmt.Errorf("%w: %s (referenced by version %d): %w", ErrMissingDataFile, task.path, r.scan.snap.Version(), err)
 		}
 		return fmt.Errorf("table: reading %s: %w", task.path, err)
 	}
