@@ -471,7 +471,11 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	if storage.RootOf(r.scan.snap.store) != "" {
 		opts.StreamBufferBytes = localStreamBufferBytes
 	}
-	f, dr, err := r.scan.openFileReport(ctx, task, opts, r.report)
+	// The file is opened under the Reader's context, not ctx: an object store's File
+	// reads with the context it was opened with, and the decoders read the file's row
+	// groups after the dispatcher, which ends ctx (the opens ahead) when it has
+	// dispatched the last of them.
+	f, dr, err := r.scan.openFileReport(r.ctx, task, opts, r.report)
 	if err != nil {
 		return nil, nil, err
 	}
