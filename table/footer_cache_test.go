@@ -325,3 +325,37 @@ func TestFooterCacheConcurrentScans(t *testing.T) {
 	require.LessOrEqual(t, st.Bytes, st.MaxBytes)
 	require.Positive(t, st.Hits)
 }
+
+// BenchmarkRepeatedSelectiveCount is a service counting "id = 5" again and again on an
+// unchanged local table of 21 files (every file needs its footer: each holds ids
+// 0..1999): with the Table's caches (the default) and without (CacheOptions off).
+// Each op is Table.Count: the latest snapshot, planning and the reads.
+func BenchmarkRepeatedSelectiveCount(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{})
+	require.NoError(b, err)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 21 {
+		rec := layoutBatch(r, 2000, func(j int) int64 { return int64(j) }, 0)
+		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+		rec.Release()
+		require.NoError(b, err)
+	}
+	for _, c := range []struct {
+		name string
+		tb   *table.Table
+	}{
+		{"cached", tb.WithCache(table.CacheOptions{})},
+		{"uncached", tb.WithCache(table.CacheOptions{FooterBytes: -1, NoSnapshot: true})},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				n, _, err := c.tb.Count(ctx, table.WithFilter("id = 5"))
+				if err != nil || n != 21 {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}
