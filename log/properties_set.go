@@ -547,7 +547,6 @@ var unwritableWhy = map[string]string{
 	FeatureCheckConstraints:  "skiplake cannot evaluate CHECK constraints, so it could not enforce them on writes",
 	FeatureInvariants:        "skiplake cannot evaluate column invariants, so it could not enforce them on writes",
 	FeatureInCommitTimestamp: "skiplake does not write in-commit timestamps yet",
-	FeatureTypeWidening:      "skiplake does not change column types yet",
 	FeatureIcebergCompatV1:   "skiplake does not keep Iceberg metadata",
 	FeatureIcebergCompatV2:   "skiplake does not keep Iceberg metadata",
 }

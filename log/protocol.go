@@ -78,14 +78,17 @@ var supportedReader = []string{
 // new ones) and the data-file layer writes the physical names and field ids.
 // v2Checkpoint tables get v2 checkpoints. rowTracking is written (Transaction
 // assigns row IDs, see rowtracking.go), as is clustering (and Databricks' preview
-// feature liquid, whose domain is kept as is). changeDataFeed and generated/identity
+// feature liquid, whose domain is kept as is). typeWidening is written (ALTER
+// records delta.typeChanges; schema changes keep it; files are written with the
+// current types and readers widen older ones); its preview feature, whose changes
+// also record the table version, is not. changeDataFeed and generated/identity
 // columns are refused (but see legacyUnused). invariants and checkConstraints are
 // accepted only when unused (see CheckWritable).
 var supportedWriter = []string{
 	FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureTimestampNTZ,
 	FeatureDomainMetadata, FeatureDeletionVectors, FeatureVacuumProtocolCheck,
 	FeatureColumnMapping, FeatureV2Checkpoint,
-	FeatureRowTracking, FeatureClustering, FeatureLiquid,
+	FeatureRowTracking, FeatureClustering, FeatureLiquid, FeatureTypeWidening,
 }
 
 // requiredFeatures are the features a feature depends on: supporting it supports

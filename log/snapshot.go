@@ -27,6 +27,9 @@ type Snapshot struct {
 	// pending marks a snapshot from NewTableSnapshot: the table does not exist yet
 	// and metadata and protocol are those its creating commit will carry.
 	pending bool
+	// changeMetadata and changeProtocol mark a snapshot from WithChange: its
+	// transactions commit its metadata (and protocol) as a change of the version.
+	changeMetadata, changeProtocol bool
 
 	propsOnce sync.Once
 	props     *TableProperties

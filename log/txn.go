@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -78,7 +79,35 @@ func (s *Snapshot) NewTransaction(opts TxnOptions) *Transaction {
 		t.metadata, t.protocol = &md, &p
 		t.domains = append(t.domains, s.domains...)
 	}
+	if s.changeMetadata {
+		md := s.metadata
+		t.metadata = &md
+	}
+	if s.changeProtocol {
+		p := s.protocol
+		t.protocol = &p
+	}
 	return t
+}
+
+// WithChange returns the state table version s will have after a commit that changes
+// its metadata to md and its protocol to p (a write that evolves the schema, an
+// overwrite that replaces it): s's version, files, transactions and domains, with md
+// and p. Writers prepare their data files for it and commit them with a transaction
+// started on it (NewTransaction), which commits the metaData action — and the
+// protocol action when p differs from s's protocol — with whatever else it adds; its
+// read version is s's, and like every metadata change it conflicts with any
+// concurrent commit that changes metadata or protocol.
+func (s *Snapshot) WithChange(md Metadata, p Protocol) *Snapshot {
+	c := &Snapshot{log: s.log, version: s.version, protocol: p, metadata: md, files: s.files,
+		tombstones: s.tombstones, txns: s.txns, domains: s.domains, timestamp: s.timestamp,
+		checkpointVersion: s.checkpointVersion, pending: s.pending}
+	c.changeMetadata = !s.pending
+	c.changeProtocol = !s.pending && !reflect.DeepEqual(p, s.protocol)
+	if s.changeProtocol {
+		c.changeProtocol = true
+	}
+	return c
 }
 
 // NewTableSnapshot returns the state of a table that does not exist yet and will be
@@ -558,7 +587,9 @@ func (t *Transaction) checkWinner(ctx context.Context, version int64, level, txn
 		return 0, false, conflict(ErrConcurrentDeleteDelete, deleteHit)
 	}
 	if t.readAll && len(added) > 0 {
-		check := level == Serializable || (level == WriteSerializable && !winnerBlind)
+		// A blind append conflicts under WriteSerializable only with a transaction
+		// that changes the metadata (Spark's ConflictChecker).
+		check := level == Serializable || (level == WriteSerializable && (!winnerBlind || t.metadata != nil))
 		if check {
 			return 0, false, conflict(ErrConcurrentAppend, added)
 		}

@@ -24,7 +24,8 @@ type ReadPredicate struct {
 //     conflict (ErrConcurrentAppend): the transaction should have read it;
 //   - WriteSerializable: only the added files of winners that are not blind appends
 //     (a blind append is serialised after this transaction, so its rows need not
-//     have been read);
+//     have been read), unless the transaction changes the metadata: then every
+//     winner's added files, which were written for the metadata it replaces;
 //   - SnapshotIsolation (transactions that only rearrange data): never.
 //
 // Delta Spark tests added files against read predicates using partition values
@@ -45,7 +46,10 @@ func (t *Transaction) predicateHits(level string, winnerBlind bool, added []*Add
 	}
 	switch {
 	case level == Serializable:
-	case level == WriteSerializable && !winnerBlind:
+	case level == WriteSerializable && (!winnerBlind || t.metadata != nil):
+		// Under WriteSerializable blind appends do not conflict, unless this
+		// transaction changes the metadata (Spark's ConflictChecker: the appended
+		// files were written for the metadata it replaces).
 	default:
 		return nil
 	}

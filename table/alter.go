@@ -72,6 +72,47 @@ type AlterOptions struct {
 	// the next id and a fresh physical name. Data files already written lack the
 	// columns, which read as null.
 	AddColumns []NewColumn
+	// RenameColumn renames a column or struct field (RENAME COLUMN). Renaming needs
+	// column mapping: a table without it gets it in the same commit, in name mode
+	// with the current names as physical names (reader 3 / writer 7 with the
+	// columnMapping feature), so no data file is rewritten and every reader that
+	// supports column mapping reads the files written before. Refused: a name the
+	// struct has already (case-insensitively).
+	RenameColumn *ColumnRename
+	// DropColumns drops columns or struct fields (DROP COLUMNS), enabling column
+	// mapping as RenameColumn does; the data files keep the values, which readers no
+	// longer see. Refused: a partition column, a clustering column (or a struct
+	// holding one), the table's last data column, a struct's last field.
+	DropColumns []string
+	// ChangeType widens a column's type (ALTER COLUMN ... TYPE) under the
+	// typeWidening table feature, which the commit adds (with
+	// delta.enableTypeWidening=true) when the table lacks it; a table with
+	// delta.enableTypeWidening=false refuses. Supported are Delta's widenings (see
+	// log.CanWiden): byte→short→int→long, float→double, byte/short/int→double,
+	// date→timestamp_ntz, decimal to a wider decimal, integers to a wide enough
+	// decimal. The change is recorded in delta.typeChanges; files written before it
+	// read back widened, and no file is rewritten.
+	ChangeType *ColumnType
+	// SetComment sets a column's comment (its "comment" metadata; "" removes it).
+	SetComment *ColumnComment
+}
+
+// ColumnRename is a RENAME COLUMN: Column is a path ("address.zip"; backticks quote
+// names with dots), NewName the field's new name.
+type ColumnRename struct {
+	Column, NewName string
+}
+
+// ColumnType is an ALTER COLUMN ... TYPE: Column is a path ("address.zip",
+// "tags.element", "attrs.value"), Type the new type in SQL or Delta spelling
+// ("bigint", "decimal(12,2)", "timestamp_ntz").
+type ColumnType struct {
+	Column, Type string
+}
+
+// ColumnComment is an ALTER COLUMN ... COMMENT: Column is a path, Comment the text.
+type ColumnComment struct {
+	Column, Comment string
 }
 
 // AlterResult describes a committed Alter.
@@ -79,7 +120,8 @@ type AlterResult struct {
 	// Version is the committed table version.
 	Version int64 `json:"version"`
 	// Operation is the commitInfo operation: "SET TBLPROPERTIES",
-	// "UNSET TBLPROPERTIES" or "ADD COLUMNS".
+	// "UNSET TBLPROPERTIES", "ADD COLUMNS", "RENAME COLUMN", "DROP COLUMNS",
+	// "CHANGE COLUMN" (type and comment) or "CLUSTER BY".
 	Operation string `json:"operation"`
 	// ProtocolUpgraded is true when the commit also raised the protocol.
 	ProtocolUpgraded bool `json:"protocolUpgraded"`
@@ -105,13 +147,14 @@ type AlterResult struct {
 func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, error) {
 	kinds := 0
 	for _, set := range []bool{len(opts.SetProperties) > 0, len(opts.UnsetProperties) > 0, len(opts.AddColumns) > 0,
-		len(opts.ClusterBy) > 0 || opts.ClusterByNone} {
+		len(opts.ClusterBy) > 0 || opts.ClusterByNone, opts.RenameColumn != nil, len(opts.DropColumns) > 0,
+		opts.ChangeType != nil, opts.SetComment != nil} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns or ClusterBy), got %d", ErrInvalidArgument, kinds)
+		return nil, fmt.Errorf("%w: alter takes exactly one kind of change (SetProperties, UnsetProperties, AddColumns, ClusterBy, RenameColumn, DropColumns, ChangeType or SetComment), got %d", ErrInvalidArgument, kinds)
 	}
 	snap, err := t.Snapshot(ctx, Latest())
 	if err != nil {
@@ -123,6 +166,9 @@ func (t *Table) Alter(ctx context.Context, opts AlterOptions) (*AlterResult, err
 			return nil, fmt.Errorf("%w: ClusterBy and ClusterByNone together", ErrInvalidArgument)
 		}
 		return alterClustering(ctx, snap, opts.ClusterBy)
+	}
+	if opts.RenameColumn != nil || len(opts.DropColumns) > 0 || opts.ChangeType != nil || opts.SetComment != nil {
+		return alterColumn(ctx, snap, opts)
 	}
 	var (
 		proto log.Protocol
@@ -225,4 +271,104 @@ func commitAlter(ctx context.Context, txn *log.Transaction, old, proto log.Proto
 	return &AlterResult{Version: v, Operation: info.Operation, ProtocolUpgraded: upgraded,
 		MinReaderVersion: proto.MinReaderVersion, MinWriterVersion: proto.MinWriterVersion,
 		ReaderFeatures: proto.ReaderFeatures, WriterFeatures: proto.WriterFeatures}, nil
+}
+
+// alterColumn commits one column change (rename, drop, type, comment): a metaData
+// commit (with a protocol upgrade when the change needs column mapping or type
+// widening the table lacks), which like every metaData change conflicts with any
+// concurrent commit that changes metaData or protocol; it reads no data.
+func alterColumn(ctx context.Context, snap *Snapshot, opts AlterOptions) (*AlterResult, error) {
+	ls := snap.log
+	p, md := ls.Protocol(), ls.Metadata()
+	var (
+		proto log.Protocol
+		nmd   log.Metadata
+		info  log.CommitInfo
+		err   error
+	)
+	invalid := func(err error) error { return fmt.Errorf("%w: %w", ErrInvalidArgument, err) }
+	switch {
+	case opts.RenameColumn != nil:
+		path, err := log.ParseColumnPath(opts.RenameColumn.Column)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		var old []string
+		if proto, nmd, old, err = log.RenameColumn(p, md, path, opts.RenameColumn.NewName); err != nil {
+			return nil, invalid(err)
+		}
+		newPath := append(append([]string(nil), old[:len(old)-1]...), strings.TrimSpace(opts.RenameColumn.NewName))
+		info = log.CommitInfo{Operation: "RENAME COLUMN", OperationParameters: map[string]string{
+			"oldColumnPath": paramString(strings.Join(old, ".")), "newColumnPath": paramString(strings.Join(newPath, "."))}}
+	case len(opts.DropColumns) > 0:
+		paths := make([][]string, len(opts.DropColumns))
+		for i, c := range opts.DropColumns {
+			if paths[i], err = log.ParseColumnPath(c); err != nil {
+				return nil, invalid(err)
+			}
+		}
+		cl, err := snap.view.Clustering()
+		if err != nil {
+			return nil, err
+		}
+		var clustering [][]string
+		if cl != nil {
+			clustering = cl.Columns
+		}
+		var dropped [][]string
+		if proto, nmd, dropped, err = log.DropColumns(p, md, paths, clustering); err != nil {
+			return nil, invalid(err)
+		}
+		names := make([]string, len(dropped))
+		for i, d := range dropped {
+			names[i] = strings.Join(d, ".")
+		}
+		info = log.CommitInfo{Operation: "DROP COLUMNS", OperationParameters: map[string]string{"columns": paramJSON(names)}}
+	case opts.ChangeType != nil:
+		path, err := log.ParseColumnPath(opts.ChangeType.Column)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		t, err := log.ParseDDLType(opts.ChangeType.Type)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		var resolved []string
+		if proto, nmd, resolved, _, err = log.ChangeColumnType(p, md, path, t); err != nil {
+			return nil, invalid(err)
+		}
+		if info, err = changeColumnInfo(nmd, resolved); err != nil {
+			return nil, err
+		}
+	default:
+		path, err := log.ParseColumnPath(opts.SetComment.Column)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		var resolved []string
+		if proto, nmd, resolved, err = log.SetColumnComment(p, md, path, opts.SetComment.Comment); err != nil {
+			return nil, invalid(err)
+		}
+		if info, err = changeColumnInfo(nmd, resolved); err != nil {
+			return nil, err
+		}
+	}
+	// The new metadata must resolve as a table version does (TV1) before it is
+	// committed.
+	if _, err := newSnapshot(snap.store, ls.WithChange(nmd, proto)); err != nil {
+		return nil, invalid(err)
+	}
+	txn := ls.NewTransaction(log.TxnOptions{})
+	txn.SetMetadata(nmd)
+	return commitAlter(ctx, txn, ls.Protocol(), proto, info)
+}
+
+// changeColumnInfo is the commitInfo of CHANGE COLUMN (a type or comment change):
+// the changed field as Spark records it.
+func changeColumnInfo(md log.Metadata, path []string) (log.CommitInfo, error) {
+	field, err := log.FieldJSON(md, path)
+	if err != nil {
+		return log.CommitInfo{}, err
+	}
+	return log.CommitInfo{Operation: "CHANGE COLUMN", OperationParameters: map[string]string{"column": paramString(field)}}, nil
 }

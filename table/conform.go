@@ -3,77 +3,432 @@ package table
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
 
-// conformer maps incoming batches onto the table's logical schema: columns matched by
-// name (case-insensitively), reordered to table order, and the few representation
-// differences that carry the same values (string/large_string, binary/large_binary,
-// timestamp units and UTC spellings, dictionary-encoded strings) cast away. Anything
-// else is a schema mismatch naming the column and both types. Nulls in NOT NULL columns
-// are refused, and so are nulls in non-nullable nested fields, elements and values (see
-// nonnull.go). A type that differs only in nested names, nullability or the spelling
-// of UTC is retyped (the same buffers under the table's type).
+// conformer maps incoming batches onto the table's logical schema: the one place a
+// write (append, overwrite, the rows MERGE inserts and updates, the source columns it
+// converts) turns source data into table rows. Columns and struct fields are matched
+// by name (exactly, else case-insensitively) and put in table order; a table column
+// or struct field the source lacks is NULL when it is nullable and an error when it
+// is NOT NULL (ErrNullInNonNullable); a source column the table lacks is an error
+// (ErrSchemaMismatch; a write with MergeSchema adds it to the table first). Types
+// follow store assignment (cast.go): equal types are kept as they are, the
+// conversions Spark's ANSI store assignment allows are applied value by value
+// (a value that does not fit is a *CastError naming the column, the value and its
+// row), anything else is ErrSchemaMismatch naming the column and both types, before
+// any row is converted. NULLs in NOT NULL columns and fields are refused.
+//
+// A conformer plans once per input schema and counts the rows it has converted, so
+// that errors name a row's position in the whole input.
 type conformer struct {
 	table    *arrow.Schema
-	delta    *log.StructType
 	mem      memory.Allocator
 	inSchema *arrow.Schema // the last input schema planned for
-	plan     []int         // table field i <- input column plan[i]
-	casts    []bool
-	retypes  []bool // same layout, another spelling of the type (nested names, nullability, UTC)
-	required []bool // the column has a non-nullable field, element or value nested in it
+	cols     []*colPlan    // per table column
+	rows     int64         // rows conformed so far
 }
 
-func newConformer(table *arrow.Schema, delta *log.StructType, mem memory.Allocator) *conformer {
-	return &conformer{table: table, delta: delta, mem: mem}
+func newConformer(table *arrow.Schema, mem memory.Allocator) *conformer {
+	return &conformer{table: table, mem: mem}
 }
+
+// colPlan says how one table column (or struct field) is made from the source.
+type colPlan struct {
+	field arrow.Field // the table's field
+	path  string      // for messages
+	src   int         // the source field's index among its siblings; -1: missing (NULLs)
+	conv  castFunc    // nil: the source array is kept as it is
+}
+
+// check plans for batches of schema in without converting any row: the columns the
+// table lacks, the NOT NULL columns the data lacks and the types store assignment
+// refuses are errors here.
+func (c *conformer) check(in *arrow.Schema) error { return c.planFor(in) }
 
 func (c *conformer) planFor(in *arrow.Schema) error {
 	if c.inSchema != nil && c.inSchema.Equal(in) {
 		return nil
 	}
-	plan := make([]int, c.table.NumFields())
-	casts := make([]bool, c.table.NumFields())
-	retypes := make([]bool, c.table.NumFields())
-	required := make([]bool, c.table.NumFields())
-	used := make([]bool, in.NumFields())
-	for i, tf := range c.table.Fields() {
-		j := fieldIndexFold(in, tf.Name)
+	cols, err := planFields(c.table.Fields(), in.Fields(), "", true)
+	if err != nil {
+		return err
+	}
+	c.inSchema, c.cols = in, cols
+	return nil
+}
+
+// planFields plans the fields of a struct (top: the table's columns) from the source
+// struct's fields.
+func planFields(want, have []arrow.Field, path string, top bool) ([]*colPlan, error) {
+	what := "field"
+	if top {
+		what = "column"
+	}
+	used := make([]bool, len(have))
+	plans := make([]*colPlan, len(want))
+	for i, tf := range want {
+		p := &colPlan{field: tf, path: joinColumn(path, tf.Name), src: -1}
+		plans[i] = p
+		j := matchName(have, tf.Name)
 		if j < 0 {
-			return fmt.Errorf("%w: column %q (%s) is missing from the data (data columns: %s)", ErrSchemaMismatch, tf.Name, value.DisplayType(tf.Type), fieldNames(in))
-		}
-		used[j] = true
-		plan[i] = j
-		inT := in.Field(j).Type
-		if df := c.delta.Field(tf.Name); df != nil {
-			required[i] = hasRequired(df.Type)
-		}
-		if sameType(tf.Type, inT) {
-			retypes[i] = !arrow.TypeEqual(tf.Type, inT)
+			if !tf.Nullable {
+				return nil, fmt.Errorf("%w: %s %q (%s) is NOT NULL and missing from the data (data %ss: %s)",
+					ErrNullInNonNullable, what, p.path, value.DisplayType(tf.Type), what, namesOf(have))
+			}
 			continue
 		}
-		if !castable(tf.Type, inT) {
-			want, got := value.DisplayTypes(tf.Type, inT)
-			return fmt.Errorf("%w: column %q: table has %s, data has %s", ErrSchemaMismatch, tf.Name, want, got)
+		used[j] = true
+		p.src = j
+		conv, err := converter(have[j].Type, tf.Type, p.path)
+		if err != nil {
+			return nil, err
 		}
-		casts[i] = true
+		p.conv = conv
 	}
 	for j, u := range used {
 		if !u {
-			return fmt.Errorf("%w: column %q (%s) is not in the table schema (table columns: %s)", ErrSchemaMismatch, in.Field(j).Name, value.DisplayType(in.Field(j).Type), fieldNames(c.table))
+			return nil, fmt.Errorf("%w: %s %q (%s) is not in the table schema (table %ss: %s)",
+				ErrSchemaMismatch, what, joinColumn(path, have[j].Name), value.DisplayType(have[j].Type), what, namesOf(want))
 		}
 	}
-	c.inSchema, c.plan, c.casts, c.retypes, c.required = in, plan, casts, retypes, required
-	return nil
+	return plans, nil
+}
+
+// matchName finds name among fields: exactly, else case-insensitively (-1: absent).
+func matchName(fields []arrow.Field, name string) int {
+	for i, f := range fields {
+		if f.Name == name {
+			return i
+		}
+	}
+	for i, f := range fields {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func namesOf(fields []arrow.Field) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func joinColumn(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// converter returns how values of type from become values of the table type to (nil:
+// they are kept as they are), or ErrSchemaMismatch naming the column and both types
+// when store assignment refuses the conversion.
+func converter(from, to arrow.DataType, path string) (castFunc, error) {
+	if arrow.TypeEqual(from, to) {
+		return nil, nil
+	}
+	refuse := func() error {
+		want, got := value.DisplayTypes(to, from)
+		return fmt.Errorf("%w: column %q: table has %s, data has %s", ErrSchemaMismatch, path, want, got)
+	}
+	if d, ok := from.(*arrow.DictionaryType); ok {
+		switch to.(type) {
+		case *arrow.StructType, *arrow.ListType, *arrow.MapType:
+			inner, err := converter(d.ValueType, to, path)
+			if err != nil {
+				return nil, err
+			}
+			return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+				dense, err := decodeDictionary(mem, src.(*array.Dictionary))
+				if err != nil {
+					return nil, err
+				}
+				defer dense.Release()
+				return applyConv(inner, mem, dense, rows)
+			}, nil
+		}
+	}
+	if from.ID() == arrow.NULL {
+		return func(mem memory.Allocator, src arrow.Array, _ rowMap) (arrow.Array, error) {
+			return array.MakeArrayOfNull(mem, to, src.Len()), nil
+		}, nil
+	}
+	switch tt := to.(type) {
+	case *arrow.StructType:
+		ft, ok := from.(*arrow.StructType)
+		if !ok {
+			return nil, refuse()
+		}
+		return structConverter(ft, tt, path)
+	case *arrow.ListType:
+		elem, ok := listElem(from)
+		if !ok {
+			return nil, refuse()
+		}
+		return listConverter(elem, tt, path)
+	case *arrow.MapType:
+		ft, ok := from.(*arrow.MapType)
+		if !ok {
+			return nil, refuse()
+		}
+		return mapConverter(ft, tt, path)
+	}
+	conv := storeCast(from, to, path)
+	if conv == nil {
+		return nil, refuse()
+	}
+	return conv, nil
+}
+
+// applyConv runs conv (nil: keep src), returning a new reference.
+func applyConv(conv castFunc, mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+	if conv == nil {
+		src.Retain()
+		return src, nil
+	}
+	return conv(mem, src, rows)
+}
+
+func structConverter(from, to *arrow.StructType, path string) (castFunc, error) {
+	plans, err := planFields(to.Fields(), from.Fields(), path, false)
+	if err != nil {
+		return nil, err
+	}
+	return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		st := src.(*array.Struct)
+		n := st.Len()
+		children := make([]arrow.Array, len(plans))
+		defer releaseArrays(children)
+		for i, p := range plans {
+			if p.src < 0 {
+				children[i] = array.MakeArrayOfNull(mem, p.field.Type, n)
+				continue
+			}
+			child := st.Field(p.src)
+			out, err := applyConv(p.conv, mem, child, rows)
+			if err != nil {
+				return nil, err
+			}
+			children[i] = out
+			if !p.field.Nullable {
+				if i, ok := firstNullWhereValid(out, st); ok {
+					return nil, nullError(p.path, rows(i))
+				}
+			}
+		}
+		return newStruct(mem, to, st, children)
+	}, nil
+}
+
+// newStruct assembles a struct array of type t with src's validity and children.
+func newStruct(mem memory.Allocator, t *arrow.StructType, src arrow.Array, children []arrow.Array) (arrow.Array, error) {
+	valid := validityFrom(mem, src)
+	if valid != nil {
+		defer valid.Release()
+	}
+	data := make([]arrow.ArrayData, len(children))
+	for i, c := range children {
+		data[i] = c.Data()
+	}
+	d := array.NewData(t, src.Len(), []*memory.Buffer{valid}, data, src.NullN(), 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// firstNullWhereValid returns the first index where child is null and parent is not.
+func firstNullWhereValid(child, parent arrow.Array) (int, bool) {
+	if child.NullN() == 0 {
+		return 0, false
+	}
+	for i := 0; i < child.Len(); i++ {
+		if child.IsNull(i) && (parent == nil || parent.IsValid(i)) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func nullError(path string, row int64) error {
+	return fmt.Errorf("%w: column %q is NOT NULL but the value at row %d is null", ErrNullInNonNullable, path, row+1)
+}
+
+// listElem returns the element field of the list-like types a list column takes.
+func listElem(t arrow.DataType) (arrow.Field, bool) {
+	switch lt := t.(type) {
+	case *arrow.ListType:
+		return lt.ElemField(), true
+	case *arrow.LargeListType:
+		return lt.ElemField(), true
+	case *arrow.FixedSizeListType:
+		return lt.ElemField(), true
+	}
+	return arrow.Field{}, false
+}
+
+func listConverter(from arrow.Field, to *arrow.ListType, path string) (castFunc, error) {
+	epath := path + ".element"
+	conv, err := converter(from.Type, to.Elem(), epath)
+	if err != nil {
+		return nil, err
+	}
+	notNull := !to.ElemField().Nullable
+	return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		offsets, values, err := listOffsets(src)
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: %v", ErrSchemaMismatch, path, err)
+		}
+		defer values.Release()
+		elemRows := elementRows(offsets, rows)
+		out, err := applyConv(conv, mem, values, elemRows)
+		if err != nil {
+			return nil, err
+		}
+		defer out.Release()
+		if notNull {
+			if i, ok := firstNullWhereValid(out, nil); ok {
+				return nil, nullError(epath, elemRows(i))
+			}
+		}
+		return assembleList(mem, to, src, offsets, out)
+	}, nil
+}
+
+// listOffsets returns the int32 offsets (len+1, starting wherever the values start)
+// and the values array of a list-like array, sliced to the offsets' range.
+func listOffsets(src arrow.Array) ([]int32, arrow.Array, error) {
+	n := src.Len()
+	offs := make([]int32, n+1)
+	switch a := src.(type) {
+	case *array.List:
+		raw := a.Offsets()
+		base := raw[0]
+		for i := range offs {
+			offs[i] = raw[i] - base
+		}
+		return offs, array.NewSlice(a.ListValues(), int64(base), int64(raw[n])), nil
+	case *array.LargeList:
+		raw := a.Offsets()
+		base := raw[0]
+		if raw[n]-base > int64(^uint32(0)>>1) {
+			return nil, nil, fmt.Errorf("a list of %d elements is too long for one batch", raw[n]-base)
+		}
+		for i := range offs {
+			offs[i] = int32(raw[i] - base)
+		}
+		return offs, array.NewSlice(a.ListValues(), base, raw[n]), nil
+	case *array.FixedSizeList:
+		size := int32(a.DataType().(*arrow.FixedSizeListType).Len())
+		for i := range offs {
+			offs[i] = int32(i) * size
+		}
+		start := int64(a.Data().Offset()) * int64(size)
+		return offs, array.NewSlice(a.ListValues(), start, start+int64(n)*int64(size)), nil
+	}
+	return nil, nil, fmt.Errorf("unexpected list array %s", src.DataType())
+}
+
+// elementRows maps an element index to the input row of its list.
+func elementRows(offsets []int32, rows rowMap) rowMap {
+	return func(i int) int64 {
+		k := sort.Search(len(offsets)-1, func(k int) bool { return offsets[k+1] > int32(i) })
+		return rows(k)
+	}
+}
+
+func assembleList(mem memory.Allocator, t arrow.DataType, src arrow.Array, offsets []int32, values arrow.Array) (arrow.Array, error) {
+	valid := validityFrom(mem, src)
+	if valid != nil {
+		defer valid.Release()
+	}
+	ob := memory.NewResizableBuffer(mem)
+	defer ob.Release()
+	ob.Resize(len(offsets) * 4)
+	copy(arrow.Int32Traits.CastFromBytes(ob.Bytes()), offsets)
+	d := array.NewData(t, src.Len(), []*memory.Buffer{valid, ob}, []arrow.ArrayData{values.Data()}, src.NullN(), 0)
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+func mapConverter(from, to *arrow.MapType, path string) (castFunc, error) {
+	kconv, err := converter(from.KeyType(), to.KeyType(), path+".key")
+	if err != nil {
+		return nil, err
+	}
+	vconv, err := converter(from.ItemType(), to.ItemType(), path+".value")
+	if err != nil {
+		return nil, err
+	}
+	notNull := !to.ItemField().Nullable
+	return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		m := src.(*array.Map)
+		raw := m.Offsets()
+		base := raw[0]
+		offs := make([]int32, len(raw))
+		for i := range raw {
+			offs[i] = raw[i] - base
+		}
+		keys := array.NewSlice(m.Keys(), int64(base), int64(raw[len(raw)-1]))
+		defer keys.Release()
+		items := array.NewSlice(m.Items(), int64(base), int64(raw[len(raw)-1]))
+		defer items.Release()
+		elemRows := elementRows(offs, rows)
+		k, err := applyConv(kconv, mem, keys, elemRows)
+		if err != nil {
+			return nil, err
+		}
+		defer k.Release()
+		v, err := applyConv(vconv, mem, items, elemRows)
+		if err != nil {
+			return nil, err
+		}
+		defer v.Release()
+		if i, ok := firstNullWhereValid(k, nil); ok {
+			return nil, nullError(path+".key", elemRows(i))
+		}
+		if notNull {
+			if i, ok := firstNullWhereValid(v, nil); ok {
+				return nil, nullError(path+".value", elemRows(i))
+			}
+		}
+		entryType := to.Elem().(*arrow.StructType)
+		ed := array.NewData(entryType, k.Len(), []*memory.Buffer{nil}, []arrow.ArrayData{k.Data(), v.Data()}, 0, 0)
+		defer ed.Release()
+		entries := array.MakeFromData(ed)
+		defer entries.Release()
+		return assembleList(mem, to, src, offs, entries)
+	}, nil
+}
+
+// validityFrom returns src's validity bitmap starting at bit 0 (nil without nulls).
+// The caller releases it.
+func validityFrom(mem memory.Allocator, src arrow.Array) *memory.Buffer {
+	if src.NullN() == 0 {
+		return nil
+	}
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(int((src.Len() + 7) / 8))
+	bytes := b.Bytes()
+	for i := range bytes {
+		bytes[i] = 0
+	}
+	for i := 0; i < src.Len(); i++ {
+		if src.IsValid(i) {
+			bytes[i/8] |= 1 << (i % 8)
+		}
+	}
+	return b
 }
 
 // conform returns rec as a batch of the table schema. The caller releases the result.
@@ -81,129 +436,30 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 	if err := c.planFor(rec.Schema()); err != nil {
 		return nil, err
 	}
-	cols := make([]arrow.Array, len(c.plan))
-	defer func() {
-		for _, a := range cols {
-			if a != nil {
-				a.Release()
-			}
+	base := c.rows
+	rows := func(i int) int64 { return base + int64(i) }
+	n := int(rec.NumRows())
+	cols := make([]arrow.Array, len(c.cols))
+	defer releaseArrays(cols)
+	for i, p := range c.cols {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-	}()
-	for i, j := range c.plan {
-		tf := c.table.Field(i)
-		src := rec.Column(j)
-		switch {
-		case c.retypes[i]:
-			cols[i] = retype(src, tf.Type)
-		case !c.casts[i]:
-			src.Retain()
-			cols[i] = src
-		default:
-			out, err := castTo(ctx, src, tf.Type, c.mem)
-			if err != nil {
-				from, to := value.DisplayTypes(src.DataType(), tf.Type)
-				return nil, fmt.Errorf("%w: column %q: cannot convert %s to %s: %v", ErrSchemaMismatch, tf.Name, from, to, err)
-			}
-			cols[i] = out
+		if p.src < 0 {
+			cols[i] = array.MakeArrayOfNull(c.mem, p.field.Type, n)
+			continue
 		}
-		df := c.delta.Field(tf.Name)
-		if df != nil && !df.Nullable && cols[i].NullN() > 0 {
-			return nil, fmt.Errorf("%w: column %q has %d null value(s) but is declared NOT NULL", ErrNullInNonNullable, tf.Name, cols[i].NullN())
-		}
-		if df != nil && c.required[i] {
-			if p := nestedNull(cols[i], df.Type, nil); p != "" {
-				return nil, fmt.Errorf("%w: column %q: %s.%s holds a null but is declared NOT NULL", ErrNullInNonNullable, tf.Name, tf.Name, p)
-			}
-		}
-	}
-	return array.NewRecordBatch(c.table, cols, rec.NumRows()), nil
-}
-
-// sameType compares types ignoring field names' metadata and nullability of nested
-// fields, which Arrow producers spell differently for the same data.
-func sameType(a, b arrow.DataType) bool {
-	if arrow.TypeEqual(a, b) {
-		return true
-	}
-	switch at := a.(type) {
-	case *arrow.TimestampType:
-		bt, ok := b.(*arrow.TimestampType)
-		return ok && at.Unit == bt.Unit && (at.TimeZone == "") == (bt.TimeZone == "") && isUTC(bt.TimeZone) == isUTC(at.TimeZone)
-	case *arrow.StructType:
-		bt, ok := b.(*arrow.StructType)
-		if !ok || at.NumFields() != bt.NumFields() {
-			return false
-		}
-		for i := 0; i < at.NumFields(); i++ {
-			if !strings.EqualFold(at.Field(i).Name, bt.Field(i).Name) || !sameType(at.Field(i).Type, bt.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	case *arrow.ListType:
-		bt, ok := b.(*arrow.ListType)
-		return ok && sameType(at.Elem(), bt.Elem())
-	case *arrow.MapType:
-		bt, ok := b.(*arrow.MapType)
-		return ok && sameType(at.KeyType(), bt.KeyType()) && sameType(at.ItemType(), bt.ItemType())
-	}
-	return false
-}
-
-func isUTC(tz string) bool {
-	switch strings.ToUpper(tz) {
-	case "UTC", "Z", "+00:00", "ETC/UTC", "GMT", "+0000", "00:00":
-		return true
-	}
-	return false
-}
-
-// castable lists the representation changes Write accepts silently.
-func castable(want, have arrow.DataType) bool {
-	switch w := want.(type) {
-	case *arrow.StringType:
-		switch h := have.(type) {
-		case *arrow.LargeStringType, *arrow.StringViewType:
-			return true
-		case *arrow.DictionaryType:
-			return h.ValueType.ID() == arrow.STRING || h.ValueType.ID() == arrow.LARGE_STRING
-		}
-	case *arrow.BinaryType:
-		switch have.(type) {
-		case *arrow.LargeBinaryType, *arrow.BinaryViewType:
-			return true
-		}
-	case *arrow.TimestampType:
-		h, ok := have.(*arrow.TimestampType)
-		// An instant with any zone is the same instant in UTC; a zone-less value stays zone-less.
-		return ok && (w.TimeZone == "") == (h.TimeZone == "")
-	}
-	return false
-}
-
-func castTo(ctx context.Context, arr arrow.Array, to arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
-	if d, ok := arr.(*array.Dictionary); ok {
-		dense, err := compute.TakeArray(compute.WithAllocator(ctx, mem), d.Dictionary(), d.Indices())
+		out, err := applyConv(p.conv, c.mem, rec.Column(p.src), rows)
 		if err != nil {
 			return nil, err
 		}
-		defer dense.Release()
-		return castTo(ctx, dense, to, mem)
-	}
-	if w, ok := to.(*arrow.TimestampType); ok {
-		h := arr.DataType().(*arrow.TimestampType)
-		if h.Unit == w.Unit {
-			// Only the zone spelling differs: reinterpret the same buffers.
-			data := array.NewData(w, arr.Len(), arr.Data().Buffers(), nil, arr.NullN(), arr.Data().Offset())
-			defer data.Release()
-			return array.MakeFromData(data), nil
+		cols[i] = out
+		if !p.field.Nullable {
+			if r, ok := firstNullWhereValid(out, nil); ok {
+				return nil, nullError(p.path, rows(r))
+			}
 		}
-		tmp := &arrow.TimestampType{Unit: h.Unit, TimeZone: w.TimeZone}
-		data := array.NewData(tmp, arr.Len(), arr.Data().Buffers(), nil, arr.NullN(), arr.Data().Offset())
-		defer data.Release()
-		src := array.MakeFromData(data)
-		defer src.Release()
-		return compute.CastArray(compute.WithAllocator(ctx, mem), src, compute.UnsafeCastOptions(w))
 	}
-	return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(to))
+	c.rows += int64(n)
+	return array.NewRecordBatch(c.table, cols, rec.NumRows()), nil
 }

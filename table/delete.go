@@ -46,28 +46,35 @@ func (t *Table) DeleteWhere(ctx context.Context, pred expr.Expr, opts DMLOptions
 	}
 	var bound string
 	return t.runDML(ctx, "DELETE", opts, false, func(ctx context.Context, a *dmlAttempt) error {
-		sc, err := a.findScan(ctx, pred, nil)
-		if err != nil {
-			return err
-		}
 		bound = pred.String() // as written (the bound form shows literals in canonical form: 9e+02)
-		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
-		var toRead []*fileTask
-		for _, task := range sc.tasks {
-			if task.verdict.Verdict == skipping.MustMatch {
-				if _, ok := task.add.NumRecords(); ok {
-					a.removeWhole(task.add)
-					continue
-				}
-			}
-			toRead = append(toRead, task)
-		}
-		a.res.FilesRead = len(toRead)
-		return a.forEachTask(ctx, "scan", toRead, func(ctx context.Context, task *fileTask) error {
-			return a.deleteMatching(ctx, sc, task)
-		})
+		return a.deleteWhere(ctx, pred)
 	}, func(a *dmlAttempt) log.CommitInfo {
 		return a.commitInfo("numDeletedRows", a.res.RowsDeleted, []string{bound})
+	})
+}
+
+// deleteWhere records the deletion of the rows for which pred is TRUE (DELETE, and
+// the rows a replaceWhere overwrite replaces): files proven to match entirely are
+// removed unread, the others read.
+func (a *dmlAttempt) deleteWhere(ctx context.Context, pred expr.Expr) error {
+	sc, err := a.findScan(ctx, pred, nil)
+	if err != nil {
+		return err
+	}
+	a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
+	var toRead []*fileTask
+	for _, task := range sc.tasks {
+		if task.verdict.Verdict == skipping.MustMatch {
+			if _, ok := task.add.NumRecords(); ok {
+				a.removeWhole(task.add)
+				continue
+			}
+		}
+		toRead = append(toRead, task)
+	}
+	a.res.FilesRead = len(toRead)
+	return a.forEachTask(ctx, "scan", toRead, func(ctx context.Context, task *fileTask) error {
+		return a.deleteMatching(ctx, sc, task)
 	})
 }
 

@@ -60,6 +60,13 @@ type DMLOptions struct {
 	// memoryBudget, set by Merge from MergeOptions.MemoryBudget, scales the batches
 	// of the target-file reads and the row groups written (0: the defaults).
 	memoryBudget int64
+	// evolve, when set, turns every attempt's snapshot into the state the command
+	// commits to: the same version with a schema change (MERGE with MergeSchema, a
+	// replaceWhere overwrite with MergeSchema), which the commit carries.
+	evolve func(*Snapshot) (*Snapshot, error)
+	// pre are data files written before the attempts (a replaceWhere overwrite's new
+	// rows), added by the commit.
+	pre *preWritten
 }
 
 func (o DMLOptions) validate() error {
@@ -581,9 +588,16 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	}
 	a.written = newAdds
 	adds = append(adds, newAdds...)
-	if a.op == "DELETE" {
+	if pre := a.opts.pre; pre != nil {
+		for _, ad := range pre.adds {
+			res.FilesAdded++
+			res.BytesAdded += ad.Size
+		}
+		adds = append(adds, pre.adds...)
+	}
+	if a.op == "DELETE" || a.op == "WRITE" {
 		// UPDATE and MERGE count their deletes themselves: their other removed rows
-		// were replaced by updated ones.
+		// were replaced by updated ones. (WRITE: a replaceWhere overwrite's deletes.)
 		for _, f := range res.Files {
 			res.RowsDeleted += f.RowsDeleted
 		}
@@ -658,6 +672,11 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	// the command commits on; the log refuses the commit if a winner changes it.
 	if err := tableview.CheckCommit(ctx, a.t.store, a.snap.view, a.snap.view, a.written); err != nil {
 		return -1, err
+	}
+	if pre := a.opts.pre; pre != nil {
+		if err := tableview.CheckCommit(ctx, a.t.store, pre.view, a.snap.view, pre.adds); err != nil {
+			return -1, err
+		}
 	}
 	level := dmlIsolation(a.snap, a.opts.IsolationLevel)
 	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
@@ -736,6 +755,11 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 		snap, err := t.Snapshot(ctx, Latest())
 		if err != nil {
 			return nil, err
+		}
+		if opts.evolve != nil {
+			if snap, err = opts.evolve(snap); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkDML(snap, op, opts, movesRows); err != nil {
 			return nil, err

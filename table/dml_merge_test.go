@@ -302,18 +302,42 @@ func TestMergeSourceTypesConverted(t *testing.T) {
 	want = append(want, dmlRow{id: 100, grp: sp("y"), qty: ip(7), note: sp("s")})
 	require.Equal(t, dmlRowStrings(want), dmlRowsAt(t, tb, table.Latest()))
 
-	// Without a table column, UPDATE SET * and INSERT * cannot work.
-	short := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	// A source without some table columns: UPDATE SET * keeps the target's values
+	// of them, INSERT * writes NULL (as Delta's MERGE does).
+	short := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "qty", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
 	sb := array.NewRecordBuilder(memory.DefaultAllocator, short)
-	sb.Field(0).(*array.Int64Builder).AppendValues([]int64{1}, nil)
+	sb.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 500}, nil)
+	sb.Field(1).(*array.Int32Builder).AppendValues([]int32{70, 71}, nil)
 	srec := sb.NewRecordBatch()
 	sb.Release()
 	defer srec.Release()
 	rdr, _ = array.NewRecordReader(short, []arrow.RecordBatch{srec})
-	_, err = tb.Merge(ctx, rdr, table.Upsert("id"))
+	res, err = tb.Merge(ctx, rdr, table.Upsert("id"))
 	rdr.Release()
-	require.ErrorIs(t, err, table.ErrSchemaMismatch)
-	require.Contains(t, err.Error(), `no column "grp"`)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.RowsUpdated)
+	require.EqualValues(t, 1, res.RowsInserted)
+	for i, r := range want {
+		if r.id == 1 {
+			want[i].qty = ip(70)
+		}
+	}
+	want = append(want, dmlRow{id: 500, qty: ip(71)})
+	require.Equal(t, dmlRowStrings(want), dmlRowsAt(t, tb, table.Latest()))
+
+	// A NOT NULL column the source lacks cannot be inserted.
+	noKey := arrow.NewSchema([]arrow.Field{{Name: "qty", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	nb := array.NewRecordBuilder(memory.DefaultAllocator, noKey)
+	nb.Field(0).(*array.Int64Builder).AppendValues([]int64{1}, nil)
+	nb.Field(1).(*array.Int64Builder).AppendValues([]int64{1}, nil)
+	nrec := nb.NewRecordBatch()
+	nb.Release()
+	defer nrec.Release()
+	rdr, _ = array.NewRecordReader(noKey, []arrow.RecordBatch{nrec})
+	_, err = tb.Merge(ctx, rdr, table.MergeOptions{On: []string{"qty"}, WhenNotMatched: []table.MergeClause{{Action: table.MergeInsert}}})
+	rdr.Release()
+	require.ErrorIs(t, err, table.ErrNullInNonNullable)
+	require.Contains(t, err.Error(), `no column "id"`)
 }
 
 // TestDMLDryRunMatchesRun: a dry run of UPDATE and MERGE on a partitioned table

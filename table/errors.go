@@ -17,8 +17,16 @@ var (
 	ErrTableExists = errors.New("table: table already exists")
 	// ErrSchemaMismatch reports data whose schema does not match the table's.
 	ErrSchemaMismatch = errors.New("table: schema mismatch")
-	// ErrNullInNonNullable reports a NULL in a column declared NOT NULL.
+	// ErrNullInNonNullable reports a NULL in a column declared NOT NULL, or a NOT
+	// NULL column the data lacks.
 	ErrNullInNonNullable = errors.New("table: null value in non-nullable column")
+	// ErrValueDoesNotFit reports a source value that its column's type cannot hold
+	// (see CastError, which names the column, the value, its row and both types).
+	ErrValueDoesNotFit = errors.New("table: value does not fit the column's type")
+	// ErrReplaceWhereMismatch reports a row written by an overwrite with
+	// WriteOptions.ReplaceWhere that does not satisfy the predicate (Spark's
+	// DELTA_REPLACE_WHERE_MISMATCH).
+	ErrReplaceWhereMismatch = errors.New("table: written data does not match the replaceWhere predicate")
 	// ErrInvalidArgument reports a bad option or argument.
 	ErrInvalidArgument = errors.New("table: invalid argument")
 	// ErrMissingDataFile reports that a file the log references is not in storage.

@@ -99,12 +99,38 @@ type MergeOptions struct {
 	MemoryBudget int64
 	// SpillDir is where spill files go (default os.TempDir(); never inside the table).
 	SpillDir string
+	// MergeSchema adds the source's columns (and struct fields) the table lacks to
+	// the table's schema in the MERGE's commit (Delta's schema evolution for MERGE),
+	// as WriteOptions.MergeSchema does for writes; UPDATE SET * and INSERT * then
+	// take them from the source. Without it, source columns the table lacks are
+	// only visible to conditions and SET lists (source.col).
+	//
+	// Whether or not it is set, source columns feed table columns by store
+	// assignment (as a write converts its data, see WriteOptions): a source value
+	// that does not fit its column is an error naming the column and the value's
+	// row in the source, found when the source is read (before any table file is
+	// read or written). Table columns the source lacks are NULL in inserted rows
+	// (an error for NOT NULL columns) and keep their values in rows UPDATE SET *
+	// updates.
+	MergeSchema bool
 }
 
 // Upsert returns the MergeOptions of an upsert by the given keys: matched rows are
 // replaced by their source rows, unmatched source rows are inserted.
 func Upsert(keys ...string) MergeOptions {
 	return MergeOptions{On: keys, WhenMatched: []MergeClause{{Action: MergeUpdate}}, WhenNotMatched: []MergeClause{{Action: MergeInsert}}}
+}
+
+// takesSourceRows reports whether a clause takes whole source rows into the table
+// (UPDATE SET *, INSERT *): then every source column the table has is converted to
+// the table's type when the source is read.
+func (o *MergeOptions) takesSourceRows() bool {
+	for _, c := range o.WhenMatched {
+		if c.Action == MergeUpdate && strings.TrimSpace(c.Set) == "" {
+			return true
+		}
+	}
+	return len(o.WhenNotMatched) > 0
 }
 
 // updates reports whether a clause updates target rows (writes them to new files).
@@ -217,7 +243,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	if err != nil {
 		return nil, err
 	}
-	keyNames, keyTypes := make([]string, len(opts.On)), make([]arrow.DataType, len(opts.On))
+	keyNames := make([]string, len(opts.On))
 	for i, k := range opts.On {
 		j := fieldIndexFold(snap.view.Logical(), k)
 		if j < 0 {
@@ -227,7 +253,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		if err := checkKeyType(f.Name, f.Type); err != nil {
 			return nil, err
 		}
-		keyNames[i], keyTypes[i] = f.Name, f.Type
+		keyNames[i] = f.Name
 	}
 	mem := opts.Allocator
 	if mem == nil {
@@ -237,7 +263,19 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	if budget == 0 {
 		budget = DefaultMergeMemory
 	}
-	src, err := readMergeSource(ctx, source, keyNames, keyTypes, budget, opts.SpillDir, mem)
+	// The table the source merges into: with MergeSchema, the table with the
+	// source's new columns, decided once from the source's schema.
+	target := snap
+	plan := func(in *arrow.Schema) (*arrow.Schema, bool, error) {
+		if opts.MergeSchema {
+			var err error
+			if target, err = evolveFor(snap, in, WriteOptions{MergeSchema: true}); err != nil {
+				return nil, false, fmt.Errorf("MERGE: %w", err)
+			}
+		}
+		return target.view.Logical(), opts.takesSourceRows(), nil
+	}
+	src, err := readMergeSource(ctx, source, keyNames, plan, budget, opts.SpillDir, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +287,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	var onText string
 	dmlOpts := opts.DMLOptions
 	dmlOpts.memoryBudget = budget
+	dmlOpts.evolve = sameChangeBase(snap, target)
 	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
 		m, err := newMerger(a, &opts, src, keyNames)
 		if err != nil {
@@ -358,10 +397,10 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 		m.needSourceRow = m.needSourceRow || (c.Action == MergeUpdate && strings.TrimSpace(c.Set) == "")
 	}
 	m.needSourceRow = m.needSourceRow || len(opts.WhenNotMatched) > 0
-	if m.needSourceRow {
+	if len(opts.WhenNotMatched) > 0 {
 		for _, f := range snap.view.Logical().Fields() {
-			if fieldIndexFold(src.schema, f.Name) < 0 {
-				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which UPDATE SET * and INSERT * take from it (source columns: %s)", ErrSchemaMismatch, f.Name, fieldNames(src.schema))
+			if !f.Nullable && fieldIndexFold(src.schema, f.Name) < 0 {
+				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which is NOT NULL: INSERT * cannot fill it (source columns: %s)", ErrNullInNonNullable, f.Name, fieldNames(src.schema))
 			}
 		}
 	}
@@ -782,10 +821,11 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 			continue
 		}
 		var pos []int64
-		var picked []int32
+		var picked, targets []int32
 		for i, on := range mask {
 			if on {
 				pos = append(pos, b.pos[tIdx[i]])
+				targets = append(targets, tIdx[i])
 				if sIdx != nil {
 					picked = append(picked, sIdx[i])
 				}
@@ -794,7 +834,7 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		if c.action == MergeUpdate {
 			var out arrow.RecordBatch
 			if c.set == nil {
-				out, err = m.sourceRows(ctx, p, picked)
+				out, err = m.sourceRows(ctx, p, picked, b.rec, targets)
 			} else {
 				out, err = m.applySet(ctx, c.set, scope, mask)
 			}
@@ -861,7 +901,7 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 					picked = append(picked, part[i])
 				}
 			}
-			out, err := m.sourceRows(ctx, p, picked)
+			out, err := m.sourceRows(ctx, p, picked, nil, nil)
 			if err == nil {
 				err = a.sink.write(ctx, out)
 				out.Release()
@@ -949,29 +989,49 @@ func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) 
 }
 
 // sourceRows returns the given source rows as rows of the table: every table column
-// from the source column of the same name, converted as an append converts (NOT NULL
-// columns checked). The caller releases the result.
-func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
+// from the source column of the same name (converted to the table's type when the
+// source was read); a column the source lacks from the target rows targetIdx of
+// target (UPDATE SET * keeps it), or NULL without a target (INSERT *). The caller
+// releases the result.
+func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (arrow.RecordBatch, error) {
 	logical := m.a.snap.view.Logical()
 	rows, err := takeRows(ctx, p.src, idx, m.a.mem)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Release()
+	var kept arrow.RecordBatch
 	cols := make([]arrow.Array, logical.NumFields())
-	fields := make([]arrow.Field, logical.NumFields())
+	defer releaseArrays(cols)
 	for i, f := range logical.Fields() {
-		j := fieldIndexFold(m.src.schema, f.Name)
-		cols[i] = rows.Column(j)
-		fields[i] = m.src.schema.Field(j)
+		if j := fieldIndexFold(m.src.schema, f.Name); j >= 0 {
+			cols[i] = rows.Column(j)
+			cols[i].Retain()
+			continue
+		}
+		if target == nil {
+			cols[i] = array.MakeArrayOfNull(m.a.mem, f.Type, int(rows.NumRows()))
+			continue
+		}
+		if kept == nil {
+			if kept, err = takeRows(ctx, target, targetIdx, m.a.mem); err != nil {
+				return nil, err
+			}
+			defer kept.Release()
+		}
+		j := fieldIndexFold(kept.Schema(), f.Name)
+		if j < 0 {
+			return nil, fmt.Errorf("table: internal error: MERGE update lacks target column %q", f.Name)
+		}
+		cols[i] = kept.Column(j)
+		cols[i].Retain()
 	}
-	proj := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows.NumRows())
-	defer proj.Release()
-	out, err := newConformer(logical, m.a.snap.view.Delta(), m.a.mem).conform(ctx, proj)
-	if err != nil {
-		return nil, fmt.Errorf("table: MERGE source row: %w", err)
+	for i, f := range logical.Fields() {
+		if !arrow.TypeEqual(cols[i].DataType(), f.Type) {
+			return nil, fmt.Errorf("table: internal error: MERGE source column %q is %s, the table's %s", f.Name, cols[i].DataType(), f.Type)
+		}
 	}
-	return out, nil
+	return array.NewRecordBatch(logical, cols, rows.NumRows()), nil
 }
 
 // applySet computes a SET list over the rows of scope chosen by mask and returns them

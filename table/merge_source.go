@@ -154,8 +154,11 @@ func (u *sourceUnit) member(key []byte) bool {
 // spill files. Its batches have the source's schema with the key columns converted to
 // the table's key types.
 type mergeSource struct {
-	schema   *arrow.Schema // the batches kept: key columns converted
+	schema   *arrow.Schema // the batches kept: planned columns converted
 	inSchema *arrow.Schema // the source's own schema
+	table    *arrow.Schema // the table schema the source is merged into
+	convs    []castFunc    // per source column: its conversion (nil: kept)
+	notNull  []int         // source columns feeding NOT NULL table columns
 	keyIdx   []int         // key columns in schema
 	budget   int64
 	dir      string // spill directory ("" until spilling)
@@ -179,25 +182,34 @@ func (s *mergeSource) release() {
 	}
 }
 
+// sourcePlan decides, from the source's schema, the table schema the source is
+// merged into (the table's logical schema, or the schema a MERGE with MergeSchema
+// evolves it to) and whether every source column the table has is converted to the
+// table's type (convertAll: a clause takes source rows into the table) or only the
+// key columns.
+type sourcePlan func(in *arrow.Schema) (table *arrow.Schema, convertAll bool, err error)
+
 // readMergeSource reads rdr (every batch must have the first batch's schema, which
 // may differ from rdr.Schema() for readers that conform lazily), converts the key
-// columns to the table's types (keyTypes[i] for column keyNames[i]) and keeps the rows
-// in memory up to budget bytes, spilling by key hash beyond.
-func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []string, keyTypes []arrow.DataType, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
+// columns (keyNames, in the table's spelling) and, when plan says so, every other
+// source column the table has to the table's types — by the conversions a write
+// applies (store assignment, conform.go), so a value that does not fit is an error
+// naming the column and its row in the source before any table file is read — and
+// keeps the rows in memory up to budget bytes, spilling by key hash beyond.
+func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []string, plan sourcePlan, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
 	s := &mergeSource{budget: budget, spillTo: spillDir, mem: mem}
 	if !rdr.Next() {
 		if err := rdr.Err(); err != nil {
 			return nil, fmt.Errorf("table: reading the MERGE source: %w", err)
 		}
 		// An empty source: its declared schema.
-		if _, err := s.init(rdr.Schema(), keyNames, keyTypes); err != nil {
+		if err := s.init(rdr.Schema(), keyNames, plan); err != nil {
 			return nil, err
 		}
 		s.units = []*sourceUnit{{}}
 		return s, nil
 	}
-	casts, err := s.init(rdr.RecordBatch().Schema(), keyNames, keyTypes)
-	if err != nil {
+	if err := s.init(rdr.RecordBatch().Schema(), keyNames, plan); err != nil {
 		return nil, err
 	}
 	mem0 := &sourceUnit{}
@@ -214,7 +226,7 @@ func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []str
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		rec, err := s.conform(ctx, rdr.RecordBatch(), casts)
+		rec, err := s.conform(ctx, rdr.RecordBatch())
 		if err != nil {
 			return fail(err)
 		}
@@ -265,88 +277,70 @@ func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []str
 	return s, nil
 }
 
-// init sets the source schema from the first batch's and finds the key columns; it
-// returns which keys need a conversion to the table's type.
-func (s *mergeSource) init(in *arrow.Schema, keyNames []string, keyTypes []arrow.DataType) ([]bool, error) {
+// init sets the source schema from the first batch's, finds the key columns and
+// plans the conversions of the source columns to the table's types.
+func (s *mergeSource) init(in *arrow.Schema, keyNames []string, plan sourcePlan) error {
 	s.inSchema = in
+	table, convertAll, err := plan(in)
+	if err != nil {
+		return err
+	}
+	s.table = table
 	fields := append([]arrow.Field(nil), in.Fields()...)
-	casts := make([]bool, len(keyNames))
-	for i, k := range keyNames {
+	s.convs = make([]castFunc, len(fields))
+	convert := make([]bool, len(fields))
+	for _, k := range keyNames {
 		j := fieldIndexFold(in, k)
 		if j < 0 {
-			return nil, fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", ErrSchemaMismatch, k, fieldNames(in))
+			return fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", ErrSchemaMismatch, k, fieldNames(in))
 		}
 		s.keyIdx = append(s.keyIdx, j)
-		if !sameType(keyTypes[i], in.Field(j).Type) {
-			if !keyCastable(keyTypes[i], in.Field(j).Type) {
-				want, got := value.DisplayTypes(keyTypes[i], in.Field(j).Type)
-				return nil, fmt.Errorf("%w: MERGE key %q: table has %s, source has %s", ErrSchemaMismatch, k, want, got)
-			}
-			casts[i] = true
-			fields[j].Type = keyTypes[i]
+		convert[j] = true
+	}
+	for j, f := range in.Fields() {
+		t := fieldIndexFold(table, f.Name)
+		if t < 0 || !(convert[j] || convertAll) {
+			continue
+		}
+		tf := table.Field(t)
+		conv, err := converter(f.Type, tf.Type, tf.Name)
+		if err != nil {
+			return fmt.Errorf("MERGE source column %q: %w", f.Name, err)
+		}
+		s.convs[j] = conv
+		fields[j].Type = tf.Type
+		if convertAll && !tf.Nullable {
+			s.notNull = append(s.notNull, j)
 		}
 	}
 	s.schema = arrow.NewSchema(fields, nil)
-	return casts, nil
+	return nil
 }
 
-// keyCastable reports whether a source key of type have converts to the table's key
-// type want without changing any value: what Write converts silently, plus widening
-// of integers (an int32 source key matches an int64 column) and float to double.
-func keyCastable(want, have arrow.DataType) bool {
-	if castable(want, have) {
-		return true
-	}
-	width := func(t arrow.DataType) (bits int, signed, ok bool) {
-		switch t.ID() {
-		case arrow.INT8:
-			return 8, true, true
-		case arrow.INT16:
-			return 16, true, true
-		case arrow.INT32:
-			return 32, true, true
-		case arrow.INT64:
-			return 64, true, true
-		case arrow.UINT8:
-			return 8, false, true
-		case arrow.UINT16:
-			return 16, false, true
-		case arrow.UINT32:
-			return 32, false, true
-		}
-		return 0, false, false
-	}
-	wb, ws, wok := width(want)
-	hb, hs, hok := width(have)
-	if wok && hok && ws {
-		return hb < wb || (hs && hb == wb)
-	}
-	return want.ID() == arrow.FLOAT64 && have.ID() == arrow.FLOAT32
-}
-
-// conform converts the key columns of a source batch to the table's types. The caller
-// releases the result.
-func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch, casts []bool) (arrow.RecordBatch, error) {
+// conform converts the planned columns of a source batch to the table's types. The
+// caller releases the result.
+func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if !rec.Schema().Equal(s.inSchema) {
 		return nil, fmt.Errorf("%w: MERGE source batches change schema: %s, then %s", ErrSchemaMismatch, s.inSchema, rec.Schema())
 	}
+	base := s.rows
+	rows := func(i int) int64 { return base + int64(i) }
 	cols := make([]arrow.Array, rec.NumCols())
-	for i := range cols {
-		cols[i] = rec.Column(i)
-		cols[i].Retain()
-	}
 	defer releaseArrays(cols)
-	for k, j := range s.keyIdx {
-		if !casts[k] {
-			continue
+	for j := range cols {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		out, err := castTo(ctx, rec.Column(j), s.schema.Field(j).Type, s.mem)
+		out, err := applyConv(s.convs[j], s.mem, rec.Column(j), rows)
 		if err != nil {
-			from, to := value.DisplayTypes(rec.Column(j).DataType(), s.schema.Field(j).Type)
-			return nil, fmt.Errorf("%w: MERGE key %q: cannot convert %s to %s: %v", ErrSchemaMismatch, s.schema.Field(j).Name, from, to, err)
+			return nil, fmt.Errorf("MERGE source: %w", err)
 		}
-		cols[j].Release()
 		cols[j] = out
+	}
+	for _, j := range s.notNull {
+		if i, ok := firstNullWhereValid(cols[j], nil); ok {
+			return nil, fmt.Errorf("MERGE source: %w", nullError(s.schema.Field(j).Name, rows(i)))
+		}
 	}
 	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
 }

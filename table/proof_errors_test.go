@@ -146,33 +146,50 @@ func TestProofBadWritesLeaveNothing(t *testing.T) {
 			name: "type mismatch names the column and both types",
 			bad: func(t *testing.T) []arrow.RecordBatch {
 				s := arrow.NewSchema([]arrow.Field{
-					{Name: "k", Type: arrow.PrimitiveTypes.Int64},
-					{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+					{Name: "k", Type: arrow.BinaryTypes.String},
+					{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
 					{Name: "part", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 				}, nil)
 				return []arrow.RecordBatch{proofBatchOf(t, s, func(b *array.RecordBuilder) {
-					b.Field(0).(*array.Int64Builder).Append(1)
-					b.Field(1).(*array.Float64Builder).Append(2.5)
+					b.Field(0).(*array.StringBuilder).Append("1")
+					b.Field(1).(*array.StringBuilder).Append("x")
 					b.Field(2).(*array.Int32Builder).Append(0)
 				})}
 			},
 			wantErr: table.ErrSchemaMismatch,
-			wantMsg: []string{`"v"`, "table has string, data has double"},
+			wantMsg: []string{`"k"`, "table has bigint, data has string"},
 		},
 		{
-			name: "missing column is named",
+			name: "a value that does not fit names the column, both types and the row",
 			bad: func(t *testing.T) []arrow.RecordBatch {
 				s := arrow.NewSchema([]arrow.Field{
 					{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+					{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+					{Name: "part", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+				}, nil)
+				return []arrow.RecordBatch{proofBatchOf(t, s, func(b *array.RecordBuilder) {
+					b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+					b.Field(1).(*array.StringBuilder).AppendValues([]string{"x", "y"}, nil)
+					b.Field(2).(*array.Int64Builder).AppendValues([]int64{3, 1 << 40}, nil)
+				})}
+			},
+			wantErr: table.ErrValueDoesNotFit,
+			wantMsg: []string{`"part"`, "1099511627776 (bigint)", "does not fit int", "row "},
+		},
+		{
+			name: "a missing NOT NULL column is named",
+			bad: func(t *testing.T) []arrow.RecordBatch {
+				s := arrow.NewSchema([]arrow.Field{
+					{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
 					{Name: "part", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 				}, nil)
 				return []arrow.RecordBatch{proofBatchOf(t, s, func(b *array.RecordBuilder) {
-					b.Field(0).(*array.Int64Builder).Append(1)
+					b.Field(0).(*array.StringBuilder).Append("x")
 					b.Field(1).(*array.Int32Builder).Append(0)
 				})}
 			},
-			wantErr: table.ErrSchemaMismatch,
-			wantMsg: []string{`"v"`, "missing"},
+			wantErr: table.ErrNullInNonNullable,
+			wantMsg: []string{`"k"`, "missing"},
 		},
 		{
 			name: "extra column is named",

@@ -30,7 +30,8 @@ type WriteMode uint8
 const (
 	// Append adds the new rows (the default).
 	Append WriteMode = iota
-	// Overwrite replaces every row of the table with the new rows.
+	// Overwrite replaces every row of the table with the new rows, or, with
+	// WriteOptions.ReplaceWhere, the rows a predicate selects.
 	Overwrite
 )
 
@@ -61,8 +62,40 @@ type Progress struct {
 
 // WriteOptions configures Write. The zero value appends with the table's defaults.
 type WriteOptions struct {
-	// Mode is Append (default) or Overwrite.
+	// Mode is Append (default) or Overwrite. An overwrite removes the table's files
+	// (dataChange=true) and adds the new ones in one commit (commitInfo WRITE, mode
+	// Overwrite). Like Delta Spark's, it reads the whole table: under
+	// WriteSerializable (the default) a concurrent blind append does not conflict
+	// with it (the appended rows stay), under Serializable it does.
 	Mode WriteMode
+	// ReplaceWhere, with Mode Overwrite, replaces only the rows the predicate (the
+	// expr grammar, over the table's columns) selects (Delta's replaceWhere): every
+	// new row must satisfy it — a row for which it is false or NULL is an error
+	// wrapping ErrReplaceWhereMismatch naming the row, and nothing is committed — and
+	// the table's rows that satisfy it are deleted as Delete deletes them (files
+	// proven to match entirely are removed unread, the others get deletion vectors
+	// or are rewritten, as the table says), in the same commit as the new files. The
+	// commit records the predicate (commitInfo predicate) and reads the table through
+	// it: under WriteSerializable concurrent blind appends do not conflict, under
+	// Serializable an append whose rows could match does.
+	ReplaceWhere string
+	// MergeSchema lets the data carry columns the table lacks (Delta's mergeSchema):
+	// they are added to the table's schema — at the end, nullable; fields of struct
+	// columns too, also inside arrays and maps — in the same commit as the data (with
+	// column mapping each gets the next id and a fresh physical name; a type that
+	// needs a table feature upgrades the protocol). Without it such columns are an
+	// error (ErrSchemaMismatch). Columns the data lacks never need it: nullable ones
+	// are written as NULL, NOT NULL ones are an error.
+	MergeSchema bool
+	// OverwriteSchema, with Mode Overwrite and no ReplaceWhere, replaces the table's
+	// schema with the data's (Delta's overwriteSchema): every column nullable,
+	// partitioned by PartitionBy. The table keeps its id and properties; under column
+	// mapping a column with the path and type of an existing one keeps its id and
+	// physical name. A clustered table's clustering columns must stay.
+	OverwriteSchema bool
+	// PartitionBy, with OverwriteSchema, are the table's new partition columns (none:
+	// unpartitioned, as Spark's overwriteSchema without partitionBy).
+	PartitionBy []string
 	// TargetFileSize overrides the table's delta.targetFileSize (default 128 MiB): a
 	// file is closed once its compressed size reaches it.
 	TargetFileSize int64
@@ -96,6 +129,9 @@ type WriteResult struct {
 	FilesRemoved int   `json:"filesRemoved"`
 	RowsWritten  int64 `json:"rowsWritten"`
 	BytesWritten int64 `json:"bytesWritten"`
+	// RowsDeleted counts the rows an overwrite with ReplaceWhere deleted (0 for
+	// other writes).
+	RowsDeleted int64 `json:"rowsDeleted,omitempty"`
 	// AutoCompact is what auto-compaction did after the commit, when the table
 	// property delta.autoOptimize.autoCompact asks for it (nil otherwise, or when
 	// nothing was due). Its failure is reported there and never fails the write.
@@ -226,8 +262,8 @@ func sameData(a, b *tableview.View) error {
 // committed to that table if it matches (see CreateWrite): the files as they are when
 // its layout is snap's, else rewritten for its layout (invariant T1).
 func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
-	if opts.TargetFileSize < 0 || opts.Parallelism < 0 {
-		return nil, fmt.Errorf("%w: negative TargetFileSize or Parallelism", ErrInvalidArgument)
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
 	if skip, err := checkWrite(snap, opts); err != nil || skip {
 		if skip {
@@ -235,9 +271,22 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		}
 		return nil, err
 	}
+	target, err := evolveFor(snap, rdr.Schema(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReplaceWhere != "" && snap.Version() >= 0 {
+		return t.replaceWhere(ctx, snap, target, rdr, opts)
+	}
+	snap = target
 	w, err := t.newFileSetWriter(snap, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.ReplaceWhere != "" {
+		if w.check, err = replaceWhereCheck(snap, opts.ReplaceWhere); err != nil {
+			return nil, err
+		}
 	}
 	adds, rows, err := w.run(ctx, rdr)
 	if err != nil {
@@ -270,6 +319,33 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 	}
 	res.AutoCompact = t.autoCompactAfter(ctx, snap.view.Properties(), w.out.Adds())
 	return res, nil
+}
+
+// validate checks the combinations of options.
+func (o WriteOptions) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...))
+	}
+	if o.TargetFileSize < 0 || o.Parallelism < 0 {
+		bad("negative TargetFileSize or Parallelism")
+	}
+	if o.Mode != Append && o.Mode != Overwrite {
+		bad("write mode %d (want Append or Overwrite)", o.Mode)
+	}
+	if o.ReplaceWhere != "" && o.Mode != Overwrite {
+		bad("ReplaceWhere needs Mode Overwrite")
+	}
+	if o.OverwriteSchema && o.Mode != Overwrite {
+		bad("OverwriteSchema needs Mode Overwrite")
+	}
+	if o.OverwriteSchema && o.ReplaceWhere != "" {
+		bad("OverwriteSchema replaces the whole table; it cannot be combined with ReplaceWhere")
+	}
+	if len(o.PartitionBy) > 0 && !o.OverwriteSchema {
+		bad("PartitionBy applies with OverwriteSchema only (a table's partitioning changes only when its schema is replaced)")
+	}
+	return errors.Join(errs...)
 }
 
 // explainConflict turns a commit that lost to a winner changing the table's metaData
@@ -387,11 +463,8 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	}
 	blind := opts.Mode == Append
 	info := log.CommitInfo{
-		Operation: "WRITE",
-		OperationParameters: map[string]string{
-			"mode":        paramString(opts.Mode.String()),
-			"partitionBy": paramJSON(nonNilStrings(ls.PartitionColumns())),
-		},
+		Operation:           "WRITE",
+		OperationParameters: writeParameters(ls, opts),
 		OperationMetrics: map[string]string{
 			"numFiles":        strconv.Itoa(len(adds)),
 			"numOutputRows":   strconv.FormatInt(rows, 10),
@@ -415,6 +488,26 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	return res, nil
 }
 
+// writeParameters are the operationParameters of a WRITE commit, as Delta Spark
+// records them (DeltaOperations.Write): mode and partitionBy always; predicate (the
+// replaceWhere text), canOverwriteSchema and canMergeSchema when set.
+func writeParameters(ls *log.Snapshot, opts WriteOptions) map[string]string {
+	params := map[string]string{
+		"mode":        paramString(opts.Mode.String()),
+		"partitionBy": paramJSON(nonNilStrings(ls.PartitionColumns())),
+	}
+	if opts.ReplaceWhere != "" {
+		params["predicate"] = paramString(opts.ReplaceWhere)
+	}
+	if opts.OverwriteSchema {
+		params["canOverwriteSchema"] = "true"
+	}
+	if opts.MergeSchema {
+		params["canMergeSchema"] = "true"
+	}
+	return params
+}
+
 // fileSetWriter splits input by partition and streams each partition's rows into
 // files of about the target size through the data-file layer (one datafile.Roller
 // per partition), so memory holds the batch being split and each open file's
@@ -431,6 +524,9 @@ type fileSetWriter struct {
 	rollers   map[string]*datafile.Roller
 	rowsTotal int64
 	sorter    *sortBuffers // optimized write on a clustered table (nil otherwise)
+	// check, when set, vets every conformed batch (base: the input row of its first
+	// row) before it is written: a replaceWhere's predicate.
+	check func(rec arrow.RecordBatch, base int64) error
 }
 
 func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
@@ -440,7 +536,7 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	}
 	v := snap.view
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, dataIdx: v.DataIndices(), fileSch: v.DataSchema(),
-		conf: newConformer(v.Logical(), v.Delta(), mem), rollers: map[string]*datafile.Roller{}}
+		conf: newConformer(v.Logical(), mem), rollers: map[string]*datafile.Roller{}}
 	for _, p := range v.Partitions() { // in the log's order
 		w.partIdx = append(w.partIdx, p.Index)
 	}
@@ -499,6 +595,12 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 		rec, err := w.conf.conform(ctx, rdr.RecordBatch())
 		if err != nil {
 			return err
+		}
+		if w.check != nil {
+			if err := w.check(rec, w.rowsTotal); err != nil {
+				rec.Release()
+				return err
+			}
 		}
 		err = w.route(ctx, rec)
 		n := rec.NumRows()

@@ -10,8 +10,9 @@ import (
 )
 
 func init() {
-	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... | [--cluster-by c1,c2|none] [--format table|json]`,
-		summary: "change table properties, add columns or change clustering columns (one commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`, `skiplake alter /tmp/t --cluster-by country,ts`},
+	register(&command{name: "alter", usage: `TABLE [--set-property k=v]... | [--unset-property k]... [--if-exists] | [--add-column "name type"]... | [--rename-column OLD=NEW] | [--drop-column NAME]... | [--set-type NAME=TYPE] | [--comment NAME=TEXT] | [--cluster-by c1,c2|none] [--format table|json]`,
+		summary: "change table properties, columns or clustering columns (one commit)", examples: []string{`skiplake alter /tmp/t --set-property delta.enableDeletionVectors=true`, `skiplake alter /tmp/t --add-column "note string"`,
+			`skiplake alter /tmp/t --rename-column amount=total`, `skiplake alter /tmp/t --drop-column note`, `skiplake alter /tmp/t --set-type qty=bigint`, `skiplake alter /tmp/t --comment "total=order total in EUR"`, `skiplake alter /tmp/t --cluster-by country,ts`},
 		run: runAlter})
 }
 
@@ -35,19 +36,24 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	fs.Var(&add, "add-column", `column to append, "name type" (e.g. "amount decimal(10,2)", "address.zip int"; repeatable)`)
 	var cluster listFlag
 	fs.Var(&cluster, "cluster-by", "new clustering columns (comma-separated, st.x for field x of struct st; none for CLUSTER BY NONE): a metadata-only commit that rewrites no file; the table becomes clustered if it is not (unpartitioned tables only)")
+	rename := fs.String("rename-column", "", "rename column OLD to NEW (st.x for field x of struct st); enables column mapping (name mode) if the table has none, rewriting no file")
+	var drop repeatFlag
+	fs.Var(&drop, "drop-column", "column to drop (repeatable; st.x for a struct field); enables column mapping (name mode) if the table has none, rewriting no file; partition and clustering columns cannot be dropped")
+	setType := fs.String("set-type", "", "widen a column's type, NAME=TYPE (e.g. qty=bigint, price=decimal(12,2), tags.element=bigint) under the typeWidening feature (enabled if the table lacks it); files written before read back widened")
+	comment := fs.String("comment", "", "set a column's comment, NAME=TEXT (an empty TEXT removes it)")
 	format := fs.String("format", "table", "table or json")
 	path, err := tableArgs(fs, args, format, "table", "json")
 	if err != nil {
 		return err
 	}
 	kinds := 0
-	for _, n := range []int{len(set), len(unset), len(add), len(cluster)} {
+	for _, n := range []int{len(set), len(unset), len(add), len(cluster), len(*rename), len(drop), len(*setType), boolInt(flagSet(fs, "comment"))} {
 		if n > 0 {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return usagef("give one kind of change: --set-property, --unset-property, --add-column or --cluster-by (each is one operation in the table history)")
+		return usagef("give one kind of change: --set-property, --unset-property, --add-column, --rename-column, --drop-column, --set-type, --comment or --cluster-by (each is one operation in the table history)")
 	}
 	if *ifExists && len(unset) == 0 {
 		return usagef("--if-exists applies to --unset-property only")
@@ -64,6 +70,28 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 			return usagef("--add-column %q: %v", def, err)
 		}
 		opts.AddColumns = append(opts.AddColumns, c)
+	}
+	opts.DropColumns = drop
+	if *rename != "" {
+		from, to, ok := splitColumnAssignment(*rename)
+		if !ok || from == "" || to == "" {
+			return usagef("--rename-column %q: want OLD=NEW", *rename)
+		}
+		opts.RenameColumn = &table.ColumnRename{Column: from, NewName: to}
+	}
+	if *setType != "" {
+		col, typ, ok := splitColumnAssignment(*setType)
+		if !ok || col == "" || typ == "" {
+			return usagef("--set-type %q: want NAME=TYPE", *setType)
+		}
+		opts.ChangeType = &table.ColumnType{Column: col, Type: typ}
+	}
+	if flagSet(fs, "comment") {
+		col, text, ok := splitColumnAssignment(*comment)
+		if !ok || col == "" {
+			return usagef("--comment %q: want NAME=TEXT", *comment)
+		}
+		opts.SetComment = &table.ColumnComment{Column: col, Comment: text}
 	}
 	t, err := e.openTable(ctx, path)
 	if err != nil {
@@ -88,4 +116,26 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout)
 	}
 	return nil
+}
+
+// splitColumnAssignment splits "NAME=VALUE" at the first '=' outside backticks (a
+// quoted column name may hold '='); the name is trimmed, the value is not.
+func splitColumnAssignment(s string) (name, val string, ok bool) {
+	quoted := false
+	for i, r := range s {
+		switch {
+		case r == '`':
+			quoted = !quoted
+		case r == '=' && !quoted:
+			return strings.TrimSpace(s[:i]), s[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

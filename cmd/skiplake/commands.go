@@ -24,8 +24,9 @@ func init() {
 	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2 | --cluster-by c1,c2] [--property k=v]... [--allow-non-empty]",
 		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`, `skiplake create /tmp/t --schema "id bigint, ts timestamp, v double" --cluster-by id,ts`},
 		run: runCreate})
-	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--txn-app-id ID --txn-version N] [--allow-non-empty]",
-		summary: "append Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`},
+	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--merge-schema] [--mode append|overwrite [--replace-where PRED] [--overwrite-schema]] [--txn-app-id ID --txn-version N] [--allow-non-empty]",
+		summary: "append (or overwrite with) Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`,
+			`skiplake append /tmp/t with-new-columns.parquet --merge-schema`, `skiplake append /tmp/t march.parquet --mode overwrite --replace-where "day >= DATE '2024-03-01' AND day < DATE '2024-04-01'"`, `skiplake append /tmp/t fresh.parquet --mode overwrite --overwrite-schema --partition-by day`},
 		run: runAppend})
 	register(&command{name: "scan", usage: "TABLE [--filter EXPR] [--columns a,b] [--version N | --timestamp TS] [--format table|jsonl|csv|parquet] [--null STRING] [--output PATH] [--limit N]",
 		summary: "print rows of a table version", examples: []string{`skiplake scan /tmp/t --filter "amount > 100 AND country = 'JP'" --columns id,amount --format jsonl`, `skiplake scan /tmp/t --version 3 --format parquet --output /tmp/v3.parquet`},
@@ -117,15 +118,19 @@ func stripFieldMeta(s *arrow.Schema) *arrow.Schema {
 func runAppend(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("append", flag.ContinueOnError)
 	var parts listFlag
-	fs.Var(&parts, "partition-by", "partition columns when the table is created (an existing table must be partitioned the same way)")
+	fs.Var(&parts, "partition-by", "partition columns when the table is created, or with --overwrite-schema its new ones (an existing table must be partitioned the same way)")
 	props := kvFlag{}
 	fs.Var(props, "property", "table property key=value when the table is created (repeatable; for an existing table it must match, see skiplake alter)")
-	schemaText := fs.String("schema", "", "schema of a new table: SQL columns (\"id bigint, ts timestamp\"), a Delta JSON schema, or @FILE; default inferred from all CSV/JSONL input, or the first Parquet file's")
+	schemaText := fs.String("schema", "", "schema of a new table (or of the input with --merge-schema or --overwrite-schema): SQL columns (\"id bigint, ts timestamp\"), a Delta JSON schema, or @FILE; default inferred from all CSV/JSONL input, or the first Parquet file's")
 	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema a new table takes")
 	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
 	allowNonEmpty := fs.Bool("allow-non-empty", false, "create the table even if the directory holds other files (VACUUM never deletes files older than the table)")
 	appID := fs.String("txn-app-id", "", "idempotent write: application id (with --txn-version)")
 	appVersion := fs.Int64("txn-version", 0, "idempotent write: the run's version, increasing from run to run; skipped when the table records a version >= this for --txn-app-id")
+	mode := fs.String("mode", "append", "append (add the rows) or overwrite (replace the table's rows, or with --replace-where those the predicate selects, in the same commit)")
+	replaceWhere := fs.String("replace-where", "", "with --mode overwrite: replace only the rows this predicate selects; every new row must satisfy it")
+	overwriteSchema := fs.Bool("overwrite-schema", false, "with --mode overwrite: replace the table's schema (and partitioning: --partition-by, none when absent) with the input's")
+	mergeSchema := fs.Bool("merge-schema", false, "add the input's columns (and struct fields) the table lacks to its schema in the same commit")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -143,6 +148,17 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		return usagef("--txn-version must be >= 0, got %d", *appVersion)
 	case *schemaText != "" && *schemaFrom != "":
 		return usagef("--schema and --schema-from are mutually exclusive")
+	case *mode != "append" && *mode != "overwrite":
+		return usagef("--mode %q: want append or overwrite", *mode)
+	case *replaceWhere != "" && *mode != "overwrite":
+		return usagef("--replace-where needs --mode overwrite")
+	case *overwriteSchema && *mode != "overwrite":
+		return usagef("--overwrite-schema needs --mode overwrite")
+	case *overwriteSchema && *replaceWhere != "":
+		return usagef("--overwrite-schema replaces the whole table; it cannot be combined with --replace-where")
+	}
+	if err := checkFilter("replace-where", *replaceWhere); err != nil {
+		return err
 	}
 	path := pos[0]
 	inputs, err := parseInputs(pos[1:], *inFormat)
@@ -163,48 +179,86 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	if err != nil && !errors.Is(err, table.ErrNotATable) {
 		return err
 	}
-	var schema *arrow.Schema
-	if t != nil {
-		snap, err := t.Snapshot(ctx, table.Latest())
-		if err != nil {
-			return err
-		}
-		schema = snap.Schema()
-		if err := sameAsTable(snap, explicit, parts, props); err != nil {
-			return err
-		}
-	} else if schema, err = newTableSchema(e, inputs, explicit); err != nil {
-		return err
+	wopts := table.WriteOptions{AppID: *appID, AppVersion: *appVersion, MergeSchema: *mergeSchema,
+		ReplaceWhere: *replaceWhere, OverwriteSchema: *overwriteSchema}
+	if *mode == "overwrite" {
+		wopts.Mode = table.Overwrite
 	}
-	for _, in := range inputs {
-		if in.format == "parquet" {
-			if err := checkParquetColumns(in.path, schema); err != nil {
+	if *overwriteSchema {
+		wopts.PartitionBy = parts
+	}
+	// types types the CSV and JSONL values; source is the schema the input declares
+	// (with --merge-schema the union of the inputs', which the table evolves to).
+	var snap *table.Snapshot
+	var types, source *arrow.Schema
+	switch {
+	case t == nil || *overwriteSchema:
+		if t != nil {
+			if snap, err = t.Snapshot(ctx, table.Latest()); err != nil {
+				return err
+			}
+			if err := sameAsTable(snap, nil, nil, props); err != nil {
 				return err
 			}
 		}
+		if types, err = newTableSchema(e, inputs, explicit); err != nil {
+			return err
+		}
+		source = types
+	default:
+		if snap, err = t.Snapshot(ctx, table.Latest()); err != nil {
+			return err
+		}
+		// With --merge-schema, --schema describes the input; else it must be the table's.
+		given := explicit
+		if *mergeSchema {
+			given = nil
+		}
+		if err := sameAsTable(snap, given, parts, props); err != nil {
+			return err
+		}
+		if types, source, err = inputSchemas(e, inputs, snap.Schema(), explicit, *mergeSchema); err != nil {
+			return err
+		}
 	}
-	rdr := newConcatReader(ctx, e, schema, inputs)
+	// Refuse an input the write would refuse before anything is written.
+	target := source
+	if snap != nil {
+		if target, err = snap.WriteSchema(source, wopts); err != nil {
+			return err
+		}
+	}
+	for _, in := range inputs {
+		if in.format == "parquet" {
+			have, err := parquetSchema(in.path)
+			if err != nil {
+				return err
+			}
+			if err := table.CheckConform(target, have); err != nil {
+				return fmt.Errorf("%s: %w", in.path, err)
+			}
+		}
+	}
+	rdr := newConcatReader(ctx, e, types, inputs)
+	rdr.declared = source
 	defer rdr.Release()
 	bar := newBar(e, "append")
 	defer bar.Done()
-	wopts := table.WriteOptions{AppID: *appID, AppVersion: *appVersion, Progress: func(p table.Progress) {
+	wopts.Progress = func(p table.Progress) {
 		if p.Phase == "write" {
 			bar.Update(p.Done, 0, "rows")
 		}
-	}}
+	}
 	var res *table.WriteResult
 	if t != nil {
 		res, err = t.Write(ctx, rdr, wopts)
 	} else {
 		copts := table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty}
-		_, res, err = table.CreateWritePath(ctx, path, schema, copts, rdr, wopts)
+		_, res, err = table.CreateWritePath(ctx, path, source, copts, rdr, wopts)
 	}
 	bar.Done()
 	if err != nil {
-		if (errors.Is(err, table.ErrSchemaMismatch) || errors.Is(err, table.ErrNullInNonNullable)) && rdr.err == nil {
-			return fmt.Errorf("%s: %w", rdr.current(), err)
-		}
-		return err
+		return rdr.explain(err)
 	}
 	names := make([]string, len(inputs))
 	for i, in := range inputs {
@@ -215,8 +269,56 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			strings.Join(names, ", "), *appVersion, *appID)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "appended %s: version %d, %d rows, %d files, %d bytes\n", strings.Join(names, ", "), res.Version, res.RowsWritten, res.FilesAdded, res.BytesWritten)
+	verb := "appended"
+	if *mode == "overwrite" {
+		verb = "overwrote with"
+	}
+	fmt.Fprintf(e.stdout, "%s %s: version %d, %d rows, %d files, %d bytes", verb, strings.Join(names, ", "), res.Version, res.RowsWritten, res.FilesAdded, res.BytesWritten)
+	if *mode == "overwrite" {
+		fmt.Fprintf(e.stdout, "; removed %d files", res.FilesRemoved)
+		if *replaceWhere != "" {
+			fmt.Fprintf(e.stdout, ", deleted %d rows", res.RowsDeleted)
+		}
+	}
+	fmt.Fprintln(e.stdout)
 	return nil
+}
+
+// inputSchemas returns the types of the CSV and JSONL values and the schema the
+// inputs declare, for a write to a table of schema tbl. Without mergeSchema both are
+// tbl. With it, columns the table lacks are typed by explicit (--schema) when given,
+// else as a new table's are inferred from every CSV and JSONL input; the declared
+// schema is the union of the table's, the explicit or inferred columns and every
+// Parquet input's (table.UnionSchema), which the write evolves the table to.
+func inputSchemas(e *env, inputs []input, tbl, explicit *arrow.Schema, mergeSchema bool) (types, declared *arrow.Schema, err error) {
+	if !mergeSchema {
+		return tbl, tbl, nil
+	}
+	types = table.UnionSchema(explicit, tbl)
+	var text []input
+	for _, in := range inputs {
+		if in.format != "parquet" {
+			text = append(text, in)
+		}
+	}
+	if explicit == nil && len(text) > 0 {
+		inferred, err := inferSchema(e, text)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--merge-schema: typing the input's new columns: %w (give --schema to type them)", err)
+		}
+		types = table.UnionSchema(types, inferred)
+	}
+	declared = types
+	for _, in := range inputs {
+		if in.format == "parquet" {
+			s, err := parquetSchema(in.path)
+			if err != nil {
+				return nil, nil, err
+			}
+			declared = table.UnionSchema(declared, s)
+		}
+	}
+	return csvSchema(types), declared, nil
 }
 
 // newTableSchema decides the schema of a table that does not exist yet: --schema or

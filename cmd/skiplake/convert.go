@@ -343,7 +343,7 @@ func matchKeys(keys []string, fields []arrow.Field, what string) ([]int, error) 
 		for i, fd := range fields {
 			names[i] = fd.Name
 		}
-		return nil, fmt.Errorf("%s %q is not in the table schema (%ss: %s); to keep it, add the column first (skiplake alter TABLE --add-column \"NAME TYPE\")", what, keys[k], what, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s %q is not in the table schema (%ss: %s); to keep it, add the column first (skiplake alter TABLE --add-column \"NAME TYPE\") or write with --merge-schema", what, keys[k], what, strings.Join(names, ", "))
 	}
 	return idx, nil
 }

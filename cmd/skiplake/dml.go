@@ -22,9 +22,9 @@ func init() {
 		run:      runUpdate})
 	register(&command{name: "merge", usage: "TABLE SOURCE... --on k1,k2 [--when-matched update|delete|ignore] [--matched-condition EXPR] [--set LIST] " +
 		"[--when-not-matched insert|ignore] [--when-not-matched-by-source delete|ignore] [--not-matched-by-source-condition EXPR] " +
-		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
+		"[--input-format parquet|csv|jsonl] [--schema SCHEMA] [--merge-schema] [--memory SIZE] [--rewrite] [--isolation LEVEL] [--dry-run] [--format table|json]",
 		summary: "upsert a Parquet, CSV or JSONL source into a table by key columns",
-		examples: []string{`skiplake merge /tmp/t changes.parquet --on id`,
+		examples: []string{`skiplake merge /tmp/t changes.parquet --on id`, `skiplake merge /tmp/t changes-with-new-columns.parquet --on id --merge-schema`,
 			`skiplake merge /tmp/t deletes.csv --on id --when-matched delete --when-not-matched ignore`,
 			`skiplake merge /tmp/t snapshot.jsonl --on id,day --when-not-matched-by-source delete --dry-run`},
 		run: runMerge})
@@ -141,6 +141,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	inFormat := fs.String("input-format", "", "parquet, csv or jsonl (default: by file extension; required for - (standard input))")
 	schemaText := fs.String("schema", "", "schema of CSV/JSONL source rows (default: the table's)")
 	memory := fs.String("memory", "", "memory for source rows before spilling them to disk by key hash, e.g. 1GiB (default 256 MiB)")
+	mergeSchema := fs.Bool("merge-schema", false, "add the source's columns (and struct fields) the table lacks to its schema in the same commit (UPDATE SET * and INSERT * then take them)")
 	df := addDMLFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -211,6 +212,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	}
 	defer done()
 	opts.DMLOptions = dopts
+	opts.MergeSchema = *mergeSchema
 	t, err := e.openTable(ctx, pos[0])
 	if err != nil {
 		return err
@@ -220,8 +222,13 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	schema := snap.Schema()
-	if *schemaText != "" {
+	switch {
+	case *schemaText != "":
 		if schema, err = parseSchemaFlag(*schemaText); err != nil {
+			return err
+		}
+	case *mergeSchema:
+		if schema, _, err = inputSchemas(e, inputs, schema, nil, true); err != nil {
 			return err
 		}
 	}
@@ -230,10 +237,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 	res, err := t.Merge(ctx, rdr, opts)
 	done()
 	if err != nil {
-		if rdr.err != nil {
-			return rdr.err
-		}
-		return err
+		return rdr.explain(err)
 	}
 	return printDML(e.stdout, *df.format, res)
 }

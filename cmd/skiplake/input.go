@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,31 +167,6 @@ func parseSchemaFlag(s string) (*arrow.Schema, error) {
 	return schema, nil
 }
 
-// checkParquetColumns compares a Parquet input's columns with the table schema by
-// name (ignoring case): a column the table does not have, or a table column the file
-// lacks, is an error naming the file, before anything is written. (Types are checked
-// by the table's writer.)
-func checkParquetColumns(path string, schema *arrow.Schema) error {
-	have, err := parquetSchema(path)
-	if err != nil {
-		return err
-	}
-	names := make([]string, have.NumFields())
-	for i, f := range have.Fields() {
-		names[i] = f.Name
-	}
-	idx, err := matchKeys(names, schema.Fields(), "column")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	for f, i := range idx {
-		if i < 0 {
-			return fmt.Errorf("%s: column %q is missing (file columns: %s)", path, schema.Field(f).Name, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}
-
 // csvSchema drops metadata the text readers do not need.
 func csvSchema(s *arrow.Schema) *arrow.Schema {
 	fields := make([]arrow.Field, s.NumFields())
@@ -216,12 +192,17 @@ type concatReader struct {
 	refs   atomic.Int64
 	ctx    context.Context
 	e      *env
-	schema *arrow.Schema
-	inputs []input
-	next   int
-	cur    array.RecordReader
-	curIn  input
-	err    error
+	schema *arrow.Schema // types the CSV and JSONL values
+	// declared, when set, is the schema the inputs declare (Schema): with
+	// --merge-schema the union of their columns.
+	declared *arrow.Schema
+	inputs   []input
+	next     int
+	cur      array.RecordReader
+	curIn    input
+	err      error
+	rows     int64   // rows handed out so far
+	starts   []int64 // per input opened: the rows handed out before it
 }
 
 func newConcatReader(ctx context.Context, e *env, schema *arrow.Schema, inputs []input) *concatReader {
@@ -230,7 +211,12 @@ func newConcatReader(ctx context.Context, e *env, schema *arrow.Schema, inputs [
 	return r
 }
 
-func (r *concatReader) Schema() *arrow.Schema { return r.schema }
+func (r *concatReader) Schema() *arrow.Schema {
+	if r.declared != nil {
+		return r.declared
+	}
+	return r.schema
+}
 
 func (r *concatReader) Next() bool {
 	for r.err == nil {
@@ -246,8 +232,10 @@ func (r *concatReader) Next() bool {
 				return false
 			}
 			r.cur = cur
+			r.starts = append(r.starts, r.rows)
 		}
 		if r.cur.Next() {
+			r.rows += r.cur.RecordBatch().NumRows()
 			return true
 		}
 		if err := r.cur.Err(); err != nil {
@@ -270,6 +258,43 @@ func (r *concatReader) annotate(err error) error {
 
 // current names the input being read (for errors raised by the table's writer).
 func (r *concatReader) current() string { return r.curIn.name() }
+
+// explain prefixes an error the table's writer returned about the input with the
+// input it concerns: an input's own error as it is; a value that does not fit its
+// column, or a row outside --replace-where, with the input and the row's line in it
+// (its position among the input's rows, counting from 1); other schema errors with
+// the input being read.
+func (r *concatReader) explain(err error) error {
+	if r.err != nil {
+		return r.err
+	}
+	var ce *table.CastError
+	var rw *table.ReplaceWhereError
+	switch {
+	case errors.As(err, &ce):
+		name, row := r.locate(ce.Row)
+		return fmt.Errorf("%s: row %d: column %q: the value %s (%s) does not fit %s: %s: %w", name, row, ce.Column, ce.Value, ce.From, ce.To, ce.Reason, table.ErrValueDoesNotFit)
+	case errors.As(err, &rw):
+		name, row := r.locate(rw.Row)
+		return fmt.Errorf("%s: row %d (%s) does not satisfy --replace-where %q; nothing was written: %w", name, row, rw.Values, rw.Predicate, table.ErrReplaceWhereMismatch)
+	case errors.Is(err, table.ErrSchemaMismatch) || errors.Is(err, table.ErrNullInNonNullable):
+		if r.cur != nil || r.next > 0 {
+			return fmt.Errorf("%s: %w", r.current(), err)
+		}
+	}
+	return err
+}
+
+// locate returns the input holding row (counting from 0 over all inputs) and the
+// row's position in it (counting from 1).
+func (r *concatReader) locate(row int64) (string, int64) {
+	for i := len(r.starts) - 1; i >= 0; i-- {
+		if row >= r.starts[i] {
+			return r.inputs[i].name(), row - r.starts[i] + 1
+		}
+	}
+	return r.current(), row + 1
+}
 
 func (r *concatReader) RecordBatch() arrow.RecordBatch {
 	if r.cur == nil {

@@ -136,8 +136,9 @@ func stripBOM(br *bufio.Reader) {
 
 // newCSVReader reads CSV (RFC 4180, a header row naming the columns) as batches of
 // schema. Columns are matched to the header by name (exactly, else ignoring case); a
-// header column the schema does not have, or a schema column missing from the header,
-// is an error before any row is read. Empty cells, NULL and null are nulls, except
+// header column the schema does not have is an error before any row is read, a
+// schema column the header lacks is NULL in every row (an error for a NOT NULL
+// column, as a missing JSONL key is). Empty cells, NULL and null are nulls, except
 // quoted ones in string and binary columns (csvNull).
 func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memory.Allocator) (*textReader, error) {
 	if err := checkSchemaConvertible(name, schema); err != nil {
@@ -152,9 +153,11 @@ func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memor
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
 	colOf := make([]int, len(header)) // CSV field -> schema field
+	var absent []int                  // schema fields the header lacks
 	for f, h := range idx {
 		if h < 0 {
-			return nil, fmt.Errorf("%s: header: column %q is missing (header: %s)", name, schema.Field(f).Name, strings.Join(header, ","))
+			absent = append(absent, f)
+			continue
 		}
 		colOf[h] = f
 	}
@@ -181,6 +184,11 @@ func newCSVReader(name string, rc io.ReadCloser, schema *arrow.Schema, mem memor
 			if err != nil {
 				l, c := cr.FieldPos(i)
 				return false, fmt.Errorf("%s:%d:%d: column %q: %w", name, l, c, schema.Field(f).Name, err)
+			}
+		}
+		for _, f := range absent {
+			if err := appendNull(r.b, f); err != nil {
+				return false, fmt.Errorf("%s:%d: %w (the header has no column %q)", name, line, err, schema.Field(f).Name)
 			}
 		}
 		return true, nil

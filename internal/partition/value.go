@@ -176,7 +176,9 @@ func floorDiv(a, b int64) int64 {
 }
 
 func parseTimestamp(s string, zoned bool) (int64, error) {
-	layouts := []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05"}
+	// A bare date is midnight: the values of a date partition column widened to
+	// timestamp_ntz (type widening) are dates.
+	layouts := []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"}
 	if zoned {
 		layouts = append(layouts, "2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00")
 	}
