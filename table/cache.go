@@ -94,6 +94,13 @@ func (t *Table) reuseLatest(ctx context.Context) *Snapshot {
 	}
 	v, err := t.log.LatestVersion(ctx)
 	if err != nil || v != kept.Version() {
+		// Let the old snapshot go before the new one loads: a table of a million
+		// files would otherwise hold two at once.
+		t.cache.mu.Lock()
+		if t.cache.latest == kept {
+			t.cache.latest = nil
+		}
+		t.cache.mu.Unlock()
 		return nil
 	}
 	t.cache.reuses.Add(1)
