@@ -6,9 +6,19 @@
 // # The model
 //
 // A Table is a handle on a table location (any storage.Storage; CreatePath and
-// OpenPath for local directories, CreateURL and OpenURL for URLs). It holds no
-// snapshot, so it is safe for concurrent use and never goes stale. Table.Snapshot
-// loads one version (Latest, AtVersion, AtTimestamp); a Snapshot is immutable.
+// OpenPath for local directories, CreateURL and OpenURL for URLs). It is safe for
+// concurrent use and never goes stale. Table.Snapshot loads one version (Latest,
+// AtVersion, AtTimestamp); a Snapshot is immutable.
+//
+// A long-lived Table reuses what is safe to reuse (CacheOptions, Table.WithCache):
+// Snapshot(Latest()) returns the snapshot it loaded last while the log's newest
+// version is unchanged (one listing of the log instead of a load), and scans take the
+// parsed Parquet footers and page indexes of data files they opened before from a
+// footer cache bounded in bytes (least recently used first; Table.CacheStats), so a
+// second selective scan of an unchanged table reads no footer (ScanReport.Footers
+// and Requests show it). Delta never changes a data file in place; the cache key is the
+// add action's path, size and modification time, and a cached footer is used only for
+// an object of its size, so a path written again is read afresh (C1).
 //
 // Reading is plan, then read. Snapshot.Scan decides every live file with package
 // skipping's Planner (partition values, per-file statistics, the Bloom filter
@@ -73,6 +83,10 @@
 //     generates are recorded as high-water marks in the same commit; two writers
 //     that both generated values conflict (a metadata change), so no value is
 //     handed out twice.
+//   - C1 A scan uses a cached footer only for a file whose add action has the path,
+//     size and modification time the footer was cached under and whose object has
+//     the footer's size; a reused snapshot is the newest version of the log when it
+//     is handed out. Caching changes requests, never rows.
 //   - P1 Table properties are validated and normalised when set, parsed once per
 //     snapshot into a typed value (log.TableProperties), and read from that value
 //     everywhere; an operation that depends on a property whose stored value does not

@@ -24,7 +24,7 @@ type fileMeta struct {
 }
 
 func (s *Snapshot) meta() (*fileMeta, error) {
-	m := &s.fm
+	m := s.fm
 	m.once.Do(func() {
 		files := s.log.Files()
 		parser := s.view.StatsParser()

@@ -478,7 +478,11 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	if storage.RootOf(r.scan.snap.store) != "" {
 		opts.StreamBufferBytes = localStreamBufferBytes
 	}
-	f, dr, err := r.scan.openFile(ctx, task, opts)
+	// The file is opened under the Reader's context, not ctx: an object store's File
+	// reads with the context it was opened with, and the decoders read the file's row
+	// groups after the dispatcher, which ends ctx (the opens ahead) when it has
+	// dispatched the last of them.
+	f, dr, err := r.scan.openFileReport(r.ctx, task, opts, r.report)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -546,6 +550,11 @@ func (r *Reader) decode(u *readUnit) error {
 		}
 		if errors.Is(err, ErrCorruptData) {
 			return fmt.Errorf("table: %w", err) // names the file, row group and column
+		}
+		if errors.Is(err, storage.ErrNotExist) {
+			// Opened with its logged size (a cached footer): an object store makes no
+			// request until this read.
+			return fmt.Errorf("%w: %s (referenced by version %d): %w", ErrMissingDataFile, task.path, r.scan.snap.Version(), err)
 		}
 		return fmt.Errorf("table: reading %s: %w", task.path, err)
 	}

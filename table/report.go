@@ -51,11 +51,41 @@ type ScanReport struct {
 	// the log, reading its checkpoint and commits), once per Snapshot however many
 	// scans share it. With Requests, it is what the scan cost from nothing.
 	SnapshotRequests *storage.RequestCounts `json:"snapshotRequests,omitempty"`
+	// Footers counts the data-file footers the scan opened (Explain, a Reader, Count):
+	// read from storage, or reused from the table's footer cache without a request
+	// (CacheOptions). Nil when the scan opened no file.
+	Footers *FooterCounts `json:"footers,omitempty"`
 
 	mu sync.Mutex
 	// live counts a Reader's requests while it reads; Requests holds the planning's
 	// (copies add the two).
 	live *storage.Counters
+}
+
+// FooterCounts counts the data-file footers a scan opened.
+type FooterCounts struct {
+	// Read counts footers read from storage (and parsed).
+	Read int64 `json:"read"`
+	// Cached counts footers taken from the table's footer cache: no footer or page
+	// index read for them.
+	Cached int64 `json:"cached"`
+}
+
+// countFooter counts one footer opened: read from storage or from the cache.
+func (r *ScanReport) countFooter(read bool) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.Footers == nil {
+		r.Footers = new(FooterCounts)
+	}
+	if read {
+		r.Footers.Read++
+	} else {
+		r.Footers.Cached++
+	}
 }
 
 // requestCounter returns counters for the requests of an operation on store and ctx
@@ -179,6 +209,7 @@ func (r *ScanReport) clone() *ScanReport {
 
 		Requests:         r.requestsLocked(),
 		SnapshotRequests: copyCounts(r.SnapshotRequests),
+		Footers:          copyFooters(r.Footers),
 	}
 }
 
@@ -201,6 +232,7 @@ func (r *ScanReport) merge(src *ScanReport) {
 	levels := append([]skipping.LevelStats(nil), src.Levels...)
 	warnings := append([]string(nil), src.Warnings...)
 	reqs := src.requestsLocked()
+	footers := copyFooters(src.Footers)
 	src.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -209,4 +241,19 @@ func (r *ScanReport) merge(src *ScanReport) {
 	}
 	r.Warnings = append(r.Warnings, warnings...)
 	r.Requests = sumRequests(r.Requests, reqs)
+	if footers != nil {
+		if r.Footers == nil {
+			r.Footers = new(FooterCounts)
+		}
+		r.Footers.Read += footers.Read
+		r.Footers.Cached += footers.Cached
+	}
+}
+
+func copyFooters(f *FooterCounts) *FooterCounts {
+	if f == nil {
+		return nil
+	}
+	v := *f
+	return &v
 }

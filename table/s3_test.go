@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,5 +241,62 @@ func TestS3TableLifecycle(t *testing.T) {
 	}
 	if got := ids(t, tb); !slices.Equal(got, seq(0, 1200)) {
 		t.Fatalf("after vacuum: %d ids", len(got))
+	}
+}
+
+// TestS3SecondScanReadsNoFooter (issue 27 item 7) on S3: a Table that scans the same
+// unchanged table again reuses its snapshot and the file's footer and page index, so
+// the second selective scan skips the tail read that fetched them (the report's
+// Requests show one GET less) and says so (Footers); after a new commit it reads
+// exactly the new version.
+func TestS3SecondScanReadsNoFooter(t *testing.T) {
+	loc := cloudtest.S3.Location(t)
+	ctx := context.Background()
+	tb, err := table.CreateURL(ctx, loc, layoutSchema(), table.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One file of several MiB (random doubles do not compress), so that the pages a
+	// selective scan reads lie outside the 1 MiB tail that opening the file fetches.
+	r := rand.New(rand.NewPCG(9, 9))
+	rec := layoutBatch(r, 400_000, func(j int) int64 { return int64(j) }, 0)
+	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Regression: the decoders read pages outside the tail after the dispatcher had
+	// ended the context the file was opened with ("context canceled"), without the cache
+	// as with it.
+	off := tb.WithCache(table.CacheOptions{FooterBytes: -1, NoSnapshot: true})
+	if ids, _ := filteredIDs(t, off, "id < 300000"); len(ids) != 300_000 {
+		t.Fatalf("%d rows below 300000", len(ids))
+	}
+	ids, first := filteredIDs(t, tb, "id = 5")
+	if len(ids) != 1 || *first.Footers != (table.FooterCounts{Read: 1}) {
+		t.Fatalf("first scan: ids %v, footers %+v", ids, first.Footers)
+	}
+	ids, second := filteredIDs(t, tb, "id = 5")
+	if len(ids) != 1 || *second.Footers != (table.FooterCounts{Cached: 1}) {
+		t.Fatalf("second scan: ids %v, footers %+v", ids, second.Footers)
+	}
+	t.Logf("first scan: %v; snapshot %v", *first.Requests, *first.SnapshotRequests)
+	t.Logf("second scan: %v; snapshot %v", *second.Requests, *second.SnapshotRequests)
+	if second.Requests.GET >= first.Requests.GET || second.Requests.BytesRead >= first.Requests.BytesRead {
+		t.Errorf("the second scan made %v, the first %v: the footer was read again", *second.Requests, *first.Requests)
+	}
+	if second.SnapshotRequests.GET >= first.SnapshotRequests.GET {
+		t.Errorf("the snapshot was loaded again: %v, first %v", *second.SnapshotRequests, *first.SnapshotRequests)
+	}
+	// A new commit is seen at once.
+	rec = layoutBatch(r, 10, func(j int) int64 { return 5 }, 0)
+	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, third := filteredIDs(t, tb, "id = 5")
+	if len(ids) != 11 || *third.Footers != (table.FooterCounts{Read: 1, Cached: 1}) {
+		t.Fatalf("after a commit: %d ids, footers %+v", len(ids), third.Footers)
 	}
 }

@@ -628,7 +628,7 @@ func (s *Scan) Explain(ctx context.Context) (*ScanReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f, r, err := s.openFile(ctx, task, datafile.ReadOptions{BatchSize: s.cfg.batchSize, Allocator: s.cfg.mem})
+		f, r, err := s.openFileReport(ctx, task, datafile.ReadOptions{BatchSize: s.cfg.batchSize, Allocator: s.cfg.mem}, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -667,9 +667,33 @@ func (s *Scan) checkDeletionVectors(ctx context.Context, tasks []*fileTask) erro
 // store each is a GET).
 const deletionVectorLoads = 16
 
-// openFile opens a planned file and its footer.
+// openFile opens a planned file and its footer. With the table's footer cache, a
+// file whose footer is cached (under footerKey) is opened with its logged size
+// (storage.OpenSized: no request on object stores) and its footer is not read again;
+// a footer read from storage is cached when the object's size is the logged one. The
+// report counts footers read and footers reused (ScanReport.Footers).
 func (s *Scan) openFile(ctx context.Context, task *fileTask, opts datafile.ReadOptions) (storage.File, *datafile.Reader, error) {
-	f, err := s.snap.store.Open(ctx, task.path)
+	return s.openFileReport(ctx, task, opts, nil)
+}
+
+// openFileReport is openFile counting the footer in rep (nil: not counted).
+func (s *Scan) openFileReport(ctx context.Context, task *fileTask, opts datafile.ReadOptions, rep *ScanReport) (storage.File, *datafile.Reader, error) {
+	cache := s.snap.footers
+	var key string
+	var ft *datafile.Footer
+	if cache != nil {
+		key = footerKey(task.add, task.path)
+		ft = cache.Get(key)
+	}
+	var (
+		f   storage.File
+		err error
+	)
+	if ft != nil {
+		f, err = storage.OpenSized(ctx, s.snap.store, task.path, task.add.Size)
+	} else {
+		f, err = s.snap.store.Open(ctx, task.path)
+	}
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
 			if task.change != nil {
@@ -679,7 +703,13 @@ func (s *Scan) openFile(ctx context.Context, task *fileTask, opts datafile.ReadO
 		}
 		return nil, nil, fmt.Errorf("table: open %s: %w", task.path, err)
 	}
+	if ft != nil && ft.Size() != f.Size() {
+		// Not the file the footer was read from: forget it and read this one's.
+		cache.Remove(key)
+		ft = nil
+	}
 	opts.Name = task.path
+	opts.Footer = ft
 	r, err := datafile.Open(f, f.Size(), opts)
 	if err != nil {
 		f.Close()
@@ -687,6 +717,14 @@ func (s *Scan) openFile(ctx context.Context, task *fileTask, opts datafile.ReadO
 			return nil, nil, fmt.Errorf("table: version %d: %w", s.snap.Version(), err) // the error names the file
 		}
 		return nil, nil, fmt.Errorf("table: %w", err) // the error names the file
+	}
+	if ft != nil {
+		rep.countFooter(false)
+	} else {
+		rep.countFooter(true)
+		if cache != nil && f.Size() == task.add.Size {
+			cache.Put(key, r.Footer())
+		}
 	}
 	return f, r, nil
 }

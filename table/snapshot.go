@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
@@ -55,16 +56,20 @@ func (r Ref) String() string {
 type Snapshot struct {
 	log     *log.Snapshot
 	view    *tableview.View
-	store   storage.Storage // where the data files are
-	fm      fileMeta        // typed stats, partition values and skipping index, built on first use
-	filters *filterHook     // the table's ObserveFilters callbacks (nil: none)
+	store   storage.Storage       // where the data files are
+	fm      *fileMeta             // typed stats, partition values and skipping index, built on first use
+	filters *filterHook           // the table's ObserveFilters callbacks (nil: none)
+	footers *datafile.FooterCache // the table's footer cache (nil: none)
 	// loadRequests counts the requests loading the snapshot made (nil: the storage
 	// does not count them); every ScanReport of the snapshot carries it.
 	loadRequests *storage.RequestCounts
 }
 
 // Snapshot loads the table at ref. Reading fails (with an error naming the features)
-// when the table needs reader features skiplake does not implement (L4).
+// when the table needs reader features skiplake does not implement (L4). For Latest,
+// the snapshot loaded last is reused when the log's newest version is still its
+// version (one listing of the log instead of a load; CacheOptions.NoSnapshot turns it
+// off); its SnapshotRequests are then those of the check.
 func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 	var (
 		ls  *log.Snapshot
@@ -80,6 +85,10 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 	case refTimestamp:
 		ls, err = t.log.SnapshotAsOf(ctx, ref.at)
 	default:
+		if s := t.reuseLatest(ctx); s != nil {
+			s.loadRequests = countsOf(reqs)
+			return s, nil
+		}
 		ls, err = t.log.Snapshot(ctx, -1)
 	}
 	if err != nil {
@@ -90,7 +99,11 @@ func (t *Table) Snapshot(ctx context.Context, ref Ref) (*Snapshot, error) {
 		return nil, err
 	}
 	s.filters = &t.filters
+	s.footers = t.footerCache()
 	s.loadRequests = countsOf(reqs)
+	if ref.kind == refLatest {
+		t.keepLatest(s)
+	}
 	return s, nil
 }
 
@@ -100,7 +113,7 @@ func newSnapshot(store storage.Storage, ls *log.Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{log: ls, view: v, store: store}, nil
+	return &Snapshot{log: ls, view: v, store: store, fm: new(fileMeta)}, nil
 }
 
 // Version is the snapshot's table version.

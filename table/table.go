@@ -18,13 +18,17 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// Table is a handle on one Delta table. It holds no snapshot: every operation reads
-// the log afresh (or the version it is asked for), so a Table is safe for concurrent
-// use by many goroutines and never goes stale.
+// Table is a handle on one Delta table. It is safe for concurrent use by many
+// goroutines and never goes stale: every operation on the latest version first reads
+// the log's newest version. What it keeps between operations (see CacheOptions) is
+// reused only where that is safe: the latest snapshot while the log has not advanced,
+// and the parsed footers of data files, which Delta never changes in place (keyed by
+// path, size and modification time; see footerKey).
 type Table struct {
 	store   storage.Storage
 	log     *log.Log
 	filters filterHook // ObserveFilters
+	cache   tableCache // WithCache
 }
 
 // CreateOptions configures Create. The zero value creates an unpartitioned table

@@ -144,6 +144,12 @@
 //     hands a batch to other goroutines while it keeps reading it settles it first
 //     (share.go lists them).
 //
+// Reusing footers: [Reader.Footer] hands out what Open read (the validated footer, the
+// Arrow schema and, loaded with one read when first needed, the page index region);
+// Open with [ReadOptions.Footer] reads none of it again, and [FooterCache] keeps
+// Footers under keys the caller chooses, bounded in bytes (LRU). A Footer is shared by
+// concurrent Readers; its metadata's lazily computed state is settled before (R1).
+//
 // A Parquet file that is not a table's data file — a user's input to append or MERGE —
 // is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the
 // same D10 defences; its INT96 columns go through arrow-go (nanoseconds, 1677-2262).

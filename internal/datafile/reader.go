@@ -66,6 +66,12 @@ type ReadOptions struct {
 	StreamBufferBytes int64
 	// Name names the file in errors (a *CorruptError's File); default "data file".
 	Name string
+	// Footer, when non-nil, is the file's footer as an earlier Reader of the same file
+	// read it ([Reader.Footer]): Open then reads nothing from the file, and reads of the
+	// page indexes and Bloom filters are served from the Footer once it holds them.
+	// Open fails with ErrInvalidArgument when the Footer was read from a file of
+	// another size.
+	Footer *Footer
 }
 
 // Reader reads one Parquet data file. Read and ReadRanges may be called concurrently
@@ -89,6 +95,7 @@ type Reader struct {
 	// page header claiming more is refused before anything is allocated for it).
 	maxPage int64
 	watch   *watchedReaderAt // the storage reads under src (D10)
+	footer  *Footer
 }
 
 // Open reads the footer of the Parquet file held by ra (size bytes long). ra is not closed
@@ -110,10 +117,30 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = DefaultBatchBytes
 	}
+	if ft := opts.Footer; ft != nil {
+		if ft.size != size {
+			return nil, fmt.Errorf("%w: %s: the footer given was read from a file of %d bytes, not %d",
+				ErrInvalidArgument, nameOr(opts.Name), ft.size, size)
+		}
+		if err := opts.Deleted.CheckRows(ft.md.NumRows); err != nil {
+			return nil, fmt.Errorf("datafile: %s: %w", nameOr(opts.Name), err) // D6: never applied (dv V5)
+		}
+		w := watch(withFooter(ra, ft))
+		src := io.NewSectionReader(w, 0, size)
+		pr, fr, _, err := openParquet(src, parquet.NewReaderProperties(opts.Allocator), ft.md,
+			pqarrow.ArrowReadProperties{BatchSize: opts.BatchSize}, opts.Allocator)
+		if err != nil {
+			return nil, w.named(err, opts.Name)
+		}
+		return &Reader{pr: pr, fr: fr, schema: ft.schema, mem: opts.Allocator, batch: opts.BatchSize, bytes: opts.BatchBytes, buffer: opts.StreamBufferBytes,
+			deleted: opts.Deleted, rgStart: ft.rgStart, src: src, name: opts.Name, maxPage: ft.maxPage, watch: w, footer: ft}, nil
+	}
 	// A SectionReader adds the Seek that the Parquet reader wants, and has no Close, so
 	// closing the Parquet reader never closes ra. Reads go through a watch that tells
-	// failed storage reads from damage (D10).
-	w := watch(ra)
+	// failed storage reads from damage (D10); once the footer is known, reads of its
+	// index region go through the Footer, which loads the region with one read.
+	fra := &lateFooterReaderAt{ra: ra}
+	w := watch(fra)
 	src := io.NewSectionReader(w, 0, size)
 	pr, fr, sc, err := openParquet(src, parquet.NewReaderProperties(opts.Allocator), nil,
 		pqarrow.ArrowReadProperties{BatchSize: opts.BatchSize}, opts.Allocator)
@@ -128,21 +155,33 @@ func Open(ra io.ReaderAt, size int64, opts ReadOptions) (*Reader, error) {
 	}
 	if err := opts.Deleted.CheckRows(md.NumRows); err != nil {
 		_ = pr.Close()
-		name := opts.Name
-		if name == "" {
-			name = "data file"
-		}
-		return nil, fmt.Errorf("datafile: %s: %w", name, err) // D6: never applied (dv V5)
+		return nil, fmt.Errorf("datafile: %s: %w", nameOr(opts.Name), err) // D6: never applied (dv V5)
 	}
-	starts := make([]int64, md.NumRowGroups())
-	var at int64
-	for i := range starts {
-		starts[i] = at
-		at += md.RowGroup(i).NumRows()
-	}
+	ft := newFooter(md, sc, size, maxCompressed)
+	fra.ra = withFooter(ra, ft) // set before the Reader is handed out: no reader runs yet
 	return &Reader{pr: pr, fr: fr, schema: sc, mem: opts.Allocator, batch: opts.BatchSize, bytes: opts.BatchBytes, buffer: opts.StreamBufferBytes,
-		deleted: opts.Deleted, rgStart: starts, src: src, name: opts.Name, maxPage: maxCompressed, watch: w}, nil
+		deleted: opts.Deleted, rgStart: ft.rgStart, src: src, name: opts.Name, maxPage: maxCompressed, watch: w, footer: ft}, nil
 }
+
+// lateFooterReaderAt is the io.ReaderAt under a Reader opened without a Footer: its
+// target becomes the Footer's reader (withFooter) once the footer is parsed, before
+// the Reader is returned.
+type lateFooterReaderAt struct{ ra io.ReaderAt }
+
+// ReadAt implements io.ReaderAt.
+func (l *lateFooterReaderAt) ReadAt(b []byte, off int64) (int, error) { return l.ra.ReadAt(b, off) }
+
+// nameOr is a file's name for messages.
+func nameOr(name string) string {
+	if name == "" {
+		return "data file"
+	}
+	return name
+}
+
+// Footer returns what Open read of the file (or was given), for later Opens of the
+// same file ([ReadOptions.Footer]; [FooterCache]).
+func (r *Reader) Footer() *Footer { return r.footer }
 
 // named names err with the Reader's file (see watchedReaderAt.named).
 func (r *Reader) named(err error) error { return r.watch.named(err, r.name) }
