@@ -288,7 +288,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		a.sink = &writerSink{t: t, snap: snap, opts: sorted}
 		if snap.view.WritesChangeData() {
 			cdc := wo
-			cdc.unchanged = true // change data files record rows, they do not add them: no write rules
+			cdc.unchanged = true              // change data files record rows, they do not add them: no write rules
 			a.changes = newChangeSink(a, cdc) // change data files are not clustered
 		}
 	}

@@ -23,7 +23,7 @@ const module = "github.com/skiplake/skiplake"
 type floors map[string]int
 
 var (
-	floorRow   = regexp.MustCompile("^\\|\\s*(\\d+)\\s*\\|[^|]*\\|(.*)\\|\\s*$")
+	floorRow   = regexp.MustCompile(`^\|\s*(\d+)\s*\|[^|]*\|(.*)\|\s*$`)
 	packageRef = regexp.MustCompile("`([^`]+)`")
 )
 
