@@ -60,7 +60,7 @@ func rulesTable(t testing.TB, schema string, constraints map[string]string) (*ta
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", 0)), []byte(b.String()), 0o644))
-	tb, err := table.OpenPath(context.Background(), dir)
+	tb, err := table.OpenURL(context.Background(), dir)
 	require.NoError(t, err)
 	return tb, dir
 }
@@ -378,7 +378,7 @@ func TestIdentityConcurrentAppends(t *testing.T) {
 	errs := make(chan error, writers)
 	for w := 0; w < writers; w++ {
 		go func(w int) {
-			other, err := table.OpenPath(context.Background(), dir)
+			other, err := table.OpenURL(context.Background(), dir)
 			if err != nil {
 				errs <- err
 				return

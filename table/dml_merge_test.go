@@ -418,7 +418,7 @@ func TestMergeBudgetCapsRowGroups(t *testing.T) {
 		t.Run(fmt.Sprintf("budget=%d", c.budget), func(t *testing.T) {
 			dir := t.TempDir()
 			dmlBenchBase(t, dir, tableRows, 1)
-			tb, err := table.OpenPath(ctx, dir)
+			tb, err := table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			opts := table.Upsert("id")
 			opts.MemoryBudget = c.budget

@@ -43,7 +43,7 @@ func liveIDs(t *testing.T, tb *table.Table) []int64 {
 func TestDMLOnRowTrackedTable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{Properties: map[string]string{
+	tb, err := table.CreateURL(ctx, dir, layoutSchema(), table.CreateOptions{Properties: map[string]string{
 		log.PropEnableRowTracking: "true", log.PropEnableDeletionVectors: "true"}})
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(5, 6))

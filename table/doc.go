@@ -5,8 +5,8 @@
 //
 // # The model
 //
-// A Table is a handle on a table location (any storage.Storage; CreatePath and
-// OpenPath for local directories, CreateURL and OpenURL for URLs). It is safe for
+// A Table is a handle on a table location (any storage.Storage; CreateURL and
+// OpenURL for local directories, CreateURL and OpenURL for URLs). It is safe for
 // concurrent use and never goes stale. Table.Snapshot loads one version (Latest,
 // AtVersion, AtTimestamp); a Snapshot is immutable.
 //

@@ -924,7 +924,7 @@ func TestProtocolTimestampPartitionValues(t *testing.T) {
 
 			// Spark's older spelling and the ISO one are one partition to a reader.
 			dir := copyTree(t, filepath.Join(goldentest.Dir(t), c.golden, "delta"))
-			gt, err := table.OpenPath(ctx, dir)
+			gt, err := table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			before := readAllRows(t, gt)
 			all, err := gt.ReadAll(ctx)

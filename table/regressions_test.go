@@ -27,7 +27,7 @@ func TestRegressionTablesEveryOperation(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			goldentest.CopyTree(t, src, dir)
 			before := goldentest.TreeState(t, dir)
-			tbl, err := OpenPath(ctx, dir)
+			tbl, err := OpenURL(ctx, dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -248,9 +248,10 @@ func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schem
 	return t, res, nil
 }
 
-// CreateWritePath is CreateWrite on a local directory (created if missing; removed
-// again if it was created and nothing was committed).
-func CreateWritePath(ctx context.Context, dir string, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
+// CreateWriteURL is CreateWrite at a location (see OpenURL for the forms; a missing
+// local directory is created first, and removed
+// again if nothing was committed).
+func CreateWriteURL(ctx context.Context, dir string, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
 	var (
 		t   *Table
 		res *WriteResult
@@ -801,16 +802,6 @@ func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]
 	}
 	return r.Write(ctx, data)
 }
-
-// ParseSize parses a byte size such as "128MiB", "64m" or "1048576" (see
-// log.ParseSize, the one size parser: binary units b, k, m, g, t, p with optional
-// b/ib, positive, overflow refused).
-func ParseSize(s string) (int64, error) { return log.ParseSize(s) }
-
-// ParseInterval parses a duration given as a Delta interval ("interval 7 days",
-// "2 weeks", "36 hours") or a Go duration ("168h"); see log.ParseInterval, the one
-// interval parser.
-func ParseInterval(s string) (time.Duration, error) { return log.ParseInterval(s) }
 
 // Table properties that configure the Bloom filter index (see package bloom).
 const (

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/log"
+
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -200,7 +202,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *memory != "" {
-		if opts.MemoryBudget, err = table.ParseSize(*memory); err != nil {
+		if opts.MemoryBudget, err = log.ParseSize(*memory); err != nil {
 			return usagef("--memory: %v", err)
 		}
 	}
