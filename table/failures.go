@@ -29,4 +29,3 @@ var (
 // ConflictError is a commit that lost to a concurrent commit it conflicts with
 // (log.ConflictError): its Kind says what changed, Version which commit won.
 type ConflictError = log.ConflictError
-

@@ -637,7 +637,7 @@ func TestProtocolCommitInfoParameters(t *testing.T) {
 	res, err := tb.Delete(ctx, "col1 = 5", table.DMLOptions{})
 	require.NoError(t, err)
 	add(res.Version)
-	res, err = tb.Update(ctx, "col2 = 'x'", "col1 < 3", table.DMLOptions{})
+	res, err = tb.Update(ctx, "col1 < 3", table.UpdateOptions{Set: "col2 = 'x'"})
 	require.NoError(t, err)
 	add(res.Version)
 	src := protoRows(t, 0, 6, 3)

@@ -54,7 +54,7 @@ func TestRegressionTablesEveryOperation(t *testing.T) {
 					return err
 				},
 				"Delete": func() error { _, err := tbl.Delete(ctx, "k = 40", DMLOptions{}); return err },
-				"Update": func() error { _, err := tbl.Update(ctx, "v = 1", "k = 40", DMLOptions{}); return err },
+				"Update": func() error { _, err := tbl.Update(ctx, "k = 40", UpdateOptions{Set: "v = 1"}); return err },
 				"Alter": func() error {
 					_, err := tbl.Alter(ctx, AlterOptions{SetProperties: map[string]string{"delta.appendOnly": "false"}})
 					return err

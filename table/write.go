@@ -803,6 +803,16 @@ func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]
 	return r.Write(ctx, data)
 }
 
+// ParseSize parses a byte size such as "128MiB", "64m" or "1048576" (see
+// log.ParseSize, the one size parser: binary units b, k, m, g, t, p with optional
+// b/ib, positive, overflow refused).
+func ParseSize(s string) (int64, error) { return log.ParseSize(s) }
+
+// ParseInterval parses a duration given as a Delta interval ("interval 7 days",
+// "2 weeks", "36 hours") or a Go duration ("168h"); see log.ParseInterval, the one
+// interval parser.
+func ParseInterval(s string) (time.Duration, error) { return log.ParseInterval(s) }
+
 // Table properties that configure the Bloom filter index (see package bloom).
 const (
 	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that

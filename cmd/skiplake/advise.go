@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/skiplake/skiplake/log"
-
 	"github.com/skiplake/skiplake/advise"
 	"github.com/skiplake/skiplake/table"
 )
@@ -45,7 +43,7 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 	}
 	opts := advise.Options{Files: *files, SampleRows: *sample, Columns: cols, Robustness: *robust, Seed: *seed, Table: path, Queries: *queries}
 	if *target != "" {
-		if opts.TargetFileSize, err = log.ParseSize(*target); err != nil {
+		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
 			return usagef("--target-size: %v", err)
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skiplake/skiplake/log"
-
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -124,7 +122,7 @@ func runUpdate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.Update(ctx, *set, *where, opts)
+	res, err := t.Update(ctx, *where, table.UpdateOptions{Set: *set, DMLOptions: opts})
 	done()
 	if err != nil {
 		return err
@@ -202,7 +200,7 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *memory != "" {
-		if opts.MemoryBudget, err = log.ParseSize(*memory); err != nil {
+		if opts.MemoryBudget, err = table.ParseSize(*memory); err != nil {
 			return usagef("--memory: %v", err)
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skiplake/skiplake/log"
-
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/table"
 )
@@ -86,12 +84,12 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *target != "" {
-		if opts.TargetFileSize, err = log.ParseSize(*target); err != nil {
+		if opts.TargetFileSize, err = table.ParseSize(*target); err != nil {
 			return usagef("--target-size: %v", err)
 		}
 	}
 	if *memory != "" {
-		if opts.MemoryBudget, err = log.ParseSize(*memory); err != nil {
+		if opts.MemoryBudget, err = table.ParseSize(*memory); err != nil {
 			return usagef("--memory: %v", err)
 		}
 	}
@@ -330,7 +328,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 func parseRetention(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		if d, err = log.ParseInterval(s); err != nil {
+		if d, err = table.ParseInterval(s); err != nil {
 			return 0, usagef("--retain %q: want a duration (168h, 90m, 0h) or an interval ('7 days', '2 weeks')", s)
 		}
 	}
