@@ -49,7 +49,7 @@ func writeBenchTable(b *testing.B, dir string, rows int) (*table.Table, []string
 		{Name: "s", Type: arrow.BinaryTypes.String},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
 	}, nil)
-	tbl, err := table.CreatePath(bg, dir, schema, table.CreateOptions{})
+	tbl, err := table.CreateURL(bg, dir, schema, table.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestDeletionVectorsReadByDuckDB(t *testing.T) {
 			mt := writeMixedTable(t, t.TempDir(), pc.parts, seedKnob(t, uint64(300+i)), rows, map[string]string{"delta.enableDeletionVectors": "true"})
 			_, err := mt.tbl.Delete(bg, "i32 > 0 AND i32 < 1000000", table.DMLOptions{})
 			require.NoError(t, err)
-			_, err = mt.tbl.Update(bg, "i64 = 7, s = 'updated'", "f64 > 0", table.DMLOptions{})
+			_, err = mt.tbl.Update(bg, "f64 > 0", table.UpdateOptions{Set: "i64 = 7, s = 'updated'"})
 			require.NoError(t, err)
 			_, err = mt.tbl.Delete(bg, "i16 < 0", table.DMLOptions{}) // grows existing vectors
 			require.NoError(t, err)

@@ -287,7 +287,7 @@ func writeFilterTable(t *testing.T, dir string, seed uint64, rows int) (*table.T
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := filterSchema()
-	tbl, err := table.CreatePath(bg, dir, schema, table.CreateOptions{PartitionColumns: []string{"p"}})
+	tbl, err := table.CreateURL(bg, dir, schema, table.CreateOptions{PartitionColumns: []string{"p"}})
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for c := range 3 {
@@ -367,7 +367,7 @@ func TestFloatComparisonsIndependentOfDuckDB(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 	dir := t.TempDir()
-	tbl, err := table.CreatePath(bg, dir, schema, table.CreateOptions{})
+	tbl, err := table.CreateURL(bg, dir, schema, table.CreateOptions{})
 	require.NoError(t, err)
 	_, err = tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{})
 	require.NoError(t, err)

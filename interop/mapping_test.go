@@ -55,7 +55,7 @@ func TestColumnMappedTablesReadByDuckDB(t *testing.T) {
 			require.NoError(t, err)
 			_, err = log.New(store).Create(bg, md, log.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, nil, log.CommitInfo{Operation: "CREATE TABLE"})
 			require.NoError(t, err)
-			tb, err := table.OpenPath(bg, dir)
+			tb, err := table.OpenURL(bg, dir)
 			require.NoError(t, err)
 
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

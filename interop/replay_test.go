@@ -29,7 +29,7 @@ func writeMixedTable(t *testing.T, dir string, parts []string, seed uint64, rows
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := mixedSchema()
-	tbl, err := table.CreatePath(bg, dir, schema, table.CreateOptions{PartitionColumns: parts, Properties: props})
+	tbl, err := table.CreateURL(bg, dir, schema, table.CreateOptions{PartitionColumns: parts, Properties: props})
 	require.NoError(t, err, "create table partitioned by %v", parts)
 	g := newGen(seed)
 	steps := []struct {

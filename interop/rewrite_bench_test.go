@@ -58,7 +58,7 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 		dir = filepath.Join(b.TempDir(), "t")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {
-		tbl, err := table.CreatePath(bg, dir, benchdata.Schema, table.CreateOptions{})
+		tbl, err := table.CreateURL(bg, dir, benchdata.Schema, table.CreateOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func rewriteTable(b *testing.B, rows int) (string, []string) {
 			}
 		}
 	}
-	tbl, err := table.OpenPath(bg, dir)
+	tbl, err := table.OpenURL(bg, dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func BenchmarkRewrite(b *testing.B) {
 			if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
 				b.Fatal(err)
 			}
-			tbl, err := table.OpenPath(bg, work)
+			tbl, err := table.OpenURL(bg, work)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -207,14 +207,14 @@ func BenchmarkRewrite(b *testing.B) {
 		if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
 			b.Fatal(err)
 		}
-		tbl, err := table.OpenPath(bg, work)
+		tbl, err := table.OpenURL(bg, work)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if _, err := tbl.Optimize(bg, opts); err != nil {
 			b.Fatal(err)
 		}
-		if tbl, err = table.OpenPath(bg, work); err != nil {
+		if tbl, err = table.OpenURL(bg, work); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
@@ -244,7 +244,7 @@ func BenchmarkRewrite(b *testing.B) {
 	}
 
 	b.Run("op=export/engine=skiplake/"+size, func(b *testing.B) {
-		tbl, err := table.OpenPath(bg, dir)
+		tbl, err := table.OpenURL(bg, dir)
 		if err != nil {
 			b.Fatal(err)
 		}

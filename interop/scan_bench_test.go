@@ -124,9 +124,9 @@ func scanTable(b *testing.B) (*table.Table, []string, int64) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	tbl, err := table.OpenPath(bg, dir)
+	tbl, err := table.OpenURL(bg, dir)
 	if err != nil {
-		tbl, err = table.CreatePath(bg, dir, scanSchema, table.CreateOptions{
+		tbl, err = table.CreateURL(bg, dir, scanSchema, table.CreateOptions{
 			Properties: map[string]string{"skiplake.bloomFilter.columns": "name"}})
 		if err != nil {
 			b.Fatal(err)

@@ -40,7 +40,7 @@ func duckReadsCompaction(t *testing.T, merge bool) {
 	rows := rowsKnob(t, 40000)
 	const files = 5
 	dir := filepath.Join(t.TempDir(), "t")
-	tbl, err := table.CreatePath(bg, dir, benchdata.Schema, table.CreateOptions{
+	tbl, err := table.CreateURL(bg, dir, benchdata.Schema, table.CreateOptions{
 		Properties: map[string]string{"skiplake.bloomFilter.columns": "id"}})
 	require.NoError(t, err)
 	for _, rec := range benchdata.Batches(memory.DefaultAllocator, rows, rows/files) {

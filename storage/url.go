@@ -244,3 +244,22 @@ func schemeList() string {
 	}
 	return b.String()
 }
+
+// FileLocation is the absolute location of a data file the log names relative to
+// the table (table.PlannedFile.Path): a local path under a local table, else the table's
+// URL (without its query) followed by the file's key as stored, unescaped, as aws s3,
+// gsutil and DuckDB take it.
+func FileLocation(tableLocation, rel string) (string, error) {
+	loc, err := ParseLocation(tableLocation)
+	if err != nil {
+		return "", err
+	}
+	if loc.IsLocal() {
+		return filepath.Join(loc.Dir, filepath.FromSlash(rel)), nil
+	}
+	prefix := strings.Trim(loc.URL.Path, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	return loc.Scheme + "://" + loc.URL.Host + "/" + prefix + rel, nil
+}

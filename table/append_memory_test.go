@@ -151,7 +151,7 @@ func liveHeapBytes() int64 {
 const zstdEncoderBytes = 10 << 20
 
 // TestAppendMemoryIndependentOfInputSize appends, through the CLI's path
-// (OpenParquetFile with the CLI's batch size, then CreateWritePath), a Parquet input
+// (OpenParquetFile with the CLI's batch size, then CreateWriteURL), a Parquet input
 // whose rows are all in ONE uncompressed row group, and checks that the growth of the
 // live heap over the heap live before the append stays under a bound computed from
 // the configured sizes alone, far below the input's decoded size. A reader that
@@ -226,7 +226,7 @@ func TestAppendMemoryIndependentOfInputSize(t *testing.T) {
 		stop()
 		t.Fatal(err)
 	}
-	_, res, err := CreateWritePath(ctx, filepath.Join(dir, "t"), rdr.Schema(), CreateOptions{}, rdr,
+	_, res, err := CreateWriteURL(ctx, filepath.Join(dir, "t"), rdr.Schema(), CreateOptions{}, rdr,
 		WriteOptions{TargetFileSize: targetFile, Parallelism: parallelism})
 	rdr.Release()
 	peak := stop()

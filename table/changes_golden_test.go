@@ -26,7 +26,7 @@ import (
 // three rows shown with an empty comment have the empty string there).
 func TestGoldenChangesKernelCDCAndDVs(t *testing.T) {
 	dir := filepath.Join(goldenDir(t), "delta-kernel-rs", "cdf-table-with-cdc-and-dvs", "delta")
-	tb, err := table.OpenPath(context.Background(), dir)
+	tb, err := table.OpenURL(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestGoldenChangesKernelCDCAndDVs(t *testing.T) {
 // AddCDCFile"), so that column is compared with the files' times instead.
 func TestGoldenChangesDeltaRsCheckpointCDF(t *testing.T) {
 	dir := filepath.Join(goldenDir(t), "delta-rs", "checkpoint-cdf-table", "delta")
-	tb, err := table.OpenPath(context.Background(), dir)
+	tb, err := table.OpenURL(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func changesPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered 
 			p := randomPred(rng, nextID, 1)
 			s := randomSet(rng)
 			what = "UPDATE SET " + s.sql + " WHERE " + p.sql
-			_, err = tb.Update(ctx, s.sql, p.sql, table.DMLOptions{})
+			_, err = tb.Update(ctx, p.sql, table.UpdateOptions{Set: s.sql})
 		case op < 7:
 			m := randomMerge(rng)
 			cur := dmlRowsAt(t, tb, table.Latest())

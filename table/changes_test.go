@@ -105,7 +105,7 @@ func TestChangesOfDML(t *testing.T) {
 			if _, err := tb.Delete(ctx, "qty = 20 OR id = 5", table.DMLOptions{}); err != nil { // v3
 				t.Fatal(err)
 			}
-			if _, err := tb.Update(ctx, "qty = qty + 1", "id >= 3", table.DMLOptions{}); err != nil { // v4
+			if _, err := tb.Update(ctx, "id >= 3", table.UpdateOptions{Set: "qty = qty + 1"}); err != nil { // v4
 				t.Fatal(err)
 			}
 			src := dmlBatch([]dmlRow{{1, sp("a"), ip(100), sp("m")}, {6, sp("c"), ip(60), nil}})
@@ -197,7 +197,7 @@ func TestChangesWhichCommitsWriteChangeFiles(t *testing.T) {
 				return err
 			}, false, []string{"delete|4|c|40"}},
 			{"UPDATE", func(tb *table.Table) error {
-				_, err := tb.Update(ctx, "qty = 31", "id = 3", table.DMLOptions{})
+				_, err := tb.Update(ctx, "id = 3", table.UpdateOptions{Set: "qty = 31"})
 				return err
 			}, true, []string{"update_preimage|3|b|30", "update_postimage|3|b|31"}},
 			{"inserts-only MERGE", func(tb *table.Table) error {
@@ -249,7 +249,7 @@ func TestChangesWhichCommitsWriteChangeFiles(t *testing.T) {
 func TestChangesAfterVacuum(t *testing.T) {
 	ctx := context.Background()
 	tb, st := dmlTable(t, cdfProps, nil, []dmlRow{{1, sp("a"), ip(10), nil}, {2, sp("b"), ip(20), nil}})
-	if _, err := tb.Update(ctx, "qty = 0", "id = 1", table.DMLOptions{}); err != nil { // v2
+	if _, err := tb.Update(ctx, "id = 1", table.UpdateOptions{Set: "qty = 0"}); err != nil { // v2
 		t.Fatal(err)
 	}
 	if _, err := tb.Delete(ctx, "id = 2", table.DMLOptions{}); err != nil { // v3
@@ -299,7 +299,7 @@ func TestChangesSchemaChanges(t *testing.T) {
 	if _, err := tb.Alter(ctx, table.AlterOptions{AddColumns: []table.NewColumn{col}}); err != nil { // v2
 		t.Fatal(err)
 	}
-	if _, err := tb.Update(ctx, "extra = 7", "id = 1", table.DMLOptions{}); err != nil { // v3
+	if _, err := tb.Update(ctx, "id = 1", table.UpdateOptions{Set: "extra = 7"}); err != nil { // v3
 		t.Fatal(err)
 	}
 	got := changeRows(t, tb, table.AtVersion(0), table.Latest(), table.WithColumns("_commit_version", "_change_type", "id", "extra"))
@@ -400,7 +400,7 @@ func TestChangesAcrossColumnMappingChanges(t *testing.T) {
 			if _, err := tb.Alter(ctx, c.alter); err != nil {                            // v2
 				t.Fatal(err)
 			}
-			if _, err := tb.Update(ctx, "qty = 11", "id = 1", table.DMLOptions{}); err != nil { // v3
+			if _, err := tb.Update(ctx, "id = 1", table.UpdateOptions{Set: "qty = 11"}); err != nil { // v3
 				t.Fatal(err)
 			}
 			_, err := tb.Changes(ctx, table.AtVersion(0), table.Latest())

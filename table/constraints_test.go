@@ -60,7 +60,7 @@ func rulesTable(t testing.TB, schema string, constraints map[string]string) (*ta
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "_delta_log"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", 0)), []byte(b.String()), 0o644))
-	tb, err := table.OpenPath(context.Background(), dir)
+	tb, err := table.OpenURL(context.Background(), dir)
 	require.NoError(t, err)
 	return tb, dir
 }
@@ -228,17 +228,17 @@ func TestWriteRulesUpdate(t *testing.T) {
 	require.NoError(t, appendLongs(t, tb, keyAmount, []*int64{ip(1), ip(5)}, []*int64{ip(2), ip(7)}))
 	v := version(t, tb)
 
-	_, err := tb.Update(ctx, "amount = amount - 6", "key = 1", table.DMLOptions{})
+	_, err := tb.Update(ctx, "key = 1", table.UpdateOptions{Set: "amount = amount - 6"})
 	require.ErrorIs(t, err, table.ErrConstraintViolated)
 	require.Contains(t, err.Error(), "amount : -1")
-	_, err = tb.Update(ctx, "rid = 1", "key = 1", table.DMLOptions{})
+	_, err = tb.Update(ctx, "key = 1", table.UpdateOptions{Set: "rid = 1"})
 	require.ErrorIs(t, err, table.ErrIdentityColumn)
-	_, err = tb.Update(ctx, "gen = 0", "key = 1", table.DMLOptions{})
+	_, err = tb.Update(ctx, "key = 1", table.UpdateOptions{Set: "gen = 0"})
 	require.ErrorIs(t, err, table.ErrConstraintViolated)
 	require.Equal(t, v, version(t, tb))
 
 	// The generated column follows the updated amount; rid is kept.
-	_, err = tb.Update(ctx, "amount = amount + 10", "key = 1", table.DMLOptions{})
+	_, err = tb.Update(ctx, "key = 1", table.UpdateOptions{Set: "amount = amount + 10"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"1|15|16|100", "2|7|8|110"}, rowsOf(t, tb))
 	// DELETE rewrites rows without changing them.
@@ -355,7 +355,7 @@ func TestWriteRulesUnevaluable(t *testing.T) {
 	err = appendLongs(t, tb, keyAmount, []*int64{ip(3), ip(7)})
 	require.ErrorIs(t, err, table.ErrWriteRules)
 	require.Contains(t, err.Error(), "sha2")
-	_, err = tb.Update(ctx, "amount = 1", "key = 1", table.DMLOptions{})
+	_, err = tb.Update(ctx, "key = 1", table.UpdateOptions{Set: "amount = 1"})
 	require.ErrorIs(t, err, table.ErrWriteRules)
 	// DELETE keeps rows unchanged: not refused, not re-checked.
 	_, err = tb.Delete(ctx, "key = 99", table.DMLOptions{})
@@ -378,7 +378,7 @@ func TestIdentityConcurrentAppends(t *testing.T) {
 	errs := make(chan error, writers)
 	for w := 0; w < writers; w++ {
 		go func(w int) {
-			other, err := table.OpenPath(context.Background(), dir)
+			other, err := table.OpenURL(context.Background(), dir)
 			if err != nil {
 				errs <- err
 				return

@@ -64,7 +64,7 @@ func TestCreateRefusesNonEmptyLocation(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "input.csv"), []byte("k,v\n1,a\n"), 0o644))
-	_, err := table.CreatePath(ctx, dir, simpleSchema(), table.CreateOptions{})
+	_, err := table.CreateURL(ctx, dir, simpleSchema(), table.CreateOptions{})
 	require.ErrorIs(t, err, table.ErrLocationNotEmpty)
 	require.Contains(t, err.Error(), "input.csv")
 	_, statErr := os.Stat(filepath.Join(dir, "_delta_log"))
@@ -72,11 +72,11 @@ func TestCreateRefusesNonEmptyLocation(t *testing.T) {
 
 	rec := simpleBatch(simpleSchema(), []int64{1}, []string{"a"})
 	defer rec.Release()
-	_, _, err = table.CreateWritePath(ctx, dir, simpleSchema(), table.CreateOptions{}, readerOf(t, rec), table.WriteOptions{})
+	_, _, err = table.CreateWriteURL(ctx, dir, simpleSchema(), table.CreateOptions{}, readerOf(t, rec), table.WriteOptions{})
 	require.ErrorIs(t, err, table.ErrLocationNotEmpty)
 	require.Equal(t, []string{"input.csv"}, proofDataObjects(t, localStore(t, dir)))
 
-	tb, err := table.CreatePath(ctx, dir, simpleSchema(), table.CreateOptions{AllowNonEmpty: true})
+	tb, err := table.CreateURL(ctx, dir, simpleSchema(), table.CreateOptions{AllowNonEmpty: true})
 	require.NoError(t, err, "explicitly allowed")
 	require.EqualValues(t, 0, countRows(t, tb))
 }
@@ -91,7 +91,7 @@ func TestCreateAcceptsHiddenFilesAndOwnLeftovers(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte("x"), 0o644))
 	}
-	_, err := table.CreatePath(ctx, dir, simpleSchema(), table.CreateOptions{})
+	_, err := table.CreateURL(ctx, dir, simpleSchema(), table.CreateOptions{})
 	require.NoError(t, err)
 }
 
@@ -133,7 +133,7 @@ func TestCreateWriteFailureLeavesNothing(t *testing.T) {
 	rec := simpleBatch(simpleSchema(), []int64{1, 2}, []string{"a", "b"})
 	defer rec.Release()
 	bad := &failingReader{RecordReader: readerOf(t, rec), err: errors.New("input.csv: line 3: broken")}
-	_, _, err := table.CreateWritePath(ctx, dir, simpleSchema(), table.CreateOptions{}, bad, table.WriteOptions{})
+	_, _, err := table.CreateWriteURL(ctx, dir, simpleSchema(), table.CreateOptions{}, bad, table.WriteOptions{})
 	require.ErrorIs(t, err, bad.err) // the reader's own error, wrapped
 	_, statErr := os.Stat(dir)
 	require.True(t, os.IsNotExist(statErr), "the directory created for the table must go again: %v", statErr)
@@ -141,13 +141,13 @@ func TestCreateWriteFailureLeavesNothing(t *testing.T) {
 	// With an existing (empty) directory: the directory stays, empty of objects.
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	bad = &failingReader{RecordReader: readerOf(t, rec), err: errors.New("broken")}
-	_, _, err = table.CreateWritePath(ctx, dir, simpleSchema(), table.CreateOptions{}, bad, table.WriteOptions{})
+	_, _, err = table.CreateWriteURL(ctx, dir, simpleSchema(), table.CreateOptions{}, bad, table.WriteOptions{})
 	require.Error(t, err)
 	require.Empty(t, proofDataObjects(t, localStore(t, dir)))
-	_, err = table.OpenPath(ctx, dir)
+	_, err = table.OpenURL(ctx, dir)
 	require.ErrorIs(t, err, table.ErrNotATable)
 	// The retry succeeds.
-	_, res, err := table.CreateWritePath(ctx, dir, simpleSchema(), table.CreateOptions{}, readerOf(t, rec), table.WriteOptions{})
+	_, res, err := table.CreateWriteURL(ctx, dir, simpleSchema(), table.CreateOptions{}, readerOf(t, rec), table.WriteOptions{})
 	require.NoError(t, err)
 	require.EqualValues(t, 0, res.Version)
 }
@@ -173,7 +173,7 @@ func TestCreateWriteRaceLosersAppend(t *testing.T) {
 					errs[i] = err
 					return
 				}
-				_, res, err := table.CreateWritePath(ctx, dir, simpleSchema(), table.CreateOptions{PartitionColumns: parts}, rr, table.WriteOptions{})
+				_, res, err := table.CreateWriteURL(ctx, dir, simpleSchema(), table.CreateOptions{PartitionColumns: parts}, rr, table.WriteOptions{})
 				errs[i] = err
 				if err == nil {
 					versions[i] = res.Version
@@ -188,7 +188,7 @@ func TestCreateWriteRaceLosersAppend(t *testing.T) {
 		for i, v := range versions {
 			require.EqualValues(t, i, v, "versions %v", versions)
 		}
-		tb, err := table.OpenPath(ctx, dir)
+		tb, err := table.OpenURL(ctx, dir)
 		require.NoError(t, err)
 		require.EqualValues(t, 2*writers, countRows(t, tb))
 		h, err := tb.History(ctx, 0)

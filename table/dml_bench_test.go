@@ -93,7 +93,7 @@ func dmlBenchBase(t testing.TB, dir string, rows, files int) {
 	if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err == nil {
 		return
 	}
-	tb, err := table.CreatePath(ctx, dir, dmlBenchSchema, table.CreateOptions{Properties: map[string]string{
+	tb, err := table.CreateURL(ctx, dir, dmlBenchSchema, table.CreateOptions{Properties: map[string]string{
 		log.PropEnableDeletionVectors: "true", table.PropBloomColumns: "id"}})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ type dmlBenchResult struct {
 // dmlBenchOp runs one operation on the table at dir and reports it (mergeMiB: the
 // MERGE memory budget of upsert-big).
 func dmlBenchOp(ctx context.Context, dir, op string, rows, mergeMiB int) (*dmlBenchResult, error) {
-	tb, err := table.OpenPath(ctx, dir)
+	tb, err := table.OpenURL(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

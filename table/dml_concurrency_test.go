@@ -52,7 +52,7 @@ func TestDMLReplansAfterConcurrentOptimize(t *testing.T) {
 	ops := map[string]func(tb *table.Table) (*table.DMLResult, error){
 		"delete": func(tb *table.Table) (*table.DMLResult, error) { return tb.Delete(ctx, "qty = 1", table.DMLOptions{}) },
 		"update": func(tb *table.Table) (*table.DMLResult, error) {
-			return tb.Update(ctx, "note = 'u'", "qty = 1", table.DMLOptions{})
+			return tb.Update(ctx, "qty = 1", table.UpdateOptions{Set: "note = 'u'"})
 		},
 		"merge": func(tb *table.Table) (*table.DMLResult, error) {
 			rdr := mergeSourceOf([]dmlRow{{id: 1, qty: ip(-1), grp: sp("a")}, {id: 1000, qty: ip(5), grp: sp("a")}})
@@ -223,7 +223,7 @@ func TestDMLRace(t *testing.T) {
 								}
 							case 2: // update
 								q := int64(rng.IntN(5))
-								_, err = tb.Update(ctx, "note = note || 'u'", fmt.Sprintf("id >= %d AND id < %d AND qty = %d", base, base+1_000_000, q), table.DMLOptions{})
+								_, err = tb.Update(ctx, fmt.Sprintf("id >= %d AND id < %d AND qty = %d", base, base+1_000_000, q), table.UpdateOptions{Set: "note = note || 'u'"})
 								if err == nil {
 									for id, r := range or {
 										if *r.qty == q {
@@ -375,7 +375,7 @@ func TestDMLAmbiguousCommitKeepsFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.armed, st.failReads = true, true
-		_, err = tb.Update(ctx, "note = 'x'", "qty = 1", table.DMLOptions{})
+		_, err = tb.Update(ctx, "qty = 1", table.UpdateOptions{Set: "note = 'x'"})
 		st.armed = false
 		if !errors.Is(err, log.ErrCommitUnknown) {
 			t.Fatalf("want ErrCommitUnknown, got %v", err)

@@ -89,7 +89,7 @@ func ExampleTable_Delete() {
 func ExampleTable_Update() {
 	ctx := context.Background()
 	t := exampleTable(ctx)
-	res, err := t.Update(ctx, "qty = qty + id", "id IN (2, 5)", table.DMLOptions{})
+	res, err := t.Update(ctx, "id IN (2, 5)", table.UpdateOptions{Set: "qty = qty + id"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -309,7 +309,7 @@ func dmlLayoutRun(t *testing.T, seed uint64, curve string, dvOn, partitioned boo
 				s = oracleSet{"note = 'u'", func(r dmlRow) dmlRow { r.note = sp("u"); return r }}
 			}
 			what = "UPDATE SET " + s.sql + " WHERE " + p.sql
-			res, err = tb.Update(ctx, s.sql, p.sql, table.DMLOptions{})
+			res, err = tb.Update(ctx, p.sql, table.UpdateOptions{Set: s.sql})
 			if err == nil {
 				for i, r := range rows {
 					if p.eval(r) == triTrue {
@@ -436,7 +436,7 @@ func TestDMLLayoutReportStaysClustered(t *testing.T) {
 	if before.ClusteredFraction != 1 || before.Files < 5 {
 		t.Fatalf("after OPTIMIZE: %d files, %.2f clustered; want several files, all clustered", before.Files, before.ClusteredFraction)
 	}
-	res, err := tb.Update(ctx, "note = 'updated'", "qty < 25", table.DMLOptions{})
+	res, err := tb.Update(ctx, "qty < 25", table.UpdateOptions{Set: "note = 'updated'"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +579,7 @@ func TestDMLRewriteKeepsRowGroups(t *testing.T) {
 	if multi == 0 {
 		t.Fatal("the clustering run wrote no file with several row groups; the test needs some")
 	}
-	if _, err := tb.Update(ctx, "note = 'x'", "", table.DMLOptions{}); err != nil {
+	if _, err := tb.Update(ctx, "", table.UpdateOptions{Set: "note = 'x'"}); err != nil {
 		t.Fatal(err)
 	}
 	snap, _ = tb.Snapshot(ctx, table.Latest())
@@ -606,13 +606,13 @@ func TestDMLLayoutKeepsCheckingConstraints(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := version(t, tb)
-	if _, err := tb.Update(ctx, "grp = 'bad'", "id = 7", table.DMLOptions{}); !errors.Is(err, table.ErrConstraintViolated) {
+	if _, err := tb.Update(ctx, "id = 7", table.UpdateOptions{Set: "grp = 'bad'"}); !errors.Is(err, table.ErrConstraintViolated) {
 		t.Fatalf("UPDATE breaking grp_ok on a clustered file: %v, want ErrConstraintViolated", err)
 	}
 	if got := version(t, tb); got != v {
 		t.Fatalf("the refused UPDATE committed version %d", got)
 	}
-	if _, err := tb.Update(ctx, "grp = 'ok'", "id = 7", table.DMLOptions{}); err != nil {
+	if _, err := tb.Update(ctx, "id = 7", table.UpdateOptions{Set: "grp = 'ok'"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -50,7 +50,7 @@ func TestDMLColumnMappedTables(t *testing.T) {
 					}
 					_, err = tb.Delete(ctx, "id < 100 OR Name = 'name-3'", table.DMLOptions{})
 					require.NoError(t, err)
-					res, err := tb.Update(ctx, "Name = 'renamed', part = 'c'", "id BETWEEN 400 AND 450", table.DMLOptions{})
+					res, err := tb.Update(ctx, "id BETWEEN 400 AND 450", table.UpdateOptions{Set: "Name = 'renamed', part = 'c'"})
 					require.NoError(t, err)
 					require.Equal(t, dvOn, res.Mode == table.ModeDeletionVectors)
 					src := mappedRows(t, mem, sch, 900, 300)

@@ -352,7 +352,7 @@ func TestDMLDryRunMatchesRun(t *testing.T) {
 	}
 	cmds := []cmd{
 		{"UPDATE moving rows to new partitions", func(tb *table.Table, dry bool) (*table.DMLResult, error) {
-			return tb.Update(ctx, "grp = 'x' || grp", "qty = 3", table.DMLOptions{DryRun: dry})
+			return tb.Update(ctx, "qty = 3", table.UpdateOptions{Set: "grp = 'x' || grp", DMLOptions: table.DMLOptions{DryRun: dry}})
 		}},
 		{"MERGE updating and inserting into several partitions", func(tb *table.Table, dry bool) (*table.DMLResult, error) {
 			src := []dmlRow{{id: 1, grp: sp("a"), qty: ip(9)}, {id: 2, grp: sp("new1"), qty: ip(9)}, {id: 500, grp: sp("new2"), qty: ip(9)},
@@ -418,7 +418,7 @@ func TestMergeBudgetCapsRowGroups(t *testing.T) {
 		t.Run(fmt.Sprintf("budget=%d", c.budget), func(t *testing.T) {
 			dir := t.TempDir()
 			dmlBenchBase(t, dir, tableRows, 1)
-			tb, err := table.OpenPath(ctx, dir)
+			tb, err := table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			opts := table.Upsert("id")
 			opts.MemoryBudget = c.budget

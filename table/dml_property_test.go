@@ -329,7 +329,7 @@ func dmlPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered bool
 			p := randomPred(rng, nextID, 1)
 			s := randomSet(rng)
 			what = "UPDATE SET " + s.sql + " WHERE " + p.sql
-			_, err = tb.Update(ctx, s.sql, p.sql, table.DMLOptions{})
+			_, err = tb.Update(ctx, p.sql, table.UpdateOptions{Set: s.sql})
 			if err == nil {
 				for i, r := range rows {
 					if p.eval(r) == triTrue {

@@ -21,7 +21,7 @@ func TestRestoreUndoesDML(t *testing.T) {
 	if _, err := tb.Delete(ctx, "qty < 3", table.DMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tb.Update(ctx, "note = 'x'", "", table.DMLOptions{}); err != nil {
+	if _, err := tb.Update(ctx, "", table.UpdateOptions{Set: "note = 'x'"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := tb.Restore(ctx, table.AtVersion(2), table.RestoreOptions{})
@@ -54,7 +54,7 @@ func TestRestoreRefusesVacuumedFiles(t *testing.T) {
 	if _, err := tb.Delete(ctx, "qty = 1", table.DMLOptions{}); err != nil { // a DV on the file
 		t.Fatal(err)
 	}
-	if _, err := tb.Update(ctx, "note = 'y'", "TRUE", table.DMLOptions{}); err != nil { // file removed
+	if _, err := tb.Update(ctx, "TRUE", table.UpdateOptions{Set: "note = 'y'"}); err != nil { // file removed
 		t.Fatal(err)
 	}
 	if _, err := tb.Delete(ctx, "qty = 2", table.DMLOptions{}); err != nil { // DV on the new file
@@ -114,8 +114,11 @@ func TestRestoreToTimestamp(t *testing.T) {
 		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
 		return err
 	}) // version 2
-	step(func() error { _, err := tb.Delete(ctx, "qty < 3", table.DMLOptions{}); return err })                 // version 3
-	step(func() error { _, err := tb.Update(ctx, "note = 'x'", "grp = 'b'", table.DMLOptions{}); return err }) // version 4
+	step(func() error { _, err := tb.Delete(ctx, "qty < 3", table.DMLOptions{}); return err }) // version 3
+	step(func() error {
+		_, err := tb.Update(ctx, "grp = 'b'", table.UpdateOptions{Set: "note = 'x'"})
+		return err
+	}) // version 4
 	step(func() error {
 		rdr := mergeSourceOf([]dmlRow{{id: 5, grp: sp("z"), qty: ip(50)}, {id: 100, grp: sp("z"), qty: ip(1)}})
 		defer rdr.Release()

@@ -43,7 +43,7 @@ func liveIDs(t *testing.T, tb *table.Table) []int64 {
 func TestDMLOnRowTrackedTable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{Properties: map[string]string{
+	tb, err := table.CreateURL(ctx, dir, layoutSchema(), table.CreateOptions{Properties: map[string]string{
 		log.PropEnableRowTracking: "true", log.PropEnableDeletionVectors: "true"}})
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -127,7 +127,7 @@ func TestDMLOnRowTrackedTable(t *testing.T) {
 	defer upsert.Release()
 	refused := map[string]func() error{
 		"UPDATE": func() error {
-			_, err := tb.Update(ctx, "d = 0e0", "id = 60", table.DMLOptions{})
+			_, err := tb.Update(ctx, "id = 60", table.UpdateOptions{Set: "d = 0e0"})
 			return err
 		},
 		"DELETE copy-on-write": func() error {
@@ -158,7 +158,7 @@ func TestDMLRowTrackingSupportedNotEnabled(t *testing.T) {
 	tb, _ := dmlTable(t, map[string]string{"delta.feature.rowTracking": "supported"}, nil,
 		[]dmlRow{{id: 1, qty: ip(1)}, {id: 2, qty: ip(2)}, {id: 3, qty: ip(3)}},
 		[]dmlRow{{id: 4, qty: ip(4)}, {id: 5, qty: ip(5)}})
-	_, err := tb.Update(ctx, "qty = qty * 10", "id = 2", table.DMLOptions{})
+	_, err := tb.Update(ctx, "id = 2", table.UpdateOptions{Set: "qty = qty * 10"})
 	require.NoError(t, err)
 	_, err = tb.Delete(ctx, "id = 4", table.DMLOptions{})
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ func TestUpdateBasic(t *testing.T) {
 			}
 			rows := dmlSampleRows(200, func(i int) string { return []string{"a", "b", "c"}[i%3] })
 			tb, _ := dmlTable(t, props, parts, rows[:100], rows[100:])
-			res, err := tb.Update(ctx, "qty = qty * 10, note = 'upd', grp = 'z'", "qty = 3 OR id >= 190", table.DMLOptions{})
+			res, err := tb.Update(ctx, "qty = 3 OR id >= 190", table.UpdateOptions{Set: "qty = qty * 10, note = 'upd', grp = 'z'"})
 			if err != nil {
 				t.Fatal(err)
 			}

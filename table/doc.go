@@ -5,8 +5,8 @@
 //
 // # The model
 //
-// A Table is a handle on a table location (any storage.Storage; CreatePath and
-// OpenPath for local directories, CreateURL and OpenURL for URLs). It is safe for
+// A Table is a handle on a table location (any storage.Storage; CreateURL and
+// OpenURL for local directories, CreateURL and OpenURL for URLs). It is safe for
 // concurrent use and never goes stale. Table.Snapshot loads one version (Latest,
 // AtVersion, AtTimestamp); a Snapshot is immutable.
 //
@@ -109,12 +109,33 @@
 // come from the engine packages are re-exported here as aliases of the same types
 // (OptimizePlan, VacuumResult, RetentionTooShortError, LevelStats, Value, Workload,
 // RequestCounts; reexport.go) and small wrappers (ParseSchema, CheckFilter,
-// ParseSize, ParseInterval, FileLocation). Table.Log, Snapshot.Log,
+// ParseSize, ParseInterval). Table.Log, Snapshot.Log,
 // Snapshot.DeltaSchema and Snapshot.Properties hand out package log's types on
 // purpose, as the way down to the transaction log. The skiplake CLI is held to this
 // package by a test. Object-store backends register their URL schemes when imported
 // blank (storage/s3, storage/gcs, storage/azure); a program that imports none
 // compiles no cloud SDK.
+//
+// # API conventions
+//
+//   - Where a table lives: Open, Create and CreateWrite take a storage.Storage;
+//     OpenURL, CreateURL and CreateWriteURL take a location (a local path, file://,
+//     s3://, gs:// or azblob://). One name per verb; there are no other spellings.
+//   - Options: a scan composes functional options (Snapshot.Scan(WithFilter(...),
+//     WithColumns(...), ...)), because scans are built up a piece at a time and
+//     passed around; every other call takes one option struct named after it
+//     (WriteOptions, DMLOptions, UpdateOptions, MergeOptions, OptimizeOptions,
+//     VacuumOptions, MaintainOptions, AlterOptions, RestoreOptions, ...) whose zero
+//     value is the default, and returns a result struct (WriteResult, DMLResult, ...).
+//   - What a call cannot do without is an argument (Delete's and Update's predicate,
+//     the RecordReader of Write and Merge); everything else is a named field, so no
+//     two strings sit side by side to be swapped (Update's SET list is
+//     UpdateOptions.Set).
+//   - Data in: Write, CreateWrite and Merge read an array.RecordReader (a slice of
+//     batches becomes one with array.NewRecordReader); WriteBatches is the one
+//     shortcut for a slice.
+//   - Errors name what the caller sets: a library error names the Go field
+//     ("set VacuumOptions.Force"), the CLI's the flag ("add --force").
 //
 // # Not here
 //

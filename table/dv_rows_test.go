@@ -54,7 +54,7 @@ func TestDeletionVectorOutOfRangeRowsRefused(t *testing.T) {
 			want("scan with a filter", err)
 			_, err = tb.Delete(ctx, "id = 3", table.DMLOptions{})
 			want("delete", err)
-			_, err = tb.Update(ctx, "qty = 1", "id = 3", table.DMLOptions{})
+			_, err = tb.Update(ctx, "id = 3", table.UpdateOptions{Set: "qty = 1"})
 			want("update", err)
 			_, err = tb.Optimize(ctx, table.OptimizeOptions{})
 			want("optimize", err)

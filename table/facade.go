@@ -3,14 +3,12 @@ package table
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/expr"
-	"github.com/skiplake/skiplake/internal/health"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
@@ -160,25 +158,6 @@ func ParseSchema(text string) (*arrow.Schema, error) {
 // See value.DisplayType.
 func DisplayType(t arrow.DataType) string { return value.DisplayType(t) }
 
-// FileLocation is the absolute location of a data file the log names relative to
-// the table (PlannedFile.Path): a local path under a local table, else the table's
-// URL (without its query) followed by the file's key as stored, unescaped, as aws s3,
-// gsutil and DuckDB take it.
-func FileLocation(tableLocation, rel string) (string, error) {
-	loc, err := storage.ParseLocation(tableLocation)
-	if err != nil {
-		return "", err
-	}
-	if loc.IsLocal() {
-		return filepath.Join(loc.Dir, filepath.FromSlash(rel)), nil
-	}
-	prefix := strings.Trim(loc.URL.Path, "/")
-	if prefix != "" {
-		prefix += "/"
-	}
-	return loc.Scheme + "://" + loc.URL.Host + "/" + prefix + rel, nil
-}
-
 // PropertyDifferences compares properties as CreateOptions.Properties takes them
 // with what the snapshot's table has: each entry names a property whose value
 // differs (or is unset), a table feature it would add, or a protocol it would raise.
@@ -218,7 +197,3 @@ func (s *Snapshot) PropertyDifferences(props map[string]string) ([]string, error
 	}
 	return differ, nil
 }
-
-// FormatBytes prints a byte count in binary units as the labels of Layout and
-// Maintain reports do (LayoutBucket.Label): "512 B", "1 MiB", "1.5 GiB".
-func FormatBytes(n int64) string { return health.FormatBytes(n) }

@@ -14,26 +14,6 @@ import (
 	"github.com/skiplake/skiplake/table"
 )
 
-func TestFileLocation(t *testing.T) {
-	for _, tc := range []struct {
-		name, table, rel, want string
-	}{
-		{"local path", "/data/orders", "country=JP/part-0.parquet", "/data/orders/country=JP/part-0.parquet"},
-		{"local path, trailing slash", "/data/orders/", "part-0.parquet", "/data/orders/part-0.parquet"},
-		{"file URL", "file:///data/orders", "part-0.parquet", "/data/orders/part-0.parquet"},
-		{"s3 with prefix", "s3://bucket/warehouse/orders", "country=JP/part-0.parquet", "s3://bucket/warehouse/orders/country=JP/part-0.parquet"},
-		{"s3 bucket root", "s3://bucket", "part-0.parquet", "s3://bucket/part-0.parquet"},
-		{"query dropped", "s3://bucket/orders?region=eu-west-1&endpoint=http://localhost:7070", "part-0.parquet", "s3://bucket/orders/part-0.parquet"},
-		{"key kept unescaped", "gs://bucket/orders/", "d=2026-01-01 00%3A00/p.parquet", "gs://bucket/orders/d=2026-01-01 00%3A00/p.parquet"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := table.FileLocation(tc.table, tc.rel)
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
-		})
-	}
-}
-
 func TestParseSchemaTakesDDLAndDeltaJSON(t *testing.T) {
 	want := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},

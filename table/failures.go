@@ -29,16 +29,3 @@ var (
 // ConflictError is a commit that lost to a concurrent commit it conflicts with
 // (log.ConflictError): its Kind says what changed, Version which commit won.
 type ConflictError = log.ConflictError
-
-// RedactLocation returns a table location as messages may print it: no user
-// information anywhere, the values of query parameters other than the backends'
-// options replaced by REDACTED (storage.RedactLocation).
-func RedactLocation(location string) string { return storage.RedactLocation(location) }
-
-// RedactText replaces the user information of every URL in a message
-// (storage.RedactText).
-func RedactText(s string) string { return storage.RedactText(s) }
-
-// LocationSecrets returns the strings of a location RedactLocation hides, for a
-// program that must also scrub messages it does not control (storage.LocationSecrets).
-func LocationSecrets(location string) []string { return storage.LocationSecrets(location) }

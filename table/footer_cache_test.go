@@ -333,7 +333,7 @@ func TestFooterCacheConcurrentScans(t *testing.T) {
 func BenchmarkRepeatedSelectiveCount(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	tb, err := table.CreatePath(ctx, dir, layoutSchema(), table.CreateOptions{})
+	tb, err := table.CreateURL(ctx, dir, layoutSchema(), table.CreateOptions{})
 	require.NoError(b, err)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 21 {

@@ -153,7 +153,7 @@ func compareMultiset(t *testing.T, label string, got, want arrow.Table) {
 
 func openGolden(t *testing.T, dir string) *table.Table {
 	t.Helper()
-	tb, err := table.OpenPath(context.Background(), filepath.Join(dir, "delta"))
+	tb, err := table.OpenURL(context.Background(), filepath.Join(dir, "delta"))
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)
 	}
@@ -205,7 +205,7 @@ func checkGoldenTable(t *testing.T, name, dir string) {
 	}
 	ctx := context.Background()
 	if name == "delta-golden/deltalog-invalid-protocol-version" {
-		tb, err := table.OpenPath(ctx, filepath.Join(dir, "delta"))
+		tb, err := table.OpenURL(ctx, filepath.Join(dir, "delta"))
 		if err == nil {
 			_, err = tb.ReadAll(ctx)
 		}

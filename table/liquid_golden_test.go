@@ -86,7 +86,7 @@ func rowIDRanges(t *testing.T, snap *table.Snapshot) map[string]int64 {
 func TestOptimizeSparkLiquidTable(t *testing.T) {
 	ctx := context.Background()
 	dir := copyTree(t, filepath.Join(goldenDir(t), "delta-rs", "table_with_liquid_clustering", "delta"))
-	tb, err := table.OpenPath(ctx, dir)
+	tb, err := table.OpenURL(ctx, dir)
 	require.NoError(t, err)
 	before := readAll(t, tb)
 	defer before.Release()
@@ -306,7 +306,7 @@ func newRowTracked(t *testing.T, clusterBy []string, seed uint64, nulls float64)
 	t.Helper()
 	ctx := context.Background()
 	rt := &rowTracked{dir: t.TempDir()}
-	tb, err := table.CreatePath(ctx, rt.dir, layoutSchema(), table.CreateOptions{ClusterBy: clusterBy,
+	tb, err := table.CreateURL(ctx, rt.dir, layoutSchema(), table.CreateOptions{ClusterBy: clusterBy,
 		Properties: map[string]string{"delta.enableRowTracking": "true", "delta.targetFileSize": "16kb"}})
 	require.NoError(t, err)
 	rt.tb = tb

@@ -319,7 +319,7 @@ func (m *maintenance) run(ctx context.Context) (*MaintainReport, error) {
 	case errors.As(err, &short):
 		// The table's retention is below the safety floor: VACUUM is refused (the
 		// task fails, naming why); the other tasks still run.
-		m.vacuumRefused, vac = err, &vacuum.Result{}
+		m.vacuumRefused, vac = vacuum.Naming(err, "MaintainOptions.Force"), &vacuum.Result{}
 	case err != nil:
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skiplake/skiplake/internal/health"
+
 	"github.com/skiplake/skiplake/optimize"
 )
 
@@ -354,7 +356,7 @@ func (w *taskWork) finish(dry bool) MaintainTask {
 	}
 	if w.beyondFiles > 0 {
 		why = append(why, fmt.Sprintf("%d files (%s) need a budget of at least %s: no piece of their rewrite fits this one",
-			w.beyondFiles, FormatBytes(w.beyondBytes), FormatBytes(w.needs)))
+			w.beyondFiles, health.FormatBytes(w.beyondBytes), health.FormatBytes(w.needs)))
 	}
 	if len(why) > 0 {
 		t.Reason = strings.Join(why, "; ")

@@ -144,7 +144,7 @@ func TestOptimizeGoldenColumnMappedTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
-			tb, err := table.OpenPath(ctx, dir)
+			tb, err := table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			before := readAllRows(t, tb)
 			require.Len(t, before, 6)
@@ -188,7 +188,7 @@ func TestOptimizeGoldenColumnMappedTable(t *testing.T) {
 				require.NotContains(t, a.Stats, `"LongType"`)
 			}
 			// Reopened from storage: the log and files read back as written.
-			tb, err = table.OpenPath(ctx, dir)
+			tb, err = table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			require.Equal(t, want, readAllRows(t, tb))
 		})

@@ -193,7 +193,7 @@ func TestAppendToGoldenColumnMappedTable(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
 	ctx := context.Background()
-	tb, err := table.OpenPath(ctx, dir)
+	tb, err := table.OpenURL(ctx, dir)
 	require.NoError(t, err)
 	before := readAllRows(t, tb)
 	require.Len(t, before, 6)

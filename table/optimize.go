@@ -249,8 +249,9 @@ type VacuumOptions struct {
 // VACUUM is garbage collection, not optimisation: it is package vacuum's Run (with
 // its invariants V1-V3), given the table's log.
 func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
-	return vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun, Now: t.log.Now,
+	res, err := vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun, Now: t.log.Now,
 		Progress: vacuumProgress(opts.Progress)})
+	return res, vacuum.Naming(err, "VacuumOptions.Force")
 }
 
 // vacuumProgress adapts a Progress callback to package vacuum's (nil stays nil).

@@ -39,7 +39,7 @@ var planBenchSchema = arrow.NewSchema([]arrow.Field{
 func buildPlanTable(b *testing.B, dir string, n int) {
 	b.Helper()
 	ctx := context.Background()
-	if _, err := table.CreatePath(ctx, dir, planBenchSchema, table.CreateOptions{PartitionColumns: []string{"day"}}); err != nil {
+	if _, err := table.CreateURL(ctx, dir, planBenchSchema, table.CreateOptions{PartitionColumns: []string{"day"}}); err != nil {
 		b.Fatal(err)
 	}
 	store, err := storage.NewLocal(dir)
@@ -111,7 +111,7 @@ func BenchmarkPlanPartitioned(b *testing.B) {
 				buildPlanTable(b, dir, n)
 			}
 			ctx := context.Background()
-			t, err := table.OpenPath(ctx, dir)
+			t, err := table.OpenURL(ctx, dir)
 			if err != nil {
 				b.Fatal(err)
 			}

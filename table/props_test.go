@@ -123,7 +123,7 @@ func TestAppendOnlyHonouredByTableAndLog(t *testing.T) {
 }
 
 // TestCreateValidatesPropertiesBeforeWriting is issue #10 item 6: invalid
-// properties are refused before anything is committed, and CreatePath leaves no
+// properties are refused before anything is committed, and CreateURL leaves no
 // directory behind.
 func TestCreateValidatesPropertiesBeforeWriting(t *testing.T) {
 	ctx := context.Background()
@@ -148,10 +148,10 @@ func TestCreateValidatesPropertiesBeforeWriting(t *testing.T) {
 		require.Empty(t, objs, "%v wrote %v", c.props, objs)
 
 		dir := filepath.Join(t.TempDir(), "t")
-		_, err = table.CreatePath(ctx, dir, propsSchema, table.CreateOptions{Properties: c.props})
+		_, err = table.CreateURL(ctx, dir, propsSchema, table.CreateOptions{Properties: c.props})
 		require.ErrorIs(t, err, c.want)
 		_, statErr := os.Stat(dir)
-		require.True(t, os.IsNotExist(statErr), "CreatePath left %s behind", dir)
+		require.True(t, os.IsNotExist(statErr), "CreateURL left %s behind", dir)
 	}
 }
 

@@ -637,7 +637,7 @@ func TestProtocolCommitInfoParameters(t *testing.T) {
 	res, err := tb.Delete(ctx, "col1 = 5", table.DMLOptions{})
 	require.NoError(t, err)
 	add(res.Version)
-	res, err = tb.Update(ctx, "col2 = 'x'", "col1 < 3", table.DMLOptions{})
+	res, err = tb.Update(ctx, "col1 < 3", table.UpdateOptions{Set: "col2 = 'x'"})
 	require.NoError(t, err)
 	add(res.Version)
 	src := protoRows(t, 0, 6, 3)
@@ -924,7 +924,7 @@ func TestProtocolTimestampPartitionValues(t *testing.T) {
 
 			// Spark's older spelling and the ISO one are one partition to a reader.
 			dir := copyTree(t, filepath.Join(goldentest.Dir(t), c.golden, "delta"))
-			gt, err := table.OpenPath(ctx, dir)
+			gt, err := table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			before := readAllRows(t, gt)
 			all, err := gt.ReadAll(ctx)

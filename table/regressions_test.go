@@ -27,7 +27,7 @@ func TestRegressionTablesEveryOperation(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), name)
 			goldentest.CopyTree(t, src, dir)
 			before := goldentest.TreeState(t, dir)
-			tbl, err := OpenPath(ctx, dir)
+			tbl, err := OpenURL(ctx, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestRegressionTablesEveryOperation(t *testing.T) {
 					return err
 				},
 				"Delete": func() error { _, err := tbl.Delete(ctx, "k = 40", DMLOptions{}); return err },
-				"Update": func() error { _, err := tbl.Update(ctx, "v = 1", "k = 40", DMLOptions{}); return err },
+				"Update": func() error { _, err := tbl.Update(ctx, "k = 40", UpdateOptions{Set: "v = 1"}); return err },
 				"Alter": func() error {
 					_, err := tbl.Alter(ctx, AlterOptions{SetProperties: map[string]string{"delta.appendOnly": "false"}})
 					return err

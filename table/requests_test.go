@@ -195,7 +195,7 @@ func TestScanReportRequestsOfConcurrentScans(t *testing.T) {
 // and the report (and its JSON) says nothing about them.
 func TestScanReportWithoutRequestCounting(t *testing.T) {
 	ctx := context.Background()
-	tb, err := table.CreatePath(ctx, t.TempDir(), layoutSchema(), table.CreateOptions{})
+	tb, err := table.CreateURL(ctx, t.TempDir(), layoutSchema(), table.CreateOptions{})
 	require.NoError(t, err)
 	rec := layoutBatch(rand.New(rand.NewPCG(1, 1)), 100, func(j int) int64 { return int64(j) }, 0)
 	defer rec.Release()

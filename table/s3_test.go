@@ -73,7 +73,7 @@ func TestS3GoldenTablesReadExactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			uploadDir(t, st, p)
-			local, lerr := table.OpenPath(ctx, p)
+			local, lerr := table.OpenURL(ctx, p)
 			remote, rerr := table.OpenURL(ctx, loc)
 			if (lerr == nil) != (rerr == nil) {
 				t.Fatalf("open: local %v, s3 %v", lerr, rerr)

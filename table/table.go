@@ -84,12 +84,6 @@ func Open(ctx context.Context, store storage.Storage) (*Table, error) {
 	return &Table{store: store, log: l}, nil
 }
 
-// OpenPath opens the table in a local directory. It is OpenURL: a location with a
-// scheme ("s3://...") is a URL, never a directory named "s3:".
-func OpenPath(ctx context.Context, dir string) (*Table, error) {
-	return OpenURL(ctx, dir)
-}
-
 // Create creates a new table with the given Arrow schema in store. It fails with
 // ErrTableExists if a log is already there (the version-0 commit is created with
 // put-if-absent, so two concurrent creators cannot both succeed), and with
@@ -255,11 +249,15 @@ func checkEmpty(ctx context.Context, store storage.Storage) error {
 		ErrLocationNotEmpty, len(foreign), strings.Join(shown, ", "), more)
 }
 
-// CreatePath creates a new table in a local directory (created if missing; removed
-// again if it was created and the table could not be). The table is validated first:
-// invalid input creates no directory. It is CreateURL: a location with a scheme
-// ("s3://...") is a URL, never a directory named "s3:".
-func CreatePath(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
+// CreateURL creates a new table at a location (see OpenURL for the forms: a local
+// path, a file:// URL or an object-store URL; a location with a scheme is never a
+// directory named "s3:"). A missing local directory is created first (and removed
+// again if creating the table fails); the schema, partition columns and properties
+// are validated before anything is created, so invalid input creates no directory.
+// It fails with ErrTableExists when a log is already there and with
+// ErrLocationNotEmpty when the location holds other files (unless
+// CreateOptions.AllowNonEmpty).
+func CreateURL(ctx context.Context, dir string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
 	nt, err := newTableMetadata(schema, opts)
 	if err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 		t.Run(fmt.Sprintf("partitioned=%v", parts), func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			tb, err := table.CreatePath(ctx, dir, allTypes, table.CreateOptions{PartitionColumns: parts,
+			tb, err := table.CreateURL(ctx, dir, allTypes, table.CreateOptions{PartitionColumns: parts,
 				Properties: map[string]string{"delta.checkpointInterval": "3"}})
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(7, uint64(len(parts))))
@@ -151,7 +151,7 @@ func TestRoundTripAllTypes(t *testing.T) {
 				defer want.Release()
 			}
 			// Reopen from disk: checkpoint + later commits.
-			tb2, err := table.OpenPath(ctx, dir)
+			tb2, err := table.OpenURL(ctx, dir)
 			require.NoError(t, err)
 			got, err := tb2.ReadAll(ctx)
 			require.NoError(t, err)

@@ -11,12 +11,22 @@ import (
 	"github.com/skiplake/skiplake/log"
 )
 
+// UpdateOptions are Update's options: the SET list, and the options every DML
+// command takes.
+type UpdateOptions struct {
+	// Set is the SET list in the expr grammar ("qty = qty + 1, note = NULL, total =
+	// price * qty"); required. Every assignment sees the row as it was before the
+	// update.
+	Set string
+	DMLOptions
+}
+
 // Update sets columns of the rows for which where is TRUE ("" updates every row), in
-// one commit. set is a SET list in the expr grammar ("qty = qty + 1, note = NULL,
-// total = price * qty"): every assignment sees the row as it was before the update,
-// values follow Spark SQL's ANSI rules (see expr.BindAssignments), and a row whose new
-// value does not fit its column fails the whole command with nothing written. Errors
-// in set or where are reported before anything is read.
+// one commit, as opts.Set says: the predicate is an argument as in Delete, the SET
+// list a named option, so the two cannot be swapped. Values follow Spark SQL's ANSI
+// rules (see expr.BindAssignments), and a row whose new value does not fit its column
+// fails the whole command with nothing written. Errors in opts.Set or where are
+// reported before anything is read.
 //
 // Files are chosen as by Delete: files that cannot match are untouched, the others
 // are read (every column, skipping row groups and pages that cannot match). The
@@ -30,8 +40,11 @@ import (
 // The commit records operation UPDATE with Spark's predicate parameter and metrics
 // (numUpdatedRows, numCopiedRows, numAddedFiles, numRemovedFiles, ...); concurrency
 // as for Delete.
-func (t *Table) Update(ctx context.Context, set, where string, opts DMLOptions) (*DMLResult, error) {
-	as, err := expr.ParseAssignments(set)
+func (t *Table) Update(ctx context.Context, where string, opts UpdateOptions) (*DMLResult, error) {
+	if strings.TrimSpace(opts.Set) == "" {
+		return nil, fmt.Errorf("%w: UPDATE needs a SET list (UpdateOptions.Set)", ErrInvalidArgument)
+	}
+	as, err := expr.ParseAssignments(opts.Set)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +54,7 @@ func (t *Table) Update(ctx context.Context, set, where string, opts DMLOptions) 
 			return nil, err
 		}
 	}
-	return t.UpdateWhere(ctx, as, pred, opts)
+	return t.UpdateWhere(ctx, as, pred, opts.DMLOptions)
 }
 
 // UpdateWhere is Update with the SET list and predicate (nil: every row) built with

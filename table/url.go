@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -34,16 +32,6 @@ func OpenURL(ctx context.Context, location string) (*Table, error) {
 		return nil, err
 	}
 	return t, nil
-}
-
-// CreateURL creates a new table at a location (see OpenURL for the forms); a missing
-// local directory is created first (and removed again if creating the table fails).
-// It fails with ErrTableExists when a log is already there and with
-// ErrLocationNotEmpty when the location holds other files (unless
-// CreateOptions.AllowNonEmpty). The schema, partition columns and properties are
-// validated before anything is created.
-func CreateURL(ctx context.Context, location string, schema *arrow.Schema, opts CreateOptions) (*Table, error) {
-	return CreatePath(ctx, location, schema, opts)
 }
 
 // closeStore releases a store that will not be used (a directory handle, an SDK

@@ -248,9 +248,10 @@ func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schem
 	return t, res, nil
 }
 
-// CreateWritePath is CreateWrite on a local directory (created if missing; removed
-// again if it was created and nothing was committed).
-func CreateWritePath(ctx context.Context, dir string, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
+// CreateWriteURL is CreateWrite at a location (see OpenURL for the forms; a missing
+// local directory is created first, and removed
+// again if nothing was committed).
+func CreateWriteURL(ctx context.Context, dir string, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
 	var (
 		t   *Table
 		res *WriteResult

@@ -54,15 +54,35 @@ type RetentionTooShortError struct {
 	// BelowFloor is true when Retention is at least the table's retention but below
 	// SafetyFloor (the table's retention itself is below the floor).
 	BelowFloor bool
+	// Override names what the caller sets to vacuum anyway, in the caller's terms
+	// ("vacuum.Options.Force" from Run; package table names its own option, the CLI
+	// its flag); empty means "vacuum.Options.Force".
+	Override string
 }
 
 func (e *RetentionTooShortError) Error() string {
-	if e.BelowFloor {
-		return fmt.Sprintf("vacuum: retention %s (the table's %s) is below the safety floor of %s; set Options.Force to vacuum anyway",
-			e.Retention, log.PropDeletedFileRetentionDuration, SafetyFloor)
+	override := e.Override
+	if override == "" {
+		override = "vacuum.Options.Force"
 	}
-	return fmt.Sprintf("vacuum: retention %s is shorter than the table's retention period %s (%s); set Options.Force to vacuum anyway",
-		e.Retention, e.TableRetention, log.PropDeletedFileRetentionDuration)
+	if e.BelowFloor {
+		return fmt.Sprintf("vacuum: retention %s (the table's %s) is below the safety floor of %s; set %s to vacuum anyway",
+			e.Retention, log.PropDeletedFileRetentionDuration, SafetyFloor, override)
+	}
+	return fmt.Sprintf("vacuum: retention %s is shorter than the table's retention period %s (%s); set %s to vacuum anyway",
+		e.Retention, e.TableRetention, log.PropDeletedFileRetentionDuration, override)
+}
+
+// Naming returns the error with Override set to the caller's name for the option
+// that forces the vacuum; any other error is returned as it is.
+func Naming(err error, override string) error {
+	var short *RetentionTooShortError
+	if !errors.As(err, &short) {
+		return err
+	}
+	named := *short
+	named.Override = override
+	return &named
 }
 
 // Unwrap returns ErrRetentionTooShort.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skiplake/skiplake/storage"
+
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -116,7 +118,7 @@ func runAlter(ctx context.Context, e *env, args []string) error {
 	if *format == "json" {
 		return writeJSON(e.stdout, res)
 	}
-	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", table.RedactLocation(path), res.Version, res.Operation)
+	fmt.Fprintf(e.stdout, "altered %s: version %d (%s)\n", storage.RedactLocation(path), res.Version, res.Operation)
 	if opts.AddConstraint != nil {
 		fmt.Fprintf(e.stdout, "checked the live rows: %d files read, %d proven by their statistics\n", res.FilesChecked, res.FilesSkipped)
 	}

@@ -35,7 +35,7 @@ func exportRows() int {
 func exportTable(b *testing.B, n int) (string, []string) {
 	dir := filepath.Join(b.TempDir(), "t")
 	ctx := context.Background()
-	tb, err := table.CreatePath(ctx, dir, benchdata.Schema, table.CreateOptions{})
+	tb, err := table.CreateURL(ctx, dir, benchdata.Schema, table.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

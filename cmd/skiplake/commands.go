@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/skiplake/skiplake/storage"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/internal/progress"
@@ -104,7 +106,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", table.RedactLocation(path), schema.NumFields())
+	fmt.Fprintf(e.stdout, "created %s (version 0, %d columns)\n", storage.RedactLocation(path), schema.NumFields())
 	return nil
 }
 
@@ -269,7 +271,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		res, err = t.Write(ctx, rdr, wopts)
 	} else {
 		copts := table.CreateOptions{PartitionColumns: parts, Properties: props, AllowNonEmpty: *allowNonEmpty}
-		_, res, err = table.CreateWritePath(ctx, path, source, copts, rdr, wopts)
+		_, res, err = table.CreateWriteURL(ctx, path, source, copts, rdr, wopts)
 	}
 	prog.Done()
 	if err != nil {

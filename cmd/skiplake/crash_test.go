@@ -216,7 +216,7 @@ func TestCrashConsistency(t *testing.T) {
 
 // latestOrNone returns the table's latest version, or -1 when there is no table.
 func latestOrNone(tbl string) int64 {
-	tb, err := table.OpenPath(context.Background(), tbl)
+	tb, err := table.OpenURL(context.Background(), tbl)
 	if err != nil {
 		return -1
 	}
@@ -272,7 +272,7 @@ func checkBatches(t *testing.T, tbl string, rowsPerBatch int) map[int]bool {
 // only log files, and that no temporary file is left anywhere.
 func checkNoOrphans(t *testing.T, tbl string) {
 	t.Helper()
-	tb, err := table.OpenPath(context.Background(), tbl)
+	tb, err := table.OpenURL(context.Background(), tbl)
 	require.NoError(t, err)
 	snap, err := tb.Snapshot(context.Background(), table.Latest())
 	require.NoError(t, err)

@@ -122,7 +122,7 @@ func runUpdate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.Update(ctx, *set, *where, opts)
+	res, err := t.Update(ctx, *where, table.UpdateOptions{Set: *set, DMLOptions: opts})
 	done()
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/storage"
+
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -90,7 +92,7 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	files := sc.Files()
 	if *absolute {
 		for i := range files {
-			if files[i].Path, err = table.FileLocation(path, files[i].Path); err != nil {
+			if files[i].Path, err = storage.FileLocation(path, files[i].Path); err != nil {
 				return err
 			}
 		}

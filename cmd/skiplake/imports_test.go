@@ -9,15 +9,17 @@ import (
 )
 
 // TestImportsOnlyTheTableFacade keeps the CLI a client of the library's public
-// facade: of skiplake's own packages its non-test files import table, the storage
-// backends (blank, to register their schemes), advise (the advisor's public entry
-// point, which builds on table) and the internal packages that serve the CLI alone
-// (benchskip for the bench command, progress and render for output). A CLI that needs more of the
+// facade: of skiplake's own packages its non-test files import table, storage (table
+// locations as users write them: file locations, redaction of secrets in messages),
+// the storage backends (blank, to register their schemes), advise (the advisor's
+// public entry point, which builds on table) and the internal packages that serve the
+// CLI alone (benchskip for the bench command, progress and render for output). A CLI that needs more of the
 // library is a sign the facade lacks it: add it to table deliberately.
 func TestImportsOnlyTheTableFacade(t *testing.T) {
 	const module = "github.com/skiplake/skiplake"
 	allowed := map[string]bool{
 		module + "/table":              true,
+		module + "/storage":            true, // locations: FileLocation, RedactLocation, LocationSecrets
 		module + "/advise":             true, // the advisor's own public entry point (it builds on table)
 		module + "/internal/benchskip": true,
 		module + "/internal/progress":  true,

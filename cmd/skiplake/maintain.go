@@ -7,6 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/internal/render"
+
+	"github.com/skiplake/skiplake/storage"
+
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -111,8 +115,8 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	if rep.DryRun {
 		dry = " (dry run)"
 	}
-	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", table.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
-	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, table.FormatBytes(f.Bytes), f.SmallFiles)
+	fmt.Fprintf(e.stdout, "maintain %s: version %d -> %d%s\n", storage.RedactLocation(path), rep.Version, rep.FinalVersion, dry)
+	fmt.Fprintf(e.stdout, "found: %d files (%s), %d small; ", f.Files, render.FormatBytes(f.Bytes), f.SmallFiles)
 	if len(f.ClusteringColumns) > 0 {
 		fmt.Fprintf(e.stdout, "%d unclustered by %s; ", f.UnclusteredFiles, strings.Join(f.ClusteringColumns, ","))
 	}
@@ -122,7 +126,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 	}
 	fmt.Fprintf(e.stdout, "%s (interval %d); %d files lack Bloom filters; %d tombstones (%d expired); %d vacuumable files (%s); %d expired log files\n",
 		cp, f.CheckpointInterval, f.FilesLackingBloom, f.Tombstones, f.ExpiredTombstones,
-		f.VacuumableFiles, table.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
+		f.VacuumableFiles, render.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
 	fmt.Fprintf(e.stdout, "deleted rows: %d of %d (%s) in %d files; %d files above %s = %g\n",
 		f.DeletedRows, f.Rows, percent(f.DeletedRowsRatio), f.FilesWithDeletedRows, f.PurgeFiles, table.PropMaxDeletedRowsRatio, f.MaxDeletedRowsRatio)
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
@@ -164,24 +168,24 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 func printLayout(e *env, rep *table.LayoutReport) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintf(tw, "version\t%d\n", rep.Version)
-	fmt.Fprintf(tw, "files\t%d (%s) in %d partition(s)\n", rep.Files, table.FormatBytes(rep.Bytes), rep.Partitions)
-	fmt.Fprintf(tw, "small files\t%d (%s) below %s (target %s)\n", rep.SmallFiles, table.FormatBytes(rep.SmallBytes),
-		table.FormatBytes(rep.SmallFileSize), table.FormatBytes(rep.TargetFileSize))
+	fmt.Fprintf(tw, "files\t%d (%s) in %d partition(s)\n", rep.Files, render.FormatBytes(rep.Bytes), rep.Partitions)
+	fmt.Fprintf(tw, "small files\t%d (%s) below %s (target %s)\n", rep.SmallFiles, render.FormatBytes(rep.SmallBytes),
+		render.FormatBytes(rep.SmallFileSize), render.FormatBytes(rep.TargetFileSize))
 	if len(rep.ClusteringColumns) > 0 {
 		fmt.Fprintf(tw, "clustering columns\t%s\n", strings.Join(rep.ClusteringColumns, ", "))
 	}
 	fmt.Fprintf(tw, "clustered\t%.1f%% of bytes (%.1f%% by the analysed columns)\n", 100*rep.ClusteredFraction, 100*rep.ClusteredByCurrentFraction)
 	if w := rep.WriteAmplification; w != nil {
 		fmt.Fprintf(tw, "write amplification\t%.2f (versions %d-%d: %s of data, %s rewritten)\n", w.Ratio, w.FromVersion, w.ToVersion,
-			table.FormatBytes(w.DataBytes), table.FormatBytes(w.RearrangedBytes))
+			render.FormatBytes(w.DataBytes), render.FormatBytes(w.RearrangedBytes))
 	}
 	d := rep.DeletionVectors
 	fmt.Fprintf(tw, "deleted rows\t%d of %d (%s) in %d files (%s), not purged; %d files (%d deleted rows) above %s = %g\n",
-		d.DeletedRows, d.Rows, percent(d.Ratio), d.Files, table.FormatBytes(d.Bytes), d.PurgeFiles, d.PurgeDeletedRows, table.PropMaxDeletedRowsRatio, d.Threshold)
+		d.DeletedRows, d.Rows, percent(d.Ratio), d.Files, render.FormatBytes(d.Bytes), d.PurgeFiles, d.PurgeDeletedRows, table.PropMaxDeletedRowsRatio, d.Threshold)
 	fmt.Fprintln(tw, "size histogram\t")
 	for _, b := range rep.Histogram {
 		if b.Files > 0 {
-			fmt.Fprintf(tw, "  %s\t%d files, %s\n", b.Label(), b.Files, table.FormatBytes(b.Bytes))
+			fmt.Fprintf(tw, "  %s\t%d files, %s\n", b.Label(), b.Files, render.FormatBytes(b.Bytes))
 		}
 	}
 	if err := tw.Flush(); err != nil {

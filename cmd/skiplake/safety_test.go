@@ -51,7 +51,7 @@ func sortStrings(s []string) {
 
 func latestVersion(t *testing.T, tbl string) int64 {
 	t.Helper()
-	tb, err := table.OpenPath(context.Background(), tbl)
+	tb, err := table.OpenURL(context.Background(), tbl)
 	require.NoError(t, err)
 	v, err := tb.Log().LatestVersion(context.Background())
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/skiplake/skiplake/storage"
+
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -72,18 +74,18 @@ func retryable(err error) bool {
 }
 
 // redactor removes what may be a credential from the messages the CLI prints on
-// standard error: the user information of any URL (table.RedactText), and each
-// secret of the locations given as arguments (table.LocationSecrets: user
+// standard error: the user information of any URL (storage.RedactText), and each
+// secret of the locations given as arguments (storage.LocationSecrets: user
 // information, values of query parameters off the allow-list) wherever a library
 // printed it its own way. Locations in the CLI's own messages are already printed
-// through table.RedactLocation; this is the last line of defence.
+// through storage.RedactLocation; this is the last line of defence.
 type redactor struct {
 	secrets []string // longest first
 }
 
 // minSecretLen is the shortest argument secret replaced in free text: shorter strings
 // would hit ordinary words (a two-letter password is caught where it can be parsed:
-// in URLs, by table.RedactText).
+// in URLs, by storage.RedactText).
 const minSecretLen = 3
 
 func newRedactor(args []string) *redactor {
@@ -92,7 +94,7 @@ func newRedactor(args []string) *redactor {
 		if !strings.Contains(a, ":") {
 			continue
 		}
-		for _, s := range table.LocationSecrets(a) {
+		for _, s := range storage.LocationSecrets(a) {
 			if len(s) >= minSecretLen {
 				r.secrets = append(r.secrets, s)
 			}
@@ -103,7 +105,7 @@ func newRedactor(args []string) *redactor {
 
 // text redacts one message.
 func (r *redactor) text(s string) string {
-	s = table.RedactText(s)
+	s = storage.RedactText(s)
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, "REDACTED")
 	}

@@ -47,7 +47,7 @@ func run() error {
 		defer os.RemoveAll(dir)
 	}
 
-	t, err := table.CreatePath(ctx, dir, schema, table.CreateOptions{PartitionColumns: []string{"country"}})
+	t, err := table.CreateURL(ctx, dir, schema, table.CreateOptions{PartitionColumns: []string{"country"}})
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestWriteLineitemTable(t *testing.T) {
 	}
 	rec := p.d.record()
 	defer rec.Release()
-	tbl, err := table.CreatePath(ctx, filepath.Join(dir, "lineitem"), rec.Schema(), table.CreateOptions{})
+	tbl, err := table.CreateURL(ctx, filepath.Join(dir, "lineitem"), rec.Schema(), table.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
