@@ -2,13 +2,13 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/input"
 )
 
 // OpenParquetFile reads a local Parquet file that is not part of a table — an input
@@ -18,26 +18,12 @@ import (
 // entry, page headers or pages) is an error matching ErrCorruptData that names the
 // file and, where known, the row group and row, never a panic; and column chunks are
 // streamed, so memory does not grow with the file's row-group size. batchRows is the
-// rows per batch (0: the data-file layer's default). mem may be nil. Release the
+// rows per batch (0: 65,536). mem may be nil. Release the
 // reader to close the file.
 func OpenParquetFile(ctx context.Context, path string, batchRows int64, mem memory.Allocator) (array.RecordReader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if st.IsDir() {
-		f.Close()
+	r, err := input.OpenParquet(ctx, path, input.Options{Allocator: mem, ParquetBatchRows: batchRows})
+	if errors.Is(err, input.ErrNotAFile) {
 		return nil, fmt.Errorf("%w: %s is a directory, not a Parquet file", ErrInvalidArgument, path)
 	}
-	s, err := datafile.OpenStream(ctx, f, st.Size(), datafile.ReadOptions{Name: path, BatchSize: batchRows, Allocator: mem}, f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return s, nil
+	return r, err
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/skiplake/skiplake/input"
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/internal/render"
 	"github.com/skiplake/skiplake/table"
@@ -245,7 +246,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	for _, in := range inputs {
-		if in.format == "parquet" {
+		if in.format == input.Parquet {
 			have, err := parquetSchema(in.path)
 			if err != nil {
 				return err
@@ -255,9 +256,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	rdr := newConcatReader(ctx, e, types, inputs)
-	rdr.declared = source
-	rdr.computed = computed
+	rdr := newInputReader(ctx, e, types, source, inputs, computed)
 	defer rdr.Release()
 	prog := newProgress(e, "append", *quiet)
 	defer prog.Done()
@@ -275,7 +274,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	}
 	prog.Done()
 	if err != nil {
-		return rdr.explain(err)
+		return explainInputError(rdr, err)
 	}
 	names := make([]string, len(inputs))
 	for i, in := range inputs {
@@ -307,14 +306,14 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 // else as a new table's are inferred from every CSV and JSONL input; the declared
 // schema is the union of the table's, the explicit or inferred columns and every
 // Parquet input's (table.UnionSchema), which the write evolves the table to.
-func inputSchemas(e *env, inputs []input, tbl, explicit *arrow.Schema, mergeSchema bool) (types, declared *arrow.Schema, err error) {
+func inputSchemas(e *env, inputs []inputArg, tbl, explicit *arrow.Schema, mergeSchema bool) (types, declared *arrow.Schema, err error) {
 	if !mergeSchema {
 		return tbl, tbl, nil
 	}
 	types = table.UnionSchema(explicit, tbl)
-	var text []input
+	var text []inputArg
 	for _, in := range inputs {
-		if in.format != "parquet" {
+		if in.format != input.Parquet {
 			text = append(text, in)
 		}
 	}
@@ -327,7 +326,7 @@ func inputSchemas(e *env, inputs []input, tbl, explicit *arrow.Schema, mergeSche
 	}
 	declared = types
 	for _, in := range inputs {
-		if in.format == "parquet" {
+		if in.format == input.Parquet {
 			s, err := parquetSchema(in.path)
 			if err != nil {
 				return nil, nil, err
@@ -335,19 +334,19 @@ func inputSchemas(e *env, inputs []input, tbl, explicit *arrow.Schema, mergeSche
 			declared = table.UnionSchema(declared, s)
 		}
 	}
-	return csvSchema(types), declared, nil
+	return stripFieldMeta(types), declared, nil
 }
 
 // newTableSchema decides the schema of a table that does not exist yet: --schema or
 // --schema-from when given, else the first Parquet input's, else inferred from all
 // CSV and JSONL inputs.
-func newTableSchema(e *env, inputs []input, explicit *arrow.Schema) (*arrow.Schema, error) {
+func newTableSchema(e *env, inputs []inputArg, explicit *arrow.Schema) (*arrow.Schema, error) {
 	if explicit != nil {
 		return explicit, nil
 	}
-	var text []input
+	var text []inputArg
 	for _, in := range inputs {
-		if in.format == "parquet" {
+		if in.format == input.Parquet {
 			return parquetSchema(in.path)
 		}
 		text = append(text, in)
@@ -360,7 +359,7 @@ func newTableSchema(e *env, inputs []input, explicit *arrow.Schema) (*arrow.Sche
 // table every time (as Spark accepts a matching partitionBy), but they must agree
 // with the table; a different value is refused, never ignored.
 func sameAsTable(snap *table.Snapshot, explicit *arrow.Schema, parts []string, props map[string]string) error {
-	if explicit != nil && !csvSchema(explicit).Equal(csvSchema(snap.Schema())) {
+	if explicit != nil && !stripFieldMeta(explicit).Equal(stripFieldMeta(snap.Schema())) {
 		return fmt.Errorf("the table exists with schema %s; the given schema is %s", snap.Schema(), explicit)
 	}
 	if len(parts) > 0 {

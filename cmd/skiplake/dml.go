@@ -234,15 +234,16 @@ func runMerge(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	rdr := newConcatReader(ctx, e, schema, inputs)
+	var computed map[string]bool
 	if *schemaText == "" {
-		rdr.computed = computedColumns(snap)
+		computed = computedColumns(snap)
 	}
+	rdr := newInputReader(ctx, e, schema, nil, inputs, computed)
 	defer rdr.Release()
 	res, err := t.Merge(ctx, rdr, opts)
 	done()
 	if err != nil {
-		return rdr.explain(err)
+		return explainInputError(rdr, err)
 	}
 	return printDML(e.stdout, *df.format, res)
 }

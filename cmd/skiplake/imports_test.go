@@ -12,8 +12,10 @@ import (
 // facade: of skiplake's own packages its non-test files import table, storage (table
 // locations as users write them: file locations, redaction of secrets in messages),
 // the storage backends (blank, to register their schemes), advise (the advisor's
-// public entry point, which builds on table) and the internal packages that serve the
-// CLI alone (benchskip for the bench command, progress and render for output). A CLI that needs more of the
+// public entry point, which builds on table), input (the public reader of CSV, JSONL
+// and Parquet input files, which library users call too) and the internal packages
+// that serve the CLI alone (benchskip for the bench command, progress and render for
+// output). A CLI that needs more of the
 // library is a sign the facade lacks it: add it to table deliberately.
 func TestImportsOnlyTheTableFacade(t *testing.T) {
 	const module = "github.com/skiplake/skiplake"
@@ -21,6 +23,7 @@ func TestImportsOnlyTheTableFacade(t *testing.T) {
 		module + "/table":              true,
 		module + "/storage":            true, // locations: FileLocation, RedactLocation, LocationSecrets
 		module + "/advise":             true, // the advisor's own public entry point (it builds on table)
+		module + "/input":              true, // the public input readers append and merge use
 		module + "/internal/benchskip": true,
 		module + "/internal/progress":  true,
 		module + "/internal/render":    true,

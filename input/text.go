@@ -1,8 +1,8 @@
-package main
+package input
 
-// CSV and JSONL input: readers that type every value by the target schema (see
-// convert.go) and report problems with file, line and column, and the schema
-// inference that reads the whole input before anything is written.
+// CSV and JSONL readers that type every value by the target schema (see convert.go)
+// and report problems with file, line and column, and the schema inference that reads
+// the whole input before anything is written.
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/expr"
 )
 
 // textBatchRows is how many rows a CSV or JSONL reader puts in one batch.
@@ -415,10 +415,10 @@ func textKind(s string) colKind {
 		}
 		return kindString
 	}
-	if _, err := table.ParseDate(t); err == nil {
+	if _, err := expr.ParseDate(t); err == nil {
 		return kindDate
 	}
-	if _, _, err := table.ParseTimestamp(t); err == nil {
+	if _, _, err := expr.ParseTimestamp(t); err == nil {
 		return kindTimestamp
 	}
 	return kindString

@@ -1,4 +1,4 @@
-package main
+package input
 
 // Typing CSV cells and JSON values into Arrow columns: one set of rules for both input
 // formats, strict where a lenient guess would change data. A value that does not fit
@@ -21,7 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
-	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/value"
 )
 
 // maxJSONDepth bounds the nesting of JSON values (arrays and objects).
@@ -59,8 +60,8 @@ func checkConvertible(t arrow.DataType) error {
 	return fmt.Errorf("type %s cannot be read from CSV or JSON input", typeName(t))
 }
 
-// typeName names t for messages as Delta does (table.DisplayType).
-func typeName(t arrow.DataType) string { return table.DisplayType(t) }
+// typeName names t for messages as Delta does (value.DisplayType).
+func typeName(t arrow.DataType) string { return value.DisplayType(t) }
 
 // appendText appends the CSV cell s (not null) to b, converted to b's type. Nested
 // columns take the cell as JSON text (what scan --format csv writes for them).
@@ -469,7 +470,7 @@ func parseDecimal(s string, t *arrow.Decimal128Type) (decimal128.Num, error) {
 }
 
 func appendDate(b *array.Date32Builder, s string) error {
-	d, err := table.ParseDate(s)
+	d, err := expr.ParseDate(s)
 	if err != nil || d < math.MinInt32 || d > math.MaxInt32 {
 		return fmt.Errorf("cannot read %q as date (want YYYY-MM-DD)", abbreviate(s))
 	}
@@ -482,7 +483,7 @@ func appendDate(b *array.Date32Builder, s string) error {
 // timestamp_ntz value is an error: the value would change meaning.
 func appendTimestamp(b *array.TimestampBuilder, s string) error {
 	tt := b.Type().(*arrow.TimestampType)
-	micros, hasZone, err := table.ParseTimestamp(s)
+	micros, hasZone, err := expr.ParseTimestamp(s)
 	if err != nil {
 		return fmt.Errorf("cannot read %q as %s (want YYYY-MM-DD[ HH:MM:SS[.ffffff]][Z|+HH:MM])", abbreviate(s), typeName(tt))
 	}

@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 // csvScanner reads CSV records as encoding/csv's Reader does with FieldsPerRecord
 // -1 and strict quotes (RFC 4180; \r\n read as \n; empty lines skipped; the same
 // fields, errors as *csv.ParseError with the same lines and columns), and also says
-// which fields were quoted. The CLI needs that to read CSV the way scan writes it,
+// which fields were quoted. The readers need that to read CSV the way scan writes it,
 // as PostgreSQL's and DuckDB's COPY do: an empty unquoted field is NULL, "" is the
 // empty string, and a quoted "NULL" is the string NULL. FuzzCSVRecords checks it
 // against encoding/csv.

@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"bufio"
@@ -20,12 +20,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/internal/datafile"
 )
 
-// Fuzz targets for every input reader (issue #10, item 10). They run as plain tests
-// over their seeds and the corpora under testdata/fuzz/, and CI fuzzes each for a
-// bounded time (.ci/run). The properties: no input makes a reader panic, and
+// Fuzz targets for every input reader. They run as plain tests over their seeds and
+// the corpora under testdata/fuzz/, and CI fuzzes each for a bounded number of
+// executions (.ci/fuzz). The properties: no input makes a reader panic, and
 // inference is consistent with reading: when a schema is inferred from an input, the
 // input reads with that schema, every record becoming one row.
 
@@ -173,15 +173,15 @@ func FuzzJSONLInput(f *testing.F) {
 	})
 }
 
-// FuzzParquetInput feeds damaged Parquet files to the CLI's Parquet input (append
+// FuzzParquetInput feeds damaged Parquet files to OpenParquet (the CLI's append
 // and merge sources): opening and draining one must end in rows or an error, never
 // a panic or an unbounded allocation. arrow-go v18.8.0's Parquet reader panics on
 // about 1 in 100 random byte mutations of a small file (nil page headers, "invalid
 // logical type", makeslice with a corrupt length; the class of apache/arrow#43605);
-// the input goes through table.OpenParquetFile, which validates the footer first and
+// OpenParquet reads through internal/datafile, which validates the footer first and
 // contains the decoder's panics (datafile invariant D10), so a damaged input is an
-// error matching table.ErrCorruptData. Its seeds and testdata/fuzz corpus replay
-// under go test; .ci/run fuzzes it for a bounded time.
+// error matching datafile.ErrCorruptData (table.ErrCorruptData). Its seeds and
+// testdata/fuzz corpus replay under go test; .ci/fuzz fuzzes it on every CI run.
 func FuzzParquetInput(f *testing.F) {
 	var buf bytes.Buffer
 	schema := arrow.NewSchema([]arrow.Field{
@@ -221,15 +221,15 @@ func FuzzParquetInput(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := openParquet(context.Background(), p, memory.DefaultAllocator)
+		r, err := OpenParquet(context.Background(), p, Options{})
 		if err != nil {
-			if !errors.Is(err, table.ErrCorruptData) {
+			if !errors.Is(err, datafile.ErrCorruptData) {
 				t.Fatalf("a damaged input is not ErrCorruptData: %v", err)
 			}
 			return
 		}
 		n, err := drain(r)
-		if err != nil && !errors.Is(err, table.ErrCorruptData) {
+		if err != nil && !errors.Is(err, datafile.ErrCorruptData) {
 			t.Fatalf("a damaged input fails reading, but not as ErrCorruptData: %v", err)
 		}
 		if bytes.Equal(data, good) && (err != nil || n != 20) {
