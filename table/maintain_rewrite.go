@@ -425,6 +425,20 @@ func (m *maintenance) onProgress(p optimize.Progress) {
 		w.bytes = p.Done
 	}
 	w.files = p.FilesDone
+	// The caller hears of the work first: a report says work is done, and the budget
+	// is judged on the clock after it (a caller's clock may move with the reports).
+	if user := m.opts.Progress; user != nil {
+		bins := m.binsDone
+		if w.endsBin {
+			bins += p.BinsDone
+		}
+		q := Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit,
+			BinsDone: bins, BinsTotal: m.binsTotal, FilesDone: m.doneFiles + p.FilesDone, FilesTotal: m.runFiles}
+		if p.Unit == "bytes" {
+			q.Done, q.Total = m.doneBytes+p.Done, max(m.runBytes, m.doneBytes+p.Done)
+		}
+		user(q)
+	}
 	// The budget is checked at every report of work (reports come one at a time),
 	// not at a batch's commit reports: a piece whose work is done gets its commit.
 	if m.opts.MaxDuration > 0 && p.Phase != "commit" {
@@ -443,17 +457,5 @@ func (m *maintenance) onProgress(p optimize.Progress) {
 				w.stop(errPieceTooBig)
 			}
 		}
-	}
-	if user := m.opts.Progress; user != nil {
-		bins := m.binsDone
-		if w.endsBin {
-			bins += p.BinsDone
-		}
-		q := Progress{Phase: p.Phase, Done: p.Done, Total: p.Total, Unit: p.Unit,
-			BinsDone: bins, BinsTotal: m.binsTotal, FilesDone: m.doneFiles + p.FilesDone, FilesTotal: m.runFiles}
-		if p.Unit == "bytes" {
-			q.Done, q.Total = m.doneBytes+p.Done, max(m.runBytes, m.doneBytes+p.Done)
-		}
-		user(q)
 	}
 }

@@ -284,6 +284,14 @@ func TestProofBloomLookups(t *testing.T) {
 	if err := bt.st.Delete(ctx, missing); err != nil {
 		t.Fatal(err)
 	}
+	// A Table keeps the snapshot (and the filters it loaded) while the log has not
+	// moved: index files are immutable, so damage done behind its back is seen only
+	// by a Table opened afresh, as a new process would.
+	fresh, err := table.Open(ctx, bt.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt.tb = fresh
 	for _, c := range []struct{ name, index string }{{"corrupt index", corrupt}, {"missing index", missing}, {"healthy index", indexes[2]}} {
 		t.Run(c.name, func(t *testing.T) {
 			var key string
