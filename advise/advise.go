@@ -56,12 +56,15 @@ const (
 // the workload's four heaviest columns, the table's target file size.
 type Options struct {
 	// Files is the number of files the candidate layouts have (default, for
-	// Table: the current layout's file count, so that candidates and the current
+	// Table: the table's bytes over TargetFileSize when TargetFileSize is set,
+	// else the current layout's file count, so that candidates and the current
 	// layout are compared at equal file counts; required for Simulate). With
 	// another count the current layout is listed but never recommended.
 	Files int
 	// TargetFileSize is the file size OPTIMIZE would aim for (default the table
-	// property delta.targetFileSize, else 128 MiB). Only Table uses it.
+	// property delta.targetFileSize, else 128 MiB): Table plans each candidate's
+	// OPTIMIZE with it and, when set, sizes the candidates by it. Only Table
+	// uses it.
 	TargetFileSize int64
 	// SampleRows is the sample size Table draws (default: DefaultSampleRowsPerFile
 	// rows per file, within [MinDefaultSample, MaxDefaultSample], at most the

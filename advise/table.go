@@ -70,9 +70,12 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	// filter, so only equal counts compare layouts.
 	nfiles := snap.Log().NumFiles()
 	rewriteFiles := int(max(1, (bytes+target-1)/target))
-	defaulted := opts.Files <= 0
-	if defaulted {
+	defaulted := opts.Files <= 0 && opts.TargetFileSize <= 0
+	switch {
+	case defaulted:
 		opts.Files = nfiles
+	case opts.Files <= 0:
+		opts.Files = rewriteFiles
 	}
 	if opts.SampleRows <= 0 {
 		opts.SampleRows = min(max(DefaultSampleRowsPerFile*opts.Files, MinDefaultSample), MaxDefaultSample)
@@ -129,7 +132,7 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 		}
 	}
 	if defaulted && rewriteFiles != nfiles {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("candidates are compared with the current layout at its %d files; OPTIMIZE at a target of %d bytes writes about %d (rank at that count with Files/--files %d)",
+		rep.Notes = append(rep.Notes, fmt.Sprintf("candidates are compared with the current layout at its %d files; OPTIMIZE at a target of %d bytes writes about %d (rank at that count with --files %d or --target-size)",
 			nfiles, target, rewriteFiles, rewriteFiles))
 	}
 	comparable := opts.Files == nfiles
