@@ -18,8 +18,9 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultMaxColumns is how many of the workload's columns (by weight) the
-	// candidate column sets draw from.
+	// DefaultMaxColumns is how many of the candidate columns (by weight) are
+	// combined into multi-column candidates; every other candidate column gets a
+	// plain sort.
 	DefaultMaxColumns = 4
 	// DefaultRobustness is the blend of the robust workload-tree candidate.
 	DefaultRobustness = 0.2
@@ -55,21 +56,26 @@ const (
 // the workload's four heaviest columns, the table's target file size.
 type Options struct {
 	// Files is the number of files the candidate layouts have (default, for
-	// Table: the table's bytes over TargetFileSize, at least one; required for
-	// Simulate).
+	// Table: the table's bytes over TargetFileSize when TargetFileSize is set,
+	// else the current layout's file count, so that candidates and the current
+	// layout are compared at equal file counts; required for Simulate). With
+	// another count the current layout is listed but never recommended.
 	Files int
 	// TargetFileSize is the file size OPTIMIZE would aim for (default the table
-	// property delta.targetFileSize, else 128 MiB). Only Table uses it.
+	// property delta.targetFileSize, else 128 MiB): Table plans each candidate's
+	// OPTIMIZE with it and, when set, sizes the candidates by it. Only Table
+	// uses it.
 	TargetFileSize int64
 	// SampleRows is the sample size Table draws (default: DefaultSampleRowsPerFile
 	// rows per file, within [MinDefaultSample, MaxDefaultSample], at most the
 	// table's rows).
 	SampleRows int
-	// Columns are the columns candidate layouts may cluster on (default: the
-	// workload's columns that can be clustered, heaviest first, at most
-	// MaxColumns).
+	// Columns are the columns candidate layouts may cluster on (default: every
+	// column the workload filters on that can be clustered, heaviest first).
 	Columns []string
-	// MaxColumns bounds the default Columns (default DefaultMaxColumns, at most 4).
+	// MaxColumns is how many of Columns, heaviest first, are combined into
+	// multi-column candidates (default DefaultMaxColumns, at most 4); each other
+	// column is a single-column sort candidate.
 	MaxColumns int
 	// Robustness is the generic-query blend of the robust workload candidate
 	// (default DefaultRobustness; negative: no robust candidate).
@@ -117,14 +123,19 @@ type Report struct {
 	Columns []string `json:"columns"`
 	// Candidates are the layouts, by increasing predicted files read.
 	Candidates []Candidate `json:"candidates"`
-	// Best is the recommended candidate: the first, unless the current layout is
-	// within 2% of it (then the current layout: no rewrite).
+	// Best is the recommended candidate: the first, unless the current layout,
+	// compared at the same file count, is within 2% of it (then the current
+	// layout: no rewrite, and a warning says so). nil when Table found no
+	// candidate OPTIMIZE accepts and no comparable current layout.
 	Best *Candidate `json:"best"`
 	// Drift compares the workload with the one the table's current workload tree
 	// was built for, when it has one.
 	Drift *qdtree.Drift `json:"drift,omitempty"`
 	// Notes explain caveats (scaling, skipped candidates).
 	Notes []string `json:"notes,omitempty"`
+	// Warnings say when no rewrite is worth its cost: no candidate reads
+	// noticeably fewer files than the current layout.
+	Warnings []string `json:"warnings,omitempty"`
 	// Trees are the workload trees built for the workload candidates, by name
 	// (not marshalled).
 	Trees map[string]*qdtree.Tree `json:"-"`
@@ -180,7 +191,7 @@ func Simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 	if _, err := simulate(ctx, sample, w, nil, opts, rep); err != nil {
 		return nil, err
 	}
-	rep.finish(nil)
+	rep.finish(nil, false)
 	return rep, nil
 }
 
@@ -229,10 +240,8 @@ func candidateColumns(sch *arrow.Schema, w *workload.Workload, partCols []string
 		}
 		return out, nil
 	}
-	maxCols := opts.MaxColumns
-	if maxCols <= 0 || maxCols > 4 {
-		maxCols = DefaultMaxColumns
-	}
+	// Every column the workload weighs that can be clustered on: a column left
+	// out here could be the one a layout should lead with.
 	var out []string
 	for _, cu := range w.Columns() {
 		i := fieldIndex(sch, cu.Column)
@@ -240,9 +249,6 @@ func candidateColumns(sch *arrow.Schema, w *workload.Workload, partCols []string
 			continue
 		}
 		out = append(out, sch.Field(i).Name)
-		if len(out) == maxCols {
-			break
-		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: the workload filters on no column that can be clustered on", ErrNoColumns)
@@ -290,9 +296,15 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		rob   float64
 	}
 	var specs []spec
-	// Column sets: every non-empty subset of the candidate columns (in weight
-	// order); one column is a plain sort whatever the curve.
-	for mask := 1; mask < 1<<len(cols); mask++ {
+	// Column sets: every non-empty subset of the MaxColumns heaviest candidate
+	// columns (in weight order), and a plain sort on each other column; one
+	// column is a plain sort whatever the curve.
+	maxCols := opts.MaxColumns
+	if maxCols <= 0 || maxCols > 4 {
+		maxCols = DefaultMaxColumns
+	}
+	combined := min(len(cols), maxCols)
+	for mask := 1; mask < 1<<combined; mask++ {
 		var set []int
 		for i := range cols {
 			if mask&(1<<i) != 0 {
@@ -309,6 +321,9 @@ func simulate(ctx context.Context, sample arrow.RecordBatch, w *workload.Workloa
 		}{{KindLinear, optimize.CurveLinear}, {KindZOrder, optimize.CurveZOrder}, {KindHilbert, optimize.CurveHilbert}} {
 			specs = append(specs, spec{kind: c.kind, curve: c.curve, cols: set})
 		}
+	}
+	for i := combined; i < len(cols); i++ {
+		specs = append(specs, spec{kind: KindLinear, curve: optimize.CurveLinear, cols: []int{i}})
 	}
 	rob := opts.Robustness
 	if rob == 0 {
@@ -441,8 +456,9 @@ func command(c Candidate, opts Options) string {
 }
 
 // finish sorts the candidates and picks the best. current, if not nil, is the
-// current layout's candidate.
-func (r *Report) finish(current *Candidate) {
+// current layout's candidate; comparable says it has as many files as the
+// simulated candidates (otherwise it is listed but not recommended).
+func (r *Report) finish(current *Candidate, comparable bool) {
 	if current != nil {
 		r.Candidates = append(r.Candidates, *current)
 	}
@@ -455,18 +471,29 @@ func (r *Report) finish(current *Candidate) {
 		}
 		return 0
 	})
-	if len(r.Candidates) == 0 {
-		return
-	}
-	best := &r.Candidates[0]
+	var best, cur *Candidate
 	for i := range r.Candidates {
 		c := &r.Candidates[i]
-		if c.Kind == KindCurrent && c.FilesReadPct <= best.FilesReadPct*1.02 {
+		switch {
+		case c.Kind == KindCurrent:
+			cur = c
+		case best == nil:
 			best = c
 		}
 	}
-	b := *best
-	r.Best = &b
+	if cur != nil && comparable && (best == nil || cur.FilesReadPct <= best.FilesReadPct*1.02) {
+		if best != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("a rewrite would gain nothing: the best candidate, %s, reads %.2f%% of files, the current layout %.2f%% (within 2%%)",
+				best.Name, best.FilesReadPct, cur.FilesReadPct))
+		} else {
+			r.Warnings = append(r.Warnings, "a rewrite would gain nothing: OPTIMIZE accepts no candidate layout on this table")
+		}
+		best = cur
+	}
+	if best != nil {
+		b := *best
+		r.Best = &b
+	}
 }
 
 // ratioOf is max(read,1)/max(lb,1).

@@ -2,11 +2,13 @@ package advise
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -399,4 +401,227 @@ func TestWorkloadTreeCutsAsOptimize(t *testing.T) {
 	if !bytes.Equal(got, exp) {
 		t.Error("the advisor's tree is not the one qdtree.Build makes with OPTIMIZE's columns")
 	}
+}
+
+// TestEveryWeightedColumnIsACandidate: a column the workload weighs is never
+// left out of the candidates, however many columns the workload filters on (the
+// fifth column by weight used to be dropped).
+func TestEveryWeightedColumnIsACandidate(t *testing.T) {
+	var fields []arrow.Field
+	for i := range 6 {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i+1), Type: arrow.PrimitiveTypes.Int64})
+	}
+	sch := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	r := rand.New(rand.NewPCG(5, 5))
+	for range 5_000 {
+		for i := range fields {
+			b.Field(i).(*array.Int64Builder).Append(r.Int64N(10_000))
+		}
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	for _, tc := range []struct {
+		name       string
+		weights    []int // weight of c1, c2, ...
+		maxColumns int
+	}{
+		{"five columns", []int{9, 8, 7, 6, 5}, 0},
+		{"six columns, two combined", []int{1, 2, 3, 4, 5, 6}, 2},
+		{"one column", []int{5}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &workload.Workload{}
+			var want []string
+			for i, wt := range tc.weights {
+				col := fmt.Sprintf("c%d", i+1)
+				want = append(want, col)
+				q, err := workload.NewQuery(fmt.Sprintf("%s < 1000", col), float64(wt))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Queries = append(w.Queries, q)
+			}
+			rep, err := Simulate(context.Background(), rec, w, Options{Files: 20, MaxColumns: tc.maxColumns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Columns) != len(want) {
+				t.Fatalf("columns %v, want every weighted column %v", rep.Columns, want)
+			}
+			for _, col := range want {
+				if !slices.Contains(rep.Columns, col) {
+					t.Errorf("column %s missing from %v", col, rep.Columns)
+				}
+				candidatePct(t, rep, "sort("+col+")")
+			}
+		})
+	}
+}
+
+// TestTableAdvisesWhatOptimizeAccepts: on a clustered (liquid) table OPTIMIZE
+// refuses explicit curves and workload layouts, so advise must not recommend
+// them; on a plain table every candidate it lists passes OPTIMIZE's planning.
+func TestTableAdvisesWhatOptimizeAccepts(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		create    table.CreateOptions
+		wantKinds bool // candidates besides the current layout remain
+	}{
+		{"clustered", table.CreateOptions{ClusterBy: []string{"a"}}, false},
+		{"plain", table.CreateOptions{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, err := table.Create(ctx, storage.NewMemory(), testSchema, tc.create)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				rec := testRows(3_000, uint64(20+i))
+				_, err := tbl.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+				rec.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			w := gridWorkload(30, 9)
+			rep, err := Table(ctx, tbl, w, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			others := 0
+			for _, c := range rep.Candidates {
+				if c.Kind == KindCurrent {
+					continue
+				}
+				others++
+				o := table.OptimizeOptions{Full: true, DryRun: true}
+				switch c.Kind {
+				case KindLinear:
+					o.LinearBy = c.Columns
+				case KindZOrder:
+					o.ZOrderBy = c.Columns
+				case KindHilbert:
+					o.HilbertBy = c.Columns
+				case KindWorkload:
+					o.Layout, o.Workload, o.Robustness = "workload", w, c.Robustness
+				}
+				if _, err := tbl.Optimize(ctx, o); err != nil {
+					t.Errorf("advise lists %s (%s), which optimize refuses: %v", c.Name, c.Command, err)
+				}
+			}
+			if (others > 0) != tc.wantKinds {
+				t.Fatalf("%d candidates besides the current layout: %+v", others, rep.Candidates)
+			}
+			if rep.Best == nil {
+				t.Fatal("no recommendation")
+			}
+			if !tc.wantKinds {
+				if rep.Best.Kind != KindCurrent || len(rep.Warnings) == 0 {
+					t.Errorf("best %s, warnings %v", rep.Best.Name, rep.Warnings)
+				}
+				if !slices.ContainsFunc(rep.Notes, func(n string) bool {
+					return strings.Contains(n, "optimize refuses") && strings.Contains(n, "clustered")
+				}) {
+					t.Errorf("notes do not say why the candidates were left out: %v", rep.Notes)
+				}
+			}
+		})
+	}
+}
+
+// TestTableComparesAtEqualFileCounts: by default the candidates have the
+// current layout's file count (they used to have the table's bytes over the
+// target size, a couple of files against the current dozen), and a current
+// layout that candidates cannot beat is recommended with a warning that a
+// rewrite gains nothing, while one they beat is not.
+func TestTableComparesAtEqualFileCounts(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		sorted      bool // each appended file holds one range of a
+		wantRewrite bool
+	}{
+		{"clustered by the filter column already", true, false},
+		{"appended at random", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, err := table.Create(ctx, storage.NewMemory(), testSchema, table.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := testRowsOrdered(12_000, 31, tc.sorted)
+			defer rec.Release()
+			const files = 12
+			for i := range files {
+				part := rec.NewSlice(int64(i*1000), int64((i+1)*1000))
+				_, err := tbl.WriteBatches(ctx, []arrow.RecordBatch{part}, table.WriteOptions{})
+				part.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			w := &workload.Workload{}
+			for i := range 10 {
+				// Point lookups: one file each at best, which the sorted
+				// table already achieves.
+				q, err := workload.NewQuery(fmt.Sprintf("a = %d", i*9_000+17), 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Queries = append(w.Queries, q)
+			}
+			rep, err := Table(ctx, tbl, w, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Files != files {
+				t.Fatalf("candidates have %d files, the current layout %d", rep.Files, files)
+			}
+			for _, c := range rep.Candidates {
+				if c.Files != files {
+					t.Errorf("%s has %d files, want %d", c.Name, c.Files, files)
+				}
+			}
+			if rewrite := rep.Best.Kind != KindCurrent; rewrite != tc.wantRewrite {
+				t.Fatalf("best %s (%.1f%%), want a rewrite %v; candidates %+v", rep.Best.Name, rep.Best.FilesReadPct, tc.wantRewrite, rep.Candidates)
+			}
+			if gotWarning := len(rep.Warnings) > 0; gotWarning == tc.wantRewrite {
+				t.Errorf("warnings %v", rep.Warnings)
+			}
+			var txt bytes.Buffer
+			if err := rep.WriteText(&txt); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(txt.String(), "warning: a rewrite would gain nothing") == tc.wantRewrite {
+				t.Errorf("text report:\n%s", txt.String())
+			}
+		})
+	}
+}
+
+// testRowsOrdered is testRows, sorted by a when sorted is set.
+func testRowsOrdered(n int, seed uint64, sorted bool) arrow.RecordBatch {
+	rec := testRows(n, seed)
+	if !sorted {
+		return rec
+	}
+	defer rec.Release()
+	a := rec.Column(0).(*array.Int64)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(a.Value(x), a.Value(y)) })
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testSchema)
+	defer b.Release()
+	for _, i := range order {
+		for c := range 3 {
+			b.Field(c).(*array.Int64Builder).Append(rec.Column(c).(*array.Int64).Value(i))
+		}
+		b.Field(3).(*array.StringBuilder).Append(rec.Column(3).(*array.String).Value(i))
+	}
+	return b.NewRecordBatch()
 }

@@ -16,10 +16,20 @@
 // bound ceil(matching rows / rows per file), whose matching rows are counted
 // exactly on the sample. Simulate does the same for rows given directly.
 //
+// Every column the workload filters on that can be clustered is a candidate
+// column: each gets a plain sort, and the Options.MaxColumns heaviest are also
+// combined into multi-column curves. Table plans every candidate's command as
+// an OPTIMIZE dry run on the table (table.Optimize, the validation and planning
+// `skiplake optimize` runs) and leaves out those OPTIMIZE refuses, saying why in
+// Report.Notes; on a clustered table that is every explicit curve and workload
+// layout.
+//
 // # Sampling and file counts
 //
-// Candidates have as many files as OPTIMIZE would write: the table's bytes over
-// the target file size (Options.Files overrides). The sample keeps each row with
+// Candidates are compared with the current layout at equal file counts: by
+// default they have as many files as the table has now (Options.Files, or a
+// TargetFileSize that implies another count, ranks them at that count; the
+// current layout is then listed but never recommended). The sample keeps each row with
 // probability SampleRows/rows (default 200 rows per file, between 100,000 and
 // 2,000,000 rows), so each simulated file holds a few hundred sample rows; with
 // fewer than MinSampleRowsPerFile per file the simulation uses fewer, larger
@@ -36,6 +46,12 @@
 //   - A2 (true bound) the lower bound of a candidate uses its own largest file:
 //     no layout with files of that size reads fewer (ratios are ≥ 1).
 //   - A3 (determinism) equal tables, workloads and options give equal reports.
+//   - A4 (applicable) every candidate Table reports other than the current
+//     layout is one OPTIMIZE accepts on the table's measured version.
+//   - A5 (no empty rewrites) a rewrite is recommended only when it reads more
+//     than 2% fewer files than the current layout at the same file count;
+//     otherwise Best is the current layout and Report.Warnings says a rewrite
+//     would gain nothing.
 //
 // # What it does not do
 //

@@ -49,6 +49,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintln(bw, "apply: nothing to do (the current layout is within 2% of the best)")
 		}
 	}
+	if r.Best == nil {
+		fmt.Fprintln(bw, "best: none (OPTIMIZE accepts no candidate on this table; see the notes)")
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(bw, "warning: %s\n", w)
+	}
 	if r.Drift != nil {
 		fmt.Fprintf(bw, "drift: %s\n", r.Drift)
 	}

@@ -2,6 +2,7 @@ package advise
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -64,8 +65,17 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	if target <= 0 {
 		target = snap.Properties().TargetFileSize
 	}
-	if opts.Files <= 0 {
-		opts.Files = int(max(1, (bytes+target-1)/target))
+	// Candidates are simulated with the current layout's file count by default:
+	// a layout of fewer, larger files reads a larger share of them for the same
+	// filter, so only equal counts compare layouts.
+	nfiles := snap.Log().NumFiles()
+	rewriteFiles := int(max(1, (bytes+target-1)/target))
+	defaulted := opts.Files <= 0 && opts.TargetFileSize <= 0
+	switch {
+	case defaulted:
+		opts.Files = nfiles
+	case opts.Files <= 0:
+		opts.Files = rewriteFiles
 	}
 	if opts.SampleRows <= 0 {
 		opts.SampleRows = min(max(DefaultSampleRowsPerFile*opts.Files, MinDefaultSample), MaxDefaultSample)
@@ -121,8 +131,77 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 			rep.Notes = append(rep.Notes, "the current layout is the workload tree "+path)
 		}
 	}
-	rep.finish(cur)
+	if defaulted && rewriteFiles != nfiles {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("candidates are compared with the current layout at its %d files; OPTIMIZE at a target of %d bytes writes about %d (rank at that count with --files %d or --target-size)",
+			nfiles, target, rewriteFiles, rewriteFiles))
+	}
+	comparable := opts.Files == nfiles
+	if !comparable {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the current layout has %d files, the candidates %d: its shares are not comparable and it is not recommended", nfiles, opts.Files))
+	}
+	if err := keepAccepted(ctx, t, snap.Version(), w, opts, rep); err != nil {
+		return nil, err
+	}
+	rep.finish(cur, comparable)
 	return rep, nil
+}
+
+// refusal reports whether err is OPTIMIZE refusing the options on the table
+// (retrying cannot help), not a failure to read it.
+func refusal(err error) bool {
+	for _, target := range []error{table.ErrInvalidArgument, table.ErrUnknownColumn, table.ErrMissingStats,
+		optimize.ErrInvalidOptions, optimize.ErrClusterColumn, optimize.ErrBloomColumn, optimize.ErrUnsupportedTable, workload.ErrBind} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepAccepted drops the candidates OPTIMIZE refuses on the table: each
+// candidate's command is planned as a dry run (table.Optimize with DryRun, the
+// validation and planning `skiplake optimize` runs, reading no data file) on the
+// version the advisor measured; a refusal is a note naming the candidates and
+// OPTIMIZE's reason. Other errors (storage, cancellation) are returned.
+func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workload.Workload, opts Options, rep *Report) error {
+	kept := rep.Candidates[:0]
+	var reasons []string
+	refused := map[string][]string{}
+	for _, c := range rep.Candidates {
+		o := table.OptimizeOptions{Full: true, DryRun: true, TargetFileSize: opts.TargetFileSize, PlanAt: table.AtVersion(version)}
+		switch c.Kind {
+		case KindLinear:
+			o.LinearBy = c.Columns
+		case KindZOrder:
+			o.ZOrderBy = c.Columns
+		case KindHilbert:
+			o.HilbertBy = c.Columns
+		case KindWorkload:
+			o.Layout, o.Workload, o.Robustness = "workload", w, c.Robustness
+			if c.namedColumns {
+				o.WorkloadColumns = c.Columns
+			}
+		}
+		_, err := t.Optimize(ctx, o)
+		if err == nil {
+			kept = append(kept, c)
+			continue
+		}
+		if !refusal(err) {
+			return fmt.Errorf("advise: checking %s with optimize: %w", c.Name, err)
+		}
+		msg := err.Error()
+		if _, ok := refused[msg]; !ok {
+			reasons = append(reasons, msg)
+		}
+		refused[msg] = append(refused[msg], c.Name)
+	}
+	clear(rep.Candidates[len(kept):])
+	rep.Candidates = kept
+	for _, msg := range reasons {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("optimize refuses %s on this table, left out: %s", strings.Join(refused[msg], ", "), msg))
+	}
+	return nil
 }
 
 // sampleTable reads cols of every row of snap and keeps each with probability p

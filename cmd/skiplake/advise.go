@@ -22,11 +22,11 @@ func init() {
 func runAdvise(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("advise", flag.ContinueOnError)
 	queries := fs.String("queries", "", "workload file: one filter per line, optionally prefixed with a weight (\"20: day >= DATE '2026-01-01'\")")
-	files := fs.Int("files", 0, "files the candidate layouts have (default: the table's bytes over the target size)")
-	target := fs.String("target-size", "", "target file size of the layouts, e.g. 128MiB (default: the table's delta.targetFileSize)")
+	files := fs.Int("files", 0, "files the candidate layouts have (default: the current layout's, to compare at equal counts)")
+	target := fs.String("target-size", "", "target file size OPTIMIZE writes, e.g. 128MiB: candidates are checked with it and, when given, have the table's bytes over it as files (default: the table's delta.targetFileSize)")
 	sample := fs.Int("sample", 0, "sample rows (default 200 per file, 100,000 to 2,000,000)")
 	var cols listFlag
-	fs.Var(&cols, "columns", "columns the candidates may cluster on (default: the workload's 4 heaviest)")
+	fs.Var(&cols, "columns", "columns the candidates may cluster on (default: every column the workload filters on; the 4 heaviest are also combined)")
 	robust := fs.Float64("robustness", 0, "generic-query blend of the robust workload tree (default 0.2; negative: none)")
 	seed := fs.Uint64("seed", 0, "random seed of the sample and the trees")
 	format := fs.String("format", "table", "table or json")

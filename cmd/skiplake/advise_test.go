@@ -107,3 +107,41 @@ func appendIDTable(t *testing.T, dir string, rows int64) string {
 	}
 	return tbl
 }
+
+// TestAdviseRecommendsWhatOptimizeAccepts: the command advise prints runs; on a
+// clustered table (where optimize refuses curves and workload layouts) it prints
+// none, says why, and warns that a rewrite would gain nothing.
+func TestAdviseRecommendsWhatOptimizeAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		clustered bool
+	}{{"plain", false}, {"clustered", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tbl := appendIDTable(t, dir, 500)
+			if tc.clustered {
+				code, _, errs := cli(t, "alter", tbl, "--cluster-by", "country")
+				require.Equal(t, 0, code, errs)
+			}
+			queries := filepath.Join(dir, "q.sql")
+			require.NoError(t, os.WriteFile(queries, []byte("id >= 100 AND id < 300\n3: id >= 1500 AND id < 1600\n"), 0o644))
+			code, out, errs := cli(t, "advise", tbl, "--queries", queries)
+			require.Equal(t, 0, code, errs)
+			var apply string
+			for _, line := range strings.Split(out, "\n") {
+				if cmd, ok := strings.CutPrefix(line, "apply: skiplake "); ok {
+					apply = cmd
+				}
+			}
+			if tc.clustered {
+				require.Empty(t, apply, out)
+				require.Contains(t, out, "note: optimize refuses ")
+				require.Contains(t, out, "warning: a rewrite would gain nothing")
+				return
+			}
+			require.NotEmpty(t, apply, out)
+			code, _, errs = cli(t, strings.Fields(apply)...)
+			require.Equal(t, 0, code, "%s: %s", apply, errs)
+		})
+	}
+}
