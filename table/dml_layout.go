@@ -441,6 +441,17 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 			}
 		}
 		lastRG = b.rg
+		if a.changes != nil {
+			// The change data feed hears of the rows this rewrite drops, as in the
+			// plain copy-on-write path (rewriteFiles).
+			keep := make([]bool, len(b.pos))
+			for i, p := range b.pos {
+				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
+			}
+			if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+				return err
+			}
+		}
 		rec, err := conf.conform(ctx, b.rec)
 		if err != nil {
 			return err
