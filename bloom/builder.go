@@ -300,7 +300,7 @@ func (b *Builder) AddArray(arr arrow.Array) error {
 		var buf [8]byte
 		for i, ms := range a.Date64Values() {
 			if a.IsValid(i) {
-				binary.LittleEndian.PutUint64(buf[:], uint64(floorDiv(int64(ms), 86_400_000)))
+				binary.LittleEndian.PutUint64(buf[:], uint64(value.FloorDiv(int64(ms), 86_400_000)))
 				b.push(xxhash.Sum64(buf[:]))
 			}
 		}
@@ -362,7 +362,7 @@ func toMicros(t int64, unit arrow.TimeUnit) (int64, bool) {
 	case arrow.Millisecond:
 		return mulChecked(t, 1_000)
 	case arrow.Nanosecond:
-		return floorDiv(t, 1_000), true
+		return value.FloorDiv(t, 1_000), true
 	}
 	return t, true
 }
@@ -372,12 +372,4 @@ func mulChecked(a, b int64) (int64, bool) {
 		return 0, false
 	}
 	return a * b, true
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }

@@ -255,44 +255,6 @@ func stringLiteral(e *FuncExpr, a scalarNode, what string) (string, error) {
 	return "", &UnsupportedFunctionError{Name: e.Name, Reason: what + " must be a string literal"}
 }
 
-// civil returns the proleptic Gregorian year, month and day of a day number (days
-// since 1970-01-01), exact over the whole int64 range used by dates.
-func civil(days int64) (y, m, d int64) {
-	z := days + 719468
-	era := floorDiv(z, 146097)
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	y = yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d = doy - (153*mp+2)/5 + 1
-	if mp < 10 {
-		m = mp + 3
-	} else {
-		m = mp - 9
-	}
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
-}
-
-// daysOf is civil's inverse.
-func daysOf(y, m, d int64) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := floorDiv(y, 400)
-	yoe := y - era*400
-	mp := m + 9
-	if m > 2 {
-		mp = m - 3
-	}
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
-}
-
 func datePart(part func(y, m, d int64) int64) func(*binder, *FuncExpr, []scalarNode) (scalarNode, error) {
 	return func(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
 		if err := arity(e, args, 1, 1); err != nil {
@@ -302,9 +264,11 @@ func datePart(part func(y, m, d int64) int64) func(*binder, *FuncExpr, []scalarN
 		if err != nil {
 			return nil, err
 		}
-		k := func(days int64) (int64, error) { return part(civil(days)), nil }
+		k := func(days int64) (int64, error) { return part(value.CivilFromDays(days)), nil }
 		return &funcNode{src: e, args: []scalarNode{a}, t: dtInt32, ints: k,
-			row: func(v []value.Value) (value.Value, error) { return value.Int64(part(civil(v[0].AsInt64()))), nil }}, nil
+			row: func(v []value.Value) (value.Value, error) {
+				return value.Int64(part(value.CivilFromDays(v[0].AsInt64()))), nil
+			}}, nil
 	}
 }
 
@@ -321,7 +285,7 @@ func bindDayOfWeek(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error
 		row: func(v []value.Value) (value.Value, error) { return value.Int64(dow(v[0].AsInt64())), nil }}, nil
 }
 
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+func floorMod(a, b int64) int64 { return a - value.FloorDiv(a, b)*b }
 
 func timePart(unit, modulo int64) func(*binder, *FuncExpr, []scalarNode) (scalarNode, error) {
 	return func(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
@@ -332,7 +296,7 @@ func timePart(unit, modulo int64) func(*binder, *FuncExpr, []scalarNode) (scalar
 		if err != nil {
 			return nil, err
 		}
-		part := func(us int64) int64 { return floorMod(floorDiv(us, unit), modulo) }
+		part := func(us int64) int64 { return floorMod(value.FloorDiv(us, unit), modulo) }
 		return &funcNode{src: e, args: []scalarNode{a}, t: dtInt32, ints: func(us int64) (int64, error) { return part(us), nil },
 			row: func(v []value.Value) (value.Value, error) { return value.Int64(part(v[0].AsInt64())), nil }}, nil
 	}
@@ -401,8 +365,8 @@ func bindDateFormat(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, erro
 	}
 	return &funcNode{src: e, args: []scalarNode{a, args[1]}, t: dtString, row: func(v []value.Value) (value.Value, error) {
 		us := v[0].AsInt64()
-		days := floorDiv(us, microsPerDay)
-		y, m, d := civil(days)
+		days := value.FloorDiv(us, microsPerDay)
+		y, m, d := value.CivilFromDays(days)
 		if y < 0 || y > 9999 {
 			return value.Value{}, fmt.Errorf("%w: year %d is outside 0000-9999, which date_format prints as Spark does", ErrInvalidCast, y)
 		}
@@ -465,14 +429,14 @@ func truncUnit(s string, timeUnits bool) string {
 // truncDays truncates a day number to the start of its year, quarter, month or
 // (Monday-based) week.
 func truncDays(days int64, unit string) int64 {
-	y, m, _ := civil(days)
+	y, m, _ := value.CivilFromDays(days)
 	switch unit {
 	case "year":
-		return daysOf(y, 1, 1)
+		return value.DaysFromCivil(y, 1, 1)
 	case "quarter":
-		return daysOf(y, (m-1)/3*3+1, 1)
+		return value.DaysFromCivil(y, (m-1)/3*3+1, 1)
 	case "month":
-		return daysOf(y, m, 1)
+		return value.DaysFromCivil(y, m, 1)
 	case "week":
 		return days - floorMod(days+3, 7) // 1970-01-01 was a Thursday: Monday is 3 days earlier
 	}
@@ -511,9 +475,9 @@ func bindDateTrunc(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error
 		case "microsecond":
 			return us, nil
 		default:
-			return truncDays(floorDiv(us, microsPerDay), unit) * microsPerDay, nil
+			return truncDays(value.FloorDiv(us, microsPerDay), unit) * microsPerDay, nil
 		}
-		return floorDiv(us, step) * step, nil
+		return value.FloorDiv(us, step) * step, nil
 	}
 	return &funcNode{src: e, args: []scalarNode{a}, t: dtTimestamp, ints: k,
 		row: func(v []value.Value) (value.Value, error) {

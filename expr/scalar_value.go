@@ -315,7 +315,7 @@ func castValue(v value.Value, from, to arrow.DataType, exact bool) (value.Value,
 		case tkDate:
 			return v, nil
 		case tkTimestamp, tkTimestampNTZ:
-			return value.Date(floorDiv(v.AsInt64(), microsPerDay)), nil
+			return value.Date(value.FloorDiv(v.AsInt64(), microsPerDay)), nil
 		case tkString:
 			if d, err := ParseDate(v.AsString()); err == nil {
 				return value.Date(d), nil
@@ -324,7 +324,7 @@ func castValue(v value.Value, from, to arrow.DataType, exact bool) (value.Value,
 			if err != nil {
 				return value.Value{}, invalidCast(v, to, "not a date")
 			}
-			return value.Date(floorDiv(us, microsPerDay)), nil
+			return value.Date(value.FloorDiv(us, microsPerDay)), nil
 		}
 	case tkTimestamp, tkTimestampNTZ:
 		mk := value.Timestamp
@@ -349,14 +349,6 @@ func castValue(v value.Value, from, to arrow.DataType, exact bool) (value.Value,
 		}
 	}
 	return value.Value{}, invalidCast(v, to, "unsupported conversion from "+TypeName(from))
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }
 
 // isDecimalText accepts [+-](digits[.digits] | .digits)[(e|E)[+-]digits].

@@ -390,12 +390,12 @@ func TestCivilMatchesTimePackage(t *testing.T) {
 			days = int64(k) - 500
 		}
 		tm := time.Unix(days*86400, 0).UTC()
-		y, m, d := civil(days)
+		y, m, d := value.CivilFromDays(days)
 		if y != int64(tm.Year()) || m != int64(tm.Month()) || d != int64(tm.Day()) {
-			t.Fatalf("civil(%d) = %d-%d-%d, time says %s", days, y, m, d, tm.Format("2006-01-02"))
+			t.Fatalf("value.CivilFromDays(%d) = %d-%d-%d, time says %s", days, y, m, d, tm.Format("2006-01-02"))
 		}
-		if back := daysOf(y, m, d); back != days {
-			t.Fatalf("daysOf(civil(%d)) = %d", days, back)
+		if back := value.DaysFromCivil(y, m, d); back != days {
+			t.Fatalf("value.DaysFromCivil(value.CivilFromDays(%d)) = %d", days, back)
 		}
 		wantDow := int64(tm.Weekday()) + 1
 		if got := floorMod(days+4, 7) + 1; got != wantDow {

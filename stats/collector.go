@@ -497,7 +497,7 @@ func (l *leafAcc) update(arr arrow.Array, mask []bool) {
 	case *array.Date64:
 		lo, hi, ok = minMaxInt(a.Date64Values(), mask)
 		if ok { // milliseconds to days; floor is monotone so bounds stay bounds
-			lo, hi = floorDiv(lo, 86_400_000), floorDiv(hi, 86_400_000)
+			lo, hi = value.FloorDiv(lo, 86_400_000), value.FloorDiv(hi, 86_400_000)
 		}
 	case *array.Timestamp:
 		lo, hi, ok = minMaxInt(a.TimestampValues(), mask)
@@ -601,14 +601,6 @@ func (l *leafAcc) mergeString(lo, hi string, ok bool) {
 	}
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
 // toMicros converts a timestamp in unit to microseconds, flooring nanoseconds;
 // ok is false on overflow.
 func toMicros(v int64, unit arrow.TimeUnit) (int64, bool) {
@@ -624,7 +616,7 @@ func toMicros(v int64, unit arrow.TimeUnit) (int64, bool) {
 		}
 		return v * 1_000, true
 	case arrow.Nanosecond:
-		return floorDiv(v, 1_000), true
+		return value.FloorDiv(v, 1_000), true
 	}
 	return v, true
 }

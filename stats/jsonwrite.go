@@ -243,8 +243,8 @@ func appendValue(b []byte, v value.Value, float32 bool) ([]byte, bool) {
 		b = appendDate(b, v.AsInt64())
 		return append(b, '"'), true
 	case value.KindTimestamp, value.KindTimestampNTZ:
-		ms := floorDiv(v.AsInt64(), 1000)
-		days := floorDiv(ms, 86_400_000)
+		ms := value.FloorDiv(v.AsInt64(), 1000)
+		days := value.FloorDiv(ms, 86_400_000)
 		rem := ms - days*86_400_000
 		b = append(b, '"')
 		b = appendDate(b, days)
@@ -272,7 +272,7 @@ func append2(b []byte, n int64) []byte {
 // appendDate writes days since 1970-01-01 as YYYY-MM-DD (proleptic Gregorian),
 // with an ISO-8601 expanded year (+YYYYY / -YYYY) outside 0000..9999.
 func appendDate(b []byte, days int64) []byte {
-	y, m, d := civilFromDays(days)
+	y, m, d := value.CivilFromDays(days)
 	switch {
 	case y > 9999:
 		b = append(b, '+')
@@ -291,44 +291,6 @@ func appendDate(b []byte, days int64) []byte {
 	b = append2(b, m)
 	b = append(b, '-')
 	return append2(b, d)
-}
-
-// civilFromDays converts days since 1970-01-01 to a proleptic Gregorian date
-// (H. Hinnant's algorithm).
-func civilFromDays(z int64) (y, m, d int64) {
-	z += 719468
-	era := floorDiv(z, 146097)
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	y = yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d = doy - (153*mp+2)/5 + 1
-	if mp < 10 {
-		m = mp + 3
-	} else {
-		m = mp - 9
-	}
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
-}
-
-// daysFromCivil is the inverse of civilFromDays.
-func daysFromCivil(y, m, d int64) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := floorDiv(y, 400)
-	yoe := y - era*400
-	mp := m + 9
-	if m > 2 {
-		mp = m - 3
-	}
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,5 +1,7 @@
 package stats
 
+import "github.com/skiplake/skiplake/value"
+
 // Hand-written ISO-8601 readers: faster than time.Parse, and they accept what the
 // Delta writers emit (any offset, seconds offsets from Java's historic zones, a
 // space or T, fractions of any length, expanded years).
@@ -55,7 +57,7 @@ func parseDatePart(s string) (days int64, end int, ok bool) {
 	if !ok2 || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m) {
 		return 0, 0, false
 	}
-	return daysFromCivil(y, m, d), i + 6, true
+	return value.DaysFromCivil(y, m, d), i + 6, true
 }
 
 func daysInMonth(y, m int64) int64 {

@@ -221,7 +221,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 				if reason != "" {
 					return fail(src, i, rows, reason)
 				}
-				b.(*array.Date32Builder).Append(arrow.Date32(floorDiv64(us, microsPerDay)))
+				b.(*array.Date32Builder).Append(arrow.Date32(value.FloorDiv(us, microsPerDay)))
 				return nil
 			})
 		}
@@ -249,7 +249,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 				if reason != "" {
 					return fail(src, i, rows, reason)
 				}
-				b.(*array.TimestampBuilder).Append(arrow.Timestamp(floorDiv64(us, div)))
+				b.(*array.TimestampBuilder).Append(arrow.Timestamp(value.FloorDiv(us, div)))
 				return nil
 			})
 		}
@@ -269,14 +269,6 @@ func relabelTo(t arrow.DataType) castFunc {
 }
 
 const microsPerDay = 86_400_000_000
-
-func floorDiv64(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
 
 // buildEach builds an array of type t from src, calling set for each non-null index.
 func buildEach(mem memory.Allocator, src arrow.Array, t arrow.DataType, set func(b array.Builder, i int) error) (arrow.Array, error) {
@@ -757,7 +749,7 @@ func instantReader(t arrow.DataType) func(arrow.Array) func(int) (int64, string)
 					return v * mul, ""
 				}
 			case arrow.Nanosecond:
-				return func(i int) (int64, string) { return floorDiv64(int64(x.Value(i)), 1000), "" }
+				return func(i int) (int64, string) { return value.FloorDiv(int64(x.Value(i)), 1000), "" }
 			}
 			return func(i int) (int64, string) { return int64(x.Value(i)), "" }
 		}

@@ -277,14 +277,6 @@ func unitFactor(u arrow.TimeUnit) int64 {
 	return 1
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
 // convertTimestamp rescales v from unit `from` to unit `to` (floor when coarsening).
 func convertTimestamp(v int64, from, to arrow.TimeUnit) (int64, error) {
 	f, t := unitFactor(from), unitFactor(to)
@@ -298,7 +290,7 @@ func convertTimestamp(v int64, from, to arrow.TimeUnit) (int64, error) {
 		}
 		return v * m, nil
 	}
-	return floorDiv(v, t/f), nil
+	return value.FloorDiv(v, t/f), nil
 }
 
 // each builds an array of type t by calling set for every non-null element of src.
@@ -396,7 +388,7 @@ func conformPrimitive(mem memory.Allocator, arr arrow.Array, want arrow.DataType
 	case *arrow.Date32Type:
 		if a, ok := arr.(*array.Date64); ok {
 			return each(mem, arr, want, func(b array.Builder, i int) error {
-				b.(*array.Date32Builder).Append(arrow.Date32(floorDiv(int64(a.Value(i)), 86400_000)))
+				b.(*array.Date32Builder).Append(arrow.Date32(value.FloorDiv(int64(a.Value(i)), 86400_000)))
 				return nil
 			})
 		}

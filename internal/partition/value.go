@@ -149,7 +149,7 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 		if err != nil {
 			return value.Value{}, bad(err)
 		}
-		return value.Date(floorDiv(d.Unix(), 86400)), nil
+		return value.Date(value.FloorDiv(d.Unix(), 86400)), nil
 	case *arrow.TimestampType:
 		us, err := parseTimestamp(s, tt.TimeZone != "")
 		if err != nil {
@@ -165,14 +165,6 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 		return value.Binary([]byte(s)), nil
 	}
 	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, value.DisplayType(t))
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
 
 func parseTimestamp(s string, zoned bool) (int64, error) {
