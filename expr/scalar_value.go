@@ -351,39 +351,11 @@ func castValue(v value.Value, from, to arrow.DataType, exact bool) (value.Value,
 	return value.Value{}, invalidCast(v, to, "unsupported conversion from "+TypeName(from))
 }
 
-// isDecimalText accepts [+-](digits[.digits] | .digits)[(e|E)[+-]digits].
+// isDecimalText accepts [+-](digits[.digits] | .digits)[(e|E)[+-]digits] with an
+// exponent of at most four digits (a longer one would make big.Rat's parse unbounded).
 func isDecimalText(s string) bool {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i, digits = i+1, digits+1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, digits = i+1, digits+1
-		}
-	}
-	if digits == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		e := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, e = i+1, e+1
-		}
-		if e == 0 || e > 4 {
-			return false
-		}
-	}
-	return i == len(s)
+	ok, e := value.ScanDecimalLiteral(s)
+	return ok && e <= 4
 }
 
 // formatForCast renders a value as CAST(v AS STRING) does (Spark, UTC session zone).

@@ -386,37 +386,8 @@ func isFloatText(s string) bool {
 	if isSpecialFloat(s) {
 		return true
 	}
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i, digits = i+1, digits+1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, digits = i+1, digits+1
-		}
-	}
-	if digits == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		exp := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, exp = i+1, exp+1
-		}
-		if exp == 0 {
-			return false
-		}
-	}
-	return i == len(s)
+	ok, _ := value.ScanDecimalLiteral(s)
+	return ok
 }
 
 func appendFloat(b array.Builder, s string) error {
