@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -91,7 +90,7 @@ func runChanges(ctx context.Context, e *env, args []string) (err error) {
 	if *format == "parquet" && *output == "" {
 		return usagef("--format parquet needs --output PATH")
 	}
-	t, err := table.OpenURL(ctx, path)
+	t, err := e.openTable(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -99,20 +98,11 @@ func runChanges(ctx context.Context, e *env, args []string) (err error) {
 	if *filter != "" {
 		opts = append(opts, table.WithFilter(*filter))
 	}
-	var out io.Writer = e.stdout
-	if *output != "" {
-		var o *outputFile
-		if o, err = createOutput(*output, path); err != nil {
-			return err
-		}
-		defer o.Abort()
-		out = o
-		defer func() {
-			if err == nil {
-				err = o.Commit()
-			}
-		}()
+	out, err := e.openRowsOutput(*output, path)
+	if err != nil {
+		return err
 	}
+	defer out.abort()
 	rd, err := t.Changes(ctx, fromRef, toRef, opts...)
 	if err != nil {
 		return err
@@ -122,33 +112,13 @@ func runChanges(ctx context.Context, e *env, args []string) (err error) {
 	if flagSet(fs, "null") {
 		ropts.Null = null
 	}
-	w, err := render.NewWithOptions(*format, out, rd.Schema(), ropts)
+	rows, err := out.writeRows(*format, rd.Schema(), ropts, rd)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			w.Abort()
-		}
-	}()
-	var rows int64
-	for rd.Next() {
-		rec := rd.RecordBatch()
-		if err = w.Write(rec); err != nil {
-			return err
-		}
-		rows += rec.NumRows()
-	}
-	if err = rd.Err(); err != nil {
-		return err
-	}
-	if err = w.Close(); err != nil {
-		return err
-	}
 	// The resume point goes to stderr only once the rows are written (with --output,
-	// the file is renamed into place after this: a failure there is an error, and
-	// a job that stores the printed --from only on exit status 0 reads nothing twice
-	// and misses nothing).
+	// once the file is in place): a job that stores the printed --from only on exit
+	// status 0 reads nothing twice and misses nothing.
 	if rd.ToVersion < rd.FromVersion {
 		fmt.Fprintf(e.stderr, "changes: no version after %d yet; resume with --from %d\n", rd.ToVersion, rd.FromVersion)
 	} else {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -566,22 +565,13 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if *filter != "" {
 		opts = append(opts, table.WithFilter(*filter))
 	}
-	// The output goes to a temporary file that replaces the target only when the
-	// whole scan succeeded; a target inside the table is refused before anything.
-	var out io.Writer = e.stdout
-	if *output != "" {
-		var o *outputFile
-		if o, err = createOutput(*output, path); err != nil {
-			return err
-		}
-		defer o.Abort()
-		out = o
-		defer func() {
-			if err == nil {
-				err = o.Commit()
-			}
-		}()
+	// A target inside the table is refused before anything is read; the file replaces
+	// the target only when the whole scan succeeded.
+	out, err := e.openRowsOutput(*output, path)
+	if err != nil {
+		return err
 	}
+	defer out.abort()
 	sc, err := snap.Scan(ctx, opts...)
 	if err != nil {
 		return err
@@ -595,24 +585,7 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if flagSet(fs, "null") {
 		ropts.Null = null
 	}
-	w, err := render.NewWithOptions(*format, out, sc.Schema(), ropts)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			w.Abort() // a failed scan: stop the writer's encoders; the output is discarded
-		}
-	}()
-	for rd.Next() {
-		if err = w.Write(rd.RecordBatch()); err != nil {
-			return err
-		}
-	}
-	if err = rd.Err(); err != nil {
-		return err
-	}
-	err = w.Close()
+	_, err = out.writeRows(*format, sc.Schema(), ropts, rd)
 	return err
 }
 

@@ -4,11 +4,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/skiplake/skiplake/internal/render"
 )
 
 // outputFile is a file the CLI writes for the user (scan --output, bench --svg). It is
@@ -158,4 +163,75 @@ func requirePositive(fs *flag.FlagSet, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// recordStream is what scan and changes hand to writeRows: the table package's scan
+// reader and change reader both satisfy it.
+type recordStream interface {
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+}
+
+// rowsOutput is where a command that prints rows (scan, changes) sends them: stdout, or
+// with --output a temporary file that replaces the target only when every row was
+// written. Open it before reading the table, so a target inside the table is refused
+// before anything is read.
+type rowsOutput struct {
+	w    io.Writer
+	file *outputFile // nil for stdout
+}
+
+// openRowsOutput prepares the output: stdout when target is empty, else a temporary file
+// beside target (refused inside tableRoot).
+func (e *env) openRowsOutput(target, tableRoot string) (*rowsOutput, error) {
+	if target == "" {
+		return &rowsOutput{w: e.stdout}, nil
+	}
+	o, err := createOutput(target, tableRoot)
+	if err != nil {
+		return nil, err
+	}
+	return &rowsOutput{w: o, file: o}, nil
+}
+
+// abort discards a file output that was not committed; a no-op for stdout or after
+// writeRows succeeded, so "defer out.abort()" is safe.
+func (o *rowsOutput) abort() {
+	if o.file != nil {
+		o.file.Abort()
+	}
+}
+
+// writeRows renders every batch of rd in format (render.Formats) to o and, for a file
+// output, renames it into place once the writer has closed. It returns the rows
+// written; on any error the writer is aborted and a file output is discarded.
+func (o *rowsOutput) writeRows(format string, schema *arrow.Schema, ropts render.Options, rd recordStream) (rows int64, err error) {
+	w, err := render.NewWithOptions(format, o.w, schema, ropts)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			w.Abort() // stop the writer's encoders; the output is discarded
+			o.abort()
+		}
+	}()
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		if err = w.Write(rec); err != nil {
+			return rows, err
+		}
+		rows += rec.NumRows()
+	}
+	if err = rd.Err(); err != nil {
+		return rows, err
+	}
+	if err = w.Close(); err != nil {
+		return rows, err
+	}
+	if o.file != nil {
+		err = o.file.Commit()
+	}
+	return rows, err
 }
