@@ -294,13 +294,7 @@ func dmlLayoutRun(t *testing.T, seed uint64, curve string, dvOn, partitioned boo
 			what = "DELETE WHERE " + p.sql
 			res, err = tb.Delete(ctx, p.sql, table.DMLOptions{})
 			if err == nil {
-				var keep []dmlRow
-				for _, r := range rows {
-					if p.eval(r) != triTrue {
-						keep = append(keep, r)
-					}
-				}
-				rows = keep
+				rows = p.deleteFrom(rows)
 			}
 		case op < 3:
 			p := randomPred(rng, nextID, 1)
@@ -311,11 +305,7 @@ func dmlLayoutRun(t *testing.T, seed uint64, curve string, dvOn, partitioned boo
 			what = "UPDATE SET " + s.sql + " WHERE " + p.sql
 			res, err = tb.Update(ctx, p.sql, table.UpdateOptions{Set: s.sql})
 			if err == nil {
-				for i, r := range rows {
-					if p.eval(r) == triTrue {
-						rows[i] = s.apply(r)
-					}
-				}
+				s.updateWhere(p, rows)
 			}
 		default:
 			m := randomMerge(rng)
@@ -338,21 +328,7 @@ func dmlLayoutRun(t *testing.T, seed uint64, curve string, dvOn, partitioned boo
 				src = append(src, dmlRow{id: nextID, grp: sp("b"), qty: ip(int64(rng.IntN(20))), note: sp("new")})
 				nextID++
 			}
-			opts := m.opts
-			if rng.IntN(3) == 0 {
-				opts.MemoryBudget = 600 // several passes
-			}
-			what = fmt.Sprintf("MERGE (%s) of %d rows, budget %d", m.desc, len(src), opts.MemoryBudget)
-			rdr := mergeSourceOf(src)
-			res, err = tb.Merge(ctx, rdr, opts)
-			rdr.Release()
-			if err == nil {
-				var oerr error
-				rows, oerr = m.apply(rows, src)
-				if oerr != nil {
-					t.Fatalf("%s: oracle says %v, MERGE succeeded", what, oerr)
-				}
-			}
+			what, res, rows, err = mergeStep(ctx, t, rng, tb, m, src, rows)
 		}
 		if err != nil {
 			if errors.Is(err, table.ErrInvalidArgument) && strings.Contains(err.Error(), "no row") {

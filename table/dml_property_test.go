@@ -79,6 +79,49 @@ func cmpNull[T int64 | string](p *T, f func(T) bool) tri {
 }
 
 // randomPred draws a predicate over id, grp, qty and note.
+// deleteFrom is DELETE's oracle: the rows p does not hold for (false or unknown) stay.
+func (p oraclePred) deleteFrom(rows []dmlRow) []dmlRow {
+	var keep []dmlRow
+	for _, r := range rows {
+		if p.eval(r) != triTrue {
+			keep = append(keep, r)
+		}
+	}
+	return keep
+}
+
+// updateWhere is UPDATE's oracle: s applied, in place, to the rows p holds for.
+func (s oracleSet) updateWhere(p oraclePred, rows []dmlRow) {
+	for i, r := range rows {
+		if p.eval(r) == triTrue {
+			rows[i] = s.apply(r)
+		}
+	}
+}
+
+// mergeStep runs MERGE m with src on tb (a third of the time under a 600-byte budget,
+// so that it takes several passes) and, when it commits, returns the oracle's rows
+// after it; a MERGE the oracle refuses but the table accepted fails the test.
+func mergeStep(ctx context.Context, t *testing.T, rng *rand.Rand, tb *table.Table, m oracleMerge, src, rows []dmlRow) (what string, res *table.DMLResult, after []dmlRow, err error) {
+	t.Helper()
+	opts := m.opts
+	if rng.IntN(3) == 0 {
+		opts.MemoryBudget = 600 // several passes
+	}
+	what = fmt.Sprintf("MERGE (%s) of %d rows, budget %d", m.desc, len(src), opts.MemoryBudget)
+	rdr := mergeSourceOf(src)
+	res, err = tb.Merge(ctx, rdr, opts)
+	rdr.Release()
+	if err != nil {
+		return what, res, rows, err
+	}
+	after, oerr := m.apply(rows, src)
+	if oerr != nil {
+		t.Fatalf("%s: oracle says %v, MERGE succeeded", what, oerr)
+	}
+	return what, res, after, nil
+}
+
 func randomPred(rng *rand.Rand, maxID int64, depth int) oraclePred {
 	if depth > 0 && rng.IntN(3) == 0 {
 		a, b := randomPred(rng, maxID, depth-1), randomPred(rng, maxID, depth-1)
@@ -317,13 +360,7 @@ func dmlPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered bool
 			what = "DELETE WHERE " + p.sql
 			_, err = tb.Delete(ctx, p.sql, table.DMLOptions{})
 			if err == nil {
-				var keep []dmlRow
-				for _, r := range rows {
-					if p.eval(r) != triTrue {
-						keep = append(keep, r)
-					}
-				}
-				rows = keep
+				rows = p.deleteFrom(rows)
 			}
 		case op < 4:
 			p := randomPred(rng, nextID, 1)
@@ -331,11 +368,7 @@ func dmlPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered bool
 			what = "UPDATE SET " + s.sql + " WHERE " + p.sql
 			_, err = tb.Update(ctx, p.sql, table.UpdateOptions{Set: s.sql})
 			if err == nil {
-				for i, r := range rows {
-					if p.eval(r) == triTrue {
-						rows[i] = s.apply(r)
-					}
-				}
+				s.updateWhere(p, rows)
 			}
 		case op < 6:
 			m := randomMerge(rng)
@@ -353,21 +386,7 @@ func dmlPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered bool
 				src = append(src, dmlRow{id: nextID, grp: sp("b"), qty: ip(int64(rng.IntN(8))), note: sp("new")})
 				nextID++
 			}
-			opts := m.opts
-			if rng.IntN(3) == 0 {
-				opts.MemoryBudget = 600 // several passes
-			}
-			what = fmt.Sprintf("MERGE (%s) of %d rows, budget %d", m.desc, len(src), opts.MemoryBudget)
-			rdr := mergeSourceOf(src)
-			_, err = tb.Merge(ctx, rdr, opts)
-			rdr.Release()
-			if err == nil {
-				var oerr error
-				rows, oerr = m.apply(rows, src)
-				if oerr != nil {
-					t.Fatalf("%s: oracle says %v, MERGE succeeded", what, oerr)
-				}
-			}
+			what, _, rows, err = mergeStep(ctx, t, rng, tb, m, src, rows)
 		default:
 			what = "OPTIMIZE"
 			_, err = tb.Optimize(ctx, table.OptimizeOptions{TargetFileSize: 8 << 10})
