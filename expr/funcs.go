@@ -127,6 +127,25 @@ type funcNode struct {
 
 func (n *funcNode) dataType() arrow.DataType { return n.t }
 
+// intFunc is a one-argument function over an int64-backed value (an integer, a date's
+// days, a timestamp's microseconds) that gives one: k serves the vectorised path and,
+// with the result wrapped by out, the row path, so the two cannot disagree.
+func intFunc(e *FuncExpr, a scalarNode, t arrow.DataType, out func(int64) value.Value, k func(int64) (int64, error)) *funcNode {
+	return &funcNode{src: e, args: []scalarNode{a}, t: t, ints: k,
+		row: func(v []value.Value) (value.Value, error) {
+			z, err := k(v[0].AsInt64())
+			if err != nil {
+				return value.Value{}, err
+			}
+			return out(z), nil
+		}}
+}
+
+// total lifts a function that cannot fail to intFunc's form.
+func total(f func(int64) int64) func(int64) (int64, error) {
+	return func(x int64) (int64, error) { return f(x), nil }
+}
+
 func (n *funcNode) String() string {
 	parts := make([]string, len(n.args))
 	for i, a := range n.args {
@@ -264,11 +283,7 @@ func datePart(part func(y, m, d int64) int64) func(*binder, *FuncExpr, []scalarN
 		if err != nil {
 			return nil, err
 		}
-		k := func(days int64) (int64, error) { return part(value.CivilFromDays(days)), nil }
-		return &funcNode{src: e, args: []scalarNode{a}, t: dtInt32, ints: k,
-			row: func(v []value.Value) (value.Value, error) {
-				return value.Int64(part(value.CivilFromDays(v[0].AsInt64()))), nil
-			}}, nil
+		return intFunc(e, a, dtInt32, value.Int64, total(func(days int64) int64 { return part(value.CivilFromDays(days)) })), nil
 	}
 }
 
@@ -281,8 +296,7 @@ func bindDayOfWeek(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error
 		return nil, err
 	}
 	dow := func(days int64) int64 { return floorMod(days+4, 7) + 1 } // 1970-01-01 was a Thursday; 1 = Sunday
-	return &funcNode{src: e, args: []scalarNode{a}, t: dtInt32, ints: func(d int64) (int64, error) { return dow(d), nil },
-		row: func(v []value.Value) (value.Value, error) { return value.Int64(dow(v[0].AsInt64())), nil }}, nil
+	return intFunc(e, a, dtInt32, value.Int64, total(dow)), nil
 }
 
 func floorMod(a, b int64) int64 { return a - value.FloorDiv(a, b)*b }
@@ -297,8 +311,7 @@ func timePart(unit, modulo int64) func(*binder, *FuncExpr, []scalarNode) (scalar
 			return nil, err
 		}
 		part := func(us int64) int64 { return floorMod(value.FloorDiv(us, unit), modulo) }
-		return &funcNode{src: e, args: []scalarNode{a}, t: dtInt32, ints: func(us int64) (int64, error) { return part(us), nil },
-			row: func(v []value.Value) (value.Value, error) { return value.Int64(part(v[0].AsInt64())), nil }}, nil
+		return intFunc(e, a, dtInt32, value.Int64, total(part)), nil
 	}
 }
 
@@ -479,11 +492,7 @@ func bindDateTrunc(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error
 		}
 		return value.FloorDiv(us, step) * step, nil
 	}
-	return &funcNode{src: e, args: []scalarNode{a}, t: dtTimestamp, ints: k,
-		row: func(v []value.Value) (value.Value, error) {
-			z, err := k(v[0].AsInt64())
-			return value.Timestamp(z), err
-		}}, nil
+	return intFunc(e, a, dtTimestamp, value.Timestamp, k), nil
 }
 
 func bindTrunc(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
@@ -502,9 +511,7 @@ func bindTrunc(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
 	if unit == "" {
 		return nil, &UnsupportedFunctionError{Name: e.Name, Reason: fmt.Sprintf("unit %q is not one of YEAR, QUARTER, MONTH, WEEK", unitText)}
 	}
-	k := func(d int64) (int64, error) { return truncDays(d, unit), nil }
-	return &funcNode{src: e, args: []scalarNode{a}, t: dtDate, ints: k,
-		row: func(v []value.Value) (value.Value, error) { return value.Date(truncDays(v[0].AsInt64(), unit)), nil }}, nil
+	return intFunc(e, a, dtDate, value.Date, total(func(d int64) int64 { return truncDays(d, unit) })), nil
 }
 
 func bindLength(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
@@ -665,10 +672,7 @@ func bindAbs(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
 			}
 			return x, nil
 		}
-		return &funcNode{src: e, args: []scalarNode{a}, t: t, ints: k, row: func(v []value.Value) (value.Value, error) {
-			z, err := k(v[0].AsInt64())
-			return value.Int64(z), err
-		}}, nil
+		return intFunc(e, a, t, value.Int64, k), nil
 	case tkFloat:
 		return &funcNode{src: e, args: []scalarNode{a}, t: t, row: func(v []value.Value) (value.Value, error) {
 			return value.Float64(math.Abs(v[0].AsFloat64())), nil
