@@ -117,3 +117,31 @@ func repeat(n, times int) []int {
 	}
 	return out
 }
+
+// A batch sorted on a column (OPTIMIZE's output, a clustered table's scan) repeats each
+// value of a mostly-distinct column a few times in its first rows. The dictionary choice
+// samples rows spread over the whole batch, so such a column starts plain (its row
+// group would overflow any dictionary), while long sorted runs and a random
+// low-cardinality column still start dictionary-encoded.
+func TestChooseDictionarySortedBatch(t *testing.T) {
+	const rows = 65536
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "triples", Type: arrow.PrimitiveTypes.Int64}, // sorted, each value 3 times
+		{Name: "runs", Type: arrow.PrimitiveTypes.Int64},    // sorted, runs of 1,000
+		{Name: "status", Type: arrow.BinaryTypes.String},    // 4 values, cycling
+	}, nil)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	statuses := []string{"open", "shipped", "returned", "cancelled"}
+	for i := 0; i < rows; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i / 3))
+		b.Field(1).(*array.Int64Builder).Append(int64(i / 1000))
+		b.Field(2).(*array.StringBuilder).Append(statuses[i%4])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	got := chooseDictionary(rec, 16<<20, 1<<20, nil)
+	require.Equal(t, map[string]bool{"triples": false, "runs": true, "status": true}, got)
+}
