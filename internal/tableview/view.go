@@ -127,8 +127,12 @@ func New(snap *log.Snapshot) (*View, error) {
 	return v, nil
 }
 
-// errorf prefixes an error with the package and the version.
+// errorf prefixes an error with the version (the package's sentinels in format
+// name the package); a table about to be created has none yet.
 func (v *View) errorf(format string, args ...any) error {
+	if v.snap.Version() < 0 {
+		return fmt.Errorf("tableview: new table: "+format, args...)
+	}
 	return fmt.Errorf("tableview: version %d: "+format, append([]any{v.snap.Version()}, args...)...)
 }
 
