@@ -54,6 +54,8 @@ type View struct {
 
 	rules    *WriteRules // the write rules (rules.go), or
 	rulesErr error       // why they cannot be enforced
+
+	genParts []genPartition // partition columns generated from data columns (prune.go)
 }
 
 // Partition is one partition column.
@@ -124,6 +126,7 @@ func New(snap *log.Snapshot) (*View, error) {
 	v.parser = stats.NewParser(v.physical, stats.ParseOptions{StringPrefixLength: v.props.StringPrefixForReading()})
 	v.bloomCols, v.bloomErr = bloom.ResolveColumns(v.data, v.props.BloomFilterColumns)
 	v.resolveRules()
+	v.resolveGeneratedPartitions()
 	return v, nil
 }
 
