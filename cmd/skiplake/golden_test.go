@@ -231,6 +231,10 @@ func TestGoldenOutputs(t *testing.T) {
 		// d = CAST(ts AS DATE) prunes partitions for a filter on ts (one day's slack
 		// either side for a timestamp's session time zone): 2024-01-01 is skipped.
 		{"generated-explain", []string{"explain", gen, "--filter", "ts >= '2024-01-03 06:00:00'"}},
+		// ALTER of a column a rule depends on is refused (exit 1), naming the rule.
+		{"generated-alter-rename-source-refused", []string{"alter", gen, "--rename-column", "ts=event_time"}},
+		{"generated-alter-drop-identity-refused", []string{"alter", gen, "--drop-column", "id"}},
+		{"generated-alter-set-type-refused", []string{"alter", gen, "--set-type", "y=bigint"}},
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.csv"), []byte("ts,amount\n2024-01-01 10:00:00,1.5\n2024-01-02 00:00:00,2\n2024-01-02 23:59:59.999999,3\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "upsert.csv"), []byte("id,country,note\n1,DE,merged\n30,FR,new\n"), 0o644))
