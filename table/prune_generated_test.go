@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/table"
 	"github.com/skiplake/skiplake/value"
@@ -240,4 +241,68 @@ func TestGeneratedPartitionPruningPlan(t *testing.T) {
 			require.Equal(t, c.skipped, partitionSkipped(rep))
 		})
 	}
+}
+
+// A table Spark wrote with a session time zone other than UTC holds the local date of
+// ts in d = CAST(ts AS DATE). skiplake evaluates in UTC; pruning must still read every
+// matching row, which the day of slack for timestamp sources ensures. The table is
+// written by skiplake with d a plain column holding the +14:00 date, then turned into a
+// generated column by a metaData commit, as Spark's log would have it.
+func TestGeneratedPartitionPruningOtherTimeZone(t *testing.T) {
+	ctx := context.Background()
+	schema, _, err := table.ParseSchemaRules("id bigint, ts timestamp, d date")
+	require.NoError(t, err)
+	tb, err := table.CreateURL(ctx, t.TempDir(), schema, table.CreateOptions{PartitionColumns: []string{"d"}})
+	require.NoError(t, err)
+	const zone = 14 * 3_600_000_000
+	var ts []int64
+	for day := range int64(4) {
+		for _, off := range []int64{0, 1, 9 * 3_600_000_000, 10*3_600_000_000 - 1, 10 * 3_600_000_000, 12 * 3_600_000_000, microsPerDay - 1} {
+			ts = append(ts, (value.DaysFromCivil(2024, 1, 1)+day)*microsPerDay+off)
+		}
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for i, v := range ts {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(v))
+		b.Field(2).(*array.Date32Builder).Append(arrow.Date32(value.FloorDiv(v+zone, microsPerDay)))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+	rec.Release()
+	require.NoError(t, err)
+
+	snap, err := tb.Snapshot(ctx, table.Latest())
+	require.NoError(t, err)
+	md := snap.Log().Metadata()
+	st, err := log.ParseSchema(md.SchemaString)
+	require.NoError(t, err)
+	st.Field("d").Metadata = map[string]any{log.GenerationExpressionKey: "CAST(ts AS DATE)"}
+	md.SchemaString = st.JSON()
+	txn := snap.Log().NewTransaction(log.TxnOptions{})
+	txn.SetMetadata(md)
+	txn.SetProtocol(log.Protocol{MinReaderVersion: 1, MinWriterVersion: 4})
+	_, err = txn.Commit(ctx, log.CommitInfo{Operation: "CHANGE COLUMN"})
+	require.NoError(t, err)
+
+	tsType := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	var pruned int64
+	for _, lit := range ts {
+		for _, op := range []expr.Op{expr.OpEq, expr.OpLt, expr.OpLe, expr.OpGt, expr.OpGe} {
+			f := expr.Compare(op, expr.Col("ts"), expr.Lit(value.Timestamp(lit)))
+			bound, err := expr.Bind(f, arrow.NewSchema([]arrow.Field{{Name: "ts", Type: tsType, Nullable: true}}, nil))
+			require.NoError(t, err)
+			var want []int64
+			for i, v := range ts {
+				if bound.EvaluateRow([]value.Value{value.Timestamp(v)}) {
+					want = append(want, int64(i))
+				}
+			}
+			got, rep, _ := idsMatching(t, tb, f)
+			require.Equal(t, want, got, "filter %s", f)
+			pruned += partitionSkipped(rep)
+		}
+	}
+	require.Positive(t, pruned)
 }
