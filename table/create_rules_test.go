@@ -78,6 +78,17 @@ func TestCreateColumnRules(t *testing.T) {
 		require.Empty(t, objs, "nothing written for %+v", bad.rule)
 	}
 
+	// An invariant (legacy delta.invariants) is stored in Spark's JSON form and enforced.
+	schema, _, err = table.ParseSchemaRules("key bigint, amount bigint")
+	require.NoError(t, err)
+	inv, err := table.CreateURL(ctx, t.TempDir(), schema, table.CreateOptions{ColumnRules: []table.ColumnRule{{Column: "amount", Invariant: "amount > 0"}}})
+	require.NoError(t, err)
+	d, err := inv.Describe(ctx, table.Latest())
+	require.NoError(t, err)
+	require.Equal(t, []table.ColumnRule{{Column: "amount", Invariant: "amount > 0"}}, d.ColumnRules)
+	require.ErrorIs(t, appendLongs(t, inv, keyAmount, []*int64{ip(1), ip(-5)}), table.ErrConstraintViolated)
+	require.NoError(t, appendLongs(t, inv, keyAmount, []*int64{ip(1), ip(5)}))
+
 	// A created table computes its generated and identity columns.
 	schema, rules, err := table.ParseSchemaRules("key bigint, amount bigint, gen bigint GENERATED ALWAYS AS (amount + 1), " +
 		"rid bigint GENERATED ALWAYS AS IDENTITY (START WITH 100 INCREMENT BY 10)")
