@@ -137,6 +137,11 @@ func ParseDDLSchema(s string) (*StructType, error) {
 	st := &StructType{}
 	seen := map[string]bool{}
 	for _, def := range splitTopLevelSpans(s, ',') {
+		if t := strings.TrimSpace(s[def.start:def.end]); len(st.Fields) > 0 && len(t) >= 15 && strings.EqualFold(t[:15], "high-water mark") {
+			// describe prints an identity column's high-water mark after a comma.
+			return nil, fmt.Errorf("log: schema: column %q at position %d: %q is describe's note of the identity column's high-water mark, not a column: leave it out (a new table has none)",
+				st.Fields[len(st.Fields)-1].Name, def.start+strings.Index(s[def.start:def.end], t)+1, t)
+		}
 		f, err := parseSchemaColumn(s, def)
 		if err != nil {
 			return nil, err

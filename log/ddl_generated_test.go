@@ -58,7 +58,7 @@ func TestParseDDLSchemaGeneratedErrors(t *testing.T) {
 		{"b bigint GENERATED ALWAYS AS IDENTITY ()", `expected START WITH or INCREMENT BY, found ")"`},
 		{"b bigint GENERATED ALWAYS AS IDENTITY (START WITH 99999999999999999999)", `expected a bigint after START WITH`},
 		{"b bigint NOT NULL GENERATED ALWAYS AS IDENTITY NOT NULL", `column "b": NOT NULL given twice`},
-		{"b bigint GENERATED ALWAYS AS IDENTITY, high-water mark 2", `unknown type "mark"`},
+		{"b bigint GENERATED ALWAYS AS IDENTITY, high-water mark 2", `column "b" at position 40: "high-water mark 2" is describe's note of the identity column's high-water mark, not a column`},
 		{"b bigint GENERATED ALWAYS AS IDENTITY COMMENT 'x'", `column "b" at position 39: expected the end of the column definition, found "COMMENT 'x'"`},
 	} {
 		_, err := ParseDDLSchema(c.schema)
