@@ -321,6 +321,9 @@ func alterColumn(ctx context.Context, snap *Snapshot, opts AlterOptions) (*Alter
 		if err != nil {
 			return nil, invalid(err)
 		}
+		if err := checkColumnChange(md, opRename, [][]string{path}); err != nil {
+			return nil, err
+		}
 		var old []string
 		if proto, nmd, old, err = log.RenameColumn(p, md, path, opts.RenameColumn.NewName); err != nil {
 			return nil, invalid(err)
@@ -334,6 +337,9 @@ func alterColumn(ctx context.Context, snap *Snapshot, opts AlterOptions) (*Alter
 			if paths[i], err = log.ParseColumnPath(c); err != nil {
 				return nil, invalid(err)
 			}
+		}
+		if err := checkColumnChange(md, opDrop, paths); err != nil {
+			return nil, err
 		}
 		cl, err := snap.view.Clustering()
 		if err != nil {
@@ -360,6 +366,9 @@ func alterColumn(ctx context.Context, snap *Snapshot, opts AlterOptions) (*Alter
 		t, err := log.ParseDDLType(opts.ChangeType.Type)
 		if err != nil {
 			return nil, invalid(err)
+		}
+		if err := checkColumnChange(md, opChangeType, [][]string{path}); err != nil {
+			return nil, err
 		}
 		var resolved []string
 		if proto, nmd, resolved, _, err = log.ChangeColumnType(p, md, path, t); err != nil {

@@ -3,10 +3,12 @@ package table
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // CheckConstraint is a CHECK constraint (ALTER TABLE ADD CONSTRAINT name CHECK
@@ -37,6 +39,72 @@ func withConstraints(proto log.Protocol, md log.Metadata, ds *log.StructType, cs
 		}
 	}
 	return proto, md, nil
+}
+
+// applyColumnRules records rules (CreateOptions.ColumnRules) in the metadata of the
+// top-level fields of ds they name.
+func applyColumnRules(ds *log.StructType, rules []ColumnRule) error {
+	seen := map[int]bool{}
+	for _, r := range rules {
+		i := -1
+		for j := range ds.Fields {
+			if strings.EqualFold(ds.Fields[j].Name, r.Column) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return fmt.Errorf("%w: column rule for %q: the schema has no such top-level column", ErrInvalidArgument, r.Column)
+		}
+		if seen[i] {
+			return fmt.Errorf("%w: column %q: more than one rule", ErrInvalidArgument, r.Column)
+		}
+		seen[i] = true
+		n := 0
+		for _, set := range []bool{r.Generated != "", r.Identity != nil, r.Invariant != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%w: column %q: a rule sets exactly one of a generation expression, an identity or an invariant", ErrInvalidArgument, r.Column)
+		}
+		f := &ds.Fields[i]
+		md := make(map[string]any, len(f.Metadata)+3)
+		for k, v := range f.Metadata {
+			md[k] = v
+		}
+		switch {
+		case r.Generated != "":
+			md[log.GenerationExpressionKey] = r.Generated
+		case r.Invariant != "":
+			md[log.InvariantsKey] = log.InvariantJSON(r.Invariant)
+		default:
+			id := r.Identity
+			if id.HighWaterMark != nil {
+				return fmt.Errorf("%w: identity column %q: a new table has no high-water mark", ErrInvalidArgument, r.Column)
+			}
+			if id.Step == 0 {
+				return fmt.Errorf("%w: identity column %q: IDENTITY column step cannot be 0", ErrInvalidArgument, r.Column)
+			}
+			for k, v := range log.IdentityMetadata(id.Start, id.Step, !id.Always) {
+				md[k] = v
+			}
+		}
+		f.Metadata = md
+	}
+	return nil
+}
+
+// checkNewRules resolves the write rules of a table about to be created (md, p) as
+// every writer will (tableview.WriteRules), so a rule skiplake cannot enforce is
+// refused at CREATE rather than at the first write.
+func checkNewRules(md log.Metadata, p log.Protocol) error {
+	v, err := tableview.New(log.New(storage.NewMemory()).NewTableSnapshot(md, p))
+	if err != nil {
+		return err
+	}
+	_, err = v.WriteRules()
+	return err
 }
 
 // addConstraint commits the CHECK constraint c to the table of snap after checking

@@ -2,6 +2,7 @@ package table
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
@@ -29,6 +30,11 @@ var (
 	ErrReplaceWhereMismatch = errors.New("table: written data does not match the replaceWhere predicate")
 	// ErrInvalidArgument reports a bad option or argument.
 	ErrInvalidArgument = errors.New("table: invalid argument")
+	// ErrColumnInUse reports an ALTER (rename, drop, type change) of a column a write
+	// rule depends on: one a CHECK constraint or invariant references, the source of
+	// a generated column (or, for a type change, a generated column itself), or an
+	// identity column. errors.Is also matches ErrInvalidArgument.
+	ErrColumnInUse = fmt.Errorf("%w: column used by a write rule", ErrInvalidArgument)
 	// ErrMissingDataFile reports that a file the log references is not in storage.
 	ErrMissingDataFile = errors.New("table: data file missing")
 	// ErrUnknownColumn reports a column name the schema does not have.

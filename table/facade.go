@@ -135,8 +135,29 @@ func ParseTimestamp(s string) (micros int64, hasZone bool, err error) { return e
 
 // ParseSchema parses a table schema written either as Delta's JSON schema (text
 // starting with "{") or as a DDL column list ("id bigint, ts timestamp, tags
-// array<string>"), into the Arrow schema Create and the writers take.
+// array<string>"), into the Arrow schema Create and the writers take. A column with
+// a write rule (GENERATED ALWAYS AS (expr), GENERATED ... AS IDENTITY, or such field
+// metadata in a JSON schema) is refused: only a table being created takes them (see
+// ParseSchemaRules).
 func ParseSchema(text string) (*arrow.Schema, error) {
+	schema, rules, err := ParseSchemaRules(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(rules) > 0 {
+		return nil, fmt.Errorf("%w: schema: column %q has a generation expression, identity or invariant: only a table being created takes them",
+			ErrInvalidArgument, rules[0].Column)
+	}
+	return schema, nil
+}
+
+// ParseSchemaRules is ParseSchema for a table being created: it also returns the
+// write rules of the top-level columns (for CreateOptions.ColumnRules), from the
+// DDL's column clauses — GENERATED ALWAYS AS (expr), GENERATED ALWAYS|BY DEFAULT AS
+// IDENTITY [(START WITH n INCREMENT BY m)], the forms describe prints — or from a
+// JSON schema's field metadata (delta.generationExpression, delta.identity.*,
+// delta.invariants). The expressions are checked when the table is created.
+func ParseSchemaRules(text string) (*arrow.Schema, []ColumnRule, error) {
 	var (
 		st  *log.StructType
 		err error
@@ -147,9 +168,54 @@ func ParseSchema(text string) (*arrow.Schema, error) {
 		st, err = log.ParseDDLSchema(text)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return log.ToArrow(st, log.ArrowOptions{})
+	rules, err := fieldRules(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema, err := log.ToArrow(st, log.ArrowOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return schema, rules, nil
+}
+
+// fieldRules reads the write rules of st's top-level fields from their metadata.
+func fieldRules(st *log.StructType) ([]ColumnRule, error) {
+	var out []ColumnRule
+	for i := range st.Fields {
+		f := &st.Fields[i]
+		r := ColumnRule{Column: f.Name}
+		if raw, ok := f.Metadata[log.InvariantsKey]; ok {
+			text, err := log.Invariant(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+			}
+			r.Invariant = text
+		}
+		if raw, ok := f.Metadata[log.GenerationExpressionKey]; ok {
+			g, isString := raw.(string)
+			if !isString {
+				return nil, fmt.Errorf("%w: column %q: %s is not a string", ErrInvalidArgument, f.Name, log.GenerationExpressionKey)
+			}
+			r.Generated = g
+		}
+		id, ok, err := log.FieldIdentity(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+		}
+		if ok {
+			if id.HasHighWaterMark {
+				return nil, fmt.Errorf("%w: column %q: %s: a new table has no high-water mark", ErrInvalidArgument, f.Name, log.IdentityHighWaterMarkKey)
+			}
+			r.Identity = &IdentityInfo{Start: id.Start, Step: id.Step, Always: !id.AllowExplicitInsert}
+		}
+		if r.Invariant != "" || r.Generated != "" || r.Identity != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // DisplayType names an Arrow type by the Delta type it holds, as Spark SQL spells

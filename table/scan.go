@@ -351,6 +351,20 @@ func (s *Scan) project(columns []string, countOnly bool) (*projection, error) {
 	return p, nil
 }
 
+// planPredicate is the predicate files are planned with: the filter, ANDed with what
+// it implies about partition columns generated from the columns it reads
+// (tableview.View.ImpliedPartitionFilter), so the partition pass prunes by them too.
+// On the rows the table holds (every generated value equals its expression) both
+// accept the same rows, so every verdict about it is one about the filter; rows are
+// rechecked against the filter itself.
+func (s *Scan) planPredicate() (*expr.Bound, error) {
+	implied := s.snap.view.ImpliedPartitionFilter(s.table)
+	if implied == nil {
+		return s.table, nil
+	}
+	return expr.Bind(expr.And(s.pred, implied), columnSchema(s.cols))
+}
+
 // plan decides every live file with the snapshot's Planner and keeps those that
 // might hold a matching row (S1).
 func (s *Scan) plan(ctx context.Context) error {
@@ -365,8 +379,11 @@ func (s *Scan) plan(ctx context.Context) error {
 	}
 	var fp *skipping.FilePlan
 	if s.table != nil {
-		var err error
-		if fp, err = meta.planner.Plan(ctx, s.table); err != nil {
+		planned, err := s.planPredicate()
+		if err != nil {
+			return err
+		}
+		if fp, err = meta.planner.Plan(ctx, planned); err != nil {
 			return err
 		}
 		s.report.Levels = fp.Levels

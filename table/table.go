@@ -60,6 +60,19 @@ type CreateOptions struct {
 	// (else ErrWriteRules); every write then checks its rows against them (see
 	// AlterOptions.AddConstraint).
 	Constraints []CheckConstraint
+	// ColumnRules are write rules of top-level columns of the new table (CREATE TABLE
+	// ... c date GENERATED ALWAYS AS (expr), id bigint GENERATED ALWAYS AS IDENTITY),
+	// stored as Delta Spark does in the column's metadata (PROTOCOL.md "Generated
+	// Columns", "Identity Columns", "Column Invariants"), the protocol gaining the
+	// features they need (writer version 4 for generated columns, 6 for identity
+	// columns, or generatedColumns / identityColumns when it lists features). A rule
+	// sets one of Generated, Identity (Start, Step, Always; no HighWaterMark: none is
+	// recorded until a write generates values) or Invariant. Every expression must
+	// parse, bind to the schema and be one skiplake evaluates exactly as Spark (else
+	// ErrWriteRules, naming the function it lacks); a generated column's expression
+	// must have the column's type and read no generated column; an identity column
+	// is a bigint and not a partition column. ParseSchemaRules reads them from DDL.
+	ColumnRules []ColumnRule
 	// Name and Description are stored in the metadata; both optional.
 	Name, Description string
 	// AllowNonEmpty creates the table even when the location already holds files
@@ -121,6 +134,9 @@ func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (*newTable, erro
 	if err := checkColumnNames(schema); err != nil {
 		return nil, err
 	}
+	if err := applyColumnRules(ds, opts.ColumnRules); err != nil {
+		return nil, err
+	}
 	parts, err := resolvePartitionColumns(schema, opts.PartitionColumns)
 	if err != nil {
 		return nil, err
@@ -154,6 +170,11 @@ func newTableMetadata(schema *arrow.Schema, opts CreateOptions) (*newTable, erro
 	}
 	if proto, md, err = withConstraints(proto, md, ds, opts.Constraints); err != nil {
 		return nil, err
+	}
+	if len(opts.ColumnRules) > 0 {
+		if err := checkNewRules(md, proto); err != nil {
+			return nil, err
+		}
 	}
 	nt := &newTable{md: md, proto: proto}
 	if len(opts.ClusterBy) > 0 {

@@ -25,7 +25,8 @@ import (
 
 func init() {
 	register(&command{name: "create", usage: "TABLE (--schema-from FILE.parquet | --schema \"id bigint, ts timestamp\") [--partition-by c1,c2 | --cluster-by c1,c2] [--property k=v]... [--constraint name=expr]... [--allow-non-empty]",
-		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`, `skiplake create /tmp/t --schema "id bigint, ts timestamp, v double" --cluster-by id,ts`},
+		summary: "create an empty table", examples: []string{`skiplake create /tmp/t --schema "id bigint NOT NULL, country string, amount double" --partition-by country`, `skiplake create /tmp/t --schema-from sample.parquet --property delta.enableDeletionVectors=true`, `skiplake create /tmp/t --schema "id bigint, ts timestamp, v double" --cluster-by id,ts`,
+			`skiplake create /tmp/t --schema "id bigint GENERATED ALWAYS AS IDENTITY, ts timestamp, day date GENERATED ALWAYS AS (CAST(ts AS DATE))" --partition-by day`},
 		run: runCreate})
 	register(&command{name: "append", usage: "TABLE FILE... [--input-format parquet|csv|jsonl] [--schema SCHEMA | --schema-from FILE.parquet] [--partition-by c1,c2] [--property k=v]... [--merge-schema] [--mode append|overwrite [--replace-where PRED] [--overwrite-schema]] [--txn-app-id ID --txn-version N] [--allow-non-empty] [--quiet]",
 		summary: "append (or overwrite with) Parquet, CSV or JSONL files in one commit (creates TABLE if absent)", examples: []string{`skiplake append /tmp/t orders.parquet --partition-by country`, `skiplake append /tmp/t day1.csv day2.jsonl --txn-app-id nightly --txn-version 20260301`, `cat rows.jsonl | skiplake append /tmp/t - --input-format jsonl`,
@@ -55,7 +56,7 @@ func oneTable(pos []string) (string, error) {
 func runCreate(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("create", flag.ContinueOnError)
 	schemaFrom := fs.String("schema-from", "", "Parquet file whose schema the table takes")
-	schemaText := fs.String("schema", "", "the schema: SQL columns (\"id bigint NOT NULL, ts timestamp\"), a Delta JSON schema, or @FILE holding either")
+	schemaText := fs.String("schema", "", "the schema: SQL columns (\"id bigint NOT NULL, ts timestamp\"; a column may end with GENERATED ALWAYS AS (expr) or GENERATED ALWAYS|BY DEFAULT AS IDENTITY [(START WITH n INCREMENT BY m)], as describe prints them), a Delta JSON schema, or @FILE holding either")
 	var parts listFlag
 	fs.Var(&parts, "partition-by", "partition columns (comma-separated)")
 	var cluster listFlag
@@ -74,6 +75,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var schema *arrow.Schema
+	var rules []table.ColumnRule
 	switch {
 	case *schemaFrom != "" && *schemaText != "":
 		return usagef("--schema-from and --schema are mutually exclusive")
@@ -82,7 +84,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	case *schemaText != "":
-		if schema, err = parseSchemaFlag(*schemaText); err != nil {
+		if schema, rules, err = parseCreateSchemaFlag(*schemaText); err != nil {
 			return err
 		}
 	default:
@@ -91,7 +93,7 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 	if len(parts) > 0 && len(cluster) > 0 {
 		return usagef("--partition-by and --cluster-by are mutually exclusive (clustering and partitioning are, in Delta)")
 	}
-	opts := table.CreateOptions{PartitionColumns: parts, ClusterBy: cluster, Properties: props, AllowNonEmpty: *allowNonEmpty}
+	opts := table.CreateOptions{PartitionColumns: parts, ClusterBy: cluster, Properties: props, AllowNonEmpty: *allowNonEmpty, ColumnRules: rules}
 	for _, c := range constraints {
 		cc, err := parseConstraintFlag("constraint", c)
 		if err != nil {

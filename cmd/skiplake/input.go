@@ -112,21 +112,36 @@ func inferSchema(e *env, inputs []inputArg) (*arrow.Schema, error) {
 
 // parseSchemaFlag reads --schema: a Delta (Spark) JSON schema {"type":"struct",...}
 // or SQL column definitions ("id bigint, ts timestamp"); "@FILE" reads either from a
-// file.
+// file. Column rules (GENERATED ...) are refused: only create takes them
+// (parseCreateSchemaFlag).
 func parseSchemaFlag(s string) (*arrow.Schema, error) {
+	schema, rules, err := parseCreateSchemaFlag(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(rules) > 0 {
+		return nil, usagef("--schema: column %q has a GENERATED clause (or generation, identity or invariant metadata): only skiplake create takes them", rules[0].Column)
+	}
+	return schema, nil
+}
+
+// parseCreateSchemaFlag reads create's --schema: parseSchemaFlag's forms, with the
+// columns' GENERATED ALWAYS AS (expr) and GENERATED ALWAYS|BY DEFAULT AS IDENTITY
+// clauses (table.ParseSchemaRules).
+func parseCreateSchemaFlag(s string) (*arrow.Schema, []table.ColumnRule, error) {
 	text := s
 	if name, ok := strings.CutPrefix(s, "@"); ok {
 		b, err := os.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("--schema: %w", err)
+			return nil, nil, fmt.Errorf("--schema: %w", err)
 		}
 		text = string(b)
 	}
-	schema, err := table.ParseSchema(text)
+	schema, rules, err := table.ParseSchemaRules(text)
 	if err != nil {
-		return nil, usagef("--schema: %v", err)
+		return nil, nil, usagef("--schema: %v", err)
 	}
-	return schema, nil
+	return schema, rules, nil
 }
 
 // withoutColumns returns s without the top-level columns named in drop (lower case).

@@ -75,7 +75,7 @@ func format(v value.Value, deltaType string, dir bool) (s string, isNull bool, e
 		if v.Kind() != value.KindDate {
 			return "", false, bad()
 		}
-		return time.Unix(v.AsInt64()*86400, 0).UTC().Format("2006-01-02"), false, nil
+		return formatDate(v.AsInt64()), false, nil
 	case deltaType == "timestamp" || deltaType == "timestamp_ntz":
 		want := value.KindTimestamp
 		if deltaType == "timestamp_ntz" {
@@ -145,11 +145,11 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 		}
 		return value.Decimal(n, tt.Precision, tt.Scale), nil
 	case *arrow.Date32Type:
-		d, err := time.Parse("2006-01-02", s)
+		d, err := parseDate(s)
 		if err != nil {
 			return value.Value{}, bad(err)
 		}
-		return value.Date(value.FloorDiv(d.Unix(), 86400)), nil
+		return value.Date(d), nil
 	case *arrow.TimestampType:
 		us, err := parseTimestamp(s, tt.TimeZone != "")
 		if err != nil {
@@ -165,6 +165,61 @@ func Parse(s string, present bool, t arrow.DataType) (value.Value, error) {
 		return value.Binary([]byte(s)), nil
 	}
 	return value.Value{}, fmt.Errorf("%w: %s", ErrUnsupportedType, value.DisplayType(t))
+}
+
+// formatDate writes days since 1970-01-01 as Spark writes a date partition value:
+// yyyy-MM-dd with a proleptic year of at least four digits, "-" before a year before
+// 1 (year 0 is 1 BC) and "+" before a year past 9999.
+func formatDate(days int64) string {
+	y, m, d := value.CivilFromDays(days)
+	sign := ""
+	switch {
+	case y < 0:
+		sign, y = "-", -y
+	case y > 9999:
+		sign = "+"
+	}
+	return fmt.Sprintf("%s%04d-%02d-%02d", sign, y, m, d)
+}
+
+// parseDate reads what formatDate writes (a year of four or more digits, optionally
+// signed) into days since 1970-01-01, refusing a month or day that does not exist.
+func parseDate(s string) (int64, error) {
+	body, neg := s, false
+	if len(body) > 0 && (body[0] == '-' || body[0] == '+') {
+		neg, body = body[0] == '-', body[1:]
+	}
+	ys, rest, ok1 := strings.Cut(body, "-")
+	ms, ds, ok2 := strings.Cut(rest, "-")
+	if !ok1 || !ok2 || len(ys) < 4 || len(ms) != 2 || len(ds) != 2 || !allDigits(ys) || !allDigits(ms) || !allDigits(ds) {
+		return 0, fmt.Errorf("want yyyy-mm-dd")
+	}
+	y, err := strconv.ParseInt(ys, 10, 32)
+	if err != nil {
+		return 0, err
+	}
+	if neg {
+		y = -y
+	}
+	m, _ := strconv.ParseInt(ms, 10, 64)
+	d, _ := strconv.ParseInt(ds, 10, 64)
+	if m < 1 || m > 12 || d < 1 || d > 31 {
+		return 0, fmt.Errorf("month or day out of range")
+	}
+	days := value.DaysFromCivil(y, m, d)
+	if cy, cm, cd := value.CivilFromDays(days); cy != y || cm != m || cd != d {
+		return 0, fmt.Errorf("no such day")
+	}
+	return days, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func parseTimestamp(s string, zoned bool) (int64, error) {

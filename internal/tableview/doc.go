@@ -35,6 +35,10 @@
 //     logical schema, identity definitions read. If any of them cannot be
 //     enforced exactly as Spark would, WriteRules is an error (ErrWriteRules) and
 //     writers of rows refuse the table; a rule is never skipped.
+//   - TV3 ImpliedPartitionFilter (prune.go) derives from a filter only predicates on
+//     generated partition columns that every row the filter accepts also satisfies
+//     (S1), given that the table's generated values equal their expressions; for a
+//     timestamp source it allows for any session time zone the writer used.
 //
 // Like the kernel's, the view answers the questions that need protocol and
 // properties together: CheckWritable (L4 for writers), KeepsStableRowIDs,

@@ -54,6 +54,8 @@ type View struct {
 
 	rules    *WriteRules // the write rules (rules.go), or
 	rulesErr error       // why they cannot be enforced
+
+	genParts []genPartition // partition columns generated from data columns (prune.go)
 }
 
 // Partition is one partition column.
@@ -124,11 +126,16 @@ func New(snap *log.Snapshot) (*View, error) {
 	v.parser = stats.NewParser(v.physical, stats.ParseOptions{StringPrefixLength: v.props.StringPrefixForReading()})
 	v.bloomCols, v.bloomErr = bloom.ResolveColumns(v.data, v.props.BloomFilterColumns)
 	v.resolveRules()
+	v.resolveGeneratedPartitions()
 	return v, nil
 }
 
-// errorf prefixes an error with the package and the version.
+// errorf prefixes an error with the version (the package's sentinels in format
+// name the package); a table about to be created has none yet.
 func (v *View) errorf(format string, args ...any) error {
+	if v.snap.Version() < 0 {
+		return fmt.Errorf("tableview: new table: "+format, args...)
+	}
 	return fmt.Errorf("tableview: version %d: "+format, append([]any{v.snap.Version()}, args...)...)
 }
 
