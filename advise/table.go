@@ -104,6 +104,13 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	for _, p := range partCols {
 		add(p)
 	}
+	clusterCols, err := snap.ClusteringColumns()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range clusterCols {
+		add(c)
+	}
 	progress("sample", 0, 1)
 	sample, err := sampleTable(ctx, snap, cols, float64(opts.SampleRows)/float64(rows), opts.Seed)
 	if err != nil {
@@ -139,8 +146,14 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	if !comparable {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the current layout has %d files, the candidates %d: its shares are not comparable and it is not recommended", nfiles, opts.Files))
 	}
-	if err := keepAccepted(ctx, t, snap.Version(), w, opts, rep); err != nil {
+	refused, err := keepAccepted(ctx, t, snap.Version(), w, opts, rep)
+	if err != nil {
 		return nil, err
+	}
+	if clusterCols != nil {
+		if err := addLiquid(ctx, s, clusterCols, refused, opts, rep); err != nil {
+			return nil, err
+		}
 	}
 	rep.finish(cur, comparable)
 	return rep, nil
@@ -162,8 +175,10 @@ func refusal(err error) bool {
 // candidate's command is planned as a dry run (table.Optimize with DryRun, the
 // validation and planning `skiplake optimize` runs, reading no data file) on the
 // version the advisor measured; a refusal is a note naming the candidates and
-// OPTIMIZE's reason. Other errors (storage, cancellation) are returned.
-func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workload.Workload, opts Options, rep *Report) error {
+// OPTIMIZE's reason. It returns the refused candidates. Other errors (storage,
+// cancellation) are returned.
+func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workload.Workload, opts Options, rep *Report) ([]Candidate, error) {
+	var dropped []Candidate
 	kept := rep.Candidates[:0]
 	var reasons []string
 	refused := map[string][]string{}
@@ -188,8 +203,9 @@ func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workloa
 			continue
 		}
 		if !refusal(err) {
-			return fmt.Errorf("advise: checking %s with optimize: %w", c.Name, err)
+			return nil, fmt.Errorf("advise: checking %s with optimize: %w", c.Name, err)
 		}
+		dropped = append(dropped, c)
 		msg := err.Error()
 		if _, ok := refused[msg]; !ok {
 			reasons = append(reasons, msg)
@@ -201,7 +217,7 @@ func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workloa
 	for _, msg := range reasons {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("optimize refuses %s on this table, left out: %s", strings.Join(refused[msg], ", "), msg))
 	}
-	return nil
+	return dropped, nil
 }
 
 // sampleTable reads cols of every row of snap and keeps each with probability p
