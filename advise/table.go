@@ -46,20 +46,9 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	var rows, bytes int64
-	for _, a := range snap.Log().Files() {
-		n, ok := a.NumRecords()
-		if !ok {
-			return nil, fmt.Errorf("%w: file %s has no row count in its statistics", ErrUnsupportedTable, a.Path)
-		}
-		if a.DeletionVector != nil {
-			n -= a.DeletionVector.Cardinality
-		}
-		rows += n
-		bytes += a.Size
-	}
-	if rows == 0 {
-		return nil, fmt.Errorf("%w: the table has no rows", ErrUnsupportedTable)
+	rows, bytes, err := tableSize(snap)
+	if err != nil {
+		return nil, err
 	}
 	target := opts.TargetFileSize
 	if target <= 0 {
@@ -81,36 +70,12 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 		opts.SampleRows = min(max(DefaultSampleRowsPerFile*opts.Files, MinDefaultSample), MaxDefaultSample)
 	}
 	partCols := snap.PartitionColumns()
-	// Columns to read: what the filters use, plus partition columns.
-	var cols []string
-	seen := map[string]bool{}
-	add := func(name string) {
-		i := fieldIndex(schema, name)
-		if i < 0 {
-			return
-		}
-		n := schema.Field(i).Name
-		if !seen[strings.ToLower(n)] {
-			seen[strings.ToLower(n)] = true
-			cols = append(cols, n)
-		}
-	}
-	for _, cu := range w.Columns() {
-		add(cu.Column)
-	}
-	for _, c := range opts.Columns {
-		add(c)
-	}
-	for _, p := range partCols {
-		add(p)
-	}
 	clusterCols, err := snap.ClusteringColumns()
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range clusterCols {
-		add(c)
-	}
+	// Columns to read: what the filters use, plus partition and clustering columns.
+	cols := sampleColumns(schema, w, opts.Columns, partCols, clusterCols)
 	progress("sample", 0, 1)
 	sample, err := sampleTable(ctx, snap, cols, float64(opts.SampleRows)/float64(rows), opts.Seed)
 	if err != nil {
@@ -157,6 +122,54 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	}
 	rep.finish(cur, comparable)
 	return rep, nil
+}
+
+// tableSize returns the live rows (net of deletion vectors) and bytes of snap's
+// files.
+func tableSize(snap *table.Snapshot) (rows, bytes int64, err error) {
+	for _, a := range snap.Log().Files() {
+		n, ok := a.NumRecords()
+		if !ok {
+			return 0, 0, fmt.Errorf("%w: file %s has no row count in its statistics", ErrUnsupportedTable, a.Path)
+		}
+		if a.DeletionVector != nil {
+			n -= a.DeletionVector.Cardinality
+		}
+		rows += n
+		bytes += a.Size
+	}
+	if rows == 0 {
+		return 0, 0, fmt.Errorf("%w: the table has no rows", ErrUnsupportedTable)
+	}
+	return rows, bytes, nil
+}
+
+// sampleColumns returns the top-level columns of schema a sample reads: those
+// w filters on, then each of extra's, once each in the schema's spelling
+// (names that are not top-level columns are left out).
+func sampleColumns(schema *arrow.Schema, w *workload.Workload, extra ...[]string) []string {
+	var cols []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		i := fieldIndex(schema, name)
+		if i < 0 {
+			return
+		}
+		n := schema.Field(i).Name
+		if !seen[strings.ToLower(n)] {
+			seen[strings.ToLower(n)] = true
+			cols = append(cols, n)
+		}
+	}
+	for _, cu := range w.Columns() {
+		add(cu.Column)
+	}
+	for _, list := range extra {
+		for _, c := range list {
+			add(c)
+		}
+	}
+	return cols
 }
 
 // refusal reports whether err is OPTIMIZE refusing the options on the table
