@@ -146,8 +146,11 @@ func Predict(ctx context.Context, t *table.Table, w *workload.Workload, pl Plann
 	}
 	s.train, s.rows = train, rows
 	p := &Prediction{Version: snap.Version(), Queries: w.Len(), Weight: w.TotalWeight(), SampleRows: s.n}
+	// A sample of every row is the table: its files' statistics are exact at
+	// any file count. A smaller one is cut into at most MinSampleRowsPerFile
+	// rows per file, as Table does.
 	simFiles := files
-	if maxFiles := max(1, s.n/MinSampleRowsPerFile); simFiles > maxFiles {
+	if maxFiles := max(1, s.n/MinSampleRowsPerFile); int64(s.n) < rows && simFiles > maxFiles {
 		simFiles = maxFiles
 		p.Notes = append(p.Notes, fmt.Sprintf("the sample of %d rows supports %d simulated files, not %d: the planned layout's shares are for %d files, scaled to %d",
 			s.n, maxFiles, files, maxFiles, files))
@@ -176,8 +179,14 @@ func Predict(ctx context.Context, t *table.Table, w *workload.Workload, pl Plann
 	var planned Candidate
 	planned.Files = l.nfiles
 	planned.fill(sc)
-	p.Planned = PredictedLayout{Files: files, Bytes: bytes, FilesReadPct: planned.FilesReadPct, BytesReadPct: planned.RowsReadPct}
-	p.Planned.FilesRead = planned.FilesReadPct / 100 * float64(files)
+	// Every partition gets at least one file: the layout's own count, unless
+	// the sample was cut coarser than the rewrite.
+	plannedFiles := l.nfiles
+	if simFiles < files {
+		plannedFiles = max(files, l.nfiles)
+	}
+	p.Planned = PredictedLayout{Files: plannedFiles, Bytes: bytes, FilesReadPct: planned.FilesReadPct, BytesReadPct: planned.RowsReadPct}
+	p.Planned.FilesRead = planned.FilesReadPct / 100 * float64(plannedFiles)
 	p.Planned.BytesRead = planned.RowsReadPct / 100 * float64(bytes)
 	cur, err := currentLayout(ctx, snap, s, exprs, bytes)
 	if err != nil {
@@ -197,4 +206,18 @@ func joinCols(cols []string) string {
 		out += c
 	}
 	return out
+}
+
+// FilterWorkload is the workload of the given filters, each of weight 1 (the
+// filters a caller predicts for, as Predict takes them).
+func FilterWorkload(filters []string) (*workload.Workload, error) {
+	w := &workload.Workload{}
+	for _, f := range filters {
+		q, err := workload.NewQuery(f, 1)
+		if err != nil {
+			return nil, fmt.Errorf("advise: filter %q: %w", f, err)
+		}
+		w.Queries = append(w.Queries, q)
+	}
+	return w, nil
 }
