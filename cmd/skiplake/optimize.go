@@ -164,9 +164,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if *format == "json" {
 		return writeJSON(e.stdout, struct {
 			*table.OptimizeResult
-			NothingToDo    string              `json:"nothingToDo,omitempty"`
+			NothingToDo    string             `json:"nothingToDo,omitempty"`
 			Prediction     *advise.Prediction `json:"prediction,omitempty"`
-			PredictionNote string              `json:"predictionNote,omitempty"`
+			PredictionNote string             `json:"predictionNote,omitempty"`
 		}{res, idle, pred, predNote})
 	}
 	if predictW != nil {
