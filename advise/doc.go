@@ -28,6 +28,10 @@
 // --cluster-by`, which a note names, with the best refused curve's figures when
 // it would read fewer files.
 //
+// Predict models one planned rewrite the same way (`optimize --dry-run
+// --queries`): the current layout measured on the table, the planned curve or
+// workload tree simulated on a sample, both as files and bytes a query reads.
+//
 // # Sampling and file counts
 //
 // Candidates are compared with the current layout at equal file counts: by

@@ -363,6 +363,9 @@ func TestGoldenErrors(t *testing.T) {
 			{"optimize", tbl, "--zorder-by", "id", "--hilbert-by", "id"},
 			{"optimize", tbl, "--target-size", "big"},
 			{"optimize", tbl, "--queries", "q.sql"},
+			{"optimize", tbl, "--sort-by", "id", "--predict-where", "id > 3"},
+			{"optimize", tbl, "--sort-by", "id", "--dry-run", "--predict-where", "id >"},
+			{"optimize", tbl, "--robustness", "0.3"},
 			{"optimize", tbl, "--layout", "workload"},
 		},
 		"advise": {
