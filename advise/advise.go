@@ -50,6 +50,9 @@ const (
 	KindZOrder   = "zorder"
 	KindHilbert  = "hilbert"
 	KindWorkload = "workload"
+	// KindLiquid is a liquid-clustered table's own clustering: OPTIMIZE
+	// clusters it on a Hilbert curve over its clustering columns.
+	KindLiquid = "liquid"
 )
 
 // Options configures Simulate and Table. The zero value works: candidates on
@@ -420,19 +423,11 @@ func (c *Candidate) fill(sc score) {
 
 // command renders the CLI command that applies a candidate.
 func command(c Candidate, opts Options) string {
-	tbl, q := opts.Table, opts.Queries
-	if tbl == "" {
-		tbl = "TABLE"
-	}
+	tbl, q := tableName(opts), opts.Queries
 	if q == "" {
 		q = "QUERIES"
 	}
-	quote := func(s string) string {
-		if s != "" && !strings.ContainsAny(s, " \t'\"$`\\;&|<>*?()[]{}#~") {
-			return s
-		}
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
+	quote := quoteArg
 	cols := quote(strings.Join(c.Columns, ","))
 	base := "skiplake optimize " + quote(tbl) + " "
 	switch c.Kind {
@@ -442,6 +437,8 @@ func command(c Candidate, opts Options) string {
 		return base + "--zorder-by " + cols + " --full"
 	case KindHilbert:
 		return base + "--hilbert-by " + cols + " --full"
+	case KindLiquid:
+		return base + "--full"
 	case KindWorkload:
 		cmd := base + "--layout workload --queries " + quote(q)
 		if c.Robustness > 0 {
@@ -453,6 +450,22 @@ func command(c Candidate, opts Options) string {
 		return cmd + " --full"
 	}
 	return ""
+}
+
+// tableName is the table named in commands.
+func tableName(opts Options) string {
+	if opts.Table == "" {
+		return "TABLE"
+	}
+	return opts.Table
+}
+
+// quoteArg quotes s for a POSIX shell when it needs it.
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t'\"$`\\;&|<>*?()[]{}#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // finish sorts the candidates and picks the best. current, if not nil, is the

@@ -462,7 +462,10 @@ func TestEveryWeightedColumnIsACandidate(t *testing.T) {
 
 // TestTableAdvisesWhatOptimizeAccepts: on a clustered (liquid) table OPTIMIZE
 // refuses explicit curves and workload layouts, so advise must not recommend
-// them; on a plain table every candidate it lists passes OPTIMIZE's planning.
+// them: it models the liquid clustering instead (a Hilbert curve over the
+// clustering columns, applied by `optimize --full`) and names `alter
+// --cluster-by` for other columns; on a plain table every candidate it lists
+// passes OPTIMIZE's planning.
 func TestTableAdvisesWhatOptimizeAccepts(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -470,28 +473,33 @@ func TestTableAdvisesWhatOptimizeAccepts(t *testing.T) {
 		create    table.CreateOptions
 		wantKinds bool // candidates besides the current layout remain
 	}{
-		{"clustered", table.CreateOptions{ClusterBy: []string{"a"}}, false},
+		{"clustered", table.CreateOptions{ClusterBy: []string{"a"}}, true},
+		{"clustered2", table.CreateOptions{ClusterBy: []string{"b", "a"}}, true},
 		{"plain", table.CreateOptions{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl, err := table.Create(ctx, storage.NewMemory(), testSchema, tc.create)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 4 {
-				rec := testRows(3_000, uint64(20+i))
-				_, err := tbl.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
-				rec.Release()
+			build := func() *table.Table {
+				tbl, err := table.Create(ctx, storage.NewMemory(), testSchema, tc.create)
 				if err != nil {
 					t.Fatal(err)
 				}
+				for i := range 4 {
+					rec := testRows(3_000, uint64(20+i))
+					_, err := tbl.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{})
+					rec.Release()
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				return tbl
 			}
+			tbl := build()
 			w := gridWorkload(30, 9)
 			rep, err := Table(ctx, tbl, w, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			others := 0
+			others, liquid := 0, 0
 			for _, c := range rep.Candidates {
 				if c.Kind == KindCurrent {
 					continue
@@ -507,6 +515,14 @@ func TestTableAdvisesWhatOptimizeAccepts(t *testing.T) {
 					o.HilbertBy = c.Columns
 				case KindWorkload:
 					o.Layout, o.Workload, o.Robustness = "workload", w, c.Robustness
+				case KindLiquid:
+					liquid++
+					if !slices.Equal(c.Columns, tc.create.ClusterBy) || !strings.HasSuffix(c.Command, " --full") || strings.Contains(c.Command, "-by") {
+						t.Errorf("liquid candidate %+v, want columns %v and plain `optimize --full`", c, tc.create.ClusterBy)
+					}
+				}
+				if c.Kind != KindLiquid && len(tc.create.ClusterBy) > 0 {
+					t.Errorf("advise lists %s on a liquid table", c.Name)
 				}
 				if _, err := tbl.Optimize(ctx, o); err != nil {
 					t.Errorf("advise lists %s (%s), which optimize refuses: %v", c.Name, c.Command, err)
@@ -518,14 +534,60 @@ func TestTableAdvisesWhatOptimizeAccepts(t *testing.T) {
 			if rep.Best == nil {
 				t.Fatal("no recommendation")
 			}
-			if !tc.wantKinds {
-				if rep.Best.Kind != KindCurrent || len(rep.Warnings) == 0 {
-					t.Errorf("best %s, warnings %v", rep.Best.Name, rep.Warnings)
+			if len(tc.create.ClusterBy) > 0 {
+				if liquid != 1 {
+					t.Errorf("%d liquid candidates, want 1: %+v", liquid, rep.Candidates)
+				}
+				if rep.Best.Kind != KindLiquid && rep.Best.Kind != KindCurrent {
+					t.Errorf("best %s on a liquid table", rep.Best.Name)
 				}
 				if !slices.ContainsFunc(rep.Notes, func(n string) bool {
 					return strings.Contains(n, "optimize refuses") && strings.Contains(n, "clustered")
 				}) {
 					t.Errorf("notes do not say why the candidates were left out: %v", rep.Notes)
+				}
+				if !slices.ContainsFunc(rep.Notes, func(n string) bool {
+					return strings.Contains(n, "liquid-clustered") && strings.Contains(n, "alter") && strings.Contains(n, "--cluster-by")
+				}) {
+					t.Errorf("notes do not name alter --cluster-by: %v", rep.Notes)
+				}
+				// The liquid candidate is what `optimize --full` does: its
+				// modelled share matches the rewritten table's measured one.
+				snap, err := tbl.Snapshot(ctx, table.Latest())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var size int64
+				for _, a := range snap.Log().Files() {
+					size += a.Size
+				}
+				target := size/8 + 1
+				if _, err := tbl.Optimize(ctx, table.OptimizeOptions{Full: true, TargetFileSize: target}); err != nil {
+					t.Fatal(err)
+				}
+				after, err := Table(ctx, tbl, w, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The same table before the rewrite, modelled at the file count
+				// the rewrite wrote.
+				before, err := Table(ctx, build(), w, Options{Files: after.Files})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cur, liq float64
+				for _, c := range before.Candidates {
+					if c.Kind == KindLiquid {
+						liq = c.FilesReadPct
+					}
+				}
+				for _, c := range after.Candidates {
+					if c.Kind == KindCurrent {
+						cur = c.FilesReadPct
+					}
+				}
+				if math.Abs(cur-liq) > 15 {
+					t.Errorf("liquid candidate predicted %.1f%% of files read, optimize --full gave %.1f%% (%d files)", liq, cur, after.Files)
 				}
 			}
 		})

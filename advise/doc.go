@@ -22,7 +22,15 @@
 // an OPTIMIZE dry run on the table (table.Optimize, the validation and planning
 // `skiplake optimize` runs) and leaves out those OPTIMIZE refuses, saying why in
 // Report.Notes; on a clustered table that is every explicit curve and workload
-// layout.
+// layout. A liquid-clustered table is modelled as OPTIMIZE clusters it: a
+// Hilbert curve over its clustering columns (candidate kind "liquid", applied by
+// `optimize --full`); other clustering columns are set with `alter
+// --cluster-by`, which a note names, with the best refused curve's figures when
+// it would read fewer files.
+//
+// Predict models one planned rewrite the same way (`optimize --dry-run
+// --queries`): the current layout measured on the table, the planned curve or
+// workload tree simulated on a sample, both as files and bytes a query reads.
 //
 // # Sampling and file counts
 //

@@ -46,20 +46,9 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	var rows, bytes int64
-	for _, a := range snap.Log().Files() {
-		n, ok := a.NumRecords()
-		if !ok {
-			return nil, fmt.Errorf("%w: file %s has no row count in its statistics", ErrUnsupportedTable, a.Path)
-		}
-		if a.DeletionVector != nil {
-			n -= a.DeletionVector.Cardinality
-		}
-		rows += n
-		bytes += a.Size
-	}
-	if rows == 0 {
-		return nil, fmt.Errorf("%w: the table has no rows", ErrUnsupportedTable)
+	rows, bytes, err := tableSize(snap)
+	if err != nil {
+		return nil, err
 	}
 	target := opts.TargetFileSize
 	if target <= 0 {
@@ -81,29 +70,12 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 		opts.SampleRows = min(max(DefaultSampleRowsPerFile*opts.Files, MinDefaultSample), MaxDefaultSample)
 	}
 	partCols := snap.PartitionColumns()
-	// Columns to read: what the filters use, plus partition columns.
-	var cols []string
-	seen := map[string]bool{}
-	add := func(name string) {
-		i := fieldIndex(schema, name)
-		if i < 0 {
-			return
-		}
-		n := schema.Field(i).Name
-		if !seen[strings.ToLower(n)] {
-			seen[strings.ToLower(n)] = true
-			cols = append(cols, n)
-		}
+	clusterCols, err := snap.ClusteringColumns()
+	if err != nil {
+		return nil, err
 	}
-	for _, cu := range w.Columns() {
-		add(cu.Column)
-	}
-	for _, c := range opts.Columns {
-		add(c)
-	}
-	for _, p := range partCols {
-		add(p)
-	}
+	// Columns to read: what the filters use, plus partition and clustering columns.
+	cols := sampleColumns(schema, w, opts.Columns, partCols, clusterCols)
 	progress("sample", 0, 1)
 	sample, err := sampleTable(ctx, snap, cols, float64(opts.SampleRows)/float64(rows), opts.Seed)
 	if err != nil {
@@ -139,11 +111,65 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	if !comparable {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the current layout has %d files, the candidates %d: its shares are not comparable and it is not recommended", nfiles, opts.Files))
 	}
-	if err := keepAccepted(ctx, t, snap.Version(), w, opts, rep); err != nil {
+	refused, err := keepAccepted(ctx, t, snap.Version(), w, opts, rep)
+	if err != nil {
 		return nil, err
+	}
+	if clusterCols != nil {
+		if err := addLiquid(ctx, s, clusterCols, refused, opts, rep); err != nil {
+			return nil, err
+		}
 	}
 	rep.finish(cur, comparable)
 	return rep, nil
+}
+
+// tableSize returns the live rows (net of deletion vectors) and bytes of snap's
+// files.
+func tableSize(snap *table.Snapshot) (rows, bytes int64, err error) {
+	for _, a := range snap.Log().Files() {
+		n, ok := a.NumRecords()
+		if !ok {
+			return 0, 0, fmt.Errorf("%w: file %s has no row count in its statistics", ErrUnsupportedTable, a.Path)
+		}
+		if a.DeletionVector != nil {
+			n -= a.DeletionVector.Cardinality
+		}
+		rows += n
+		bytes += a.Size
+	}
+	if rows == 0 {
+		return 0, 0, fmt.Errorf("%w: the table has no rows", ErrUnsupportedTable)
+	}
+	return rows, bytes, nil
+}
+
+// sampleColumns returns the top-level columns of schema a sample reads: those
+// w filters on, then each of extra's, once each in the schema's spelling
+// (names that are not top-level columns are left out).
+func sampleColumns(schema *arrow.Schema, w *workload.Workload, extra ...[]string) []string {
+	var cols []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		i := fieldIndex(schema, name)
+		if i < 0 {
+			return
+		}
+		n := schema.Field(i).Name
+		if !seen[strings.ToLower(n)] {
+			seen[strings.ToLower(n)] = true
+			cols = append(cols, n)
+		}
+	}
+	for _, cu := range w.Columns() {
+		add(cu.Column)
+	}
+	for _, list := range extra {
+		for _, c := range list {
+			add(c)
+		}
+	}
+	return cols
 }
 
 // refusal reports whether err is OPTIMIZE refusing the options on the table
@@ -162,8 +188,10 @@ func refusal(err error) bool {
 // candidate's command is planned as a dry run (table.Optimize with DryRun, the
 // validation and planning `skiplake optimize` runs, reading no data file) on the
 // version the advisor measured; a refusal is a note naming the candidates and
-// OPTIMIZE's reason. Other errors (storage, cancellation) are returned.
-func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workload.Workload, opts Options, rep *Report) error {
+// OPTIMIZE's reason. It returns the refused candidates. Other errors (storage,
+// cancellation) are returned.
+func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workload.Workload, opts Options, rep *Report) ([]Candidate, error) {
+	var dropped []Candidate
 	kept := rep.Candidates[:0]
 	var reasons []string
 	refused := map[string][]string{}
@@ -188,8 +216,9 @@ func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workloa
 			continue
 		}
 		if !refusal(err) {
-			return fmt.Errorf("advise: checking %s with optimize: %w", c.Name, err)
+			return nil, fmt.Errorf("advise: checking %s with optimize: %w", c.Name, err)
 		}
+		dropped = append(dropped, c)
 		msg := err.Error()
 		if _, ok := refused[msg]; !ok {
 			reasons = append(reasons, msg)
@@ -201,7 +230,7 @@ func keepAccepted(ctx context.Context, t *table.Table, version int64, w *workloa
 	for _, msg := range reasons {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("optimize refuses %s on this table, left out: %s", strings.Join(refused[msg], ", "), msg))
 	}
-	return nil
+	return dropped, nil
 }
 
 // sampleTable reads cols of every row of snap and keeps each with probability p

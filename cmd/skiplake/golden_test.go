@@ -143,6 +143,8 @@ func TestGoldenOutputs(t *testing.T) {
 	ev := filepath.Join(dir, "events")
 	gen := filepath.Join(dir, "generated")
 	feed := feedTable(t, dir)
+	queries := filepath.Join(dir, "queries.sql")
+	require.NoError(t, os.WriteFile(queries, []byte("3: id >= 10 AND id <= 12\ncountry = 'JP'\n"), 0o644))
 	cases := []struct {
 		name string
 		args []string
@@ -164,6 +166,9 @@ func TestGoldenOutputs(t *testing.T) {
 		{"count", []string{"count", tbl, "--filter", "id >= 10"}},
 		{"count-json", []string{"count", tbl, "--filter", "id > 10 AND country = 'FR'", "--format", "json"}},
 		{"optimize-dry-run", []string{"optimize", tbl, "--hilbert-by", "id", "--dry-run"}},
+		{"optimize-dry-run-predict", []string{"optimize", tbl, "--hilbert-by", "id", "--dry-run", "--predict-where", "id >= 10 AND id <= 12", "--predict-where", "country IN ('JP', 'FR')"}},
+		{"optimize-dry-run-predict-json", []string{"optimize", tbl, "--sort-by", "id", "--where", "country = 'JP'", "--target-size", "1KiB", "--dry-run", "--queries", queries, "--format", "json"}},
+		{"optimize-dry-run-predict-compaction", []string{"optimize", tbl, "--dry-run", "--queries", queries}},
 		{"optimize-idle", []string{"optimize", tbl, "--target-size", "100B", "--where", "country = 'DE'"}},
 		{"vacuum-dry-run", []string{"vacuum", tbl, "--dry-run"}},
 		{"scan-double-quotes", []string{"scan", tbl, "--filter", `country = "JP"`}},
@@ -190,6 +195,7 @@ func TestGoldenOutputs(t *testing.T) {
 		{"clustered-append", []string{"append", ev, filepath.Join(dir, "in0.parquet"), filepath.Join(dir, "in1.parquet")}},
 		{"clustered-append-2", []string{"append", ev, filepath.Join(dir, "in2.parquet")}},
 		{"clustered-optimize-dry-run", []string{"optimize", ev, "--dry-run"}},
+		{"clustered-optimize-dry-run-predict", []string{"optimize", ev, "--dry-run", "--full", "--queries", queries}},
 		{"clustered-optimize-zorder", []string{"optimize", ev, "--zorder-by", "country"}},
 		{"clustered-maintain", []string{"maintain", ev}},
 		{"clustered-describe", []string{"describe", ev}},
@@ -377,6 +383,9 @@ func TestGoldenErrors(t *testing.T) {
 			{"optimize", tbl, "--zorder-by", "id", "--hilbert-by", "id"},
 			{"optimize", tbl, "--target-size", "big"},
 			{"optimize", tbl, "--queries", "q.sql"},
+			{"optimize", tbl, "--sort-by", "id", "--predict-where", "id > 3"},
+			{"optimize", tbl, "--sort-by", "id", "--dry-run", "--predict-where", "id >"},
+			{"optimize", tbl, "--robustness", "0.3"},
 			{"optimize", tbl, "--layout", "workload"},
 		},
 		"advise": {

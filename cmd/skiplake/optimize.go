@@ -6,17 +6,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/skiplake/skiplake/advise"
 	"github.com/skiplake/skiplake/internal/progress"
 	"github.com/skiplake/skiplake/table"
 )
 
 func init() {
-	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--version V | --timestamp TS] [--shard K/N] [--dry-run | --plan] [--quiet] [--format table|json]",
+	register(&command{name: "optimize", usage: "TABLE [--where PARTITION_EXPR] [--zorder-by c1,c2 | --hilbert-by c1,c2 | --sort-by c1,c2 | --layout workload [--queries FILE] [--robustness F] [--workload-columns c1,c2]] [--full] [--bloom c1,c2] [--target-size SIZE] [--memory SIZE] [--version V | --timestamp TS] [--shard K/N] [--dry-run [--queries FILE] [--predict-where EXPR]... | --plan] [--quiet] [--format table|json]",
 		summary: "compact small files and cluster on Z-order or Hilbert keys, or lay files out by a tree learned from a workload", examples: []string{`skiplake optimize /tmp/t --hilbert-by id,amount --bloom id`, `skiplake optimize /tmp/t --where "country = 'JP'" --target-size 256MiB --format json`,
 			`skiplake optimize /tmp/t --layout workload --queries dashboards.sql`,
+			`skiplake optimize /tmp/t --hilbert-by day,user_id --full --dry-run --queries dashboards.sql`,
 			`skiplake optimize s3://bucket/events --plan --version 812 --format json > plan.json`,
 			`skiplake optimize s3://bucket/events --version 812 --shard 2/4`},
 		run: runOptimize})
@@ -34,7 +37,9 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	fs.Var(&linear, "sort-by", "cluster by a plain sort on these columns (baseline)")
 	full := fs.Bool("full", false, "re-cluster every file, including finished clusters (needed for a new --target-size to reach them; with --layout workload: build a new tree)")
 	layout := fs.String("layout", "", "workload: lay files out by a tree of cuts learned from --queries; later runs route new rows through the stored tree")
-	queries := fs.String("queries", "", "workload file for --layout workload (one filter per line, optional \"WEIGHT:\" prefix)")
+	queries := fs.String("queries", "", "workload file for --layout workload, or for --dry-run's prediction (one filter per line, optional \"WEIGHT:\" prefix)")
+	var predictWhere repeatFlag
+	fs.Var(&predictWhere, "predict-where", "with --dry-run: a filter to predict files and bytes read for, now and after the rewrite (repeatable; default the --queries workload)")
 	robustness := fs.Float64("robustness", 0, "share of generic queries blended into a new workload tree (0..0.9)")
 	var treeCols listFlag
 	fs.Var(&treeCols, "workload-columns", "columns the workload tree may cut besides the workload's own")
@@ -72,15 +77,35 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if *layout != "" && *layout != "workload" {
 		return usagef("--layout %q: want workload", *layout)
 	}
-	if *layout == "" && (*queries != "" || *robustness != 0 || len(treeCols) > 0) {
-		return usagef("--queries, --robustness and --workload-columns need --layout workload")
+	if *layout == "" && (*robustness != 0 || len(treeCols) > 0) {
+		return usagef("--robustness and --workload-columns need --layout workload")
+	}
+	if *layout == "" && *queries != "" && !*dry {
+		return usagef("--queries needs --layout workload or --dry-run")
+	}
+	if len(predictWhere) > 0 && !*dry {
+		return usagef("--predict-where needs --dry-run")
+	}
+	// The workload a dry run predicts for: --predict-where's filters, else --queries.
+	var predictW *table.Workload
+	if len(predictWhere) > 0 {
+		if predictW, err = advise.FilterWorkload(predictWhere); err != nil {
+			return usagef("--predict-where: %v", err)
+		}
 	}
 	if *layout != "" && n > 0 {
 		return usagef("--layout workload does not combine with --zorder-by, --hilbert-by or --sort-by")
 	}
 	if *queries != "" {
-		if opts.Workload, err = table.ParseWorkloadFile(*queries); err != nil {
+		w, err := table.ParseWorkloadFile(*queries)
+		if err != nil {
 			return err
+		}
+		if *layout != "" {
+			opts.Workload = w
+		}
+		if predictW == nil && *dry {
+			predictW = w
 		}
 	}
 	if *target != "" {
@@ -129,11 +154,23 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	if res.Plan.NumBins == 0 {
 		idle = nothingToDo(res.Plan, flagSet(fs, "target-size"), append([]string{"skiplake", "optimize"}, args...))
 	}
+	var pred *advise.Prediction
+	predNote := ""
+	if predictW != nil {
+		if pred, predNote, err = predictGain(ctx, t, res.Plan, predictW, opts); err != nil {
+			return err
+		}
+	}
 	if *format == "json" {
 		return writeJSON(e.stdout, struct {
 			*table.OptimizeResult
-			NothingToDo string `json:"nothingToDo,omitempty"`
-		}{res, idle})
+			NothingToDo    string             `json:"nothingToDo,omitempty"`
+			Prediction     *advise.Prediction `json:"prediction,omitempty"`
+			PredictionNote string             `json:"predictionNote,omitempty"`
+		}{res, idle, pred, predNote})
+	}
+	if predictW != nil {
+		writePrediction(e.stdout, pred, predNote)
 	}
 	switch m := res.Metrics; {
 	case m == nil:
@@ -148,6 +185,54 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// predictGain predicts, for a dry run, the files and bytes w reads now and after
+// the planned rewrite (advise.Predict, the advisor's model). A plan the model
+// does not cover (compaction alone, nested clustering columns) gives no
+// prediction and a note saying why.
+func predictGain(ctx context.Context, t *table.Table, p *table.OptimizePlan, w *table.Workload, opts table.OptimizeOptions) (*advise.Prediction, string, error) {
+	pl := advise.Planned{Curve: p.Curve, Columns: p.ClusterBy, TargetFileSize: p.TargetFileSize, Robustness: opts.Robustness, TreeWorkload: opts.Workload}
+	if p.Curve == table.CurveWorkload {
+		pl.Columns = opts.WorkloadColumns
+	}
+	if p.Curve == table.CurveNone {
+		return nil, "compaction alone keeps rows in their order; its gain is not modelled", nil
+	}
+	pred, err := advise.Predict(ctx, t, w, pl)
+	if errors.Is(err, advise.ErrInvalidOptions) || errors.Is(err, advise.ErrUnsupportedTable) {
+		return nil, err.Error(), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if p.Version != pred.Version {
+		pred.Notes = append(pred.Notes, fmt.Sprintf("predicted on version %d, the plan is of version %d", pred.Version, p.Version))
+	}
+	if p.NumFiles < pred.Current.Files {
+		pred.Notes = append(pred.Notes, fmt.Sprintf("the plan rewrites %d of %d files; the prediction is for every file rewritten (--full)", p.NumFiles, pred.Current.Files))
+	}
+	return pred, "", nil
+}
+
+// writePrediction prints a dry run's predicted gain: per query, files and bytes
+// read by the current and the planned layout.
+func writePrediction(w io.Writer, p *advise.Prediction, note string) {
+	if p == nil {
+		fmt.Fprintf(w, "%-9s not modelled: %s\n", "predict", note)
+		return
+	}
+	fmt.Fprintf(w, "%-9s %d queries (weight %g), sample of %d rows, mean per query:\n", "predict", p.Queries, p.Weight, p.SampleRows)
+	for _, l := range []struct {
+		name string
+		l    advise.PredictedLayout
+	}{{"now", p.Current}, {p.Layout, p.Planned}} {
+		fmt.Fprintf(w, "%-9s %s: %d files, reads %.2f files (%.1f%%), %s (%.1f%%)\n", "", l.name, l.l.Files, l.l.FilesRead, l.l.FilesReadPct,
+			progress.FormatBytes(int64(math.Round(l.l.BytesRead))), l.l.BytesReadPct)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "%-9s %s\n", "  note", n)
+	}
 }
 
 // writePlan prints OPTIMIZE's plan: one line for the run, one per bin.
