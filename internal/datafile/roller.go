@@ -26,6 +26,10 @@ type Roller struct {
 	place FileOptions
 	cur   *File
 	adds  []*log.Add // of the files this Roller closed
+	// own: sizes are estimated from this Roller's closed files only (ownBytes,
+	// ownRows: their bytes without fixed overhead, and rows), not the Output's.
+	own               bool
+	ownBytes, ownRows int64
 }
 
 // minSliceFraction is the smallest slice Roller gives a file, as a fraction of the
@@ -34,6 +38,14 @@ const minSliceFraction = 0.01
 
 // NewRoller returns a Roller writing files at place.
 func (o *Output) NewRoller(place FileOptions) *Roller { return &Roller{o: o, place: place} }
+
+// NewOwnRoller returns a Roller writing files at place that estimates the bytes per
+// row from the files it closed itself, never from other writers' files of the
+// Output: Rollers writing side by side then cut the same files however they
+// interleave (D8).
+func (o *Output) NewOwnRoller(place FileOptions) *Roller {
+	return &Roller{o: o, place: place, own: true}
+}
 
 // Write appends rec (Spec.Schema) to the current file, closing it and starting the
 // next whenever it reaches the target size. The batch is not retained.
@@ -124,9 +136,12 @@ func (r *Roller) target() int64 {
 // the Output closed, else from the open file once it has rows, else half the Arrow
 // size.
 func (r *Roller) bytesPerRow(arrowPerRow float64) float64 {
-	r.o.mu.Lock()
-	b, n := r.o.closedBytes, r.o.closedRows
-	r.o.mu.Unlock()
+	b, n := r.ownBytes, r.ownRows
+	if !r.own {
+		r.o.mu.Lock()
+		b, n = r.o.closedBytes, r.o.closedRows
+		r.o.mu.Unlock()
+	}
 	if n > 0 {
 		return math.Max(float64(b)/float64(n), 1e-3)
 	}
@@ -139,9 +154,12 @@ func (r *Roller) bytesPerRow(arrowPerRow float64) float64 {
 func (r *Roller) closeCurrent(ctx context.Context) error {
 	f := r.cur
 	r.cur = nil
+	rows, overhead := f.Rows(), f.w.overhead()
 	add, err := f.Close(ctx)
 	if add != nil {
 		r.adds = append(r.adds, add)
+		r.ownBytes += max(add.Size-overhead, 0)
+		r.ownRows += rows
 	}
 	return err
 }
