@@ -45,7 +45,8 @@ const (
 // with the data, heavy hitters are spread), combines the ranks into one key per row
 // (lexicographic, Morton or Hilbert), sorts the rows by key and writes them in key
 // order into files of TargetFileSize by their encoded size, cutting only where the key
-// changes; every file of a bin but the last is within 10% of the target. A bin held in
+// changes; every file of a bin but the last (the last of each lane, for a spilled bin
+// written in lanes) is within 10% of the target. A bin held in
 // memory plans its cuts from a size probe (evenly spaced runs of the sorted rows
 // encoded as the files are, datafile.Output.Probe) and writes up to Parallelism files
 // at once from the probe's dictionary choices and size model, so the files are the same
