@@ -649,4 +649,6 @@ type spillRun struct {
 	w    *ipc.Writer
 	rows int64
 	size int64
+	// arrowBytes is the Arrow size of the rows written (datafile.RecordBytes).
+	arrowBytes int64
 }

@@ -45,13 +45,17 @@ const (
 // with the data, heavy hitters are spread), combines the ranks into one key per row
 // (lexicographic, Morton or Hilbert), sorts the rows by key and writes them in key
 // order into files of TargetFileSize by their encoded size, cutting only where the key
-// changes; every file of a bin but the last is within 10% of the target. A bin held in
+// changes; every file of a bin but the last (the last of each lane, for a spilled bin
+// written in lanes) is within 10% of the target. A bin held in
 // memory plans its cuts from a size probe (evenly spaced runs of the sorted rows
 // encoded as the files are, datafile.Output.Probe) and writes up to Parallelism files
 // at once from the probe's dictionary choices and size model, so the files are the same
 // at any Parallelism; files that miss the target are written again from the first that
 // did. A spilled bin (input over MemoryBudget: key-range runs in SpillDir, sorted one
-// at a time), or one whose input fits a file, writes file after file. Row groups are
+// at a time per lane) writes up to Parallelism lanes of consecutive runs side by side,
+// each about a whole number of files, as many as the budget holds writers for (each
+// writer beyond the first is charged against MemoryBudget); within a lane, and in a
+// bin whose input fits a file, file after file. Row groups are
 // about an eighth of the target, so that row-group and page skipping work inside a file
 // too. Output files carry the tags ZCUBE_ID, ZCUBE_ZORDER_BY, ZCUBE_ZORDER_CURVE and
 // OPTIMIZE_TARGET_SIZE; later runs leave cubes of at least MinCubeSize alone and
@@ -205,10 +209,12 @@ type Options struct {
 	// MemoryBudget bounds the rows (Arrow memory) a clustering run holds; default
 	// DefaultMemoryBudget. Inputs whose estimated in-memory size times three exceeds
 	// it are clustered through temporary spill files, sorted one key range at a
-	// time into one output writer (its columns encoded in parallel), which also
-	// holds about 48 MiB of encoder state and the open row group, plus its encoded
-	// file of up to TargetFileSize on stores that cannot stream: the process peak
-	// is about MemoryBudget plus that.
+	// time per output writer (its columns encoded in parallel). A writer holds
+	// about 48 MiB of encoder state and the open row group, plus its encoded file
+	// of up to TargetFileSize on stores that cannot stream. When the budget holds
+	// them (at most half of it), up to Parallelism writers work side by side, every
+	// one but the first charged against the budget; the process peak is about
+	// MemoryBudget plus one writer.
 	MemoryBudget int64
 	// SpillDir is where spill files go; default os.TempDir(). Never inside the table.
 	SpillDir string

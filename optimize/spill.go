@@ -6,14 +6,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"golang.org/x/sync/semaphore"
 
+	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
 )
 
@@ -30,7 +34,8 @@ const (
 //  1. read the clustering columns only, sampling them for rank boundaries;
 //  2. read them again, computing keys and sampling the keys;
 //  3. choose R run boundaries at key-sample quantiles, R large enough that one run
-//     sorts within MemoryBudget/4; equal keys always go to one run;
+//     sorts within its share of MemoryBudget (spillLanes); equal keys always go to
+//     one run;
 //  4. stream every input row (with its key and its position in the bin) into its
 //     run's temporary Arrow IPC stream file (LZ4) in SpillDir;
 //  5. load each run in turn, in key order, put its rows back in position order, sort
@@ -38,11 +43,15 @@ const (
 //     files at the target size, between keys).
 //
 // Runs are written in key order, so output files are sorted and their key ranges
-// are disjoint, exactly as on the in-memory path. One file is written at a time (its
-// columns encoded in parallel), so the writer's own memory is counted once:
-// writerOverhead. The rows come out in the order of the in-memory path (a stable sort
-// of the bin's rows in input order), so the files written depend on the data only
-// (datafile D8), however the concurrent readers of pass 4 interleave.
+// are disjoint, exactly as on the in-memory path. Encoding is most of the write, so
+// when the budget holds more than one writer, pass 5 writes lanes side by side
+// (writeLanes): consecutive runs of about a whole number of files each, each lane
+// with its own roller, its writer charged against the budget. With one lane, one
+// file is written at a time (its columns encoded in parallel), and the writer's own
+// memory is counted once: writerOverhead. The rows come out in the order of the
+// in-memory path (a stable sort of the bin's rows in input order), so the files
+// written depend on the data and the options only (datafile D8), however the
+// concurrent readers of pass 4 and the lanes interleave.
 func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []fileInfo, nFiles int, memEst int64) error {
 	p := e.plan
 	o := w.o
@@ -104,19 +113,15 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 			return err
 		}
 	}
-	// Run boundaries.
-	perRun := max(o.MemoryBudget/4, 1)
+	// Run boundaries: lanes (bins of consecutive runs written side by side, see
+	// spillLanes) first, at quantiles of whole files, then the runs of each lane.
+	lanes, perRun := spillLanes(o, nFiles)
 	nRuns := int(min(int64(maxRuns), max(int64(nFiles), (memEst+perRun-1)/perRun)))
 	sample := res.keys
 	slices.Sort(sample)
-	var splits []uint64 // run r holds keys in [splits[r-1], splits[r])
-	for r := 1; r < nRuns && len(sample) > 0; r++ {
-		kk := sample[len(sample)*r/nRuns]
-		if len(splits) == 0 || kk > splits[len(splits)-1] {
-			splits = append(splits, kk)
-		}
-	}
+	splits, laneStart := runSplits(sample, nRuns, nFiles, lanes)
 	nRuns = len(splits) + 1
+	lanes = len(laneStart)
 	runs := make([]*spillRun, nRuns)
 	defer func() {
 		for _, r := range runs {
@@ -166,21 +171,180 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		}
 		w.res.spilled += r.size
 	}
-	// Pass 4: sort the runs, in key order, into the bin's files.
+	// Pass 4: sort the runs, in key order, into the bin's files: one lane after
+	// another through the bin's roller, or the lanes side by side.
 	dataCols := make([]int, p.dataSch.NumFields())
 	for i := range dataCols {
 		dataCols[i] = i
 	}
-	var after int64
-	for _, r := range runs {
-		after += r.rows
+	if lanes == 1 {
+		var after int64
+		for _, r := range runs {
+			after += r.rows
+		}
+		for _, r := range runs {
+			after -= r.rows
+			if err := r.sortInto(ctx, w, spillSch, dataCols, p.clusters, after, o); err != nil {
+				return err
+			}
+			r.discard()
+		}
+		return nil
 	}
-	for _, r := range runs {
-		after -= r.rows
-		if err := r.sortInto(ctx, w, spillSch, dataCols, p.clusters, after, o); err != nil {
+	return e.writeLanes(ctx, w, runs, laneStart, spillSch, dataCols)
+}
+
+// spillWriterCharge is what each output writer beyond the first costs against the
+// memory budget when a spilled bin writes lanes side by side (writerOverhead; a
+// test lowers it to run lanes at a small budget).
+var spillWriterCharge int64 = writerOverhead
+
+// spillPeakAccounted is the largest memory a spilled bin writing lanes accounted
+// at once (runs being sorted and written, and the extra writers); tests check it
+// against the budget.
+var spillPeakAccounted atomic.Int64
+
+// runCostFactor is the memory a run costs while it is sorted and written, in
+// times its Arrow bytes: its batches as read and their concatenation (then the
+// sort pairs and the gathered windows, smaller).
+const runCostFactor = 3
+
+// spillLanes returns how many lanes a spilled bin of nFiles output files writes
+// side by side, and the memory estimate a run may hold. One lane is the bin's
+// roller writing run after run, its writer (writerOverhead) outside the budget and
+// a run within a quarter of it. With more lanes (up to Parallelism, one per file at
+// most) each lane has its own writer, every one but the first charged
+// spillWriterCharge against the budget, at most half of it in all, and the rest is
+// shared: a run within a quarter of a lane's share.
+func spillLanes(o Options, nFiles int) (int, int64) {
+	budget := o.MemoryBudget
+	lanes := min(max(o.Parallelism, 1), nFiles)
+	for lanes > 1 && int64(lanes-1)*spillWriterCharge > budget/2 {
+		lanes--
+	}
+	if lanes <= 1 {
+		return 1, max(budget/4, 1)
+	}
+	return lanes, max((budget-int64(lanes-1)*spillWriterCharge)/int64(4*lanes), 1)
+}
+
+// runSplits chooses the run boundaries from the sorted key sample: run r holds the
+// keys in [splits[r-1], splits[r]). With lanes > 1 the lane boundaries come first,
+// at the sample quantiles of whole files (lane g ends after round(nFiles(g+1)/lanes)
+// files' worth of rows), and each lane gets its share of nRuns runs at quantiles
+// within it. Boundaries are distinct keys, so equal keys always go to one run (and
+// lanes whose boundary keys coincide merge). laneStart[g] is lane g's first run.
+func runSplits(sample []uint64, nRuns, nFiles, lanes int) (splits []uint64, laneStart []int) {
+	laneStart = []int{0}
+	n := len(sample)
+	if n == 0 {
+		return nil, laneStart
+	}
+	for g := 0; g < lanes; g++ {
+		lo := n * int(math.Round(float64(nFiles*g)/float64(lanes))) / nFiles
+		hi := n * int(math.Round(float64(nFiles*(g+1))/float64(lanes))) / nFiles
+		if g > 0 && hi > lo {
+			// The lane's first boundary.
+			if kk := sample[lo]; len(splits) == 0 || kk > splits[len(splits)-1] {
+				splits = append(splits, kk)
+				laneStart = append(laneStart, len(splits))
+			}
+		}
+		runs := max(1, (nRuns*(hi-lo)+n-1)/n)
+		for r := 1; r < runs; r++ {
+			kk := sample[lo+(hi-lo)*r/runs]
+			if len(splits) == 0 || kk > splits[len(splits)-1] {
+				splits = append(splits, kk)
+			}
+		}
+	}
+	return splits, laneStart
+}
+
+// writeLanes writes the sorted runs of a spilled bin lane by lane, the lanes side
+// by side: each lane (runs laneStart[g] up to the next lane's first) has its own
+// roller (sizes from its own files, so the cuts do not depend on how the lanes
+// interleave), sorts its runs in key order into it and closes its last file at the
+// lane's end. A run is loaded only once its cost (runCostFactor times its Arrow
+// bytes, at most the budget) and the extra writers fit in the budget with what the
+// other lanes hold. The lanes' files join the bin's in lane order, so the bin's
+// files are in key order as on the one-lane path, with the same rows in the same
+// order; a lane's end is also a file's end.
+func (e *executor) writeLanes(ctx context.Context, w *clusterWriter, runs []*spillRun, laneStart []int, spillSch *arrow.Schema, dataCols []int) error {
+	o := w.o
+	budget := max(o.MemoryBudget, 1)
+	sem := semaphore.NewWeighted(budget)
+	var held atomic.Int64
+	acquire := func(ctx context.Context, n int64) error {
+		n = min(n, budget)
+		if err := sem.Acquire(ctx, n); err != nil {
 			return err
 		}
-		r.discard()
+		h := held.Add(n)
+		for {
+			p := spillPeakAccounted.Load()
+			if h <= p || spillPeakAccounted.CompareAndSwap(p, h) {
+				break
+			}
+		}
+		return nil
+	}
+	release := func(n int64) {
+		n = min(n, budget)
+		held.Add(-n)
+		sem.Release(n)
+	}
+	lanes := len(laneStart)
+	// The writers beyond the first are held for the whole write.
+	extra := int64(lanes-1) * spillWriterCharge
+	if err := acquire(ctx, extra); err != nil {
+		return err
+	}
+	defer release(extra)
+	laneW := make([]*clusterWriter, lanes)
+	for g := range laneW {
+		lw := *w
+		lw.roller = w.out.NewOwnRoller(w.place)
+		lw.res = &binResult{bin: w.res.bin}
+		lw.planned = nil
+		laneW[g] = &lw
+	}
+	err := parallel(ctx, lanes, lanes, func(ctx context.Context, g int) error {
+		lw := laneW[g]
+		end := len(runs)
+		if g+1 < lanes {
+			end = laneStart[g+1]
+		}
+		var after int64
+		for _, r := range runs[laneStart[g]:end] {
+			after += r.rows
+		}
+		for _, r := range runs[laneStart[g]:end] {
+			after -= r.rows
+			cost := runCostFactor * r.arrowBytes
+			if err := acquire(ctx, cost); err != nil {
+				return err
+			}
+			err := r.sortInto(ctx, lw, spillSch, dataCols, e.plan.clusters, after, o)
+			release(cost)
+			if err != nil {
+				return err
+			}
+			r.discard()
+		}
+		return lw.roller.Close(ctx)
+	})
+	for _, lw := range laneW {
+		w.res.rows += lw.res.rows
+	}
+	if err != nil {
+		for _, lw := range laneW {
+			lw.roller.Abort()
+		}
+		return err // the files closed are removed with the batch (Output.Discard)
+	}
+	for _, lw := range laneW {
+		w.planned = append(w.planned, lw.roller.Adds()...)
 	}
 	return nil
 }
@@ -259,6 +423,7 @@ func (r *spillRun) write(rec arrow.RecordBatch) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rows += rec.NumRows()
+	r.arrowBytes += datafile.RecordBytes(rec)
 	if err := r.w.Write(rec); err != nil {
 		return fmt.Errorf("optimize: writing spill file: %w", err)
 	}

@@ -91,7 +91,10 @@
 //     Files created from one [Probe] (FileOptions.Probe) start from its dictionary
 //     choices and size model, not from what the Output's other files learned, so
 //     files written concurrently depend on their own rows only; a Probe depends on
-//     its rows and the Spec only.
+//     its rows and the Spec only. Likewise the files of rollers made with
+//     [Output.NewOwnRoller] (size estimate, dictionary choices and size model
+//     learned from that roller's own files) depend on that roller's rows only,
+//     however many write side by side on the Output.
 //   - D9 (nothing half-written) A file is visible in storage only after Close
 //     succeeded; Abort, a failed Write or a cancelled Close leaves nothing, and
 //     Output.Discard removes what a commit that did not happen would have referenced.

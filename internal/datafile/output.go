@@ -353,8 +353,16 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	o.mu.Lock()
 	dict := o.dict
 	o.mu.Unlock()
+	return o.create(ctx, place, dict, nil)
+}
+
+// create creates a file whose encoders start from the dictionary choices dict (nil:
+// from the first batch's sample), or place.Probe's. With sizes nil the file shares
+// the Output's size model and offers its dictionary choices to the Output's later
+// files once made; else it uses and updates sizes and offers nothing.
+func (o *Output) create(ctx context.Context, place FileOptions, dict map[string]bool, sizes *sizeModel) (*File, error) {
 	rel, logPath := o.newPath(place)
-	f := &File{o: o, place: place, rel: rel, logPath: logPath}
+	f := &File{o: o, place: place, rel: rel, logPath: logPath, dictShared: sizes != nil}
 	var err error
 	if f.sum, err = o.NewSummary(); err != nil {
 		return nil, err
@@ -366,6 +374,9 @@ func (o *Output) Create(ctx context.Context, place FileOptions) (*File, error) {
 	}
 	opts := o.opts
 	opts.DictionaryColumns = dict
+	if sizes != nil {
+		opts.sizes = sizes
+	}
 	if place.Probe != nil {
 		opts.DictionaryColumns = place.Probe.dict
 		opts.sizes = place.Probe.sizes.clone()

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -537,4 +538,57 @@ func TestProbePredictsTheFileAndStoresNothing(t *testing.T) {
 	defer empty.Release()
 	_, err = out.Probe(bg, []arrow.RecordBatch{empty}, 1)
 	require.ErrorIs(t, err, ErrInvalidArgument)
+}
+
+// Own rollers learn only from their own files: two of them writing different data
+// side by side on one Output, while a plain Roller writes a third stream, cut the
+// same files (rows per file) as each does alone on a fresh Output. (Plain rollers
+// in their place cut differently: they share the Output's size estimate,
+// dictionary choices and size model.)
+func TestOwnRollersCutTheSameFilesSideBySide(t *testing.T) {
+	mem := checkedMem(t)
+	streams := [][]arrow.RecordBatch{lineBatches(mem, 60_000, 3000, 11), lineBatches(mem, 60_000, 7000, 12), lineBatches(mem, 60_000, 5000, 13)}
+	for _, s := range streams {
+		defer releaseBatches(s)
+	}
+	const target = 256 << 10
+	cuts := func(adds []*log.Add) []int64 {
+		var n []int64
+		for _, a := range adds {
+			r, _ := a.NumRecords()
+			n = append(n, r)
+		}
+		return n
+	}
+	roll := func(r *Roller, recs []arrow.RecordBatch) error {
+		for _, rec := range recs {
+			if err := r.Write(bg, rec); err != nil {
+				return err
+			}
+		}
+		return r.Close(bg)
+	}
+	var alone [2][]int64
+	for i := range alone {
+		out, err := NewOutput(storage.NewMemory(), Spec{Schema: lineSchema, TargetFileSize: target, Allocator: mem})
+		require.NoError(t, err)
+		r := out.NewOwnRoller(FileOptions{})
+		require.NoError(t, roll(r, streams[i]))
+		alone[i] = cuts(r.Adds())
+		require.Greater(t, len(alone[i]), 2, "stream %d fits too few files to tell", i)
+	}
+	out, err := NewOutput(storage.NewMemory(), Spec{Schema: lineSchema, TargetFileSize: target, Allocator: mem})
+	require.NoError(t, err)
+	rs := []*Roller{out.NewOwnRoller(FileOptions{}), out.NewOwnRoller(FileOptions{}), out.NewRoller(FileOptions{})}
+	var wg sync.WaitGroup
+	errs := make([]error, len(rs))
+	for i, r := range rs {
+		wg.Go(func() { errs[i] = roll(r, streams[i]) })
+	}
+	wg.Wait()
+	for i := range alone {
+		require.NoError(t, errs[i])
+		require.Equal(t, alone[i], cuts(rs[i].Adds()), "own roller %d", i)
+	}
+	require.NoError(t, errs[2])
 }

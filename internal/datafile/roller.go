@@ -26,6 +26,14 @@ type Roller struct {
 	place FileOptions
 	cur   *File
 	adds  []*log.Add // of the files this Roller closed
+	// own: sizes are estimated from this Roller's closed files only (ownBytes,
+	// ownRows: their bytes without fixed overhead, and rows), not the Output's, and
+	// its files start from its first file's dictionary choices (ownDict), not the
+	// Output's, nor offer theirs to it.
+	own               bool
+	ownBytes, ownRows int64
+	ownDict           map[string]bool
+	ownSizes          *sizeModel
 }
 
 // minSliceFraction is the smallest slice Roller gives a file, as a fraction of the
@@ -34,6 +42,17 @@ const minSliceFraction = 0.01
 
 // NewRoller returns a Roller writing files at place.
 func (o *Output) NewRoller(place FileOptions) *Roller { return &Roller{o: o, place: place} }
+
+// NewOwnRoller returns a Roller writing files at place that learns only from the
+// files it writes itself, never from other writers' files of the Output: the bytes
+// per row from the files it closed, the dictionary choices from its first file,
+// the encoders' size model from its files;
+// and it decides where a file ends from settled sizes (File.Settle before every
+// estimate: the encoders' progress depends on timing). Rollers writing side by
+// side then cut the same files however they interleave (D8).
+func (o *Output) NewOwnRoller(place FileOptions) *Roller {
+	return &Roller{o: o, place: place, own: true, ownSizes: newSizeModel(o.file.NumFields())}
+}
 
 // Write appends rec (Spec.Schema) to the current file, closing it and starting the
 // next whenever it reaches the target size. The batch is not retained.
@@ -73,6 +92,11 @@ func (r *Roller) Fill(remaining int64, arrowPerRow float64) int64 {
 	target := float64(r.target())
 	used := 0.0
 	if r.cur != nil {
+		if r.own {
+			// What the encoders have done so far depends on timing: an own
+			// Roller decides from settled sizes only.
+			r.cur.Settle()
+		}
 		used = float64(r.cur.EstimatedSize())
 	}
 	bpr := r.bytesPerRow(arrowPerRow)
@@ -90,7 +114,13 @@ func (r *Roller) Append(ctx context.Context, rec arrow.RecordBatch) error {
 		return err
 	}
 	if r.cur == nil {
-		f, err := r.o.Create(ctx, r.place)
+		var f *File
+		var err error
+		if r.own {
+			f, err = r.o.create(ctx, r.place, r.ownDict, r.ownSizes)
+		} else {
+			f, err = r.o.Create(ctx, r.place)
+		}
 		if err != nil {
 			return err
 		}
@@ -100,7 +130,14 @@ func (r *Roller) Append(ctx context.Context, rec arrow.RecordBatch) error {
 	if err := f.Write(rec); err != nil {
 		return err
 	}
+	if r.own && r.ownDict == nil {
+		// Made once the writer has its sample (Writer.Write).
+		r.ownDict = f.w.DictionaryChoices()
+	}
 	target := float64(r.target())
+	if r.own {
+		f.Settle()
+	}
 	if float64(f.EstimatedSize()) >= 0.95*target {
 		// Near the end: let the encoders catch up so that the estimate counts
 		// encoded pages, then decide.
@@ -124,9 +161,12 @@ func (r *Roller) target() int64 {
 // the Output closed, else from the open file once it has rows, else half the Arrow
 // size.
 func (r *Roller) bytesPerRow(arrowPerRow float64) float64 {
-	r.o.mu.Lock()
-	b, n := r.o.closedBytes, r.o.closedRows
-	r.o.mu.Unlock()
+	b, n := r.ownBytes, r.ownRows
+	if !r.own {
+		r.o.mu.Lock()
+		b, n = r.o.closedBytes, r.o.closedRows
+		r.o.mu.Unlock()
+	}
 	if n > 0 {
 		return math.Max(float64(b)/float64(n), 1e-3)
 	}
@@ -139,9 +179,12 @@ func (r *Roller) bytesPerRow(arrowPerRow float64) float64 {
 func (r *Roller) closeCurrent(ctx context.Context) error {
 	f := r.cur
 	r.cur = nil
+	rows, overhead := f.Rows(), f.w.overhead()
 	add, err := f.Close(ctx)
 	if add != nil {
 		r.adds = append(r.adds, add)
+		r.ownBytes += max(add.Size-overhead, 0)
+		r.ownRows += rows
 	}
 	return err
 }
