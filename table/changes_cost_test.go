@@ -110,7 +110,9 @@ func TestChangesReadCostFollowsChangeFiles(t *testing.T) {
 				n += rec.NumRows()
 				col := rec.Column(int(rec.Schema().FieldIndices(table.ChangeTypeColumn)[0]))
 				for i := 0; i < col.Len(); i++ {
-					kinds[col.ValueStr(i)]++
+					// Cloned: the string shares the batch's buffer, which the reader
+					// reuses for the next batch.
+					kinds[strings.Clone(col.ValueStr(i))]++
 				}
 			}
 			if err := rd.Err(); err != nil {
