@@ -63,7 +63,9 @@ func TestChangesPropertyReplayColumnMapping(t *testing.T) {
 		for layout := 0; layout < 8; layout++ {
 			partitioned, dvOn, clustered := layout&1 != 0, layout&2 != 0, layout&4 != 0
 			name := fmt.Sprintf("seed=%d/part=%v/dv=%v/clustered=%v", seed, partitioned, dvOn, clustered)
-			t.Run(name, func(t *testing.T) { changesPropertyRun(t, uint64(seed)+1000, partitioned, dvOn, clustered, true, steps) })
+			t.Run(name, func(t *testing.T) {
+				changesPropertyRun(t, uint64(seed)+1000, partitioned, dvOn, clustered, true, steps)
+			})
 		}
 	}
 }
@@ -109,7 +111,7 @@ func changesPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered,
 	var barriers []int64
 	extra := false
 	renamed := map[int64]bool{} // versions at which note is named memo
-	lastAlter := int64(1) // RESTORE goes no further back: the schema stays the one the steps use
+	lastAlter := int64(1)       // RESTORE goes no further back: the schema stays the one the steps use
 	for step := 0; step < steps; step++ {
 		var what string
 		var err error
