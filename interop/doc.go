@@ -21,6 +21,11 @@
 //     same live files for seeded random predicates.
 //   - I5 (Bloom filters) DuckDB reads the split-block Bloom filters skiplake's data
 //     file writer produces: no false negatives, absent values excluded.
+//   - I6 (change data feed) the rows DuckDB reads for a version of a table with
+//     the change data feed — from the version's _change_data files when its commit
+//     has cdc actions, else from its added and removed files minus deletion
+//     vectors — equal Table.Changes of that version (less the commit version and
+//     time); change data files hold the data columns and _change_type only.
 //
 // What it deliberately does not do: it does not test DuckDB, install DuckDB
 // extensions (there is no network), or read the shared golden tables (the table
