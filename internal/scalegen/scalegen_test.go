@@ -109,6 +109,9 @@ func TestBuildDir(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "_delta_log")); err == nil {
 				continue
 			}
+			if err := os.MkdirAll(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			store, err := storage.NewLocal(root)
 			if err != nil {
 				t.Fatal(err)
