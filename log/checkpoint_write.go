@@ -177,6 +177,34 @@ type checkpointWriter struct {
 	// partitions, when set, builds add.partitionValues_parsed (a partitioned table
 	// with delta.checkpoint.writeStatsAsStruct): one typed field per partition column.
 	partitions *parsedPartitions
+	// fw receives the rows built so far as one row group whenever
+	// checkpointRowGroupRows of them are pending (flushFull), so that the Arrow
+	// builders hold one row group, not the whole checkpoint.
+	fw *pqarrow.FileWriter
+}
+
+// checkpointRowGroupRows is the number of actions per row group of a classic
+// checkpoint: the builders of one row group are all the Arrow memory writing a
+// checkpoint takes, whatever the number of files (a variable so tests can make it small).
+var checkpointRowGroupRows = 1 << 15
+
+// flushFull writes the pending rows as a row group once there are
+// checkpointRowGroupRows of them.
+func (w *checkpointWriter) flushFull() error {
+	if w.rb.Field(0).Len() < checkpointRowGroupRows {
+		return nil
+	}
+	return w.flush()
+}
+
+// flush writes the pending rows, if any, as one row group and resets the builders.
+func (w *checkpointWriter) flush() error {
+	if w.rb.Field(0).Len() == 0 {
+		return nil
+	}
+	rec := w.rb.NewRecordBatch()
+	defer rec.Release()
+	return w.fw.Write(rec)
 }
 
 func (w *checkpointWriter) struct_(col int) *array.StructBuilder {
@@ -528,8 +556,15 @@ func (l *Log) encodeV2Checkpoint(snap *Snapshot) ([]byte, int64, error) {
 	return data, int64(len(actions)), nil
 }
 
+// checkpointAllocator allocates the Arrow and Parquet buffers of checkpoint writing (a
+// variable so tests can measure them).
+var checkpointAllocator memory.Allocator = memory.DefaultAllocator
+
+// encodeCheckpoint renders snap as a classic Parquet checkpoint: protocol, metaData,
+// txn and domainMetadata rows, then the unexpired removes and the adds, written one
+// row group of checkpointRowGroupRows actions at a time.
 func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
-	mem := memory.DefaultAllocator
+	mem := checkpointAllocator
 	props := snap.Properties()
 	w := &checkpointWriter{statsJSON: props.CheckpointWriteStatsAsJSON}
 	if props.CheckpointWriteStatsAsStruct {
@@ -551,6 +586,17 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 	sch := checkpointSchema(partsType, w.statsParsed)
 	w.rb = array.NewRecordBuilder(mem, sch)
 	defer w.rb.Release()
+	var buf bytes.Buffer
+	// Decimals of precision <= 18 as INT32/INT64, as Spark writes them (stats_parsed
+	// and partitionValues_parsed).
+	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithStoreDecimalAsInteger(true), parquet.WithMaxRowGroupLength(int64(checkpointRowGroupRows)))
+	fw, err := pqarrow.NewFileWriter(sch, &buf, wprops, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+	}
+	w.fw = fw
+	defer fw.Close() // a no-op after the Close below
 	p, md := snap.protocol, snap.metadata
 	w.protocol(&p)
 	w.metadata(&md)
@@ -566,25 +612,19 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 			continue
 		}
 		w.remove(r)
+		if err := w.flushFull(); err != nil {
+			return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+		}
 	}
 	for _, a := range snap.files {
 		if err := w.add(a); err != nil {
 			return nil, 0, fmt.Errorf("log: checkpoint %d: file %s: %w", snap.version, a.Path, err)
 		}
+		if err := w.flushFull(); err != nil {
+			return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
+		}
 	}
-	rec := w.rb.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	// Decimals of precision <= 18 as INT32/INT64, as Spark writes them (stats_parsed
-	// and partitionValues_parsed).
-	wprops := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithStoreDecimalAsInteger(true))
-	fw, err := pqarrow.NewFileWriter(sch, &buf, wprops, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
-	if err != nil {
-		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
-	}
-	if err := fw.Write(rec); err != nil {
-		fw.Close()
+	if err := w.flush(); err != nil {
 		return nil, 0, fmt.Errorf("log: checkpoint %d: %w", snap.version, err)
 	}
 	if err := fw.Close(); err != nil {

@@ -104,7 +104,10 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSONL(e.stdout, recs)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
+	// tabwriter writes each cell with its own Write: buffered, a million files take
+	// a few hundred writes instead of ten million.
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	tw := tabwriter.NewWriter(out, 0, 2, 2, ' ', 0)
 	header := "PATH\tROWS\tBYTES\tVERDICT\tREASON"
 	if len(files) > 0 {
 		for _, c := range files[0].FilterColumns {
@@ -125,7 +128,10 @@ func runFiles(ctx context.Context, e *env, args []string) error {
 	}
 	rep := sc.Report()
 	fmt.Fprintf(tw, "(%d of %d files kept, %d skipped)\n", rep.Files.Kept, rep.Files.Total, rep.Files.Skipped)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // fileRecord is one line of files --format jsonl.

@@ -38,6 +38,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -482,14 +483,15 @@ func tableArgs(fs *flag.FlagSet, args []string, format *string, formats ...strin
 
 // writeJSONL writes one JSON document per line (the jsonl output format).
 func writeJSONL[T any](w io.Writer, items []T) error {
-	enc := json.NewEncoder(w)
+	bw := bufio.NewWriterSize(w, 64<<10) // one Write per 64 KiB, not per item
+	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	for _, it := range items {
 		if err := enc.Encode(it); err != nil {
 			return err
 		}
 	}
-	return nil
+	return bw.Flush()
 }
 
 // writeJSON writes v as one indented JSON document (the json output format).
