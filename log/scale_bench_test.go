@@ -2,9 +2,6 @@ package log_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/skiplake/skiplake/internal/scalegen"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/storage"
 )
 
 // BenchmarkScaleCheckpointWrite writes the classic checkpoint of a table of many
@@ -24,56 +20,38 @@ import (
 // heap objects during the op above the heap with the snapshot loaded (sampled every
 // millisecond): what writing costs beyond the action index.
 func BenchmarkScaleCheckpointWrite(b *testing.B) {
-	counts, err := scalegen.FilesFromEnv(10_000)
+	cases, err := scalegen.Cases(10_000)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range counts {
-		for _, part := range []bool{false, true} {
-			name := fmt.Sprintf("files=%d", n)
-			if part {
-				name = "part-" + name
+	for _, c := range cases {
+		b.Run(c.Name, func(b *testing.B) {
+			ctx := context.Background()
+			_, store, err := c.Open(ctx, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
 			}
-			b.Run(name, func(b *testing.B) {
-				dir := filepath.Join(b.TempDir(), name)
-				if keep := os.Getenv("SKIPLAKE_SCALE_DIR"); keep != "" {
-					dir = filepath.Join(keep, name)
-				}
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					b.Fatal(err)
-				}
-				store, err := storage.NewLocal(dir)
+			l := log.New(store)
+			snap, err := l.Snapshot(ctx, scalegen.CheckpointVersion(c.Options))
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			base := heapObjects()
+			var peak uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				stop := sampleHeap(&peak)
+				err := l.Checkpoint(ctx, snap)
+				stop()
 				if err != nil {
 					b.Fatal(err)
 				}
-				ctx := context.Background()
-				if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {
-					if err := scalegen.Build(ctx, store, scalegen.Options{Files: n, Partitioned: part, Commits: 3}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				l := log.New(store)
-				snap, err := l.Snapshot(ctx, scalegen.CheckpointVersion(scalegen.Options{Files: n, Commits: 3}))
-				if err != nil {
-					b.Fatal(err)
-				}
-				runtime.GC()
-				base := heapObjects()
-				var peak uint64
-				b.ReportAllocs()
-				for b.Loop() {
-					stop := sampleHeap(&peak)
-					err := l.Checkpoint(ctx, snap)
-					stop()
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				runtime.KeepAlive(snap)
-				b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "extra-heap-MB")
-				b.ReportMetric(float64(base)/(1<<20), "snapshot-heap-MB")
-			})
-		}
+			}
+			runtime.KeepAlive(snap)
+			b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "extra-heap-MB")
+			b.ReportMetric(float64(base)/(1<<20), "snapshot-heap-MB")
+		})
 	}
 }
 

@@ -2,15 +2,11 @@ package table_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/skiplake/skiplake/internal/scalegen"
-	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -22,41 +18,24 @@ import (
 // `files` command does; cpu-ns/file is the process's CPU time per file, heap-MB the
 // live heap after the op with the snapshot and plan still referenced.
 func BenchmarkScalePlan(b *testing.B) {
-	counts, err := scalegen.FilesFromEnv(10_000)
+	cases, err := scalegen.Cases(10_000)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range counts {
-		for _, part := range []bool{false, true} {
-			name := fmt.Sprintf("files=%d", n)
-			if part {
-				name = "part-" + name
+	for _, c := range cases {
+		name, n := c.Name, c.Options.Files
+		dir, _, err := c.Open(context.Background(), b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, filter := range []string{"", scalegen.Filter} {
+			mode := "filter=none"
+			if filter != "" {
+				mode = "filter=selective"
 			}
-			dir := filepath.Join(b.TempDir(), name)
-			if keep := os.Getenv("SKIPLAKE_SCALE_DIR"); keep != "" {
-				dir = filepath.Join(keep, name)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					b.Fatal(err)
-				}
-				store, err := storage.NewLocal(dir)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := scalegen.Build(context.Background(), store, scalegen.Options{Files: n, Partitioned: part, Commits: 3}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for _, filter := range []string{"", scalegen.Filter} {
-				mode := "filter=none"
-				if filter != "" {
-					mode = "filter=selective"
-				}
-				b.Run(name+"/"+mode, func(b *testing.B) {
-					benchScalePlan(b, dir, n, filter)
-				})
-			}
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				benchScalePlan(b, dir, n, filter)
+			})
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -196,4 +197,59 @@ func Build(ctx context.Context, store storage.Storage, o Options) error {
 		}
 	}
 	return nil
+}
+
+// EnvDir is the environment variable naming a directory where the scale tables are
+// kept between runs (see Case.Open).
+const EnvDir = "SKIPLAKE_SCALE_DIR"
+
+// Case is one scale table of the tests and benchmarks: Name is "files=N" or
+// "part-files=N" (partitioned), the directory name it is kept under.
+type Case struct {
+	Name    string
+	Options Options
+}
+
+// Cases returns, for every file count of FilesFromEnv(def), the unpartitioned and the
+// partitioned table, each a checkpoint plus 3 commits.
+func Cases(def int) ([]Case, error) {
+	counts, err := FilesFromEnv(def)
+	if err != nil {
+		return nil, err
+	}
+	var out []Case
+	for _, n := range counts {
+		for _, part := range []bool{false, true} {
+			name := fmt.Sprintf("files=%d", n)
+			if part {
+				name = "part-" + name
+			}
+			out = append(out, Case{Name: name, Options: Options{Files: n, Partitioned: part, Commits: 3}})
+		}
+	}
+	return out, nil
+}
+
+// Open returns the directory of c's table and a store on it, building the table first
+// unless it exists: under $SKIPLAKE_SCALE_DIR when that is set (kept between runs),
+// else under tmp.
+func (c Case) Open(ctx context.Context, tmp string) (string, storage.Storage, error) {
+	dir := tmp
+	if keep := os.Getenv(EnvDir); keep != "" {
+		dir = keep
+	}
+	dir = filepath.Join(dir, c.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("scalegen: %w", err)
+	}
+	store, err := storage.NewLocal(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_delta_log")); err != nil {
+		if err := Build(ctx, store, c.Options); err != nil {
+			return "", nil, err
+		}
+	}
+	return dir, store, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/skiplake/skiplake/internal/scalegen"
@@ -95,30 +94,13 @@ func TestBuildDir(t *testing.T) {
 	if dir == "" {
 		t.Skip("set SKIPLAKE_SCALE_DIR (and SKIPLAKE_SCALE_FILES) to build the scale tables there")
 	}
-	counts, err := scalegen.FilesFromEnv(10_000)
+	cases, err := scalegen.Cases(10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range counts {
-		for _, part := range []bool{false, true} {
-			name := fmt.Sprintf("files=%d", n)
-			if part {
-				name = "part-" + name
-			}
-			root := filepath.Join(dir, name)
-			if _, err := os.Stat(filepath.Join(root, "_delta_log")); err == nil {
-				continue
-			}
-			if err := os.MkdirAll(root, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			store, err := storage.NewLocal(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := scalegen.Build(context.Background(), store, scalegen.Options{Files: n, Partitioned: part, Commits: 3}); err != nil {
-				t.Fatal(err)
-			}
+	for _, c := range cases {
+		if _, _, err := c.Open(context.Background(), dir); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
