@@ -95,23 +95,11 @@ func Predict(ctx context.Context, t *table.Table, w *workload.Workload, pl Plann
 	if pl.Curve != optimize.CurveWorkload && len(pl.Columns) == 0 {
 		return nil, fmt.Errorf("%w: %s without clustering columns", ErrInvalidOptions, kind)
 	}
-	snap, err := t.Snapshot(ctx, table.Latest())
+	in, err := loadModelInput(ctx, t, w, pl.TargetFileSize)
 	if err != nil {
 		return nil, err
 	}
-	schema := snap.Schema()
-	exprs, err := bindAll(w, schema)
-	if err != nil {
-		return nil, err
-	}
-	rows, bytes, err := tableSize(snap)
-	if err != nil {
-		return nil, err
-	}
-	target := pl.TargetFileSize
-	if target <= 0 {
-		target = snap.Properties().TargetFileSize
-	}
+	snap, schema, exprs, rows, bytes, target := in.snap, in.schema, in.exprs, in.rows, in.bytes, in.target
 	files := pl.Files
 	if files <= 0 {
 		files = int(max(1, (bytes+target-1)/target))

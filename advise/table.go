@@ -37,23 +37,11 @@ func Table(ctx context.Context, t *table.Table, w *workload.Workload, opts Optio
 	if progress == nil {
 		progress = func(string, int, int) {}
 	}
-	snap, err := t.Snapshot(ctx, table.Latest())
+	in, err := loadModelInput(ctx, t, w, opts.TargetFileSize)
 	if err != nil {
 		return nil, err
 	}
-	schema := snap.Schema()
-	exprs, err := bindAll(w, schema)
-	if err != nil {
-		return nil, err
-	}
-	rows, bytes, err := tableSize(snap)
-	if err != nil {
-		return nil, err
-	}
-	target := opts.TargetFileSize
-	if target <= 0 {
-		target = snap.Properties().TargetFileSize
-	}
+	snap, schema, exprs, rows, bytes, target := in.snap, in.schema, in.exprs, in.rows, in.bytes, in.target
 	// Candidates are simulated with the current layout's file count by default:
 	// a layout of fewer, larger files reads a larger share of them for the same
 	// filter, so only equal counts compare layouts.
@@ -364,4 +352,35 @@ func currentLayout(ctx context.Context, snap *table.Snapshot, s *sim, exprs []ex
 	sc.ratioP90 = weightedP90(ratios, s.totalW)
 	c.fill(sc)
 	return c, nil
+}
+
+// modelInput is what the advisor and Predict read of a table before modelling it: the
+// latest snapshot, its schema, the workload's filters bound to it, its live rows and
+// bytes, and the target file size (the caller's, else the table's).
+type modelInput struct {
+	snap        *table.Snapshot
+	schema      *arrow.Schema
+	exprs       []expr.Expr
+	rows, bytes int64
+	target      int64
+}
+
+func loadModelInput(ctx context.Context, t *table.Table, w *workload.Workload, target int64) (*modelInput, error) {
+	snap, err := t.Snapshot(ctx, table.Latest())
+	if err != nil {
+		return nil, err
+	}
+	schema := snap.Schema()
+	exprs, err := bindAll(w, schema)
+	if err != nil {
+		return nil, err
+	}
+	rows, bytes, err := tableSize(snap)
+	if err != nil {
+		return nil, err
+	}
+	if target <= 0 {
+		target = snap.Properties().TargetFileSize
+	}
+	return &modelInput{snap: snap, schema: schema, exprs: exprs, rows: rows, bytes: bytes, target: target}, nil
 }
