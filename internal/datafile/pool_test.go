@@ -186,7 +186,9 @@ func TestBufferPoolPoison(t *testing.T) {
 
 // TestBufferPoolCloseHandsOver: the free buffers of a closed pool, and those freed
 // after Close, serve another pool's allocations; buffers live in the closed pool
-// are not handed over until freed.
+// are not handed over until freed. Under the race detector sync.Pool drops a random
+// quarter of what it is given (on purpose, to shake out reliance on it), so there
+// only the safety half is checked: a live buffer is never handed out.
 func TestBufferPoolCloseHandsOver(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the cache is emptied by GC
 	const size = 5<<20 + 12345                       // a class no other test uses
@@ -197,12 +199,12 @@ func TestBufferPoolCloseHandsOver(t *testing.T) {
 	p.Close()
 	q := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20})
 	got := q.Allocate(size)
-	if unsafe.SliceData(got) != unsafe.SliceData(a) || q.Stats().Reused != 1 {
+	if !raceEnabled && (unsafe.SliceData(got) != unsafe.SliceData(a) || q.Stats().Reused != 1) {
 		t.Fatal("the closed pool's free buffer was not reused")
 	}
 	p.Free(later) // after Close: straight to the shared cache
 	got2 := q.Allocate(size)
-	if unsafe.SliceData(got2) != unsafe.SliceData(later) {
+	if !raceEnabled && unsafe.SliceData(got2) != unsafe.SliceData(later) {
 		t.Fatal("a buffer freed after Close was not reused")
 	}
 	if got3 := q.Allocate(size); unsafe.SliceData(got3) == unsafe.SliceData(held) || held[0] != 42 {
