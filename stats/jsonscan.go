@@ -2,8 +2,9 @@ package stats
 
 import (
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/skiplake/skiplake/value"
 )
 
 // scanner is a small strict JSON reader over a string, built for stats lines: it
@@ -173,24 +174,6 @@ func (sc *scanner) str() (string, bool) {
 	return "", false
 }
 
-func hexVal(s string) (rune, bool) {
-	var r rune
-	for k := 0; k < 4; k++ {
-		c := s[k]
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
 // strSlow decodes a string with escapes; start is the first content byte, i the
 // first backslash.
 func (sc *scanner) strSlow(start, i int) (string, bool) {
@@ -231,30 +214,17 @@ func (sc *scanner) strSlow(start, i int) (string, bool) {
 		case 't':
 			buf = append(buf, '\t')
 		case 'u':
-			if i+4 > len(s) {
-				sc.i = i
-				sc.fail("short \\u escape")
-				return "", false
-			}
-			r, ok := hexVal(s[i : i+4])
+			r, next, ok := value.DecodeJSONUnicodeEscape(s, i)
 			if !ok {
 				sc.i = i
-				sc.fail("invalid \\u escape")
+				if i+4 > len(s) {
+					sc.fail("short \\u escape")
+				} else {
+					sc.fail("invalid \\u escape")
+				}
 				return "", false
 			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if lo, ok := hexVal(s[i+2 : i+6]); ok {
-						if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
-							r2 = d
-							i += 6
-						}
-					}
-				}
-				r = r2
-			}
+			i = next
 			buf = utf8.AppendRune(buf, r)
 		default:
 			sc.i = i - 1

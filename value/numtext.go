@@ -1,5 +1,10 @@
 package value
 
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
 // ScanDecimalLiteral reports whether s is a plain decimal number literal,
 // [+-](digits[.digits] | .digits)[(e|E)[+-]digits], with no surrounding space, no hex
 // digits, no underscores and no special words (NaN, Infinity). expDigits is the number
@@ -41,4 +46,52 @@ func ScanDecimalLiteral(s string) (ok bool, expDigits int) {
 		return false, 0
 	}
 	return true, expDigits
+}
+
+// DecodeJSONUnicodeEscape decodes the hex digits of a JSON "\uXXXX" escape whose
+// first digit is at s[i] (just after the "\u"). A UTF-16 surrogate pair written as
+// two escapes ("\uD83D\uDE00") is one character; a lone or mismatched surrogate half
+// decodes to U+FFFD, as encoding/json does. next is the index just after what was
+// consumed; ok is false when s[i:] does not start with four hex digits. It is the one
+// decoder behind the stats JSON scanner (package stats) and the JSONL input reader
+// (package input), so both read the same text the same way.
+func DecodeJSONUnicodeEscape[T string | []byte](s T, i int) (r rune, next int, ok bool) {
+	r, ok = hex4(s, i)
+	if !ok {
+		return 0, i, false
+	}
+	next = i + 4
+	if !utf16.IsSurrogate(r) {
+		return r, next, true
+	}
+	if next+6 <= len(s) && s[next] == '\\' && s[next+1] == 'u' {
+		if lo, ok := hex4(s, next+2); ok {
+			if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
+				return d, next + 6, true
+			}
+		}
+	}
+	return utf8.RuneError, next, true
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4[T string | []byte](s T, i int) (rune, bool) {
+	if i < 0 || i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		c := s[k]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

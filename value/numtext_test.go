@@ -37,3 +37,47 @@ func FuzzScanDecimalLiteral(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeJSONUnicodeEscape(t *testing.T) {
+	cases := []struct {
+		in   string // text after the "\u"
+		r    rune
+		next int
+		ok   bool
+	}{
+		{"0041", 'A', 4, true},
+		{"00e9rest", 'é', 4, true},
+		{"00E9", 'é', 4, true},
+		{`D83D\uDE00`, '😀', 10, true},     // a surrogate pair is one character
+		{`d83d\ude00tail`, '😀', 10, true}, // lower-case hex
+		{`D83D`, '\uFFFD', 4, true},       // lone high half at the end
+		{`D83Dx`, '\uFFFD', 4, true},      // lone high half before other text
+		{`D83D\u0041`, '\uFFFD', 4, true}, // high half then a non-surrogate: not consumed
+		{`DE00`, '\uFFFD', 4, true},       // lone low half
+		{`D83D\uZZZZ`, '\uFFFD', 4, true}, // second escape not hex: left to the caller
+		{"004", 0, 0, false},              // short
+		{"00g1", 0, 0, false},             // not hex
+		{"", 0, 0, false},
+	}
+	for _, c := range cases {
+		for _, form := range []string{"string", "bytes"} {
+			var (
+				r    rune
+				next int
+				ok   bool
+			)
+			if form == "string" {
+				r, next, ok = DecodeJSONUnicodeEscape(c.in, 0)
+			} else {
+				r, next, ok = DecodeJSONUnicodeEscape([]byte(c.in), 0)
+			}
+			if ok != c.ok || (ok && (r != c.r || next != c.next)) {
+				t.Errorf("%s %q: got (%q, %d, %v), want (%q, %d, %v)", form, c.in, r, next, ok, c.r, c.next, c.ok)
+			}
+		}
+	}
+	// The offset is honoured.
+	if r, next, ok := DecodeJSONUnicodeEscape(`ab\u0042`, 4); !ok || r != 'B' || next != 8 {
+		t.Errorf("offset 4: got (%q, %d, %v)", r, next, ok)
+	}
+}
