@@ -350,24 +350,14 @@ func matchKeys(keys []string, fields []arrow.Field, what string) ([]int, error) 
 }
 
 func appendInt(b array.Builder, s string) error {
-	bits := map[arrow.Type]int{arrow.INT8: 8, arrow.INT16: 16, arrow.INT32: 32, arrow.INT64: 64}[b.Type().ID()]
-	n, err := strconv.ParseInt(s, 10, bits)
+	n, err := strconv.ParseInt(s, 10, value.IntBits(b.Type()))
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
 			return fmt.Errorf("%s is out of range for %s", abbreviate(s), typeName(b.Type()))
 		}
 		return fmt.Errorf("cannot read %q as %s", abbreviate(s), typeName(b.Type()))
 	}
-	switch bb := b.(type) {
-	case *array.Int8Builder:
-		bb.Append(int8(n))
-	case *array.Int16Builder:
-		bb.Append(int16(n))
-	case *array.Int32Builder:
-		bb.Append(int32(n))
-	case *array.Int64Builder:
-		bb.Append(n)
-	}
+	value.AppendInt64(b, n)
 	return nil
 }
 

@@ -124,7 +124,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		if num == nil {
 			return nil
 		}
-		bits := intWidthBits(to)
+		bits := uint(value.IntBits(to))
 		lo, hi := int64(-1)<<(bits-1), int64(uint64(1)<<(bits-1)-1)
 		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
 			get := num(src)
@@ -133,7 +133,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 				if reason != "" {
 					return fail(src, i, rows, reason)
 				}
-				appendInt(b, v)
+				value.AppendInt64(b, v)
 				return nil
 			})
 		}
@@ -286,31 +286,6 @@ func buildEach(mem memory.Allocator, src arrow.Array, t arrow.DataType, set func
 		}
 	}
 	return b.NewArray(), nil
-}
-
-func appendInt(b array.Builder, v int64) {
-	switch bb := b.(type) {
-	case *array.Int8Builder:
-		bb.Append(int8(v))
-	case *array.Int16Builder:
-		bb.Append(int16(v))
-	case *array.Int32Builder:
-		bb.Append(int32(v))
-	case *array.Int64Builder:
-		bb.Append(v)
-	}
-}
-
-func intWidthBits(t arrow.DataType) uint {
-	switch t.ID() {
-	case arrow.INT8:
-		return 8
-	case arrow.INT16:
-		return 16
-	case arrow.INT32:
-		return 32
-	}
-	return 64
 }
 
 // decodeDictionary returns the values of a dictionary array, densely.

@@ -215,3 +215,38 @@ func fromMicros(us int64, unit arrow.TimeUnit) (int64, bool) {
 	}
 	return us, true
 }
+
+// IntBits is the width in bits of an Arrow signed integer type (8, 16, 32 or 64),
+// and 0 for any other type.
+func IntBits(t arrow.DataType) int {
+	switch t.ID() {
+	case arrow.INT8:
+		return 8
+	case arrow.INT16:
+		return 16
+	case arrow.INT32:
+		return 32
+	case arrow.INT64:
+		return 64
+	}
+	return 0
+}
+
+// AppendInt64 appends v to a signed integer builder (int8 to int64), narrowed to
+// the builder's width: the caller has already checked that v fits (IntBits gives
+// the width). It reports false, appending nothing, for a builder of another type.
+func AppendInt64(b array.Builder, v int64) bool {
+	switch bb := b.(type) {
+	case *array.Int8Builder:
+		bb.Append(int8(v))
+	case *array.Int16Builder:
+		bb.Append(int16(v))
+	case *array.Int32Builder:
+		bb.Append(int32(v))
+	case *array.Int64Builder:
+		bb.Append(v)
+	default:
+		return false
+	}
+	return true
+}

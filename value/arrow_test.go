@@ -209,3 +209,40 @@ func TestAppendRoundTrip(t *testing.T) {
 	}
 	b.Release()
 }
+
+func TestAppendInt64NarrowsToTheBuilder(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	for _, c := range []struct {
+		typ  arrow.DataType
+		bits int
+		v    int64
+	}{
+		{arrow.PrimitiveTypes.Int8, 8, -128},
+		{arrow.PrimitiveTypes.Int16, 16, 32767},
+		{arrow.PrimitiveTypes.Int32, 32, -2147483648},
+		{arrow.PrimitiveTypes.Int64, 64, math.MaxInt64},
+	} {
+		if got := value.IntBits(c.typ); got != c.bits {
+			t.Errorf("IntBits(%s) = %d, want %d", c.typ, got, c.bits)
+		}
+		b := array.NewBuilder(mem, c.typ)
+		if !value.AppendInt64(b, c.v) {
+			t.Fatalf("AppendInt64 refused a %s builder", c.typ)
+		}
+		arr := b.NewArray()
+		got, err := value.FromArray(arr, 0)
+		if err != nil || got.AsInt64() != c.v {
+			t.Errorf("%s: appended %d, read back %v (%v)", c.typ, c.v, got, err)
+		}
+		arr.Release()
+		b.Release()
+	}
+	if value.IntBits(arrow.BinaryTypes.String) != 0 || value.IntBits(arrow.PrimitiveTypes.Uint8) != 0 {
+		t.Error("IntBits of a non-signed-integer type is not 0")
+	}
+	b := array.NewBuilder(mem, arrow.PrimitiveTypes.Float64)
+	defer b.Release()
+	if value.AppendInt64(b, 1) || b.Len() != 0 {
+		t.Error("AppendInt64 appended to a float64 builder")
+	}
+}
