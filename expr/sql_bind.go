@@ -750,16 +750,28 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func (n *notNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
-	v, err := n.v.evalVec(c, mask)
+// strictBoolVec evaluates the operand of a boolean operator that is NULL exactly
+// where its operand is (NOT, LIKE): it returns the operand's vec and a boolean vec
+// for the result sharing the operand's validity, all false. When the operand is the
+// NULL literal, v is nil and out is all NULL, the operator's whole answer.
+func strictBoolVec(c *scalarCtx, operand scalarNode, mask []uint64) (v, out *vec, err error) {
+	v, err = operand.evalVec(c, mask)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := boolVec(c.n, true)
-	out.valid = v.valid
+	out = boolVec(c.n, true)
 	if kindOf(v.t) == tkNull {
 		out.valid = make([]uint64, (c.n+63)/64)
-		return out, nil
+		return nil, out, nil
+	}
+	out.valid = v.valid
+	return v, out, nil
+}
+
+func (n *notNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
+	v, out, err := strictBoolVec(c, n.v, mask)
+	if err != nil || v == nil {
+		return out, err
 	}
 	for i, x := range v.i {
 		out.i[i] = b2i(x == 0)
@@ -834,15 +846,9 @@ func (n *inNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
 }
 
 func (n *likeNode) evalVec(c *scalarCtx, mask []uint64) (*vec, error) {
-	v, err := n.v.evalVec(c, mask)
-	if err != nil {
-		return nil, err
-	}
-	out := boolVec(c.n, true)
-	out.valid = v.valid
-	if kindOf(v.t) == tkNull {
-		out.valid = make([]uint64, (c.n+63)/64)
-		return out, nil
+	v, out, err := strictBoolVec(c, n.v, mask)
+	if err != nil || v == nil {
+		return out, err
 	}
 	for i := range c.n {
 		if bitAt(v.valid, i) && bitAt(mask, i) && n.pattern.Match(v.s[i]) {
