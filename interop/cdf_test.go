@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/table"
@@ -49,21 +47,7 @@ func TestChangeDataReadByDuckDB(t *testing.T) {
 					props["delta.enableDeletionVectors"] = "true"
 				}
 				mt := writeMixedTable(t, t.TempDir(), pc.parts, seedKnob(t, uint64(500+i)), rows, props)
-				_, err := mt.tbl.Delete(bg, "i32 > 0 AND i32 < 1000000", table.DMLOptions{})
-				require.NoError(t, err)
-				_, err = mt.tbl.Update(bg, "f64 > 0", table.UpdateOptions{Set: "i64 = 7, s = 'updated'"})
-				require.NoError(t, err)
-				_, err = mt.tbl.Delete(bg, "i16 < 0", table.DMLOptions{})
-				require.NoError(t, err)
-				src := newGen(seedKnob(t, uint64(700+i))).mixedBatch(t, memory.DefaultAllocator, rows/4)
-				rdr, err := array.NewRecordReader(mt.schema, []arrow.RecordBatch{src})
-				require.NoError(t, err)
-				_, err = mt.tbl.Merge(bg, rdr, table.Upsert("id"))
-				rdr.Release()
-				src.Release()
-				require.NoError(t, err)
-				head, err := mt.tbl.Snapshot(bg, table.Latest())
-				require.NoError(t, err)
+				head := runDMLSequence(t, mt, seedKnob(t, uint64(700+i)), rows/4)
 
 				fields := append(append([]arrow.Field(nil), mt.schema.Fields()...), arrow.Field{Name: table.ChangeTypeColumn, Type: arrow.BinaryTypes.String})
 				outSchema := arrow.NewSchema(fields, nil)
@@ -110,8 +94,7 @@ type commitAction struct {
 func duckCommit(t testing.TB, db *sql.DB, dir string, v int64) []commitAction {
 	t.Helper()
 	path := filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", v))
-	dvType := `STRUCT(storageType VARCHAR, pathOrInlineDv VARCHAR, "offset" BIGINT, sizeInBytes BIGINT, cardinality BIGINT)`
-	file := `STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, dataChange BOOLEAN, deletionVector ` + dvType + `)`
+	file := `STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, dataChange BOOLEAN, deletionVector ` + duckDVType + `)`
 	q := `
 WITH log AS (
   SELECT add, remove, cdc FROM read_json(` + sqlString(path) + `, format = 'newline_delimited', union_by_name = true,

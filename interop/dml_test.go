@@ -37,21 +37,7 @@ func TestDeletionVectorsReadByDuckDB(t *testing.T) {
 	for i, pc := range partitionings {
 		t.Run(pc.name, func(t *testing.T) {
 			mt := writeMixedTable(t, t.TempDir(), pc.parts, seedKnob(t, uint64(300+i)), rows, map[string]string{"delta.enableDeletionVectors": "true"})
-			_, err := mt.tbl.Delete(bg, "i32 > 0 AND i32 < 1000000", table.DMLOptions{})
-			require.NoError(t, err)
-			_, err = mt.tbl.Update(bg, "f64 > 0", table.UpdateOptions{Set: "i64 = 7, s = 'updated'"})
-			require.NoError(t, err)
-			_, err = mt.tbl.Delete(bg, "i16 < 0", table.DMLOptions{}) // grows existing vectors
-			require.NoError(t, err)
-			src := newGen(seedKnob(t, uint64(900+i))).mixedBatch(t, memory.DefaultAllocator, rows/4)
-			rdr, err := array.NewRecordReader(mt.schema, []arrow.RecordBatch{src})
-			require.NoError(t, err)
-			_, err = mt.tbl.Merge(bg, rdr, table.Upsert("id"))
-			rdr.Release()
-			src.Release()
-			require.NoError(t, err)
-			head, err := mt.tbl.Snapshot(bg, table.Latest())
-			require.NoError(t, err)
+			head := runDMLSequence(t, mt, seedKnob(t, uint64(900+i)), rows/4)
 			withDV := 0
 			for _, a := range head.Log().Files() {
 				if a.DeletionVector != nil {
@@ -81,6 +67,33 @@ func TestDeletionVectorsReadByDuckDB(t *testing.T) {
 	}
 }
 
+// runDMLSequence applies the DML sequence both DuckDB cross-checks replay: a DELETE,
+// an UPDATE of most rows, a second DELETE (which grows existing deletion vectors on a
+// table with them), and an upsert MERGE of mergeRows generated rows (seed). It returns
+// the snapshot after the MERGE.
+func runDMLSequence(t *testing.T, mt *mixedTable, seed uint64, mergeRows int) *table.Snapshot {
+	t.Helper()
+	_, err := mt.tbl.Delete(bg, "i32 > 0 AND i32 < 1000000", table.DMLOptions{})
+	require.NoError(t, err)
+	_, err = mt.tbl.Update(bg, "f64 > 0", table.UpdateOptions{Set: "i64 = 7, s = 'updated'"})
+	require.NoError(t, err)
+	_, err = mt.tbl.Delete(bg, "i16 < 0", table.DMLOptions{})
+	require.NoError(t, err)
+	src := newGen(seed).mixedBatch(t, memory.DefaultAllocator, mergeRows)
+	rdr, err := array.NewRecordReader(mt.schema, []arrow.RecordBatch{src})
+	require.NoError(t, err)
+	_, err = mt.tbl.Merge(bg, rdr, table.Upsert("id"))
+	rdr.Release()
+	src.Release()
+	require.NoError(t, err)
+	head, err := mt.tbl.Snapshot(bg, table.Latest())
+	require.NoError(t, err)
+	return head
+}
+
+// duckDVType is a deletion vector descriptor as DuckDB's read_json columns spell it.
+const duckDVType = `STRUCT(storageType VARCHAR, pathOrInlineDv VARCHAR, "offset" BIGINT, sizeInBytes BIGINT, cardinality BIGINT)`
+
 // dvFile is a live file with its deletion vector, as DuckDB's replay found it.
 type dvFile struct {
 	liveFile
@@ -95,13 +108,12 @@ type dvFile struct {
 func duckReplayDV(t testing.TB, db *sql.DB, dir string, maxVersion int64) []dvFile {
 	t.Helper()
 	glob := filepath.Join(dir, "_delta_log", "*.json")
-	dvType := `STRUCT(storageType VARCHAR, pathOrInlineDv VARCHAR, "offset" BIGINT, sizeInBytes BIGINT, cardinality BIGINT)`
 	q := `
 WITH log AS (
   SELECT add, remove, CAST(regexp_extract(filename, '(\d+)\.json$', 1) AS BIGINT) AS v
   FROM read_json(` + sqlString(glob) + `, format = 'newline_delimited', union_by_name = true, filename = true,
-       columns = {'add': 'STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, stats VARCHAR, deletionVector ` + dvType + `)',
-                  'remove': 'STRUCT(path VARCHAR, deletionVector ` + dvType + `)'})
+       columns = {'add': 'STRUCT(path VARCHAR, partitionValues MAP(VARCHAR, VARCHAR), size BIGINT, stats VARCHAR, deletionVector ` + duckDVType + `)',
+                  'remove': 'STRUCT(path VARCHAR, deletionVector ` + duckDVType + `)'})
 ),
 acts AS (
   SELECT v, add.path AS path, add.deletionVector AS dv, true AS is_add, CAST(to_json(add.partitionValues) AS VARCHAR) AS pv, add.size AS size
