@@ -542,28 +542,39 @@ func stringArg(e *FuncExpr, a scalarNode) (scalarNode, error) {
 	return nil, &ScalarTypeError{Expr: e.String(), Reason: "needs a string, not " + TypeName(a.dataType()) + " (use CAST)"}
 }
 
+// bindStringMap binds a function of one string argument to a string result; f
+// maps a non-NULL value (NULL in, NULL out) and may fail for a value it cannot map.
+func bindStringMap(e *FuncExpr, args []scalarNode, f func(s string) (string, error)) (scalarNode, error) {
+	if err := arity(e, args, 1, 1); err != nil {
+		return nil, err
+	}
+	a, err := stringArg(e, args[0])
+	if err != nil {
+		return nil, err
+	}
+	return &funcNode{src: e, args: []scalarNode{a}, t: dtString, row: func(v []value.Value) (value.Value, error) {
+		out, err := f(v[0].AsString())
+		if err != nil {
+			return value.Value{}, err
+		}
+		return value.String(out), nil
+	}}, nil
+}
+
 func bindCase(upper bool) func(*binder, *FuncExpr, []scalarNode) (scalarNode, error) {
 	return func(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
-		if err := arity(e, args, 1, 1); err != nil {
-			return nil, err
-		}
-		a, err := stringArg(e, args[0])
-		if err != nil {
-			return nil, err
-		}
-		return &funcNode{src: e, args: []scalarNode{a}, t: dtString, row: func(v []value.Value) (value.Value, error) {
-			s := v[0].AsString()
+		return bindStringMap(e, args, func(s string) (string, error) {
 			for i := 0; i < len(s); i++ {
 				if s[i] >= utf8.RuneSelf {
-					return value.Value{}, fmt.Errorf("%w: %s of a string with non-ASCII characters (%s): Java's case mapping depends on the JVM's locale, so skiplake cannot compute it as Spark would",
+					return "", fmt.Errorf("%w: %s of a string with non-ASCII characters (%s): Java's case mapping depends on the JVM's locale, so skiplake cannot compute it as Spark would",
 						ErrUnsupportedFunction, strings.ToLower(e.Name), value.String(s).String())
 				}
 			}
 			if upper {
-				return value.String(strings.ToUpper(s)), nil
+				return strings.ToUpper(s), nil
 			}
-			return value.String(strings.ToLower(s)), nil
-		}}, nil
+			return strings.ToLower(s), nil
+		})
 	}
 }
 
@@ -632,23 +643,15 @@ func bindSubstring(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error
 
 func bindTrim(left, right bool) func(*binder, *FuncExpr, []scalarNode) (scalarNode, error) {
 	return func(_ *binder, e *FuncExpr, args []scalarNode) (scalarNode, error) {
-		if err := arity(e, args, 1, 1); err != nil {
-			return nil, err
-		}
-		a, err := stringArg(e, args[0])
-		if err != nil {
-			return nil, err
-		}
-		return &funcNode{src: e, args: []scalarNode{a}, t: dtString, row: func(v []value.Value) (value.Value, error) {
-			s := v[0].AsString()
+		return bindStringMap(e, args, func(s string) (string, error) {
 			if left {
 				s = strings.TrimLeft(s, " ")
 			}
 			if right {
 				s = strings.TrimRight(s, " ")
 			}
-			return value.String(s), nil
-		}}, nil
+			return s, nil
+		})
 	}
 }
 
