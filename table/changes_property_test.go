@@ -352,8 +352,8 @@ func checkChangeFilesPhysical(t *testing.T, st storage.Storage) {
 		root := pr.MetaData().Schema.Root()
 		for i := 0; i < root.NumFields(); i++ {
 			name := root.Field(i).Name()
-			if logical[name] || !strings.HasPrefix(name, "col-") && name != table.ChangeTypeColumn {
-				t.Fatalf("change data file %s has column %q: want physical names (col-…) and %s", o.Path, name, table.ChangeTypeColumn)
+			if logical[name] || !strings.HasPrefix(name, "col-") && name != log.ChangeTypeColumn {
+				t.Fatalf("change data file %s has column %q: want physical names (col-…) and %s", o.Path, name, log.ChangeTypeColumn)
 			}
 		}
 		pr.Close()

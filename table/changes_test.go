@@ -34,14 +34,14 @@ func changeRows(t testing.TB, tb *table.Table, from, to table.Ref, opts ...table
 func readChangeRows(t testing.TB, rd *table.Reader) []string {
 	t.Helper()
 	sch := rd.Schema()
-	ver := sch.FieldIndices(table.CommitVersionColumn)
-	typ := sch.FieldIndices(table.ChangeTypeColumn)
+	ver := sch.FieldIndices(log.CommitVersionColumn)
+	typ := sch.FieldIndices(log.ChangeTypeColumn)
 	var out []string
 	for rd.Next() {
 		rec := rd.RecordBatch()
 		var cols []int
 		for i, f := range sch.Fields() {
-			if f.Name != table.CommitVersionColumn && f.Name != table.ChangeTypeColumn && f.Name != table.CommitTimestampColumn {
+			if f.Name != log.CommitVersionColumn && f.Name != log.ChangeTypeColumn && f.Name != log.CommitTimestampColumn {
 				cols = append(cols, i)
 			}
 		}

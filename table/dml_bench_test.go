@@ -94,7 +94,7 @@ func dmlBenchBase(t testing.TB, dir string, rows, files int) {
 		return
 	}
 	tb, err := table.CreateURL(ctx, dir, dmlBenchSchema, table.CreateOptions{Properties: map[string]string{
-		log.PropEnableDeletionVectors: "true", table.PropBloomColumns: "id"}})
+		log.PropEnableDeletionVectors: "true", log.PropBloomFilterColumns: "id"}})
 	if err != nil {
 		t.Fatal(err)
 	}

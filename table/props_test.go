@@ -167,12 +167,12 @@ func TestCreateWithFeatureProperties(t *testing.T) {
 	require.ElementsMatch(t, []string{"deletionVectors", "vacuumProtocolCheck"}, d.ReaderFeatures)
 	require.ElementsMatch(t, []string{"deletionVectors", "vacuumProtocolCheck"}, d.WriterFeatures)
 	require.Equal(t, map[string]string{"delta.enableDeletionVectors": "true", "owner": "team"}, d.Properties)
-	var dv table.Setting
+	var dv log.Setting
 	for _, s := range d.Settings {
 		if s.Key == "delta.enableDeletionVectors" {
 			dv = s
 		}
 	}
-	require.Equal(t, table.Setting{Key: "delta.enableDeletionVectors", Value: "true"}, dv)
+	require.Equal(t, log.Setting{Key: "delta.enableDeletionVectors", Value: "true"}, dv)
 	require.True(t, strings.HasPrefix(d.Settings[0].Key, "delta."), "settings are sorted by key")
 }

@@ -25,7 +25,7 @@ type RestoreOptions struct {
 	// exist) without committing.
 	DryRun bool
 	// Progress, if set, is called while the files are checked.
-	Progress ProgressFunc
+	Progress func(Progress)
 }
 
 // RestoreResult says what a RESTORE did (or would do).
@@ -170,7 +170,7 @@ const restoreStatParallelism = 16
 
 // checkFilesExist stats every data file and deletion-vector file the adds reference
 // and fails with ErrRestoreMissingFiles listing (up to 20 of) those missing.
-func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, version int64, progress ProgressFunc) error {
+func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, version int64, progress func(Progress)) error {
 	var paths []string
 	seen := map[string]bool{}
 	for _, a := range adds {

@@ -482,7 +482,7 @@ type Description struct {
 	// Settings are the effective values of the properties skiplake interprets
 	// (typed and canonical: sizes in bytes, durations as intervals, defaults marked),
 	// next to Properties, the configuration as stored.
-	Settings []Setting `json:"settings"`
+	Settings []log.Setting `json:"settings"`
 	// PropertyNotes point out stored properties that are not interpreted as their
 	// writer may have meant: a known key in a non-canonical spelling (ignored, as
 	// Delta ignores it) or a value that does not parse.

@@ -21,9 +21,9 @@ import (
 	"github.com/skiplake/skiplake/storage"
 )
 
-// DefaultTargetFileSize is the file size Write aims for when the table has no
+// defaultTargetFileSize is the file size Write aims for when the table has no
 // delta.targetFileSize property: 128 MiB.
-const DefaultTargetFileSize = log.DefaultTargetFileSize
+const defaultTargetFileSize = log.DefaultTargetFileSize
 
 // WriteMode says what a write does with the rows already in the table.
 type WriteMode uint8
@@ -44,15 +44,12 @@ func (m WriteMode) String() string {
 	return "Append"
 }
 
-// ProgressFunc receives the progress of a long operation. The long operations take
-// one in their options (WriteOptions, DMLOptions and MergeOptions, RestoreOptions,
-// OptimizeOptions, MaintainOptions, VacuumOptions; a scan takes it through
-// WithProgress); nil reports nothing. (Checkpoint reports none: it writes one file.) It is called from one goroutine
-// at a time, though not always the same one, and must return quickly.
-type ProgressFunc func(Progress)
-
-// Progress reports how far a long operation has come. Callbacks may be invoked from
-// several goroutines, one at a time.
+// Progress reports how far a long operation has come, to the func(Progress) the
+// long operations take in their options (WriteOptions.Progress, DMLOptions and
+// MergeOptions, RestoreOptions, OptimizeOptions, MaintainOptions, VacuumOptions; a
+// scan takes it through WithProgress); nil reports nothing. (Checkpoint reports
+// none: it writes one file.) The function is called from one goroutine at a time,
+// though not always the same one, and must return quickly.
 type Progress struct {
 	// Phase names the current step ("write", "commit", "scan", ...).
 	Phase string
@@ -74,8 +71,8 @@ type WriteOptions struct {
 	// Mode is Append (default) or Overwrite. An overwrite removes the table's files
 	// (dataChange=true) and adds the new ones in one commit (commitInfo WRITE, mode
 	// Overwrite). Like Delta Spark's, it reads the whole table: under
-	// WriteSerializable (the default) a concurrent blind append does not conflict
-	// with it (the appended rows stay), under Serializable it does.
+	// log.WriteSerializable (the default) a concurrent blind append does not conflict
+	// with it (the appended rows stay), under log.Serializable it does.
 	Mode WriteMode
 	// ReplaceWhere, with Mode Overwrite, replaces only the rows the predicate (the
 	// expr grammar, over the table's columns) selects (Delta's replaceWhere): every
@@ -85,8 +82,8 @@ type WriteOptions struct {
 	// proven to match entirely are removed unread, the others get deletion vectors
 	// or are rewritten, as the table says), in the same commit as the new files. The
 	// commit records the predicate (commitInfo predicate) and reads the table through
-	// it: under WriteSerializable concurrent blind appends do not conflict, under
-	// Serializable an append whose rows could match does.
+	// it: under log.WriteSerializable concurrent blind appends do not conflict, under
+	// log.Serializable an append whose rows could match does.
 	ReplaceWhere string
 	// MergeSchema lets the data carry columns the table lacks (Delta's mergeSchema):
 	// they are added to the table's schema — at the end, nullable; fields of struct
@@ -118,7 +115,7 @@ type WriteOptions struct {
 	AppID      string
 	AppVersion int64
 	// Progress, if set, is called as rows are written and files finished.
-	Progress ProgressFunc
+	Progress func(Progress)
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 
@@ -812,13 +809,3 @@ func ParseSize(s string) (int64, error) { return log.ParseSize(s) }
 // "2 weeks", "36 hours") or a Go duration ("168h"); see log.ParseInterval, the one
 // interval parser.
 func ParseInterval(s string) (time.Duration, error) { return log.ParseInterval(s) }
-
-// Table properties that configure the Bloom filter index (see package bloom).
-const (
-	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that
-	// get a Bloom filter per data file, both in skiplake's index and natively in the
-	// Parquet files.
-	PropBloomColumns = log.PropBloomFilterColumns
-	// PropBloomFPP is the filters' false-positive rate (default 0.01).
-	PropBloomFPP = log.PropBloomFilterFPP
-)
