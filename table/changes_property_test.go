@@ -162,7 +162,7 @@ func changesPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered,
 			where := fmt.Sprintf("qty >= %d", k)
 			what = "overwrite with replaceWhere " + where
 			rec := dmlBatch(add)
-			_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: where})
+			_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: true, ReplaceWhere: where})
 			rec.Release()
 		case op < 2:
 			p := randomPred(rng, nextID, 2)

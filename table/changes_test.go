@@ -369,7 +369,7 @@ func TestChangesOfOverwrites(t *testing.T) {
 			tb, st := dmlTable(t, c.props, nil, rows) // v1
 			rec := dmlBatch([]dmlRow{{7, sp("c"), ip(35), nil}, {8, sp("c"), ip(45), nil}})
 			defer rec.Release()
-			if _, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: c.where}); err != nil { // v2
+			if _, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: true, ReplaceWhere: c.where}); err != nil { // v2
 				t.Fatal(err)
 			}
 			if got := commitHasCDC(t, st, 2); got != c.wantCDC {

@@ -294,7 +294,7 @@ func dmlBenchRewriteAll(ctx context.Context, tb *table.Table, start time.Time) (
 		return nil, err
 	}
 	defer rd.Release()
-	wr, err := tb.Write(ctx, rd.RecordReader(), table.WriteOptions{Mode: table.Overwrite})
+	wr, err := tb.Write(ctx, rd.RecordReader(), table.WriteOptions{Overwrite: true})
 	if err != nil {
 		return nil, err
 	}

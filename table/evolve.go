@@ -16,7 +16,7 @@ import (
 )
 
 // evolveFor returns the table state a write of data with schema in commits to: snap
-// itself, or — with opts.OverwriteSchema (Mode Overwrite) or opts.MergeSchema when
+// itself, or — with opts.OverwriteSchema (with Overwrite) or opts.MergeSchema when
 // the data has columns the table lacks — snap with the new metaData (and protocol),
 // which the write's transaction commits with its files (log.Snapshot.WithChange).
 // The data files are written for the returned state's layout (invariant T1).
@@ -28,7 +28,7 @@ func evolveFor(snap *Snapshot, in *arrow.Schema, opts WriteOptions) (*Snapshot, 
 		err error
 	)
 	switch {
-	case opts.OverwriteSchema && opts.Mode == Overwrite:
+	case opts.OverwriteSchema && opts.Overwrite:
 		p, md, err = log.ReplaceSchema(ls.Protocol(), ls.Metadata(), in, opts.PartitionBy)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)

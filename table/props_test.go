@@ -89,7 +89,7 @@ func TestAppendOnlyHonouredByTableAndLog(t *testing.T) {
 		t.Helper()
 		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Allocator: mem})
 		require.NoError(t, err)
-		_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, Allocator: mem})
+		_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: true, Allocator: mem})
 		require.Equal(t, appendOnly, errors.Is(err, table.ErrInvalidArgument), "table overwrite: %v", err)
 		snap, err := tb.Log().Snapshot(ctx, -1)
 		require.NoError(t, err)

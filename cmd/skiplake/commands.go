@@ -200,7 +200,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	wopts := table.WriteOptions{AppID: *appID, AppVersion: *appVersion, MergeSchema: *mergeSchema,
 		ReplaceWhere: *replaceWhere, OverwriteSchema: *overwriteSchema}
 	if *mode == "overwrite" {
-		wopts.Mode = table.Overwrite
+		wopts.Overwrite = true
 	}
 	if *overwriteSchema {
 		wopts.PartitionBy = parts
