@@ -116,6 +116,9 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 
 func parquetSchema(path string) (*arrow.Schema, error) {
 	r, err := input.OpenParquet(context.Background(), path, input.Options{})
+	if errors.Is(err, input.ErrNotAFile) {
+		return nil, fmt.Errorf("%s is a directory, not a Parquet file", path)
+	}
 	if err != nil {
 		return nil, err
 	}
