@@ -89,7 +89,9 @@ type OptimizeOptions struct {
 
 // OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
 type OptimizeResult struct {
-	Plan    *optimize.Plan    `json:"plan"`
+	// Plan is the plan: the bins of files to rewrite, per partition.
+	Plan *optimize.Plan `json:"plan"`
+	// Metrics is what the rewrite did; nil on a dry run.
 	Metrics *optimize.Metrics `json:"metrics,omitempty"`
 }
 

@@ -36,7 +36,8 @@ type RestoreResult struct {
 	RestoredVersion int64 `json:"restoredVersion"`
 	// ReadVersion is the latest version when the restore started.
 	ReadVersion int64 `json:"readVersion"`
-	DryRun      bool  `json:"dryRun,omitempty"`
+	// DryRun is true when nothing was committed (RestoreOptions.DryRun).
+	DryRun bool `json:"dryRun,omitempty"`
 	// FilesRestored and BytesRestored count the files added back; FilesRemoved and
 	// BytesRemoved those removed; FilesAfter and BytesAfter the table afterwards.
 	FilesRestored int   `json:"filesRestored"`
