@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -49,7 +50,7 @@ func TestChangeDataReadByDuckDB(t *testing.T) {
 				mt := writeMixedTable(t, t.TempDir(), pc.parts, seedKnob(t, uint64(500+i)), rows, props)
 				head := runDMLSequence(t, mt, seedKnob(t, uint64(700+i)), rows/4)
 
-				fields := append(append([]arrow.Field(nil), mt.schema.Fields()...), arrow.Field{Name: table.ChangeTypeColumn, Type: arrow.BinaryTypes.String})
+				fields := append(append([]arrow.Field(nil), mt.schema.Fields()...), arrow.Field{Name: log.ChangeTypeColumn, Type: arrow.BinaryTypes.String})
 				outSchema := arrow.NewSchema(fields, nil)
 				var names []string
 				for _, f := range fields {
@@ -155,8 +156,8 @@ func duckChangesSQL(t testing.TB, db *sql.DB, mt *mixedTable, v int64) (string, 
 		require.False(t, a.dataChange, "cdc action %s: dataChange must be false (PROTOCOL.md \"Change Data Files\")", a.Path)
 		checkChangeFileColumns(t, db, mt, a.Path, isPart)
 		q := duckTableSQL(t, mt.dir, mt.schema, mt.parts, []liveFile{a.liveFile})
-		q = strings.Replace(q, "SELECT ", "SELECT "+sqlIdent(table.ChangeTypeColumn)+", ", 1)
-		parts = append(parts, "SELECT * EXCLUDE ("+sqlIdent(table.ChangeTypeColumn)+"), "+sqlIdent(table.ChangeTypeColumn)+" FROM ("+q+")")
+		q = strings.Replace(q, "SELECT ", "SELECT "+sqlIdent(log.ChangeTypeColumn)+", ", 1)
+		parts = append(parts, "SELECT * EXCLUDE ("+sqlIdent(log.ChangeTypeColumn)+"), "+sqlIdent(log.ChangeTypeColumn)+" FROM ("+q+")")
 	}
 	if len(parts) > 0 {
 		return strings.Join(parts, "\nUNION ALL\n"), true
@@ -248,7 +249,7 @@ func checkChangeFileColumns(t testing.TB, db *sql.DB, mt *mixedTable, path strin
 		got[n] = typ
 	}
 	require.NoError(t, rs.Err())
-	want := map[string]bool{table.ChangeTypeColumn: true}
+	want := map[string]bool{log.ChangeTypeColumn: true}
 	for _, f := range mt.schema.Fields() {
 		if !isPart[f.Name] {
 			want[f.Name] = true
@@ -260,5 +261,5 @@ func checkChangeFileColumns(t testing.TB, db *sql.DB, mt *mixedTable, path strin
 	for n := range got {
 		require.True(t, want[n], "change data file %s has column %s, which is not a data column or _change_type", path, n)
 	}
-	require.Equal(t, "VARCHAR", got[table.ChangeTypeColumn], "%s: _change_type type", path)
+	require.Equal(t, "VARCHAR", got[log.ChangeTypeColumn], "%s: _change_type type", path)
 }

@@ -33,21 +33,21 @@ func writeMixedTable(t *testing.T, dir string, parts []string, seed uint64, rows
 	require.NoError(t, err, "create table partitioned by %v", parts)
 	g := newGen(seed)
 	steps := []struct {
-		mode   table.WriteMode
-		rows   int
-		target int64
+		overwrite bool
+		rows      int
+		target    int64
 	}{
-		{table.Append, rows, 0},
-		{table.Append, rows, 16 << 10},
-		{table.Overwrite, rows, 0},
-		{table.Append, rows / 2, 32 << 10},
+		{false, rows, 0},
+		{false, rows, 16 << 10},
+		{true, rows, 0},
+		{false, rows / 2, 32 << 10},
 	}
 	var latest int64
 	for i, st := range steps {
 		rec := g.mixedBatch(t, mem, st.rows)
-		res, err := tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: st.mode, TargetFileSize: st.target, Allocator: mem})
+		res, err := tbl.WriteBatches(bg, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: st.overwrite, TargetFileSize: st.target, Allocator: mem})
 		rec.Release()
-		require.NoError(t, err, "write step %d (%s)", i, st.mode)
+		require.NoError(t, err, "write step %d (overwrite %v)", i, st.overwrite)
 		latest = res.Version
 	}
 	return &mixedTable{dir: dir, tbl: tbl, schema: schema, parts: parts, latest: latest}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // NewColumn is a column Alter adds (AlterOptions.AddColumns): a path (one name for
@@ -154,7 +155,7 @@ type AlterResult struct {
 	FilesChecked int64 `json:"filesChecked,omitempty"`
 	FilesSkipped int64 `json:"filesSkipped,omitempty"`
 	// Warnings are consequences of the change worth a look that did not stop it: a
-	// delta.deletedFileRetentionDuration set below VacuumSafetyFloor (accepted, as
+	// delta.deletedFileRetentionDuration set below vacuum.SafetyFloor (accepted, as
 	// Delta Spark accepts it; Vacuum and Maintain then refuse to vacuum without Force).
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -276,11 +277,11 @@ func retentionWarnings(set map[string]string, md log.Metadata) []string {
 			continue
 		}
 		props := log.ParseTableProperties(md.Configuration)
-		if props.Err(log.PropDeletedFileRetentionDuration) != nil || props.DeletedFileRetention >= VacuumSafetyFloor {
+		if props.Err(log.PropDeletedFileRetentionDuration) != nil || props.DeletedFileRetention >= vacuum.SafetyFloor {
 			return nil
 		}
 		return []string{fmt.Sprintf("%s=%s is below VACUUM's safety floor of %d days: vacuum and maintain refuse to vacuum this table without --force (Force), which lets readers of versions older than the retention lose files",
-			log.PropDeletedFileRetentionDuration, md.Configuration[log.PropDeletedFileRetentionDuration], VacuumSafetyFloor/(24*time.Hour))}
+			log.PropDeletedFileRetentionDuration, md.Configuration[log.PropDeletedFileRetentionDuration], vacuum.SafetyFloor/(24*time.Hour))}
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func newColTable(t *testing.T, props map[string]string) (*table.Table, storage.S
 // RENAME COLUMN.
 func TestAlterRenameColumn(t *testing.T) {
 	ctx := context.Background()
-	tb, st := newColTable(t, map[string]string{"delta.dataSkippingStatsColumns": "id,qty,st.a", table.PropBloomColumns: "qty"})
+	tb, st := newColTable(t, map[string]string{"delta.dataSkippingStatsColumns": "id,qty,st.a", log.PropBloomFilterColumns: "qty"})
 	v1 := rowsJSON(t, tb, table.Latest())
 	files := listing(t, st)
 
@@ -60,7 +60,7 @@ func TestAlterRenameColumn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "qty", snap.DeltaSchema().Field("quantity").PhysicalName(), "the old name is the physical name")
 	require.Equal(t, "id,quantity,st.a", snap.Configuration()["delta.dataSkippingStatsColumns"])
-	require.Equal(t, "quantity", snap.Configuration()[table.PropBloomColumns])
+	require.Equal(t, "quantity", snap.Configuration()[log.PropBloomFilterColumns])
 	for _, p := range listing(t, st) {
 		if !isLog(p) {
 			require.Contains(t, files, p, "no data file was written")

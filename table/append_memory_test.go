@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/skiplake/skiplake/input"
 	"github.com/skiplake/skiplake/internal/datafile"
 )
 
@@ -151,7 +152,7 @@ func liveHeapBytes() int64 {
 const zstdEncoderBytes = 10 << 20
 
 // TestAppendMemoryIndependentOfInputSize appends, through the CLI's path
-// (OpenParquetFile with the CLI's batch size, then CreateWriteURL), a Parquet input
+// (input.OpenParquet with the CLI's batch size, then CreateWriteURL), a Parquet input
 // whose rows are all in ONE uncompressed row group, and checks that the growth of the
 // live heap over the heap live before the append stays under a bound computed from
 // the configured sizes alone, far below the input's decoded size. A reader that
@@ -221,7 +222,7 @@ func TestAppendMemoryIndependentOfInputSize(t *testing.T) {
 
 	base := liveHeapBytes()
 	stop := heapPeak()
-	rdr, err := OpenParquetFile(ctx, in, batchRows, nil)
+	rdr, err := input.OpenParquet(ctx, in, input.Options{ParquetBatchRows: batchRows})
 	if err != nil {
 		stop()
 		t.Fatal(err)

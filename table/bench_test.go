@@ -23,6 +23,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/benchdata"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
@@ -73,7 +74,7 @@ func plainWrite(b *testing.B, recs []arrow.RecordBatch, props *parquet.WriterPro
 // sameSettings returns the writer properties skiplake's writer uses for benchSchema
 // (dictionary choice included) and its row-group target for default-size files.
 func sameSettings(b *testing.B, recs []arrow.RecordBatch) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties, int64) {
-	rg := datafile.RowGroupTarget(table.DefaultTargetFileSize)
+	rg := datafile.RowGroupTarget(log.DefaultTargetFileSize)
 	opts := datafile.WriterOptions{TargetRowGroupBytes: rg}
 	w, err := datafile.NewWriter(io.Discard, benchSchema, opts)
 	if err != nil {

@@ -10,18 +10,18 @@ import (
 	"github.com/skiplake/skiplake/log"
 )
 
-// DefaultFooterCacheBytes bounds a Table's footer cache unless WithCache says
+// defaultFooterCacheBytes bounds a Table's footer cache unless WithCache says
 // otherwise: the estimated memory of the parsed Parquet footers and page indexes it
 // keeps (CacheOptions.FooterBytes).
-const DefaultFooterCacheBytes = 32 << 20
+const defaultFooterCacheBytes = 32 << 20
 
 // CacheOptions says what a Table keeps between operations (Table.WithCache). The
-// zero value is the default: a footer cache of DefaultFooterCacheBytes and the latest
+// zero value is the default: a footer cache of 32 MiB and the latest
 // snapshot kept.
 type CacheOptions struct {
 	// FooterBytes bounds the footer cache: the parsed footers (and page indexes) of
 	// the data files scans opened, kept so that a later scan of the same files reads
-	// neither again. 0 means DefaultFooterCacheBytes; negative, no footer cache. The
+	// neither again. 0 means 32 MiB; negative, no footer cache. The
 	// least recently used footers are dropped first.
 	FooterBytes int64
 	// NoSnapshot turns off keeping the latest snapshot: by default Snapshot(Latest())
@@ -60,7 +60,7 @@ func (t *Table) footerCache() *datafile.FooterCache {
 	c.once.Do(func() {
 		n := c.opts.FooterBytes
 		if n == 0 {
-			n = DefaultFooterCacheBytes
+			n = defaultFooterCacheBytes
 		}
 		c.footers = datafile.NewFooterCache(n) // nil for n < 0
 	})

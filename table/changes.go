@@ -21,22 +21,18 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// The columns a change read returns after the table's (PROTOCOL.md "Reader
-// Requirements for AddCDCFile"), and the values of _change_type.
+// The values of the _change_type column (log.ChangeTypeColumn) that a change read
+// returns after the table's columns, with the commit's version and timestamp
+// (log.CommitVersionColumn, log.CommitTimestampColumn; PROTOCOL.md "Reader
+// Requirements for AddCDCFile").
 const (
-	// ChangeTypeColumn holds the kind of change: ChangeInsert, ChangeDelete,
-	// ChangeUpdatePreimage (an updated row as it was) or ChangeUpdatePostimage (as
-	// it became).
-	ChangeTypeColumn = log.ChangeTypeColumn
-	// CommitVersionColumn holds the version of the commit that made the change.
-	CommitVersionColumn = log.CommitVersionColumn
-	// CommitTimestampColumn holds that commit's time: its in-commit timestamp when
-	// it has one, else the modification time of its commit file.
-	CommitTimestampColumn = log.CommitTimestampColumn
-
-	ChangeInsert          = tableview.ChangeInsert
-	ChangeDelete          = tableview.ChangeDelete
-	ChangeUpdatePreimage  = tableview.ChangeUpdatePreimage
+	// ChangeInsert: a row the commit added.
+	ChangeInsert = tableview.ChangeInsert
+	// ChangeDelete: a row the commit deleted.
+	ChangeDelete = tableview.ChangeDelete
+	// ChangeUpdatePreimage: an updated row as it was before the commit.
+	ChangeUpdatePreimage = tableview.ChangeUpdatePreimage
+	// ChangeUpdatePostimage: an updated row as the commit left it.
 	ChangeUpdatePostimage = tableview.ChangeUpdatePostimage
 )
 
@@ -45,13 +41,13 @@ const (
 // from add and remove actions replace with a constant), the commit's version and
 // time are constants of every file.
 func changeColumns() []scanColumn {
-	typ := arrow.Field{Name: ChangeTypeColumn, Type: arrow.BinaryTypes.String}
-	ver := arrow.Field{Name: CommitVersionColumn, Type: arrow.PrimitiveTypes.Int64}
-	ts := arrow.Field{Name: CommitTimestampColumn, Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}
+	typ := arrow.Field{Name: log.ChangeTypeColumn, Type: arrow.BinaryTypes.String}
+	ver := arrow.Field{Name: log.CommitVersionColumn, Type: arrow.PrimitiveTypes.Int64}
+	ts := arrow.Field{Name: log.CommitTimestampColumn, Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}
 	return []scanColumn{
-		{field: typ, physical: ChangeTypeColumn, read: tableview.ChangeTypeField, override: true},
-		{field: ver, partition: true, physical: CommitVersionColumn},
-		{field: ts, partition: true, physical: CommitTimestampColumn},
+		{field: typ, physical: log.ChangeTypeColumn, read: tableview.ChangeTypeField, override: true},
+		{field: ver, partition: true, physical: log.CommitVersionColumn},
+		{field: ts, partition: true, physical: log.CommitTimestampColumn},
 	}
 }
 
@@ -593,10 +589,10 @@ func (p *changePlanner) task(add *log.Add, cf *changeFile, ts int64, kind string
 	for k, v := range parts {
 		vals[k] = v
 	}
-	vals[CommitVersionColumn] = value.Int64(cf.version)
-	vals[CommitTimestampColumn] = value.Timestamp(ts * 1000)
+	vals[log.CommitVersionColumn] = value.Int64(cf.version)
+	vals[log.CommitTimestampColumn] = value.Timestamp(ts * 1000)
 	if kind != "" {
-		vals[ChangeTypeColumn] = value.String(kind)
+		vals[log.ChangeTypeColumn] = value.String(kind)
 	}
 	fv := skipping.FileVerdict{Verdict: skipping.MightMatch, Level: skipping.NoLevel, Reason: skipping.ReasonNoFilter}
 	if sc.table != nil {

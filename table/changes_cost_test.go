@@ -108,7 +108,7 @@ func TestChangesReadCostFollowsChangeFiles(t *testing.T) {
 			for rd.Next() {
 				rec := rd.RecordBatch()
 				n += rec.NumRows()
-				col := rec.Column(int(rec.Schema().FieldIndices(table.ChangeTypeColumn)[0]))
+				col := rec.Column(int(rec.Schema().FieldIndices(log.ChangeTypeColumn)[0]))
 				for i := 0; i < col.Len(); i++ {
 					// Cloned: the string shares the batch's buffer, which the reader
 					// reuses for the next batch.

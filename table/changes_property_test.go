@@ -162,7 +162,7 @@ func changesPropertyRun(t *testing.T, seed uint64, partitioned, dvOn, clustered,
 			where := fmt.Sprintf("qty >= %d", k)
 			what = "overwrite with replaceWhere " + where
 			rec := dmlBatch(add)
-			_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: where})
+			_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: true, ReplaceWhere: where})
 			rec.Release()
 		case op < 2:
 			p := randomPred(rng, nextID, 2)
@@ -352,8 +352,8 @@ func checkChangeFilesPhysical(t *testing.T, st storage.Storage) {
 		root := pr.MetaData().Schema.Root()
 		for i := 0; i < root.NumFields(); i++ {
 			name := root.Field(i).Name()
-			if logical[name] || !strings.HasPrefix(name, "col-") && name != table.ChangeTypeColumn {
-				t.Fatalf("change data file %s has column %q: want physical names (col-…) and %s", o.Path, name, table.ChangeTypeColumn)
+			if logical[name] || !strings.HasPrefix(name, "col-") && name != log.ChangeTypeColumn {
+				t.Fatalf("change data file %s has column %q: want physical names (col-…) and %s", o.Path, name, log.ChangeTypeColumn)
 			}
 		}
 		pr.Close()

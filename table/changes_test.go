@@ -34,14 +34,14 @@ func changeRows(t testing.TB, tb *table.Table, from, to table.Ref, opts ...table
 func readChangeRows(t testing.TB, rd *table.Reader) []string {
 	t.Helper()
 	sch := rd.Schema()
-	ver := sch.FieldIndices(table.CommitVersionColumn)
-	typ := sch.FieldIndices(table.ChangeTypeColumn)
+	ver := sch.FieldIndices(log.CommitVersionColumn)
+	typ := sch.FieldIndices(log.ChangeTypeColumn)
 	var out []string
 	for rd.Next() {
 		rec := rd.RecordBatch()
 		var cols []int
 		for i, f := range sch.Fields() {
-			if f.Name != table.CommitVersionColumn && f.Name != table.ChangeTypeColumn && f.Name != table.CommitTimestampColumn {
+			if f.Name != log.CommitVersionColumn && f.Name != log.ChangeTypeColumn && f.Name != log.CommitTimestampColumn {
 				cols = append(cols, i)
 			}
 		}
@@ -369,7 +369,7 @@ func TestChangesOfOverwrites(t *testing.T) {
 			tb, st := dmlTable(t, c.props, nil, rows) // v1
 			rec := dmlBatch([]dmlRow{{7, sp("c"), ip(35), nil}, {8, sp("c"), ip(45), nil}})
 			defer rec.Release()
-			if _, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: c.where}); err != nil { // v2
+			if _, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: true, ReplaceWhere: c.where}); err != nil { // v2
 				t.Fatal(err)
 			}
 			if got := commitHasCDC(t, st, 2); got != c.wantCDC {

@@ -261,6 +261,7 @@ type ColumnRule struct {
 
 // IdentityInfo is an identity column's definition (delta.identity.*).
 type IdentityInfo struct {
+	// Start is the first value generated; Step the increment between values.
 	Start int64 `json:"start"`
 	Step  int64 `json:"step"`
 	// HighWaterMark is the last value generated (nil before the first).

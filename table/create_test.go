@@ -302,7 +302,7 @@ func TestWrittenFilesHaveSkiplakeNames(t *testing.T) {
 	ctx := context.Background()
 	st := storage.NewMemory()
 	tb, err := table.Create(ctx, st, simpleSchema(), table.CreateOptions{PartitionColumns: []string{"v"},
-		Properties: map[string]string{table.PropBloomColumns: "k"}})
+		Properties: map[string]string{log.PropBloomFilterColumns: "k"}})
 	require.NoError(t, err)
 	rec := simpleBatch(simpleSchema(), []int64{1, 2, 3}, []string{"a", "b", "<null>"})
 	defer rec.Release()

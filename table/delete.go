@@ -25,8 +25,8 @@ import (
 // The commit records operation DELETE with Spark's operationParameters (predicate)
 // and operationMetrics (numDeletedRows, numRemovedFiles, numAddedFiles,
 // numDeletionVectorsAdded, ...). It reads the table through the predicate: concurrent
-// blind appends never conflict with it under WriteSerializable (the default); under
-// Serializable an append whose rows could match does. When nothing matches, nothing
+// blind appends never conflict with it under log.WriteSerializable (the default); under
+// log.Serializable an append whose rows could match does. When nothing matches, nothing
 // is committed (Version -1).
 func (t *Table) Delete(ctx context.Context, where string, opts DMLOptions) (*DMLResult, error) {
 	if strings.TrimSpace(where) == "" {

@@ -24,10 +24,10 @@ import (
 	"github.com/skiplake/skiplake/stats"
 )
 
-// DefaultConflictRetries is how many times a DML command re-plans and re-reads on a new
+// defaultConflictRetries is how many times a DML command re-plans and re-reads on a new
 // snapshot after losing its commit to a concurrent commit that only rearranged data
 // (OPTIMIZE), before failing with the conflict.
-const DefaultConflictRetries = 3
+const defaultConflictRetries = 3
 
 // DMLOptions are the options DELETE, UPDATE and MERGE share. The zero value runs the
 // command with the table's settings.
@@ -40,13 +40,13 @@ type DMLOptions struct {
 	// delta.enableDeletionVectors=true gets deletion vectors, any other table is
 	// rewritten.
 	RewriteFiles bool
-	// IsolationLevel is WriteSerializable or Serializable. Default: Serializable
-	// when the table sets delta.isolationLevel, else WriteSerializable (concurrent blind
+	// IsolationLevel is log.WriteSerializable or log.Serializable. Default: log.Serializable
+	// when the table sets delta.isolationLevel, else log.WriteSerializable (concurrent blind
 	// appends never conflict with the command; see log.Transaction.AddReadPredicate).
 	IsolationLevel string
 	// ConflictRetries bounds how many times the command is re-planned and re-read on
 	// the newest snapshot after a concurrent commit that only rearranged data (OPTIMIZE)
-	// removed a file it read (0: DefaultConflictRetries; negative: never). Conflicts
+	// removed a file it read (0: 3 times; negative: never). Conflicts
 	// with concurrent data changes are returned as *log.ConflictError.
 	ConflictRetries int
 	// TargetFileSize overrides delta.targetFileSize for the files written.
@@ -54,7 +54,7 @@ type DMLOptions struct {
 	// Parallelism bounds the files read (and written) at once (default GOMAXPROCS).
 	Parallelism int
 	// Progress, if set, is called as files are scanned and rewritten.
-	Progress ProgressFunc
+	Progress func(Progress)
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 
@@ -827,7 +827,7 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 	}
 	retries := opts.ConflictRetries
 	if retries == 0 {
-		retries = DefaultConflictRetries
+		retries = defaultConflictRetries
 	}
 	for attempt := 1; ; attempt++ {
 		snap, err := t.Snapshot(ctx, Latest())

@@ -94,7 +94,7 @@ func dmlBenchBase(t testing.TB, dir string, rows, files int) {
 		return
 	}
 	tb, err := table.CreateURL(ctx, dir, dmlBenchSchema, table.CreateOptions{Properties: map[string]string{
-		log.PropEnableDeletionVectors: "true", table.PropBloomColumns: "id"}})
+		log.PropEnableDeletionVectors: "true", log.PropBloomFilterColumns: "id"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func dmlBenchRewriteAll(ctx context.Context, tb *table.Table, start time.Time) (
 		return nil, err
 	}
 	defer rd.Release()
-	wr, err := tb.Write(ctx, rd.RecordReader(), table.WriteOptions{Mode: table.Overwrite})
+	wr, err := tb.Write(ctx, rd.RecordReader(), table.WriteOptions{Overwrite: true})
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ import (
 // rows as above.
 
 // layoutHomeShare is the share of a DML command's memory budget (DMLOptions'
-// memoryBudget, else DefaultMergeMemory) that updated rows written back in place
+// memoryBudget, else defaultMergeMemory) that updated rows written back in place
 // may hold until their files are rewritten.
 const layoutHomeShare = 4
 
@@ -111,7 +111,7 @@ type homeRows struct {
 
 func newDMLLayout(v *tableview.View, budget int64, treeCols func(ctx context.Context, a *log.Add) []string) *dmlLayout {
 	if budget <= 0 {
-		budget = DefaultMergeMemory
+		budget = defaultMergeMemory
 	}
 	return &dmlLayout{view: v, budget: budget / layoutHomeShare, cols: map[string]*layoutCols{},
 		home: map[string]*homeRows{}, treeCols: treeCols}

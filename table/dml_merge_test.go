@@ -174,7 +174,7 @@ func TestMergeFindsFilesWithEveryLevel(t *testing.T) {
 			}
 			commits = append(commits, rows)
 		}
-		tb, _ := dmlTable(t, map[string]string{log.PropEnableDeletionVectors: "true", table.PropBloomColumns: "id"}, nil, commits...)
+		tb, _ := dmlTable(t, map[string]string{log.PropEnableDeletionVectors: "true", log.PropBloomFilterColumns: "id"}, nil, commits...)
 		src := []dmlRow{{id: 13, qty: ip(2)}, {id: 57, qty: ip(2)}, {id: 5000, qty: ip(2)}}
 		rdr := mergeSourceOf(src)
 		res, err := tb.Merge(ctx, rdr, table.Upsert("id"))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 func TestRestoreUndoesDML(t *testing.T) {
@@ -62,7 +63,7 @@ func TestRestoreRefusesVacuumedFiles(t *testing.T) {
 	}
 	want := dmlRowsAt(t, tb, table.Latest())
 	// Past the minimum age of unreferenced files (a VACUUM never deletes younger ones).
-	aged := tb.WithClock(func() time.Time { return time.Now().Add(table.VacuumMinUnreferencedAge + time.Minute) })
+	aged := tb.WithClock(func() time.Time { return time.Now().Add(vacuum.MinUnreferencedAge + time.Minute) })
 	v, err := aged.Vacuum(ctx, table.VacuumOptions{Retention: time.Nanosecond, Force: true})
 	if err != nil {
 		t.Fatal(err)

@@ -103,18 +103,22 @@
 // change nothing). Replaying the change rows of every version rebuilds every
 // version (the property test in changes_property_test.go).
 //
-// # One package for programs
+// # The packages a program uses
 //
-// A program needs no other skiplake package to use tables: inputs and results that
-// come from the engine packages are re-exported here as aliases of the same types
-// (OptimizePlan, VacuumResult, RetentionTooShortError, LevelStats, Value, Workload,
-// RequestCounts; reexport.go) and small wrappers (ParseSchema, CheckFilter,
-// ParseSize, ParseInterval). Table.Log, Snapshot.Log,
-// Snapshot.DeltaSchema and Snapshot.Properties hand out package log's types on
-// purpose, as the way down to the transaction log. The skiplake CLI is held to this
-// package by a test. Object-store backends register their URL schemes when imported
-// blank (storage/s3, storage/gcs, storage/azure); a program that imports none
-// compiles no cloud SDK.
+// Every operation on a table is a function or method of this package. Its options
+// and results use the types of the public packages below it as they are, without
+// aliases: a program names them through those packages — optimize (Plan, Metrics,
+// the curves), vacuum (Result, the retention floors and their error), log (property
+// keys, isolation levels, Setting, ConflictError, ErrCommitUnknown), skipping
+// (LevelStats), value (the scalars of ColumnStats), workload (a workload file) and
+// storage (locations, ErrTransient, RequestCounts). Names that live in internal
+// packages are re-exported here (the layout report's buckets and columns, the write
+// rules' errors, ErrCorruptData). Table.Log, Snapshot.Log, Snapshot.DeltaSchema and
+// Snapshot.Properties hand out package log's types on purpose, as the way down to
+// the transaction log. The skiplake CLI calls no function of a package below this
+// one (a test keeps it so). Object-store backends register their URL schemes when
+// imported blank (storage/s3, storage/gcs, storage/azure); a program that imports
+// none compiles no cloud SDK.
 //
 // # API conventions
 //

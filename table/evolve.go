@@ -16,7 +16,7 @@ import (
 )
 
 // evolveFor returns the table state a write of data with schema in commits to: snap
-// itself, or — with opts.OverwriteSchema (Mode Overwrite) or opts.MergeSchema when
+// itself, or — with opts.OverwriteSchema (with Overwrite) or opts.MergeSchema when
 // the data has columns the table lacks — snap with the new metaData (and protocol),
 // which the write's transaction commits with its files (log.Snapshot.WithChange).
 // The data files are written for the returned state's layout (invariant T1).
@@ -28,7 +28,7 @@ func evolveFor(snap *Snapshot, in *arrow.Schema, opts WriteOptions) (*Snapshot, 
 		err error
 	)
 	switch {
-	case opts.OverwriteSchema && opts.Mode == Overwrite:
+	case opts.OverwriteSchema && opts.Overwrite:
 		p, md, err = log.ReplaceSchema(ls.Protocol(), ls.Metadata(), in, opts.PartitionBy)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
@@ -267,56 +267,4 @@ func (s *Snapshot) WriteSchema(source *arrow.Schema, opts WriteOptions) (*arrow.
 // when they are written.
 func CheckConform(table, source *arrow.Schema) error {
 	return newConformer(table, nil).check(source)
-}
-
-// UnionSchema returns the schema whose columns are those of the given schemas, in
-// order of first appearance, matched by name case-insensitively (the first
-// spelling and type win), with the fields of struct columns — also inside arrays
-// and maps — united the same way: the source schema a write with MergeSchema of
-// inputs of these schemas evolves the table to. Nil schemas are skipped.
-func UnionSchema(schemas ...*arrow.Schema) *arrow.Schema {
-	var fields []arrow.Field
-	for _, s := range schemas {
-		if s == nil {
-			continue
-		}
-		fields = unionFields(fields, s.Fields())
-	}
-	return arrow.NewSchema(fields, nil)
-}
-
-func unionFields(have, more []arrow.Field) []arrow.Field {
-	out := append([]arrow.Field(nil), have...)
-	for _, f := range more {
-		i := matchName(out, f.Name)
-		if i < 0 {
-			out = append(out, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
-			continue
-		}
-		out[i].Type = unionType(out[i].Type, f.Type)
-	}
-	return out
-}
-
-func unionType(a, b arrow.DataType) arrow.DataType {
-	if d, ok := b.(*arrow.DictionaryType); ok {
-		b = d.ValueType
-	}
-	switch at := a.(type) {
-	case *arrow.StructType:
-		if bt, ok := b.(*arrow.StructType); ok {
-			return arrow.StructOf(unionFields(at.Fields(), bt.Fields())...)
-		}
-	case *arrow.ListType:
-		if bt, ok := b.(arrow.ListLikeType); ok {
-			ef := at.ElemField()
-			ef.Type = unionType(ef.Type, bt.Elem())
-			return arrow.ListOfField(ef)
-		}
-	case *arrow.MapType:
-		if bt, ok := b.(*arrow.MapType); ok {
-			return arrow.MapOf(unionType(at.KeyType(), bt.KeyType()), unionType(at.ItemType(), bt.ItemType()))
-		}
-	}
-	return a
 }

@@ -387,7 +387,7 @@ func runEvolutionOracle(t *testing.T, seed uint64, steps int) {
 		case op == 3: // overwrite everything
 			cols := g.sourceColumns(false)
 			rows := g.rowsFor(cols, 10+rng.IntN(20), nil, partVals)
-			res := write(cols, rows, table.WriteOptions{Mode: table.Overwrite})
+			res := write(cols, rows, table.WriteOptions{Overwrite: true})
 			m.rows = g.adopt(cols, rows)
 			version = res.Version
 			trace = append(trace, "overwrite")
@@ -418,7 +418,7 @@ func runEvolutionOracle(t *testing.T, seed uint64, steps int) {
 			for _, c := range cols {
 				evolve = evolve || m.col(c.id) == nil
 			}
-			res := write(cols, rows, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: pred, MergeSchema: evolve})
+			res := write(cols, rows, table.WriteOptions{Overwrite: true, ReplaceWhere: pred, MergeSchema: evolve})
 			var kept []map[int]any
 			for _, r := range m.rows {
 				if keep(r) {

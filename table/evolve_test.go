@@ -233,7 +233,7 @@ func TestOverwrite(t *testing.T) {
 		_, err = writeJSON(t, tb, evoBase, `[{"id":1},{"id":2}]`, table.WriteOptions{})
 		require.NoError(t, err)
 	}
-	res, err := writeJSON(t, tb, evoBase, `[{"id":9}]`, table.WriteOptions{Mode: table.Overwrite})
+	res, err := writeJSON(t, tb, evoBase, `[{"id":9}]`, table.WriteOptions{Overwrite: true})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.FilesRemoved)
 	removes := 0
@@ -281,7 +281,7 @@ func TestReplaceWhere(t *testing.T) {
 
 			// Partition predicate: the 2024-03-02 file goes, unread.
 			res, err := writeJSON(t, tb, rwSchema, `[{"id":30,"day":"2024-03-02","v":"x"}]`,
-				table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: "day = DATE '2024-03-02'"})
+				table.WriteOptions{Overwrite: true, ReplaceWhere: "day = DATE '2024-03-02'"})
 			require.NoError(t, err)
 			require.EqualValues(t, 2, res.Version)
 			require.Equal(t, 1, res.FilesRemoved)
@@ -299,7 +299,7 @@ func TestReplaceWhere(t *testing.T) {
 
 			// Data predicate: row 1 of the 2024-03-01 file is replaced.
 			res, err = writeJSON(t, tb, rwSchema, `[{"id":1,"day":"2024-03-01","v":"A"}]`,
-				table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: "id = 1"})
+				table.WriteOptions{Overwrite: true, ReplaceWhere: "id = 1"})
 			require.NoError(t, err)
 			require.EqualValues(t, 1, res.RowsDeleted)
 			var sawDV, sawRewrite bool
@@ -337,7 +337,7 @@ func TestReplaceWhere(t *testing.T) {
 			// A row outside the predicate (or for which it is NULL) is refused.
 			for _, bad := range []string{`[{"id":7,"day":"2024-03-02","v":"ok"},{"id":8,"day":"2024-03-05","v":"no"}]`, `[{"id":9,"day":null,"v":"null day"}]`} {
 				before := listing(t, st)
-				_, err = writeJSON(t, tb, rwSchema, bad, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: "day = DATE '2024-03-02'", TargetFileSize: 1})
+				_, err = writeJSON(t, tb, rwSchema, bad, table.WriteOptions{Overwrite: true, ReplaceWhere: "day = DATE '2024-03-02'", TargetFileSize: 1})
 				var rw *table.ReplaceWhereError
 				require.ErrorAs(t, err, &rw)
 				require.ErrorIs(t, err, table.ErrReplaceWhereMismatch)
@@ -347,9 +347,9 @@ func TestReplaceWhere(t *testing.T) {
 			// Options that do not go together.
 			_, err = writeJSON(t, tb, rwSchema, `[]`, table.WriteOptions{ReplaceWhere: "id = 1"})
 			require.ErrorIs(t, err, table.ErrInvalidArgument)
-			_, err = writeJSON(t, tb, rwSchema, `[]`, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: "id = 1", OverwriteSchema: true})
+			_, err = writeJSON(t, tb, rwSchema, `[]`, table.WriteOptions{Overwrite: true, ReplaceWhere: "id = 1", OverwriteSchema: true})
 			require.ErrorIs(t, err, table.ErrInvalidArgument)
-			_, err = writeJSON(t, tb, rwSchema, `[]`, table.WriteOptions{Mode: table.Overwrite, ReplaceWhere: "nosuch = 1"})
+			_, err = writeJSON(t, tb, rwSchema, `[]`, table.WriteOptions{Overwrite: true, ReplaceWhere: "nosuch = 1"})
 			require.ErrorIs(t, err, table.ErrInvalidArgument)
 		})
 	}
@@ -372,7 +372,7 @@ func TestOverwriteSchema(t *testing.T) {
 	oldID := s1.DeltaSchema().Field("id")
 	fresh := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, field("region", arrow.BinaryTypes.String), field("n", arrow.PrimitiveTypes.Int32)}, nil)
 	res, err := writeJSON(t, tb, fresh, `[{"id":5,"region":"eu","n":1}]`,
-		table.WriteOptions{Mode: table.Overwrite, OverwriteSchema: true, PartitionBy: []string{"region"}})
+		table.WriteOptions{Overwrite: true, OverwriteSchema: true, PartitionBy: []string{"region"}})
 	require.NoError(t, err)
 	require.Equal(t, true, paramsOf(t, st, res.Version)["canOverwriteSchema"])
 	s2, err := tb.Snapshot(ctx, table.Latest())
@@ -389,12 +389,12 @@ func TestOverwriteSchema(t *testing.T) {
 	require.Equal(t, []string{`{"id":"5","n":"1","region":"eu"}`}, rowsJSON(t, tb, table.Latest()))
 	require.Equal(t, []string{`{"day":"2024-03-01","id":"1","v":"a"}`}, rowsJSON(t, tb, table.AtVersion(1)))
 	// Without partition columns the table becomes unpartitioned (Spark's rule).
-	_, err = writeJSON(t, tb, fresh, `[{"id":6}]`, table.WriteOptions{Mode: table.Overwrite, OverwriteSchema: true})
+	_, err = writeJSON(t, tb, fresh, `[{"id":6}]`, table.WriteOptions{Overwrite: true, OverwriteSchema: true})
 	require.NoError(t, err)
 	s3, err := tb.Snapshot(ctx, table.Latest())
 	require.NoError(t, err)
 	require.Empty(t, s3.PartitionColumns())
-	// OverwriteSchema needs Mode Overwrite; PartitionBy needs OverwriteSchema.
+	// OverwriteSchema needs Overwrite; PartitionBy needs OverwriteSchema.
 	_, err = writeJSON(t, tb, fresh, `[]`, table.WriteOptions{OverwriteSchema: true})
 	require.ErrorIs(t, err, table.ErrInvalidArgument)
 	_, err = writeJSON(t, tb, fresh, `[]`, table.WriteOptions{PartitionBy: []string{"id"}})

@@ -2,13 +2,11 @@ package table_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
-	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
@@ -30,13 +28,6 @@ func TestParseSchemaTakesDDLAndDeltaJSON(t *testing.T) {
 		_, err := table.ParseSchema(bad)
 		require.Error(t, err, bad)
 	}
-}
-
-func TestCheckFilterParsesWithoutBinding(t *testing.T) {
-	require.NoError(t, table.CheckFilter("no_such_column > 5 AND s = 'x'"))
-	err := table.CheckFilter("a > ")
-	var pe *expr.ParseError
-	require.True(t, errors.As(err, &pe), "%v", err)
 }
 
 func TestPropertyDifferences(t *testing.T) {

@@ -50,9 +50,9 @@ type MaintainOptions struct {
 	// DryRun reports what is due without changing anything.
 	DryRun bool
 	// Force lets the VACUUM task run when the table's
-	// delta.deletedFileRetentionDuration is below VacuumSafetyFloor (7 days); without
-	// it that task fails with a RetentionTooShortError and the other tasks still run.
-	// Files younger than VacuumMinUnreferencedAge are kept even then. Default false.
+	// delta.deletedFileRetentionDuration is below vacuum.SafetyFloor (7 days); without
+	// it that task fails with a vacuum.RetentionTooShortError and the other tasks still run.
+	// Files younger than vacuum.MinUnreferencedAge are kept even then. Default false.
 	Force bool
 	// Now is the clock for retention decisions (VACUUM, tombstones, log expiry) and
 	// commit timestamps; default time.Now.
@@ -63,7 +63,7 @@ type MaintainOptions struct {
 	MemoryBudget int64
 	// Progress, if set, is called as the rewrites proceed (bytes of the run's
 	// rewrite done, with the bins and files done), and as VACUUM deletes files.
-	Progress ProgressFunc
+	Progress func(Progress)
 
 	// PlanAt, Shard and Shards run one shard of the rewrite, as for Optimize
 	// (OptimizeOptions.Shards): the plan is made on PlanAt, the shard's bins are
@@ -194,7 +194,7 @@ func (r *MaintainReport) Task(name string) *MaintainTask {
 //     one OPTIMIZE run whose rewrites are bounded by MaxBytes, oldest data first;
 //  3. VACUUM of files no version within delta.deletedFileRetentionDuration needs
 //     (refused — the task fails, the others still run — when that retention is below
-//     VacuumSafetyFloor, unless Force);
+//     vacuum.SafetyFloor, unless Force);
 //  4. a checkpoint again when the run made one due, or when the run committed and
 //     the state holds tombstones past the retention (a fresh checkpoint drops them;
 //     an existing checkpoint is never rewritten);
@@ -204,7 +204,7 @@ func (r *MaintainReport) Task(name string) *MaintainTask {
 // It is safe beside writers: rewrites commit at snapshot isolation (concurrent
 // appends never conflict; a concurrent removal of an input makes OPTIMIZE replan),
 // VACUUM keeps everything younger than the retention and, even forced, every
-// unreferenced file younger than VacuumMinUnreferencedAge (the files of writes still
+// unreferenced file younger than vacuum.MinUnreferencedAge (the files of writes still
 // committing), and log cleanup keeps every
 // version from the newest checkpoint before the log retention cutoff. It is
 // idempotent: a run right after a complete one finds nothing due. A failed task is

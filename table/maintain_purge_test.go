@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
@@ -93,7 +94,7 @@ func TestDeletionDebtAndPurge(t *testing.T) {
 	require.Empty(t, again.Commits, "nothing left to purge")
 
 	// A threshold above the first file's share purges nothing.
-	tb, _ = purgeTable(t, map[string]string{table.PropMaxDeletedRowsRatio: "0.2"})
+	tb, _ = purgeTable(t, map[string]string{log.PropMaxDeletedRowsRatio: "0.2"})
 	rep, err = tb.Maintain(ctx, table.MaintainOptions{})
 	require.NoError(t, err)
 	require.Equal(t, table.StatusNotNeeded, rep.Task(table.TaskPurge).Status)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skiplake/skiplake/internal/health"
+	"github.com/skiplake/skiplake/log"
 
 	"github.com/skiplake/skiplake/optimize"
 )
@@ -176,7 +177,7 @@ func (m *maintenance) rewrite(ctx context.Context, plan *optimize.Plan) bool {
 		work[TaskBloomBackfill].task.Reason = "the table has no Bloom filter columns"
 	}
 	work[TaskPurge].task.Reason = fmt.Sprintf("no file has more than %g%% of its rows deleted (%s)",
-		100*m.rep.Found.MaxDeletedRowsRatio, PropMaxDeletedRowsRatio)
+		100*m.rep.Found.MaxDeletedRowsRatio, log.PropMaxDeletedRowsRatio)
 	bins := plan.Bins()
 	bloom := work[TaskBloomBackfill]
 	for _, b := range bins {

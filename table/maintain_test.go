@@ -51,7 +51,7 @@ func badTable(t *testing.T, files int, props map[string]string, copts table.Crea
 		writeLayout(t, tb, r, 20)
 	}
 	over := layoutBatch(r, 30, func(int) int64 { return r.Int64N(1_000_000) }, 0)
-	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{over}, table.WriteOptions{Mode: table.Overwrite})
+	_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{over}, table.WriteOptions{Overwrite: true})
 	over.Release()
 	require.NoError(t, err)
 	// Thousands of one-row files in one write (one-row batches, a one-byte target).

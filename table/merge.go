@@ -87,7 +87,7 @@ type MergeOptions struct {
 	// column's name.
 	SourceAlias, TargetAlias string
 	// MemoryBudget bounds the source rows (Arrow bytes plus the join table) held in
-	// memory at once (default DefaultMergeMemory, 256 MiB). A larger source is
+	// memory at once (default 256 MiB). A larger source is
 	// partitioned by key hash into spill files and merged in several passes over the
 	// target; the deletions of all passes go into one deletion vector per file and one
 	// commit. The rest of MERGE's memory is scaled to it too: target files are read in
@@ -262,7 +262,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	}
 	budget := opts.MemoryBudget
 	if budget == 0 {
-		budget = DefaultMergeMemory
+		budget = defaultMergeMemory
 	}
 	// The table the source merges into: with MergeSchema, the table with the
 	// source's new columns, decided once from the source's schema.

@@ -20,9 +20,9 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// DefaultMergeMemory is the default memory budget of a MERGE source: the source rows
+// defaultMergeMemory is the default memory budget of a MERGE source: the source rows
 // (in Arrow form, plus the join table) one pass holds.
-const DefaultMergeMemory = 256 << 20
+const defaultMergeMemory = 256 << 20
 
 // mergeFanout is the number of key-hash partitions a source larger than the memory
 // budget is spilled into; passes take consecutive partitions up to the budget. A

@@ -65,10 +65,10 @@ type OptimizeOptions struct {
 	// Progress, if set, is called as work proceeds, from one goroutine at a time:
 	// bytes of input done in each report's phase, and the bins and input files
 	// rewritten so far (Progress.BinsDone, FilesDone) against the plan's totals.
-	Progress ProgressFunc
+	Progress func(Progress)
 	// OnPlan, if set, receives the plan once it is made, before any file is read
 	// or written (a dry run calls it too). It must not modify the plan.
-	OnPlan func(*OptimizePlan)
+	OnPlan func(*optimize.Plan)
 
 	// Running one OPTIMIZE on several machines (docs/distributed.md).
 
@@ -89,8 +89,10 @@ type OptimizeOptions struct {
 
 // OptimizeResult is the plan Optimize made and, unless it was a dry run, what it did.
 type OptimizeResult struct {
-	Plan    *OptimizePlan    `json:"plan"`
-	Metrics *OptimizeMetrics `json:"metrics,omitempty"`
+	// Plan is the plan: the bins of files to rewrite, per partition.
+	Plan *optimize.Plan `json:"plan"`
+	// Metrics is what the rewrite did; nil on a dry run.
+	Metrics *optimize.Metrics `json:"metrics,omitempty"`
 }
 
 // Optimize compacts and optionally clusters the table (O1: the multiset of live rows
@@ -224,22 +226,22 @@ func joinOr(cols []string) string {
 // (delta.deletedFileRetentionDuration, default 7 days).
 type VacuumOptions struct {
 	// Retention overrides the table's retention; shorter than the table's, or than
-	// VacuumSafetyFloor, needs Force. Zero means the table's retention unless
+	// vacuum.SafetyFloor, needs Force. Zero means the table's retention unless
 	// RetentionSet.
 	Retention time.Duration
 	// RetentionSet makes Retention apply even when it is zero (keep no unreferenced
-	// file older than VacuumMinUnreferencedAge; needs Force).
+	// file older than vacuum.MinUnreferencedAge; needs Force).
 	RetentionSet bool
-	// Force allows a retention shorter than the table's or than VacuumSafetyFloor,
+	// Force allows a retention shorter than the table's or than vacuum.SafetyFloor,
 	// including a table retention below the floor (without it such a retention
-	// fails with a RetentionTooShortError). Files younger than
-	// VacuumMinUnreferencedAge are kept even then.
+	// fails with a vacuum.RetentionTooShortError). Files younger than
+	// vacuum.MinUnreferencedAge are kept even then.
 	Force bool
 	// DryRun lists what would be deleted without deleting it.
 	DryRun bool
 	// Progress, if set, is called as files are deleted (phase "delete", bytes
 	// deleted of those to delete, with the files as FilesDone of FilesTotal).
-	Progress ProgressFunc
+	Progress func(Progress)
 }
 
 // Vacuum deletes files under the table root that no version inside the retention
@@ -248,14 +250,14 @@ type VacuumOptions struct {
 //
 // VACUUM is garbage collection, not optimisation: it is package vacuum's Run (with
 // its invariants V1-V3), given the table's log.
-func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*VacuumResult, error) {
+func (t *Table) Vacuum(ctx context.Context, opts VacuumOptions) (*vacuum.Result, error) {
 	res, err := vacuum.Run(ctx, t.log, vacuum.Options{Retention: opts.Retention, RetentionSet: opts.RetentionSet, Force: opts.Force, DryRun: opts.DryRun, Now: t.log.Now,
 		Progress: vacuumProgress(opts.Progress)})
 	return res, vacuum.Naming(err, "VacuumOptions.Force")
 }
 
 // vacuumProgress adapts a Progress callback to package vacuum's (nil stays nil).
-func vacuumProgress(f ProgressFunc) func(bytes, totalBytes int64, files, totalFiles int) {
+func vacuumProgress(f func(Progress)) func(bytes, totalBytes int64, files, totalFiles int) {
 	if f == nil {
 		return nil
 	}
@@ -266,7 +268,7 @@ func vacuumProgress(f ProgressFunc) func(bytes, totalBytes int64, files, totalFi
 
 // optimizeProgress adapts a Progress callback to the optimize package's (nil stays
 // nil).
-func optimizeProgress(f ProgressFunc) func(optimize.Progress) {
+func optimizeProgress(f func(Progress)) func(optimize.Progress) {
 	if f == nil {
 		return nil
 	}

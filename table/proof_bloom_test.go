@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/skiplake/skiplake/bloom"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
@@ -64,7 +65,7 @@ func buildProofBloomTable(t *testing.T, rng *rand.Rand, nFiles, rowsPerFile int)
 	// Partitioned by g so that a commit's batches (one g value each) become exactly one
 	// file each: the writer splits a write only by partition and at the target size.
 	tb, err := table.Create(ctx, st, proofBloomSchema, table.CreateOptions{PartitionColumns: []string{"g"}, Properties: map[string]string{
-		table.PropBloomColumns: "uuid", table.PropBloomFPP: fmt.Sprint(proofBloomFPP)}})
+		log.PropBloomFilterColumns: "uuid", log.PropBloomFilterFPP: fmt.Sprint(proofBloomFPP)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
@@ -238,7 +239,7 @@ func TestProofBadWritesLeaveNothing(t *testing.T) {
 				st := storage.NewMemory()
 				props := map[string]string{}
 				if bloomCol != "" {
-					props[table.PropBloomColumns] = bloomCol
+					props[log.PropBloomFilterColumns] = bloomCol
 				}
 				tb, err := table.Create(ctx, st, schema, table.CreateOptions{PartitionColumns: []string{"part"}, Properties: props})
 				if err != nil {
@@ -297,7 +298,7 @@ func TestProofCancelledWriteLeavesNothing(t *testing.T) {
 		t.Run(fmt.Sprintf("parallelism=%d", par), func(t *testing.T) {
 			st := storage.NewMemory()
 			tb, err := table.Create(context.Background(), st, schema, table.CreateOptions{
-				PartitionColumns: []string{"part"}, Properties: map[string]string{table.PropBloomColumns: "v"}})
+				PartitionColumns: []string{"part"}, Properties: map[string]string{log.PropBloomFilterColumns: "v"}})
 			if err != nil {
 				t.Fatal(err)
 			}

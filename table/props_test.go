@@ -89,7 +89,7 @@ func TestAppendOnlyHonouredByTableAndLog(t *testing.T) {
 		t.Helper()
 		_, err := tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Allocator: mem})
 		require.NoError(t, err)
-		_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Mode: table.Overwrite, Allocator: mem})
+		_, err = tb.WriteBatches(ctx, []arrow.RecordBatch{rec}, table.WriteOptions{Overwrite: true, Allocator: mem})
 		require.Equal(t, appendOnly, errors.Is(err, table.ErrInvalidArgument), "table overwrite: %v", err)
 		snap, err := tb.Log().Snapshot(ctx, -1)
 		require.NoError(t, err)
@@ -167,12 +167,12 @@ func TestCreateWithFeatureProperties(t *testing.T) {
 	require.ElementsMatch(t, []string{"deletionVectors", "vacuumProtocolCheck"}, d.ReaderFeatures)
 	require.ElementsMatch(t, []string{"deletionVectors", "vacuumProtocolCheck"}, d.WriterFeatures)
 	require.Equal(t, map[string]string{"delta.enableDeletionVectors": "true", "owner": "team"}, d.Properties)
-	var dv table.Setting
+	var dv log.Setting
 	for _, s := range d.Settings {
 		if s.Key == "delta.enableDeletionVectors" {
 			dv = s
 		}
 	}
-	require.Equal(t, table.Setting{Key: "delta.enableDeletionVectors", Value: "true"}, dv)
+	require.Equal(t, log.Setting{Key: "delta.enableDeletionVectors", Value: "true"}, dv)
 	require.True(t, strings.HasPrefix(d.Settings[0].Key, "delta."), "settings are sorted by key")
 }

@@ -228,7 +228,7 @@ func TestProtocolRemoveCarriesExtendedFileMetadata(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, opt.Metrics.Versions)
 		check(t, st, opt.Metrics.Versions[0], sparkFlat[0], false)
-		over := writeRows(t, tb, flatRows(0, 5), table.WriteOptions{Mode: table.Overwrite})
+		over := writeRows(t, tb, flatRows(0, 5), table.WriteOptions{Overwrite: true})
 		check(t, st, over.Version, sparkFlat[0], false)
 	})
 	t.Run("partitioned", func(t *testing.T) {
@@ -677,7 +677,7 @@ func TestProtocolCommitInfoParameters(t *testing.T) {
 	require.NoError(t, err)
 	add(rst.Version)
 	// (The timestamp restore went back to version 2's schema, without note.)
-	add(writeRows(t, tb, protoRows(t, 0, 3, 3), table.WriteOptions{Mode: table.Overwrite}).Version)
+	add(writeRows(t, tb, protoRows(t, 0, 3, 3), table.WriteOptions{Overwrite: true}).Version)
 
 	cst := storage.NewMemory()
 	ct, err := table.Create(ctx, cst, protoSchema(), table.CreateOptions{ClusterBy: []string{"col1"}})

@@ -56,11 +56,11 @@ func TestReadBudget(t *testing.T) {
 // default.
 func TestScanOptionZeroValuesAreDefaults(t *testing.T) {
 	c := newScanConfig([]ScanOption{WithParallelism(0), WithBatchSize(0), WithReadAhead(0), WithLimit(0), WithAllocator(nil)})
-	if c.parallelism != runtime.GOMAXPROCS(0) || c.batchSize != 64<<10 || c.readAhead != DefaultReadAheadBytes || c.limit != 0 || c.mem == nil {
+	if c.parallelism != runtime.GOMAXPROCS(0) || c.batchSize != 64<<10 || c.readAhead != defaultReadAheadBytes || c.limit != 0 || c.mem == nil {
 		t.Fatalf("zero options gave %+v", c)
 	}
 	c = newScanConfig([]ScanOption{WithParallelism(-3), WithLimit(-1), WithReadAhead(-1)})
-	if c.parallelism != runtime.GOMAXPROCS(0) || c.limit != 0 || c.readAhead != DefaultReadAheadBytes {
+	if c.parallelism != runtime.GOMAXPROCS(0) || c.limit != 0 || c.readAhead != defaultReadAheadBytes {
 		t.Fatalf("negative options gave %+v", c)
 	}
 }

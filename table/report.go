@@ -32,10 +32,14 @@ import (
 // tables whose storage counts them (the object-store backends, or a store wrapped in
 // storage.NewCounting); they are nil otherwise (a plain local directory).
 type ScanReport struct {
-	Version int64                 `json:"version"`
-	Filter  string                `json:"filter,omitempty"`
-	Files   skipping.LevelStats   `json:"files"`
-	Levels  []skipping.LevelStats `json:"levels"`
+	// Version is the snapshot version scanned.
+	Version int64 `json:"version"`
+	// Filter is the scan's filter as text (empty: none).
+	Filter string `json:"filter,omitempty"`
+	// Files summarises the file levels (above).
+	Files skipping.LevelStats `json:"files"`
+	// Levels are the levels' figures, in the order above.
+	Levels []skipping.LevelStats `json:"levels"`
 	// RowsReturned counts rows handed to the caller so far.
 	RowsReturned int64 `json:"rowsReturned"`
 	// Warnings lists conditions that made the scan read more than necessary (for

@@ -25,7 +25,7 @@ type RestoreOptions struct {
 	// exist) without committing.
 	DryRun bool
 	// Progress, if set, is called while the files are checked.
-	Progress ProgressFunc
+	Progress func(Progress)
 }
 
 // RestoreResult says what a RESTORE did (or would do).
@@ -36,7 +36,8 @@ type RestoreResult struct {
 	RestoredVersion int64 `json:"restoredVersion"`
 	// ReadVersion is the latest version when the restore started.
 	ReadVersion int64 `json:"readVersion"`
-	DryRun      bool  `json:"dryRun,omitempty"`
+	// DryRun is true when nothing was committed (RestoreOptions.DryRun).
+	DryRun bool `json:"dryRun,omitempty"`
 	// FilesRestored and BytesRestored count the files added back; FilesRemoved and
 	// BytesRemoved those removed; FilesAfter and BytesAfter the table afterwards.
 	FilesRestored int   `json:"filesRestored"`
@@ -170,7 +171,7 @@ const restoreStatParallelism = 16
 
 // checkFilesExist stats every data file and deletion-vector file the adds reference
 // and fails with ErrRestoreMissingFiles listing (up to 20 of) those missing.
-func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, version int64, progress ProgressFunc) error {
+func checkFilesExist(ctx context.Context, st storage.Storage, adds []*log.Add, version int64, progress func(Progress)) error {
 	var paths []string
 	seen := map[string]bool{}
 	for _, a := range adds {

@@ -21,10 +21,10 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// DefaultReadAheadBytes is the default read-ahead budget of a Reader: the most
+// defaultReadAheadBytes is the default read-ahead budget of a Reader: the most
 // decoded Arrow data (by datafile.RecordBytes) that background reads hold beyond
 // the batch the caller has.
-const DefaultReadAheadBytes = 64 << 20
+const defaultReadAheadBytes = 64 << 20
 
 // ScanOption configures a scan: what it returns (WithColumns, WithFilter,
 // WithPredicate, WithLimit) and how a Reader reads it (WithBatchSize,
@@ -43,7 +43,7 @@ type scanConfig struct {
 	mem         memory.Allocator
 	pooled      bool // no WithAllocator: a Reader recycles its batches' buffers
 	poisonPool  bool // the Reader's pool poisons recycled buffers (set by tests only)
-	progress    ProgressFunc
+	progress    func(Progress)
 }
 
 func newScanConfig(opts []ScanOption) scanConfig {
@@ -58,7 +58,7 @@ func newScanConfig(opts []ScanOption) scanConfig {
 		c.parallelism = runtime.GOMAXPROCS(0)
 	}
 	if c.readAhead <= 0 {
-		c.readAhead = DefaultReadAheadBytes
+		c.readAhead = defaultReadAheadBytes
 	}
 	if c.mem == nil {
 		c.mem = memory.DefaultAllocator
@@ -100,7 +100,7 @@ func WithBatchSize(n int64) ScanOption { return func(c *scanConfig) { c.batchSiz
 func WithParallelism(n int) ScanOption { return func(c *scanConfig) { c.parallelism = n } }
 
 // WithReadAhead bounds, in bytes of decoded Arrow data, how far background reads
-// may run ahead of the caller (n <= 0: DefaultReadAheadBytes, 64 MiB). The row
+// may run ahead of the caller (n <= 0: 64 MiB). The row
 // group the caller is reading always proceeds, so a budget smaller than one batch
 // still makes progress. Peak memory is about this budget plus, per parallel
 // reader, one batch and the column-chunk stream buffers — not the file size —
@@ -116,7 +116,7 @@ func WithAllocator(mem memory.Allocator) ScanOption { return func(c *scanConfig)
 
 // WithProgress reports files read as a Reader proceeds (nil, the default: none). It
 // is called from background goroutines, one call at a time.
-func WithProgress(fn ProgressFunc) ScanOption { return func(c *scanConfig) { c.progress = fn } }
+func WithProgress(fn func(Progress)) ScanOption { return func(c *scanConfig) { c.progress = fn } }
 
 // Scan is a planned scan of one table version: the projection, the filter bound to
 // the table schema, and the files to read with the verdict of each (from package

@@ -422,15 +422,27 @@ func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
 // (log.CommitInfo.DisplayParameters): a string value's text (mode: Append,
 // partitionBy: ["a"]), any other value's JSON text (version: 1, auto: false).
 type HistoryEntry struct {
-	Version             int64             `json:"version"`
-	Timestamp           time.Time         `json:"timestamp"`
-	Operation           string            `json:"operation"`
+	// Version is the commit's version.
+	Version int64 `json:"version"`
+	// Timestamp is the commit's time: its in-commit timestamp or commitInfo
+	// timestamp when present, else the modification time of its commit file.
+	Timestamp time.Time `json:"timestamp"`
+	// Operation is the commitInfo operation (WRITE, DELETE, MERGE, OPTIMIZE, ...);
+	// empty for a commit without commitInfo.
+	Operation string `json:"operation"`
+	// OperationParameters are the operation's parameters, displayed as above.
 	OperationParameters map[string]string `json:"operationParameters,omitempty"`
-	OperationMetrics    map[string]string `json:"operationMetrics,omitempty"`
-	ReadVersion         *int64            `json:"readVersion,omitempty"`
-	IsolationLevel      string            `json:"isolationLevel,omitempty"`
-	IsBlindAppend       *bool             `json:"isBlindAppend,omitempty"`
-	EngineInfo          string            `json:"engineInfo,omitempty"`
+	// OperationMetrics are the metrics the writer recorded (Spark's names).
+	OperationMetrics map[string]string `json:"operationMetrics,omitempty"`
+	// ReadVersion is the version the transaction read, when recorded.
+	ReadVersion *int64 `json:"readVersion,omitempty"`
+	// IsolationLevel is the isolation level the commit ran at, when recorded.
+	IsolationLevel string `json:"isolationLevel,omitempty"`
+	// IsBlindAppend says whether the commit only added rows without reading the
+	// table, when recorded.
+	IsBlindAppend *bool `json:"isBlindAppend,omitempty"`
+	// EngineInfo names the writer that made the commit, when recorded.
+	EngineInfo string `json:"engineInfo,omitempty"`
 }
 
 // History returns up to limit commits, newest first (limit <= 0: all).
@@ -458,21 +470,32 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 
 // Description summarises one version of a table.
 type Description struct {
-	Version          int64             `json:"version"`
-	Timestamp        time.Time         `json:"timestamp"`
-	ID               string            `json:"id"`
-	Name             string            `json:"name,omitempty"`
-	Description      string            `json:"description,omitempty"`
-	Schema           *arrow.Schema     `json:"-"`
-	SchemaString     string            `json:"schemaString"`
-	PartitionColumns []string          `json:"partitionColumns"`
-	Properties       map[string]string `json:"properties"`
-	MinReaderVersion int               `json:"minReaderVersion"`
-	MinWriterVersion int               `json:"minWriterVersion"`
-	ReaderFeatures   []string          `json:"readerFeatures,omitempty"`
-	WriterFeatures   []string          `json:"writerFeatures,omitempty"`
-	NumFiles         int               `json:"numFiles"`
-	SizeBytes        int64             `json:"sizeBytes"`
+	// Version is the version described.
+	Version int64 `json:"version"`
+	// Timestamp is that version's commit time (as HistoryEntry.Timestamp).
+	Timestamp time.Time `json:"timestamp"`
+	// ID, Name and Description are the table's metadata action's id, name and
+	// description (the last two often empty).
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Schema is the table's schema as a scan reads it (logical names).
+	Schema *arrow.Schema `json:"-"`
+	// SchemaString is the schema as the log stores it (Delta's JSON schema).
+	SchemaString string `json:"schemaString"`
+	// PartitionColumns are the partition columns, in order (none: unpartitioned).
+	PartitionColumns []string `json:"partitionColumns"`
+	// Properties are the table properties the metadata action sets.
+	Properties map[string]string `json:"properties"`
+	// MinReaderVersion and MinWriterVersion are the protocol versions;
+	// ReaderFeatures and WriterFeatures the table features (protocol 3 and 7).
+	MinReaderVersion int      `json:"minReaderVersion"`
+	MinWriterVersion int      `json:"minWriterVersion"`
+	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
+	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+	// NumFiles and SizeBytes count the version's live data files and their bytes.
+	NumFiles  int   `json:"numFiles"`
+	SizeBytes int64 `json:"sizeBytes"`
 	// NumRecords is the sum of numRecords over files that have stats; FilesWithoutStats
 	// counts the others (their rows are not included).
 	NumRecords        int64 `json:"numRecords"`
@@ -482,7 +505,7 @@ type Description struct {
 	// Settings are the effective values of the properties skiplake interprets
 	// (typed and canonical: sizes in bytes, durations as intervals, defaults marked),
 	// next to Properties, the configuration as stored.
-	Settings []Setting `json:"settings"`
+	Settings []log.Setting `json:"settings"`
 	// PropertyNotes point out stored properties that are not interpreted as their
 	// writer may have meant: a known key in a non-canonical spelling (ignored, as
 	// Delta ignores it) or a value that does not parse.

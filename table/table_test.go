@@ -224,7 +224,7 @@ func TestOverwriteAndHistory(t *testing.T) {
 	require.NoError(t, err)
 	r2 := simpleBatch(simpleSchema(), []int64{3}, []string{"<null>"})
 	defer r2.Release()
-	res, err := tb.WriteBatches(ctx, []arrow.RecordBatch{r2}, table.WriteOptions{Mode: table.Overwrite})
+	res, err := tb.WriteBatches(ctx, []arrow.RecordBatch{r2}, table.WriteOptions{Overwrite: true})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.FilesRemoved)
 	got, err := tb.ReadAll(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // beforeCommitStore calls hook once, before the first commit file (a
@@ -58,7 +59,7 @@ func TestForcedVacuumKeepsInFlightWrites(t *testing.T) {
 
 	// Not forced: refused, naming the floor; maintain's other tasks still run.
 	// The refusal names the field this caller sets (not the vacuum package's).
-	if _, err := tb.Vacuum(ctx, table.VacuumOptions{}); !errors.Is(err, table.ErrRetentionTooShort) || !strings.Contains(err.Error(), "safety floor") ||
+	if _, err := tb.Vacuum(ctx, table.VacuumOptions{}); !errors.Is(err, vacuum.ErrRetentionTooShort) || !strings.Contains(err.Error(), "safety floor") ||
 		!strings.Contains(err.Error(), "set VacuumOptions.Force to vacuum anyway") {
 		t.Fatalf("vacuum with the table's retention 0: %v", err)
 	}
@@ -72,7 +73,7 @@ func TestForcedVacuumKeepsInFlightWrites(t *testing.T) {
 	}
 
 	// Forced, while an append has written its files but not committed.
-	var vacRes *table.VacuumResult
+	var vacRes *vacuum.Result
 	var maintainRep *table.MaintainReport
 	hooked := &beforeCommitStore{Storage: base}
 	hooked.hook = func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
 	"github.com/skiplake/skiplake/workload"
 )
 
@@ -124,7 +125,7 @@ func TestWorkloadLayoutProtocolAndVacuum(t *testing.T) {
 	rows := countRows(t, tb)
 
 	// Past the minimum age of unreferenced files (a VACUUM never deletes younger ones).
-	aged := tb.WithClock(func() time.Time { return time.Now().Add(table.VacuumMinUnreferencedAge + time.Minute) })
+	aged := tb.WithClock(func() time.Time { return time.Now().Add(vacuum.MinUnreferencedAge + time.Minute) })
 	dry, err := aged.Vacuum(ctx, table.VacuumOptions{RetentionSet: true, Force: true, DryRun: true})
 	require.NoError(t, err)
 	require.True(t, dry.DryRun)

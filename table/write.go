@@ -21,38 +21,12 @@ import (
 	"github.com/skiplake/skiplake/storage"
 )
 
-// DefaultTargetFileSize is the file size Write aims for when the table has no
-// delta.targetFileSize property: 128 MiB.
-const DefaultTargetFileSize = log.DefaultTargetFileSize
-
-// WriteMode says what a write does with the rows already in the table.
-type WriteMode uint8
-
-const (
-	// Append adds the new rows (the default).
-	Append WriteMode = iota
-	// Overwrite replaces every row of the table with the new rows, or, with
-	// WriteOptions.ReplaceWhere, the rows a predicate selects.
-	Overwrite
-)
-
-// String names the mode as commitInfo records it.
-func (m WriteMode) String() string {
-	if m == Overwrite {
-		return "Overwrite"
-	}
-	return "Append"
-}
-
-// ProgressFunc receives the progress of a long operation. The long operations take
-// one in their options (WriteOptions, DMLOptions and MergeOptions, RestoreOptions,
-// OptimizeOptions, MaintainOptions, VacuumOptions; a scan takes it through
-// WithProgress); nil reports nothing. (Checkpoint reports none: it writes one file.) It is called from one goroutine
-// at a time, though not always the same one, and must return quickly.
-type ProgressFunc func(Progress)
-
-// Progress reports how far a long operation has come. Callbacks may be invoked from
-// several goroutines, one at a time.
+// Progress reports how far a long operation has come, to the func(Progress) the
+// long operations take in their options (WriteOptions.Progress, DMLOptions and
+// MergeOptions, RestoreOptions, OptimizeOptions, MaintainOptions, VacuumOptions; a
+// scan takes it through WithProgress); nil reports nothing. (Checkpoint reports
+// none: it writes one file.) The function is called from one goroutine at a time,
+// though not always the same one, and must return quickly.
 type Progress struct {
 	// Phase names the current step ("write", "commit", "scan", ...).
 	Phase string
@@ -71,13 +45,14 @@ type Progress struct {
 
 // WriteOptions configures Write. The zero value appends with the table's defaults.
 type WriteOptions struct {
-	// Mode is Append (default) or Overwrite. An overwrite removes the table's files
+	// Overwrite replaces the table's rows with the new ones instead of adding them
+	// (the default, false, appends). An overwrite removes the table's files
 	// (dataChange=true) and adds the new ones in one commit (commitInfo WRITE, mode
 	// Overwrite). Like Delta Spark's, it reads the whole table: under
-	// WriteSerializable (the default) a concurrent blind append does not conflict
-	// with it (the appended rows stay), under Serializable it does.
-	Mode WriteMode
-	// ReplaceWhere, with Mode Overwrite, replaces only the rows the predicate (the
+	// log.WriteSerializable (the default) a concurrent blind append does not conflict
+	// with it (the appended rows stay), under log.Serializable it does.
+	Overwrite bool
+	// ReplaceWhere, with Overwrite, replaces only the rows the predicate (the
 	// expr grammar, over the table's columns) selects (Delta's replaceWhere): every
 	// new row must satisfy it — a row for which it is false or NULL is an error
 	// wrapping ErrReplaceWhereMismatch naming the row, and nothing is committed — and
@@ -85,8 +60,8 @@ type WriteOptions struct {
 	// proven to match entirely are removed unread, the others get deletion vectors
 	// or are rewritten, as the table says), in the same commit as the new files. The
 	// commit records the predicate (commitInfo predicate) and reads the table through
-	// it: under WriteSerializable concurrent blind appends do not conflict, under
-	// Serializable an append whose rows could match does.
+	// it: under log.WriteSerializable concurrent blind appends do not conflict, under
+	// log.Serializable an append whose rows could match does.
 	ReplaceWhere string
 	// MergeSchema lets the data carry columns the table lacks (Delta's mergeSchema):
 	// they are added to the table's schema — at the end, nullable; fields of struct
@@ -96,7 +71,7 @@ type WriteOptions struct {
 	// error (ErrSchemaMismatch). Columns the data lacks never need it: nullable ones
 	// are written as NULL, NOT NULL ones are an error.
 	MergeSchema bool
-	// OverwriteSchema, with Mode Overwrite and no ReplaceWhere, replaces the table's
+	// OverwriteSchema, with Overwrite and no ReplaceWhere, replaces the table's
 	// schema with the data's (Delta's overwriteSchema): every column nullable,
 	// partitioned by PartitionBy. The table keeps its id and properties; under column
 	// mapping a column with the path and type of an existing one keeps its id and
@@ -118,7 +93,7 @@ type WriteOptions struct {
 	AppID      string
 	AppVersion int64
 	// Progress, if set, is called as rows are written and files finished.
-	Progress ProgressFunc
+	Progress func(Progress)
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
 
@@ -203,7 +178,7 @@ func (t *Table) Write(ctx context.Context, rdr array.RecordReader, opts WriteOpt
 // columns equal schema and copts.PartitionColumns, the rows are appended to it
 // instead, in one commit; an idempotent write (wopts.AppID) is skipped as by Write.
 // A table that does not match is an error wrapping ErrTableExists, and nothing is
-// committed. An overwrite (wopts.Mode) never replaces the rows of a table another
+// committed. An overwrite (wopts.Overwrite) never replaces the rows of a table another
 // writer created concurrently: that is ErrTableExists too.
 func CreateWrite(ctx context.Context, store storage.Storage, schema *arrow.Schema, copts CreateOptions, rdr array.RecordReader, wopts WriteOptions) (*Table, *WriteResult, error) {
 	nt, err := newTableMetadata(schema, copts)
@@ -352,14 +327,11 @@ func (o WriteOptions) validate() error {
 	if o.TargetFileSize < 0 || o.Parallelism < 0 {
 		bad("negative TargetFileSize or Parallelism")
 	}
-	if o.Mode != Append && o.Mode != Overwrite {
-		bad("write mode %d (want Append or Overwrite)", o.Mode)
+	if o.ReplaceWhere != "" && !o.Overwrite {
+		bad("ReplaceWhere needs Overwrite")
 	}
-	if o.ReplaceWhere != "" && o.Mode != Overwrite {
-		bad("ReplaceWhere needs Mode Overwrite")
-	}
-	if o.OverwriteSchema && o.Mode != Overwrite {
-		bad("OverwriteSchema needs Mode Overwrite")
+	if o.OverwriteSchema && !o.Overwrite {
+		bad("OverwriteSchema needs Overwrite")
 	}
 	if o.OverwriteSchema && o.ReplaceWhere != "" {
 		bad("OverwriteSchema replaces the whole table; it cannot be combined with ReplaceWhere")
@@ -405,7 +377,7 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 	if err := props.Err(log.DataFileKeys...); err != nil {
 		return false, fmt.Errorf("%w: version %d: %w", ErrInvalidArgument, ls.Version(), err)
 	}
-	if opts.Mode == Overwrite && props.AppendOnly {
+	if opts.Overwrite && props.AppendOnly {
 		return false, fmt.Errorf("%w: table is append-only (delta.appendOnly=true); overwrite refused", ErrInvalidArgument)
 	}
 	return false, nil
@@ -426,7 +398,7 @@ func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWr
 	if err := sameData(mine.view, win.view); err != nil {
 		return nil, nil, fmt.Errorf("%w: another writer created it meanwhile, and %v", ErrTableExists, err)
 	}
-	if opts.Mode == Overwrite {
+	if opts.Overwrite {
 		return nil, nil, fmt.Errorf("%w: another writer created it meanwhile; an overwrite does not replace its rows", ErrTableExists)
 	}
 	if err := sameRules(mine, win, w); err != nil {
@@ -477,7 +449,7 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 		res.BytesWritten += a.Size
 	}
 	var removedBytes int64
-	if opts.Mode == Overwrite {
+	if opts.Overwrite {
 		txn.ReadWholeTable()
 		now := time.Now().UnixMilli()
 		for _, f := range ls.Files() {
@@ -492,7 +464,7 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	if opts.AppID != "" {
 		txn.SetTxn(opts.AppID, opts.AppVersion)
 	}
-	blind := opts.Mode == Append
+	blind := !opts.Overwrite
 	info := log.CommitInfo{
 		Operation:           "WRITE",
 		OperationParameters: writeParameters(ls, opts),
@@ -524,7 +496,7 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 // replaceWhere text), canOverwriteSchema and canMergeSchema when set.
 func writeParameters(ls *log.Snapshot, opts WriteOptions) map[string]string {
 	params := map[string]string{
-		"mode":        paramString(opts.Mode.String()),
+		"mode":        paramString(writeMode(opts.Overwrite)),
 		"partitionBy": paramJSON(nonNilStrings(ls.PartitionColumns())),
 	}
 	if opts.ReplaceWhere != "" {
@@ -813,12 +785,10 @@ func ParseSize(s string) (int64, error) { return log.ParseSize(s) }
 // interval parser.
 func ParseInterval(s string) (time.Duration, error) { return log.ParseInterval(s) }
 
-// Table properties that configure the Bloom filter index (see package bloom).
-const (
-	// PropBloomColumns lists the columns (comma-separated, top-level data columns) that
-	// get a Bloom filter per data file, both in skiplake's index and natively in the
-	// Parquet files.
-	PropBloomColumns = log.PropBloomFilterColumns
-	// PropBloomFPP is the filters' false-positive rate (default 0.01).
-	PropBloomFPP = log.PropBloomFilterFPP
-)
+// writeMode names a write's mode as commitInfo records it.
+func writeMode(overwrite bool) string {
+	if overwrite {
+		return "Overwrite"
+	}
+	return "Append"
+}

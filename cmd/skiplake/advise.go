@@ -10,6 +10,7 @@ import (
 
 	"github.com/skiplake/skiplake/advise"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/workload"
 )
 
 func init() {
@@ -47,7 +48,7 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 			return usagef("--target-size: %v", err)
 		}
 	}
-	w, err := table.ParseWorkloadFile(*queries)
+	w, err := workload.ParseFile(*queries)
 	if err != nil {
 		return err
 	}

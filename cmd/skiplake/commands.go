@@ -13,7 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -113,7 +115,10 @@ func runCreate(ctx context.Context, e *env, args []string) error {
 }
 
 func parquetSchema(path string) (*arrow.Schema, error) {
-	r, err := table.OpenParquetFile(context.Background(), path, 0, nil)
+	r, err := input.OpenParquet(context.Background(), path, input.Options{})
+	if errors.Is(err, input.ErrNotAFile) {
+		return nil, fmt.Errorf("%s is a directory, not a Parquet file", path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +203,7 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	wopts := table.WriteOptions{AppID: *appID, AppVersion: *appVersion, MergeSchema: *mergeSchema,
 		ReplaceWhere: *replaceWhere, OverwriteSchema: *overwriteSchema}
 	if *mode == "overwrite" {
-		wopts.Mode = table.Overwrite
+		wopts.Overwrite = true
 	}
 	if *overwriteSchema {
 		wopts.PartitionBy = parts
@@ -306,12 +311,12 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 // tbl. With it, columns the table lacks are typed by explicit (--schema) when given,
 // else as a new table's are inferred from every CSV and JSONL input; the declared
 // schema is the union of the table's, the explicit or inferred columns and every
-// Parquet input's (table.UnionSchema), which the write evolves the table to.
+// Parquet input's (input.UnionSchema), which the write evolves the table to.
 func inputSchemas(e *env, inputs []inputArg, tbl, explicit *arrow.Schema, mergeSchema bool) (types, declared *arrow.Schema, err error) {
 	if !mergeSchema {
 		return tbl, tbl, nil
 	}
-	types = table.UnionSchema(explicit, tbl)
+	types = input.UnionSchema(explicit, tbl)
 	var text []inputArg
 	for _, in := range inputs {
 		if in.format != input.Parquet {
@@ -323,7 +328,7 @@ func inputSchemas(e *env, inputs []inputArg, tbl, explicit *arrow.Schema, mergeS
 		if err != nil {
 			return nil, nil, fmt.Errorf("--merge-schema: typing the input's new columns: %w (give --schema to type them)", err)
 		}
-		types = table.UnionSchema(types, inferred)
+		types = input.UnionSchema(types, inferred)
 	}
 	declared = types
 	for _, in := range inputs {
@@ -332,7 +337,7 @@ func inputSchemas(e *env, inputs []inputArg, tbl, explicit *arrow.Schema, mergeS
 			if err != nil {
 				return nil, nil, err
 			}
-			declared = table.UnionSchema(declared, s)
+			declared = input.UnionSchema(declared, s)
 		}
 	}
 	return stripFieldMeta(types), declared, nil
@@ -441,7 +446,7 @@ func quietFlag(fs *flag.FlagSet) *bool {
 // (rows, files or bytes) with its phase, and the bins and files of a rewrite. A
 // commit's reports only name the phase: the amount stays the work's, as in
 // optimize's lines.
-func updateFrom(r reporter) table.ProgressFunc {
+func updateFrom(r reporter) func(table.Progress) {
 	var mu sync.Mutex
 	var done, total int64
 	unit := ""
@@ -598,7 +603,7 @@ func checkFilter(name, s string) error {
 	if s == "" {
 		return nil
 	}
-	if err := table.CheckFilter(s); err != nil {
+	if _, err := expr.Parse(s); err != nil {
 		return usagef("--%s: %v", name, err)
 	}
 	return nil
@@ -702,7 +707,7 @@ func runDescribe(ctx context.Context, e *env, args []string) error {
 		if !f.Nullable {
 			null = " NOT NULL"
 		}
-		fmt.Fprintf(tw, "  %s\t%s%s%s\n", f.Name, table.DisplayType(f.Type), null, columnRuleText(d.ColumnRules, f.Name))
+		fmt.Fprintf(tw, "  %s\t%s%s%s\n", f.Name, value.DisplayType(f.Type), null, columnRuleText(d.ColumnRules, f.Name))
 	}
 	return tw.Flush()
 }

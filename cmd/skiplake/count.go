@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/storage"
 )
 
 func init() {
@@ -25,8 +25,8 @@ type countResult struct {
 	Files countFiles `json:"files"`
 	// Requests and SnapshotRequests are the object-store requests of the count and of
 	// loading the snapshot (the ScanReport's; absent for local tables).
-	Requests         *table.RequestCounts `json:"requests,omitempty"`
-	SnapshotRequests *table.RequestCounts `json:"snapshotRequests,omitempty"`
+	Requests         *storage.RequestCounts `json:"requests,omitempty"`
+	SnapshotRequests *storage.RequestCounts `json:"snapshotRequests,omitempty"`
 }
 
 type countFiles struct {

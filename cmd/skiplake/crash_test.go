@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // childArgsEnv, when set in the environment of this test binary, makes it run the CLI
@@ -207,7 +208,7 @@ func TestCrashConsistency(t *testing.T) {
 	if latestOrNone(tbl) < 0 {
 		return // every trial killed the first append before it committed
 	}
-	ageFiles(t, tbl, table.VacuumMinUnreferencedAge+time.Minute) // no write is in flight now
+	ageFiles(t, tbl, vacuum.MinUnreferencedAge+time.Minute) // no write is in flight now
 	out := mustCLI(t, "vacuum", tbl, "--retain", "0s", "--force")
 	t.Log(strings.TrimSpace(out))
 	checkNoOrphans(t, tbl)

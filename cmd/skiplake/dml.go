@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -58,9 +59,9 @@ func (f dmlFlags) options(e *env, label string) (table.DMLOptions, func(), error
 	switch strings.ToLower(strings.ReplaceAll(*f.isolation, "-", "")) {
 	case "":
 	case "serializable":
-		opts.IsolationLevel = table.Serializable
+		opts.IsolationLevel = log.Serializable
 	case "writeserializable":
-		opts.IsolationLevel = table.WriteSerializable
+		opts.IsolationLevel = log.WriteSerializable
 	default:
 		return opts, nil, usagef("--isolation %q: want serializable or write-serializable", *f.isolation)
 	}

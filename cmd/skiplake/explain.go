@@ -11,7 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/storage"
+	"github.com/skiplake/skiplake/value"
 
 	"github.com/skiplake/skiplake/table"
 )
@@ -159,12 +161,12 @@ func newFileRecord(f table.PlannedFile) fileRecord {
 
 // boundText renders a file's min or max statistic of a filter column for the table
 // format: "?" when the statistics do not say, NULL when every row is null.
-func boundText(c table.ColumnStats, v table.Value, rows int64) string {
+func boundText(c table.ColumnStats, v value.Value, rows int64) string {
 	if !v.IsNull() {
 		switch v.Kind() {
-		case table.KindString:
+		case value.KindString:
 			return v.AsString()
-		case table.KindDate, table.KindTimestamp, table.KindTimestampNTZ:
+		case value.KindDate, value.KindTimestamp, value.KindTimestampNTZ:
 			// DATE '2026-01-01' -> 2026-01-01
 			s := v.String()
 			if i := strings.IndexByte(s, '\''); i >= 0 {
@@ -208,7 +210,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 		// snapshot, planning and reading the footers of the kept files cost, then
 		// each part (the report's figures, as --format json prints them).
 		fmt.Fprintf(e.stdout, "requests: %s\n", requestText(total))
-		var snap, scan table.RequestCounts
+		var snap, scan storage.RequestCounts
 		if rep.SnapshotRequests != nil {
 			snap = *rep.SnapshotRequests
 		}
@@ -223,7 +225,7 @@ func runExplain(ctx context.Context, e *env, args []string) error {
 }
 
 // requestText formats the read requests of c as explain prints them.
-func requestText(c table.RequestCounts) string {
+func requestText(c storage.RequestCounts) string {
 	return fmt.Sprintf("GET %d, HEAD %d, LIST %d, %d bytes read", c.GET, c.HEAD, c.LIST, c.BytesRead)
 }
 
@@ -264,10 +266,10 @@ func writeLevels(w io.Writer, rep *table.ScanReport) error {
 }
 
 // levelRow formats one level; figures a level does not measure print as "-".
-func levelRow(name string, l table.LevelStats) []string {
+func levelRow(name string, l skipping.LevelStats) []string {
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	row := []string{name, l.Unit, n(l.Total), n(l.Skipped), n(l.Kept), n(l.MustMatch), n(l.BytesTotal), n(l.BytesSkipped)}
-	if l.Unit == table.UnitRows {
+	if l.Unit == skipping.UnitRows {
 		row[5], row[6], row[7] = "-", "-", "-"
 	}
 	return row

@@ -22,6 +22,7 @@ import (
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
 )
 
 // cli runs one invocation and returns its exit status, stdout and stderr.
@@ -34,7 +35,7 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 
 // ageFiles sets back by d the modification time of every file of the table tbl
 // outside _delta_log/, and of the temporary files inside it: VACUUM never deletes an
-// unreferenced file younger than table.VacuumMinUnreferencedAge, whatever the
+// unreferenced file younger than vacuum.MinUnreferencedAge, whatever the
 // retention, so a test that wants a forced --retain 0s to reclaim files it just
 // orphaned ages them first.
 func ageFiles(t *testing.T, tbl string, d time.Duration) {
@@ -275,7 +276,7 @@ func TestOptimizeAndVacuum(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "deleted 0 files")
 	require.Contains(t, out, "kept 4 file(s) younger than 1h")
-	ageFiles(t, tbl, table.VacuumMinUnreferencedAge+time.Minute)
+	ageFiles(t, tbl, vacuum.MinUnreferencedAge+time.Minute)
 	code, out, errs = cli(t, "vacuum", tbl, "--retain", "0s", "--force")
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "deleted 4 files")

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/skiplake/skiplake/internal/render"
+	"github.com/skiplake/skiplake/log"
 
 	"github.com/skiplake/skiplake/storage"
 
@@ -128,7 +129,7 @@ func printMaintain(e *env, path string, rep *table.MaintainReport) error {
 		cp, f.CheckpointInterval, f.FilesLackingBloom, f.Tombstones, f.ExpiredTombstones,
 		f.VacuumableFiles, render.FormatBytes(f.VacuumableBytes), f.ExpiredLogFiles)
 	fmt.Fprintf(e.stdout, "deleted rows: %d of %d (%s) in %d files; %d files above %s = %g\n",
-		f.DeletedRows, f.Rows, percent(f.DeletedRowsRatio), f.FilesWithDeletedRows, f.PurgeFiles, table.PropMaxDeletedRowsRatio, f.MaxDeletedRowsRatio)
+		f.DeletedRows, f.Rows, percent(f.DeletedRowsRatio), f.FilesWithDeletedRows, f.PurgeFiles, log.PropMaxDeletedRowsRatio, f.MaxDeletedRowsRatio)
 	tw := tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSTATUS\tFILES\tBYTES\tLEFT FILES\tLEFT BYTES\tVERSIONS\tDETAIL")
 	for _, task := range rep.Tasks {
@@ -181,7 +182,7 @@ func printLayout(e *env, rep *table.LayoutReport) error {
 	}
 	d := rep.DeletionVectors
 	fmt.Fprintf(tw, "deleted rows\t%d of %d (%s) in %d files (%s), not purged; %d files (%d deleted rows) above %s = %g\n",
-		d.DeletedRows, d.Rows, percent(d.Ratio), d.Files, render.FormatBytes(d.Bytes), d.PurgeFiles, d.PurgeDeletedRows, table.PropMaxDeletedRowsRatio, d.Threshold)
+		d.DeletedRows, d.Rows, percent(d.Ratio), d.Files, render.FormatBytes(d.Bytes), d.PurgeFiles, d.PurgeDeletedRows, log.PropMaxDeletedRowsRatio, d.Threshold)
 	fmt.Fprintln(tw, "size histogram\t")
 	for _, b := range rep.Histogram {
 		if b.Files > 0 {

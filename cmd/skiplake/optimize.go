@@ -12,7 +12,11 @@ import (
 
 	"github.com/skiplake/skiplake/advise"
 	"github.com/skiplake/skiplake/internal/progress"
+	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/table"
+	"github.com/skiplake/skiplake/vacuum"
+	"github.com/skiplake/skiplake/workload"
 )
 
 func init() {
@@ -87,7 +91,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 		return usagef("--predict-where needs --dry-run")
 	}
 	// The workload a dry run predicts for: --predict-where's filters, else --queries.
-	var predictW *table.Workload
+	var predictW *workload.Workload
 	if len(predictWhere) > 0 {
 		if predictW, err = advise.FilterWorkload(predictWhere); err != nil {
 			return usagef("--predict-where: %v", err)
@@ -97,7 +101,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 		return usagef("--layout workload does not combine with --zorder-by, --hilbert-by or --sort-by")
 	}
 	if *queries != "" {
-		w, err := table.ParseWorkloadFile(*queries)
+		w, err := workload.ParseFile(*queries)
 		if err != nil {
 			return err
 		}
@@ -137,7 +141,7 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 	}
 	if *format == "table" {
 		// The plan is printed before any work starts, so a long run shows what it does.
-		opts.OnPlan = func(p *table.OptimizePlan) { writePlan(e.stdout, p) }
+		opts.OnPlan = func(p *optimize.Plan) { writePlan(e.stdout, p) }
 	}
 	res, err := t.Optimize(ctx, opts)
 	prog.Done()
@@ -191,12 +195,12 @@ func runOptimize(ctx context.Context, e *env, args []string) error {
 // the planned rewrite (advise.Predict, the advisor's model). A plan the model
 // does not cover (compaction alone, nested clustering columns) gives no
 // prediction and a note saying why.
-func predictGain(ctx context.Context, t *table.Table, p *table.OptimizePlan, w *table.Workload, opts table.OptimizeOptions) (*advise.Prediction, string, error) {
+func predictGain(ctx context.Context, t *table.Table, p *optimize.Plan, w *workload.Workload, opts table.OptimizeOptions) (*advise.Prediction, string, error) {
 	pl := advise.Planned{Curve: p.Curve, Columns: p.ClusterBy, TargetFileSize: p.TargetFileSize, Robustness: opts.Robustness, TreeWorkload: opts.Workload}
-	if p.Curve == table.CurveWorkload {
+	if p.Curve == optimize.CurveWorkload {
 		pl.Columns = opts.WorkloadColumns
 	}
-	if p.Curve == table.CurveNone {
+	if p.Curve == optimize.CurveNone {
 		return nil, "compaction alone keeps rows in their order; its gain is not modelled", nil
 	}
 	pred, err := advise.Predict(ctx, t, w, pl)
@@ -236,9 +240,9 @@ func writePrediction(w io.Writer, p *advise.Prediction, note string) {
 }
 
 // writePlan prints OPTIMIZE's plan: one line for the run, one per bin.
-func writePlan(w io.Writer, p *table.OptimizePlan) {
+func writePlan(w io.Writer, p *optimize.Plan) {
 	curve := "compaction"
-	if p.Curve != table.CurveNone {
+	if p.Curve != optimize.CurveNone {
 		curve = p.Curve.String()
 	}
 	if len(p.ClusterBy) > 0 {
@@ -296,13 +300,13 @@ func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 
 // nothingToDo says why a plan has no bins and what would do the work, naming the
 // command line to run (the given one with --full when that is what is missing).
-func nothingToDo(p *table.OptimizePlan, targetGiven bool, cmdline []string) string {
+func nothingToDo(p *optimize.Plan, targetGiven bool, cmdline []string) string {
 	quoted := make([]string, len(cmdline))
 	for i, a := range cmdline {
 		quoted[i] = shellQuote(a)
 	}
 	withFull := strings.Join(quoted, " ") + " --full"
-	if p.Curve == table.CurveNone {
+	if p.Curve == optimize.CurveNone {
 		why := fmt.Sprintf("no partition has two or more files smaller than %s (three quarters of the target file size, %s), and OPTIMIZE compacts small files: it does not split or resize larger ones",
 			progress.FormatBytes(p.MinFileSize), progress.FormatBytes(p.TargetFileSize))
 		if targetGiven {
@@ -310,7 +314,7 @@ func nothingToDo(p *table.OptimizePlan, targetGiven bool, cmdline []string) stri
 		}
 		return why
 	}
-	if p.Curve == table.CurveWorkload {
+	if p.Curve == optimize.CurveWorkload {
 		return "every file is laid out by the partition's workload tree, or is new and waits where it was appended until the part of the tree it falls in has about doubled (a later run then re-splits that part with it); to build a new tree now run: " + withFull + " --queries FILE"
 	}
 	on := p.Curve.String() + " on " + strings.Join(p.ClusterBy, ", ")
@@ -366,17 +370,17 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	opts.Progress = updateFrom(prog)
 	res, err := t.Vacuum(ctx, opts)
 	prog.Done()
-	var short *table.RetentionTooShortError
+	var short *vacuum.RetentionTooShortError
 	switch {
 	case errors.As(err, &short) && short.BelowFloor && *retain == "":
 		return fmt.Errorf("the table's retention period, %s (%s), is below the safety floor of %s: files that readers of older versions still need could be deleted; add --force to vacuum anyway",
-			formatDuration(short.TableRetention), table.PropDeletedFileRetentionDuration, formatDuration(table.VacuumSafetyFloor))
+			formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration, formatDuration(vacuum.SafetyFloor))
 	case errors.As(err, &short) && short.BelowFloor:
 		return fmt.Errorf("--retain %s is below the safety floor of %s: files that readers of older versions still need could be deleted; add --force to vacuum anyway",
-			*retain, formatDuration(table.VacuumSafetyFloor))
+			*retain, formatDuration(vacuum.SafetyFloor))
 	case errors.As(err, &short):
 		return fmt.Errorf("--retain %s is shorter than the table's retention period, %s (%s): files that readers of older versions still need could be deleted; add --force to vacuum anyway",
-			*retain, formatDuration(short.TableRetention), table.PropDeletedFileRetentionDuration)
+			*retain, formatDuration(short.TableRetention), log.PropDeletedFileRetentionDuration)
 	}
 	if err != nil {
 		return err
@@ -400,7 +404,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %d abandoned temporary files (%d bytes)\n", verb, len(res.Temporaries), res.TemporaryBytes)
 	}
 	if res.KeptRecent > 0 {
-		fmt.Fprintf(e.stdout, "kept %d file(s) younger than %s (writes may still be committing them)\n", res.KeptRecent, formatDuration(table.VacuumMinUnreferencedAge))
+		fmt.Fprintf(e.stdout, "kept %d file(s) younger than %s (writes may still be committing them)\n", res.KeptRecent, formatDuration(vacuum.MinUnreferencedAge))
 	}
 	if res.KeptOlderThanTable > 0 {
 		fmt.Fprintf(e.stdout, "kept %d file(s) older than the table (they were in the directory before it was created)\n", res.KeptOlderThanTable)

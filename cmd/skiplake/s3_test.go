@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/cloudtest"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/table"
 )
 
@@ -198,8 +199,8 @@ func TestS3ReportsRequests(t *testing.T) {
 		Files struct {
 			Total, Kept int64
 		} `json:"files"`
-		Requests         *table.RequestCounts `json:"requests"`
-		SnapshotRequests *table.RequestCounts `json:"snapshotRequests"`
+		Requests         *storage.RequestCounts `json:"requests"`
+		SnapshotRequests *storage.RequestCounts `json:"snapshotRequests"`
 	}
 	explainJSON := func(filter string) report {
 		t.Helper()
@@ -240,20 +241,20 @@ func TestS3ReportsRequests(t *testing.T) {
 		t.Fatalf("explain: %s", errs)
 	}
 	line := regexp.MustCompile(`(?m)^(requests|  opening the table|  loading version \d+|  planning and footers): GET (\d+), HEAD (\d+), LIST (\d+), (\d+) bytes read$`)
-	parts := map[string]table.RequestCounts{}
+	parts := map[string]storage.RequestCounts{}
 	for _, m := range line.FindAllStringSubmatch(out, -1) {
 		n := func(i int) int64 { v, _ := strconv.ParseInt(m[i], 10, 64); return v }
 		name := strings.TrimSpace(m[1])
 		if strings.HasPrefix(name, "loading version") {
 			name = "loading"
 		}
-		parts[name] = table.RequestCounts{GET: n(2), HEAD: n(3), LIST: n(4), BytesRead: n(5)}
+		parts[name] = storage.RequestCounts{GET: n(2), HEAD: n(3), LIST: n(4), BytesRead: n(5)}
 	}
 	if len(parts) != 4 {
 		t.Fatalf("explain prints %d request lines, want 4:\n%s", len(parts), out)
 	}
-	readOnly := func(c table.RequestCounts) table.RequestCounts {
-		return table.RequestCounts{GET: c.GET, HEAD: c.HEAD, LIST: c.LIST, BytesRead: c.BytesRead}
+	readOnly := func(c storage.RequestCounts) storage.RequestCounts {
+		return storage.RequestCounts{GET: c.GET, HEAD: c.HEAD, LIST: c.LIST, BytesRead: c.BytesRead}
 	}
 	if got := parts["opening the table"].Add(parts["loading"]).Add(parts["planning and footers"]); got != parts["requests"] {
 		t.Fatalf("the parts add up to %+v, the total is %+v:\n%s", got, parts["requests"], out)
@@ -265,8 +266,8 @@ func TestS3ReportsRequests(t *testing.T) {
 	// count --format json: the rows of one file are read; a filter every file matches is
 	// answered from the log with no request.
 	var cnt struct {
-		Count    int64                `json:"count"`
-		Requests *table.RequestCounts `json:"requests"`
+		Count    int64                  `json:"count"`
+		Requests *storage.RequestCounts `json:"requests"`
 	}
 	for _, tc := range []struct {
 		filter string

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
-
-	"github.com/skiplake/skiplake/table"
 )
 
 // Exit statuses (docs/cli.md, "Exit status"): what a scheduler can act on. maintain
@@ -40,11 +39,11 @@ func exitCode(err error) int {
 }
 
 // retryable reports a failure that running the command again may not meet:
-//   - a commit conflict after the built-in retries (table.ConflictError: a concurrent
-//     commit changed what this one read or removes; table.ErrTooManyRetries), or a
-//     commit whose outcome could not be learned (table.ErrCommitUnknown: a retry with
+//   - a commit conflict after the built-in retries (log.ConflictError: a concurrent
+//     commit changed what this one read or removes; log.ErrTooManyRetries), or a
+//     commit whose outcome could not be learned (log.ErrCommitUnknown: a retry with
 //     --txn-app-id/--txn-version is safe, see the README);
-//   - a storage or network failure (table.ErrTransient: a 5xx or 429 answer, a
+//   - a storage or network failure (storage.ErrTransient: a 5xx or 429 answer, a
 //     refused, reset or timed-out connection, a response cut short, after the
 //     store's own retries), also where a library reports it without the sentinel (a
 //     net.Error, a full disk, too many open files);
@@ -54,14 +53,14 @@ func exitCode(err error) int {
 // refused argument or permission are not retryable.
 func retryable(err error) bool {
 	var (
-		ce *table.ConflictError
+		ce *log.ConflictError
 		oe *net.OpError
 		de *net.DNSError
 		ne net.Error // syscall.Errno is one too: only its timeouts count here
 	)
 	switch {
-	case errors.Is(err, table.ErrTransient),
-		errors.Is(err, table.ErrTooManyRetries), errors.Is(err, table.ErrCommitUnknown), errors.As(err, &ce),
+	case errors.Is(err, storage.ErrTransient),
+		errors.Is(err, log.ErrTooManyRetries), errors.Is(err, log.ErrCommitUnknown), errors.As(err, &ce),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return true
 	case errors.As(err, &oe), errors.As(err, &de), errors.As(err, &ne) && ne.Timeout(),

@@ -1,4 +1,4 @@
-package table
+package input_test
 
 import (
 	"bytes"
@@ -13,9 +13,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/skiplake/skiplake/input"
+	"github.com/skiplake/skiplake/internal/datafile"
 )
 
-func TestOpenParquetFile(t *testing.T) {
+// TestOpenParquet reads a Parquet input file that is not part of a table: rows in
+// batches of the size asked, damage reported as datafile.datafile.ErrCorruptData naming the
+// file (never a panic), a directory or a missing file refused.
+func TestOpenParquet(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	for i := range 1000 {
@@ -47,7 +53,7 @@ func TestOpenParquetFile(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("reads every row in batches of the size asked", func(t *testing.T) {
-		r, err := OpenParquetFile(ctx, write("good.parquet", good), 300, nil)
+		r, err := input.OpenParquet(ctx, write("good.parquet", good), input.Options{ParquetBatchRows: 300})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,12 +78,12 @@ func TestOpenParquetFile(t *testing.T) {
 		}
 	})
 
-	t.Run("a damaged footer is ErrCorruptData naming the file", func(t *testing.T) {
+	t.Run("a damaged footer is datafile.ErrCorruptData naming the file", func(t *testing.T) {
 		bad := append(append([]byte{}, good[:len(good)/2]...), good[len(good)-8:]...)
 		p := write("bad.parquet", bad)
-		_, err := OpenParquetFile(ctx, p, 0, nil)
-		if !errors.Is(err, ErrCorruptData) || !strings.Contains(err.Error(), p) {
-			t.Fatalf("err = %v, want ErrCorruptData naming %s", err, p)
+		_, err := input.OpenParquet(ctx, p, input.Options{})
+		if !errors.Is(err, datafile.ErrCorruptData) || !strings.Contains(err.Error(), p) {
+			t.Fatalf("err = %v, want datafile.ErrCorruptData naming %s", err, p)
 		}
 	})
 
@@ -85,27 +91,27 @@ func TestOpenParquetFile(t *testing.T) {
 		for at := 4; at < len(good)-8; at += 7 {
 			bad := append([]byte{}, good...)
 			bad[at] ^= 0xff
-			r, err := OpenParquetFile(ctx, write("flip.parquet", bad), 0, nil)
+			r, err := input.OpenParquet(ctx, write("flip.parquet", bad), input.Options{})
 			if err != nil {
-				if !errors.Is(err, ErrCorruptData) {
-					t.Fatalf("byte %d flipped: open error %v is not ErrCorruptData", at, err)
+				if !errors.Is(err, datafile.ErrCorruptData) {
+					t.Fatalf("byte %d flipped: open error %v is not datafile.ErrCorruptData", at, err)
 				}
 				continue
 			}
 			for r.Next() {
 			}
-			if err := r.Err(); err != nil && !errors.Is(err, ErrCorruptData) {
-				t.Fatalf("byte %d flipped: read error %v is not ErrCorruptData", at, err)
+			if err := r.Err(); err != nil && !errors.Is(err, datafile.ErrCorruptData) {
+				t.Fatalf("byte %d flipped: read error %v is not datafile.ErrCorruptData", at, err)
 			}
 			r.Release()
 		}
 	})
 
 	t.Run("a directory or a missing file is refused", func(t *testing.T) {
-		if _, err := OpenParquetFile(ctx, dir, 0, nil); !errors.Is(err, ErrInvalidArgument) {
-			t.Fatalf("directory: err = %v, want ErrInvalidArgument", err)
+		if _, err := input.OpenParquet(ctx, dir, input.Options{}); !errors.Is(err, input.ErrNotAFile) {
+			t.Fatalf("directory: err = %v, want input.ErrNotAFile", err)
 		}
-		if _, err := OpenParquetFile(ctx, filepath.Join(dir, "nope.parquet"), 0, nil); !errors.Is(err, os.ErrNotExist) {
+		if _, err := input.OpenParquet(ctx, filepath.Join(dir, "nope.parquet"), input.Options{}); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("missing: err = %v, want os.ErrNotExist", err)
 		}
 	})
