@@ -142,7 +142,14 @@ func parseCheckpointFooter(src *io.SectionReader, props *parquet.ReaderPropertie
 // checkpointRecords starts pqarrow's record reader over leaves cols of every row group.
 func checkpointRecords(ctx context.Context, rdr *file.Reader, cols []int) (rr pqarrow.RecordReader, err error) {
 	defer checkpointGuard.Contain(&err, "arrow schema")
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 15}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{
+		BatchSize: 1 << 15,
+		// Presize each string column's value buffer from its column chunk's
+		// uncompressed size instead of letting it grow by doubling: the stats and
+		// path columns of a large checkpoint are most of its bytes, and regrowing
+		// them was a sixth of a snapshot load (memmove and zeroing of the copies).
+		PreAllocBinaryData: true,
+	}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
