@@ -141,8 +141,9 @@ type lazyStats struct {
 	parser *stats.Parser
 	leaves map[string]leafSpec // every stats column the schema has, by key
 	loaded map[string]bool     // columns converted so far (built or found empty)
-	// parses counts calls of a projected parser, keys the columns they converted:
-	// what the tests check to prove a filter parses only its own columns.
+	// parses counts the passes of a projected parser over the files, keys the
+	// columns those passes converted (as the parsed files hold them; sorted per
+	// pass): what the tests check to prove a filter parses only its own columns.
 	parses int
 	keys   []string
 }
@@ -301,6 +302,7 @@ func (fi *FileIndex) ready(pred *expr.Bound, mapper PathMapper) *indexState {
 	}
 	proj := lz.parser.Project(keys)
 	files := make([]*stats.File, fi.n)
+	converted := map[string]bool{}
 	for i, js := range lz.json {
 		if lz.pre != nil && lz.pre[i] != nil {
 			files[i] = lz.pre[i]
@@ -311,11 +313,14 @@ func (fi *FileIndex) ready(pred *expr.Bound, mapper PathMapper) *indexState {
 		}
 		if f, err := proj.Parse(js); err == nil {
 			files[i] = f
+			for k := range f.Columns {
+				converted[k] = true
+			}
 		}
 		// Unparseable statistics mean "might match" (S1), not a failed plan.
 	}
 	lz.parses++
-	lz.keys = append(lz.keys, keys...)
+	lz.keys = append(lz.keys, slices.Sorted(maps.Keys(converted))...)
 	next := &indexState{records: st.records, parsed: st.parsed, cols: make(map[string]*indexColumn, len(st.cols)+len(keys))}
 	maps.Copy(next.cols, st.cols)
 	if next.records == nil {
