@@ -419,14 +419,14 @@ func commitTime(ci *CommitInfo) int64 {
 
 // replay accumulates reconciled state (L3): newest action per (path, DV id) wins.
 type replay struct {
-	protocol          *Protocol
-	metadata          *Metadata
-	adds              map[string]*Add
-	addOrder          []*Add
+	protocol *Protocol
+	metadata *Metadata
+	adds     map[string]*Add
+	addOrder []*Add
 	// dead are the adds of addOrder a remove cancelled; overwritten says an add
 	// replaced another of the same key (then finish checks every add against adds).
-	dead        map[*Add]struct{}
-	overwritten bool
+	dead              map[*Add]struct{}
+	overwritten       bool
 	removes           map[string]*Remove
 	txns              map[string]Txn
 	domains           map[string]DomainMetadata
