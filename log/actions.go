@@ -160,6 +160,9 @@ func (a *Add) NumRecords() (int64, bool) {
 	if a.Stats == "" {
 		return 0, false
 	}
+	if n, ok := plainNumRecords(a.Stats); ok {
+		return n, true
+	}
 	var s struct {
 		NumRecords *int64 `json:"numRecords"`
 	}
@@ -167,6 +170,70 @@ func (a *Add) NumRecords() (int64, bool) {
 		return 0, false
 	}
 	return *s.NumRecords, true
+}
+
+// plainNumRecords is the fast path of Add.NumRecords for the common form, with the
+// same answer as decoding the JSON: a valid JSON object without backslashes (so no
+// escaped key can name the field) in which exactly one string equals numRecords
+// ignoring case (encoding/json matches field names so, and the last one would win),
+// a key of the top-level object, whose value is a plain unsigned integer of at most
+// 18 digits. ok is false when the input is not of that form; the caller then decodes
+// it.
+func plainNumRecords(s string) (n int64, ok bool) {
+	if strings.IndexByte(s, '\\') >= 0 {
+		return 0, false
+	}
+	const key = "numRecords"
+	at, depth := -1, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			end := i + 1 + len(key)
+			if end < len(s) && s[end] == '"' && strings.EqualFold(s[i+1:end], key) {
+				if at >= 0 || depth != 1 {
+					return 0, false // a second candidate, or a nested one: let the decoder decide
+				}
+				at = end + 1
+			}
+			j := strings.IndexByte(s[i+1:], '"')
+			if j < 0 {
+				return 0, false
+			}
+			i += 1 + j // the closing quote
+		}
+	}
+	if at < 0 {
+		return 0, false
+	}
+	i := skipJSONSpace(s, at)
+	if i >= len(s) || s[i] != ':' {
+		return 0, false
+	}
+	i = skipJSONSpace(s, i+1)
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int64(s[i]-'0')
+		i++
+	}
+	if digits := i - start; digits == 0 || digits > 18 || digits > 1 && s[start] == '0' {
+		return 0, false
+	}
+	i = skipJSONSpace(s, i)
+	if i >= len(s) || (s[i] != ',' && s[i] != '}') || !json.Valid([]byte(s)) {
+		return 0, false
+	}
+	return n, true
+}
+
+func skipJSONSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // Remove is the "remove" action: a logical file that leaves the table. It

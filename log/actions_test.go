@@ -265,3 +265,28 @@ func TestNumRecords(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAddNumRecords checks Add.NumRecords (with its fast path for the plain form)
+// against decoding the stats with encoding/json, the reference.
+func FuzzAddNumRecords(f *testing.F) {
+	for _, s := range []string{
+		`{"numRecords":12,"minValues":{"a":1}}`, `{"minValues":{"numRecords":5}}`, `{"numRecords":1.0}`,
+		`{"NumRecords":3}`, `{"numRecords":3,"numrecords":4}`, `{"numRecords":-2}`, `{"numRecords":null}`,
+		`{"num\u0052ecords":7}`, `{"numRecords":01}`, `{"numRecords":3`, `[{"numRecords":3}]`,
+		`{"a":"numRecords","numRecords":9}`, `{"numRecords" : 123456789012345678 }`, `{"numRecords":1234567890123456789}`,
+		`{"a":["x",{"numRecords":1}],"numRecords":2}`, ` {"numRecords":0} `, `{"numRecords":4}x`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stats string) {
+		got, ok := (&Add{Stats: stats}).NumRecords()
+		var want struct {
+			NumRecords *int64 `json:"numRecords"`
+		}
+		err := json.Unmarshal([]byte(stats), &want)
+		wok := stats != "" && err == nil && want.NumRecords != nil
+		if ok != wok || ok && got != *want.NumRecords {
+			t.Fatalf("NumRecords(%q) = %d, %v; encoding/json says %v, %v", stats, got, ok, want.NumRecords, wok)
+		}
+	})
+}

@@ -148,35 +148,122 @@ func optI64(s *structCols, name string, i int) *int64 {
 	return nil
 }
 
-// addAt extracts an add action from row i of the checkpoint "add" column.
-func addAt(s *structCols, i int) (*Add, error) {
-	a := &Add{}
-	a.Path, _ = s.str("path", i)
-	a.PartitionValues = strPtrMap(s.cols["partitionValues"], i)
+// addCols are the children of a checkpoint "add" column, looked up once per record
+// batch (a map lookup per field and row was a measurable part of reading a
+// checkpoint of a million files). A missing child is nil and reads as null.
+type addCols struct {
+	arr                                    *array.Struct
+	path, partitionValues, partitionParsed arrow.Array
+	size, modificationTime, dataChange     arrow.Array
+	stats, statsParsed, tags, dv           arrow.Array
+	baseRowID, defaultRowCommitVersion     arrow.Array
+	clusteringProvider                     arrow.Array
+}
+
+func newAddCols(s *structCols) *addCols {
+	return &addCols{
+		arr: s.arr, path: s.cols["path"], partitionValues: s.cols["partitionValues"],
+		partitionParsed: s.cols["partitionValues_parsed"], size: s.cols["size"],
+		modificationTime: s.cols["modificationTime"], dataChange: s.cols["dataChange"],
+		stats: s.cols["stats"], statsParsed: s.cols["stats_parsed"], tags: s.cols["tags"],
+		dv: s.cols["deletionVector"], baseRowID: s.cols["baseRowId"],
+		defaultRowCommitVersion: s.cols["defaultRowCommitVersion"], clusteringProvider: s.cols["clusteringProvider"],
+	}
+}
+
+// addAt fills a with the add action in row i of the checkpoint "add" column;
+// partition value maps come from pv (shared between files with equal values).
+func addAt(c *addCols, i int, pv *partitionInterner, a *Add) error {
+	a.Path, _ = arrStr(c.path, i)
+	a.PartitionValues = pv.mapAt(c.partitionValues, i)
 	if a.PartitionValues == nil {
-		if pv := s.cols["partitionValues_parsed"]; pv != nil && !pv.IsNull(i) {
-			a.PartitionValues = renderParsedPartitions(pv, i)
+		if c.partitionParsed != nil && !c.partitionParsed.IsNull(i) {
+			a.PartitionValues = renderParsedPartitions(c.partitionParsed, i)
 		}
 	}
-	a.Size, _ = s.i64("size", i)
-	a.ModificationTime, _ = s.i64("modificationTime", i)
-	a.DataChange, _ = s.boolean("dataChange", i)
-	a.Stats, _ = s.str("stats", i)
+	a.Size, _ = arrInt(c.size, i)
+	a.ModificationTime, _ = arrInt(c.modificationTime, i)
+	a.DataChange, _ = arrBool(c.dataChange, i)
+	a.Stats, _ = arrStr(c.stats, i)
 	if a.Stats == "" {
-		if sp := s.cols["stats_parsed"]; sp != nil && !sp.IsNull(i) {
+		if sp := c.statsParsed; sp != nil && !sp.IsNull(i) {
 			b, err := json.Marshal(arrowToAny(sp, i, true))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			a.Stats = string(b)
 		}
 	}
-	a.Tags = strMap(s.cols["tags"], i)
-	a.DeletionVector = dvAt(s.cols["deletionVector"], i)
-	a.BaseRowID = optI64(s, "baseRowId", i)
-	a.DefaultRowCommitVersion = optI64(s, "defaultRowCommitVersion", i)
-	a.ClusteringProvider, _ = s.str("clusteringProvider", i)
-	return a, nil
+	a.Tags = strMap(c.tags, i)
+	a.DeletionVector = dvAt(c.dv, i)
+	a.BaseRowID = optInt(c.baseRowID, i)
+	a.DefaultRowCommitVersion = optInt(c.defaultRowCommitVersion, i)
+	a.ClusteringProvider, _ = arrStr(c.clusteringProvider, i)
+	return nil
+}
+
+func arrBool(a arrow.Array, i int) (bool, bool) {
+	b, ok := a.(*array.Boolean)
+	if !ok || b.IsNull(i) {
+		return false, false
+	}
+	return b.Value(i), true
+}
+
+func optInt(a arrow.Array, i int) *int64 {
+	if v, ok := arrInt(a, i); ok {
+		return &v
+	}
+	return nil
+}
+
+// maxInternedPartitions bounds the distinct partition value sets one checkpoint read
+// shares; beyond it each file gets its own map, as before.
+const maxInternedPartitions = 1 << 16
+
+// partitionInterner hands out one map per distinct set of partition values read
+// from a checkpoint: a table has far fewer partitions than files, and the maps are
+// read-only (a snapshot's actions must not be modified). Not safe for concurrent use.
+type partitionInterner struct {
+	maps map[string]map[string]*string
+	key  []byte
+}
+
+// mapAt reads the map<string,string> cell i of a as strPtrMap does (null map → nil,
+// null value → nil pointer), returning a shared map for values seen before.
+func (p *partitionInterner) mapAt(a arrow.Array, i int) map[string]*string {
+	m, ok := a.(*array.Map)
+	if !ok || m.IsNull(i) {
+		return nil
+	}
+	start, end := m.ValueOffsets(i)
+	keys, items := m.Keys(), m.Items()
+	// The key lists each entry as key, NUL, then 'v' and the value or 'n' for null,
+	// NUL: unambiguous, since a NUL cannot occur in a column name.
+	p.key = p.key[:0]
+	for j := int(start); j < int(end); j++ {
+		k, ok := arrStr(keys, j)
+		if !ok {
+			continue
+		}
+		p.key = append(append(p.key, k...), 0)
+		if v, ok := arrStr(items, j); ok {
+			p.key = append(append(append(p.key, 'v'), v...), 0)
+		} else {
+			p.key = append(p.key, 'n', 0)
+		}
+	}
+	if shared, ok := p.maps[string(p.key)]; ok {
+		return shared
+	}
+	out := strPtrMap(a, i)
+	if p.maps == nil {
+		p.maps = map[string]map[string]*string{}
+	}
+	if len(p.maps) < maxInternedPartitions {
+		p.maps[string(p.key)] = out
+	}
+	return out
 }
 
 // removeAt extracts a remove action from row i of the checkpoint "remove" column.

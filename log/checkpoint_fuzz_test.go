@@ -111,7 +111,7 @@ func readFuzzedCheckpoint(tb testing.TB, kind int, data, intact []byte) (string,
 		mp := fmt.Sprintf("%s%020d.checkpoint.%s.json", logDir, 1, "9b1f4c2e-0a37-4d55-8a4e-2f1c3b5d6e7f")
 		cp = checkpointSet{version: 1, kind: cpV2JSON, files: []storage.ObjectInfo{stored(mp, []byte(manifest))}}
 	}
-	err := New(s).readCheckpoint(ctx, cp, func(a *Action) error {
+	err := New(s).readCheckpoint(ctx, cp, nil, func(a *Action) error {
 		if a.count() != 1 {
 			return fmt.Errorf("action with %d fields", a.count())
 		}

@@ -30,7 +30,8 @@ const wholeCheckpointLimit = 256 << 20
 
 // readParquetActions streams the actions of a Parquet checkpoint or sidecar. size is
 // the file's size when known (from the listing or the sidecar action), else -1.
-func (l *Log) readParquetActions(ctx context.Context, path string, size int64, fn func(*Action) error) (err error) {
+// hint, when not nil, is told the file's row count before the first action.
+func (l *Log) readParquetActions(ctx context.Context, path string, size int64, hint func(rows int64), fn func(*Action) error) (err error) {
 	var src io.ReaderAt
 	var srcSize int64
 	if size >= 0 && size <= wholeCheckpointLimit {
@@ -62,6 +63,10 @@ func (l *Log) readParquetActions(ctx context.Context, path string, size int64, f
 		releaseCheckpointRecords(rr)
 		_ = rdr.Close()
 	}()
+	if hint != nil {
+		hint(rdr.NumRows())
+	}
+	var pv partitionInterner
 	for {
 		ok, err := nextCheckpointRecord(rr)
 		if err != nil {
@@ -76,7 +81,7 @@ func (l *Log) readParquetActions(ctx context.Context, path string, size int64, f
 				return fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
 			}
 		}
-		if err := emitCheckpointRows(rec.Schema().Fields(), rec.Columns(), int(rec.NumRows()), fn); err != nil {
+		if err := emitCheckpointRows(rec.Schema().Fields(), rec.Columns(), int(rec.NumRows()), &pv, fn); err != nil {
 			return fmt.Errorf("log: reading %s: %w", path, err)
 		}
 	}
@@ -142,7 +147,14 @@ func parseCheckpointFooter(src *io.SectionReader, props *parquet.ReaderPropertie
 // checkpointRecords starts pqarrow's record reader over leaves cols of every row group.
 func checkpointRecords(ctx context.Context, rdr *file.Reader, cols []int) (rr pqarrow.RecordReader, err error) {
 	defer checkpointGuard.Contain(&err, "arrow schema")
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 15}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{
+		BatchSize: 1 << 15,
+		// Presize each string column's value buffer from its column chunk's
+		// uncompressed size instead of letting it grow by doubling: the stats and
+		// path columns of a large checkpoint are most of its bytes, and regrowing
+		// them was a sixth of a snapshot load (memmove and zeroing of the copies).
+		PreAllocBinaryData: true,
+	}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
@@ -171,13 +183,21 @@ func releaseCheckpointRecords(rr pqarrow.RecordReader) {
 	rr.Release()
 }
 
-func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, fn func(*Action) error) error {
-	var add, remove *structCols
+// emitCheckpointRows hands fn the action of each of the n rows of a checkpoint
+// batch. fn must not keep the *Action (one is reused for every row); it may keep the
+// actions it points to. The add actions of a batch are allocated together.
+func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, pv *partitionInterner, fn func(*Action) error) error {
+	var add *addCols
+	var remove *structCols
+	var adds []Add
 	generic := map[string]arrowArray{}
 	for i, f := range fields {
 		switch f.Name {
 		case "add":
-			add, _ = newStructCols(cols[i])
+			if s, ok := newStructCols(cols[i]); ok {
+				add = newAddCols(s)
+				adds = make([]Add, n-s.arr.NullN())
+			}
 		case "remove":
 			remove, _ = newStructCols(cols[i])
 		default:
@@ -186,12 +206,14 @@ func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, fn func(*
 			}
 		}
 	}
+	var a Action
 	for i := 0; i < n; i++ {
-		var a Action
+		a = Action{}
 		switch {
 		case add != nil && add.arr.IsValid(i):
-			ad, err := addAt(add, i)
-			if err != nil {
+			ad := &adds[0]
+			adds = adds[1:]
+			if err := addAt(add, i, pv, ad); err != nil {
 				return fmt.Errorf("%w: row %d: add stats_parsed: %v", ErrCorruptLog, i, err)
 			}
 			a.Add = ad
@@ -245,8 +267,9 @@ func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, fn func(*
 }
 
 // readCheckpoint streams every action of a checkpoint set, following v2
-// sidecars (which are read after the manifest).
-func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, fn func(*Action) error) error {
+// sidecars (which are read after the manifest). hint (may be nil) is told the row
+// count of each Parquet file before its actions.
+func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, hint func(rows int64), fn func(*Action) error) error {
 	var sidecars []*Sidecar
 	collect := func(a *Action) error {
 		if a.Sidecar != nil {
@@ -266,7 +289,7 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, fn func(*Act
 			}
 			continue
 		}
-		if err := l.readParquetActions(ctx, f.Path, f.Size, collect); err != nil {
+		if err := l.readParquetActions(ctx, f.Path, f.Size, hint, collect); err != nil {
 			return err
 		}
 	}
@@ -283,7 +306,7 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, fn func(*Act
 		if size <= 0 {
 			size = -1 // not recorded: let the store find out
 		}
-		if err := l.readParquetActions(ctx, p, size, fn); err != nil {
+		if err := l.readParquetActions(ctx, p, size, hint, fn); err != nil {
 			return err
 		}
 	}

@@ -101,7 +101,7 @@ func (l *Log) CleanupExpiredLog(ctx context.Context, snap *Snapshot, dryRun bool
 	// The checkpoint must be whole and readable: after the cleanup nothing older is
 	// left to fall back to.
 	var hasProtocol, hasMetadata bool
-	if err := l.readCheckpoint(ctx, *cp, func(a *Action) error {
+	if err := l.readCheckpoint(ctx, *cp, nil, func(a *Action) error {
 		hasProtocol = hasProtocol || a.Protocol != nil
 		hasMetadata = hasMetadata || a.Metadata != nil
 		return nil

@@ -44,7 +44,9 @@
 //
 // Partition values: Add.PartitionValues is map[string]*string so that both
 // forms writers use for null (JSON null and "") survive a round trip;
-// PartitionValue reports either as null.
+// PartitionValue reports either as null. Files read from one checkpoint with equal
+// partition values share one map (another reason a snapshot's actions must not be
+// modified).
 //
 // Transactions: commitInfo.readVersion is the version of the snapshot the
 // transaction started from, also after retries (as in Spark). Every commit carries a

@@ -147,7 +147,7 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 		if o, ok := lst.commits[version]; ok && cp.version == version {
 			r.lastCommitFetch = l.prefetchCommit(ctx, o.Path)
 		}
-		if err := l.readCheckpoint(ctx, cp, r.applyCheckpoint); err != nil {
+		if err := l.readCheckpoint(ctx, cp, r.sizeHint, r.applyCheckpoint); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -374,12 +374,7 @@ func (l *Log) finish(ctx context.Context, r *replay, lst *listing, version int64
 	}
 	// Collect in replay order (checkpoints are written sorted, so the slice
 	// is nearly sorted and the sort below is cheap), skipping superseded adds.
-	s.files = make([]*Add, 0, len(r.adds))
-	for _, a := range r.addOrder {
-		if r.adds[a.Key()] == a {
-			s.files = append(s.files, a)
-		}
-	}
+	s.files = r.liveAdds()
 	slices.SortFunc(s.files, func(a, b *Add) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
@@ -424,10 +419,14 @@ func commitTime(ci *CommitInfo) int64 {
 
 // replay accumulates reconciled state (L3): newest action per (path, DV id) wins.
 type replay struct {
-	protocol          *Protocol
-	metadata          *Metadata
-	adds              map[string]*Add
-	addOrder          []*Add
+	protocol *Protocol
+	metadata *Metadata
+	adds     map[string]*Add
+	addOrder []*Add
+	// dead are the adds of addOrder a remove cancelled; overwritten says an add
+	// replaced another of the same key (then finish checks every add against adds).
+	dead              map[*Add]struct{}
+	overwritten       bool
 	removes           map[string]*Remove
 	txns              map[string]Txn
 	domains           map[string]DomainMetadata
@@ -437,6 +436,34 @@ type replay struct {
 	// lastCommitFetch, when set, returns the snapshot version's commit file fetched
 	// in the background (see build).
 	lastCommitFetch func() ([]byte, error)
+}
+
+// sizeHint presizes the replay for a checkpoint of rows actions (most of them adds,
+// in a large table), so that its map is not regrown while the checkpoint is read.
+func (r *replay) sizeHint(rows int64) {
+	if len(r.adds) == 0 && rows > 0 {
+		r.adds = make(map[string]*Add, min(rows, 1<<24))
+		r.addOrder = make([]*Add, 0, min(rows, 1<<24))
+	}
+}
+
+// liveAdds returns the adds no later action cancelled, in replay order: exactly the
+// values of r.adds.
+func (r *replay) liveAdds() []*Add {
+	out := make([]*Add, 0, len(r.adds))
+	for _, a := range r.addOrder {
+		live := false
+		if r.overwritten {
+			live = r.adds[a.Key()] == a
+		} else {
+			_, gone := r.dead[a]
+			live = !gone
+		}
+		if live {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func newReplay() *replay {
@@ -453,12 +480,22 @@ func (r *replay) apply(a *Action) error {
 	switch {
 	case a.Add != nil:
 		k := a.Add.Key()
-		delete(r.removes, k)
+		if len(r.removes) > 0 {
+			delete(r.removes, k)
+		}
+		n := len(r.adds)
 		r.adds[k] = a.Add
+		r.overwritten = r.overwritten || len(r.adds) == n
 		r.addOrder = append(r.addOrder, a.Add)
 	case a.Remove != nil:
 		k := a.Remove.Key()
-		delete(r.adds, k)
+		if old, ok := r.adds[k]; ok {
+			if r.dead == nil {
+				r.dead = map[*Add]struct{}{}
+			}
+			r.dead[old] = struct{}{}
+			delete(r.adds, k)
+		}
 		r.removes[k] = a.Remove
 	case a.Metadata != nil:
 		r.metadata = a.Metadata

@@ -17,6 +17,12 @@
 // values, statistics, Bloom filters) and returns per file the verdict, the pass
 // that decided it and the reason; scans, Count, explain and DML plan through it.
 //
+// Statistics may stay JSON until a predicate reads them (NewLazyFileIndex,
+// PlannerOptions.Stats): a column's bounds are converted for every file the first
+// time a predicate names it, with the parser projected to that column, and kept; a
+// plan without a predicate parses nothing. Its verdicts are those of the index
+// built from the files' statistics parsed whole (tested against it).
+//
 // Invariants:
 //
 //   - S1 Skipping never drops a unit that holds a matching live row. A verdict of

@@ -2,8 +2,12 @@ package skipping
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -112,10 +116,43 @@ type indexColumn struct {
 // counts), built once, so that a predicate is decided for every file in a few
 // tight loops. A FileIndex is immutable after NewFileIndex and safe for concurrent
 // Evaluate calls.
+//
+// An index built by NewLazyFileIndex holds the statistics JSON instead and converts
+// a column the first time a predicate reads it (see there); the columns already
+// built are published atomically, so Evaluate stays safe for concurrent use.
 type FileIndex struct {
-	n       int
-	records []int64
+	n     int
+	state atomic.Pointer[indexState]
+	lazy  *lazyStats // nil: every column was built by NewFileIndex
+}
+
+// indexState is what a FileIndex has built so far; immutable once published.
+type indexState struct {
+	records []int64                 // per file numRecords, -1 unknown; nil until a lazy index loaded
+	parsed  []bool                  // lazy: file i's statistics parsed (nil until loaded)
 	cols    map[string]*indexColumn // by stats.Key(physical path...)
+}
+
+// lazyStats is the unparsed side of a lazy FileIndex.
+type lazyStats struct {
+	mu     sync.Mutex
+	json   []string      // per file statistics JSON ("" none)
+	pre    []*stats.File // per file statistics already parsed (nil: parse json)
+	parser *stats.Parser
+	leaves map[string]leafSpec // every stats column the schema has, by key
+	loaded map[string]bool     // columns converted so far (built or found empty)
+	// parses counts the passes of a projected parser over the files, keys the
+	// columns those passes converted (as the parsed files hold them; sorted per
+	// pass): what the tests check to prove a filter parses only its own columns.
+	parses int
+	keys   []string
+}
+
+// leafSpec is a leaf column of the physical schema a lazy index may build.
+type leafSpec struct {
+	path  []string
+	kind  value.Kind
+	scale int32
 }
 
 // FileIndexOption configures NewFileIndex.
@@ -139,18 +176,57 @@ func WithPartitionValues(pv []map[string]value.Value) FileIndexOption {
 // a supported type gets typed bounds. Statistics that do not fit the column type
 // are ignored (treated as unknown: S1).
 func NewFileIndex(files []*stats.File, schema *arrow.Schema, opts ...FileIndexOption) *FileIndex {
+	fi := &FileIndex{n: len(files)}
+	st := &indexState{records: recordsOf(files), cols: map[string]*indexColumn{}}
+	fi.walk(schema, opts, func(key string, l leafSpec) {
+		if c := buildColumn(files, l.path, l.kind, l.scale); c != nil {
+			st.cols[key] = c
+		}
+	}, st.cols)
+	fi.state.Store(st)
+	return fi
+}
+
+// NewLazyFileIndex is NewFileIndex for files whose statistics are still JSON
+// (statsJSON[i], "" for none; pre[i], when pre is non-nil and pre[i] is not, is file
+// i's statistics already parsed and is used instead). Nothing is parsed here:
+// Evaluate parses, with parser projected to the columns the predicate reads
+// (stats.Parser.Project), only the columns no earlier Evaluate built, and keeps the
+// typed bounds, not the parsed files. A predicate without a column to convert
+// still makes the first Evaluate read every file's numRecords. Verdicts are those
+// of NewFileIndex over the parsed files: a file whose JSON does not parse has no
+// statistics (S1), whatever the projection. Partition columns (WithPartitionValues)
+// are built at once, as they need no parsing. statsJSON and pre are kept, not
+// copied.
+func NewLazyFileIndex(statsJSON []string, pre []*stats.File, parser *stats.Parser, schema *arrow.Schema, opts ...FileIndexOption) *FileIndex {
+	fi := &FileIndex{n: len(statsJSON)}
+	lz := &lazyStats{json: statsJSON, pre: pre, parser: parser, leaves: map[string]leafSpec{}, loaded: map[string]bool{}}
+	st := &indexState{cols: map[string]*indexColumn{}}
+	fi.walk(schema, opts, func(key string, l leafSpec) { lz.leaves[key] = l }, st.cols)
+	fi.lazy = lz
+	fi.state.Store(st)
+	return fi
+}
+
+func recordsOf(files []*stats.File) []int64 {
+	records := make([]int64, len(files))
+	for i, f := range files {
+		records[i] = -1
+		if f != nil {
+			records[i] = f.NumRecords
+		}
+	}
+	return records
+}
+
+// walk visits the leaf columns of schema (structs recurse) with a supported type:
+// partition columns every file has a value for go into exact, the others to leaf.
+func (fi *FileIndex) walk(schema *arrow.Schema, opts []FileIndexOption, leaf func(key string, l leafSpec), exact map[string]*indexColumn) {
 	var cfg fileIndexConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n := len(files)
-	fi := &FileIndex{n: n, records: make([]int64, n), cols: map[string]*indexColumn{}}
-	for i, f := range files {
-		fi.records[i] = -1
-		if f != nil {
-			fi.records[i] = f.NumRecords
-		}
-	}
+	n := fi.n
 	partNames := map[string]bool{} // lower-cased partition column names
 	for _, pv := range cfg.partitions {
 		for k := range pv {
@@ -158,7 +234,7 @@ func NewFileIndex(files []*stats.File, schema *arrow.Schema, opts ...FileIndexOp
 		}
 	}
 	if schema == nil {
-		return fi
+		return
 	}
 	var walk func(prefix []string, fields []arrow.Field)
 	walk = func(prefix []string, fields []arrow.Field) {
@@ -185,17 +261,91 @@ func NewFileIndex(files []*stats.File, schema *arrow.Schema, opts ...FileIndexOp
 					c.exact[i] = v
 				}
 				if ok {
-					fi.cols[key] = c
+					exact[key] = c
 					continue
 				}
 			}
-			if c := buildColumn(files, path, kind, scale); c != nil {
-				fi.cols[key] = c
-			}
+			leaf(key, leafSpec{path: path, kind: kind, scale: scale})
 		}
 	}
 	walk(nil, schema.Fields())
-	return fi
+}
+
+// ready returns the index state with every column pred reads (through mapper)
+// built and the record counts known, converting what a lazy index lacks.
+func (fi *FileIndex) ready(pred *expr.Bound, mapper PathMapper) *indexState {
+	st := fi.state.Load()
+	lz := fi.lazy
+	if lz == nil {
+		return st
+	}
+	want := func() []string {
+		var keys []string
+		for _, c := range pred.Columns() {
+			phys, ok := mapper.resolve(c.Path)
+			if !ok {
+				continue
+			}
+			k := stats.Key(phys...)
+			if _, isLeaf := lz.leaves[k]; isLeaf && !lz.loaded[k] && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+		return keys
+	}
+	lz.mu.Lock()
+	defer lz.mu.Unlock()
+	st = fi.state.Load()
+	keys := want()
+	if st.records != nil && len(keys) == 0 {
+		return st
+	}
+	proj := lz.parser.Project(keys)
+	files := make([]*stats.File, fi.n)
+	converted := map[string]bool{}
+	for i, js := range lz.json {
+		if lz.pre != nil && lz.pre[i] != nil {
+			files[i] = lz.pre[i]
+			continue
+		}
+		if js == "" {
+			continue
+		}
+		if f, err := proj.Parse(js); err == nil {
+			files[i] = f
+			for k := range f.Columns {
+				converted[k] = true
+			}
+		}
+		// Unparseable statistics mean "might match" (S1), not a failed plan.
+	}
+	lz.parses++
+	lz.keys = append(lz.keys, slices.Sorted(maps.Keys(converted))...)
+	next := &indexState{records: st.records, parsed: st.parsed, cols: make(map[string]*indexColumn, len(st.cols)+len(keys))}
+	maps.Copy(next.cols, st.cols)
+	if next.records == nil {
+		next.records = recordsOf(files)
+		next.parsed = make([]bool, fi.n)
+		for i, f := range files {
+			next.parsed[i] = f != nil
+		}
+	}
+	for _, k := range keys {
+		l := lz.leaves[k]
+		if c := buildColumn(files, l.path, l.kind, l.scale); c != nil {
+			next.cols[k] = c
+		}
+		lz.loaded[k] = true
+	}
+	fi.state.Store(next)
+	return next
+}
+
+// hasStats reports whether file i had statistics the last time they were read
+// (for a lazy index: after an Evaluate with a predicate).
+func (fi *FileIndex) hasStats(i int) bool {
+	st := fi.state.Load()
+	return st.parsed != nil && st.parsed[i]
 }
 
 // Len returns the number of files indexed.
@@ -320,9 +470,10 @@ func (fi *FileIndex) EvaluateMapped(pred *expr.Bound, mapper PathMapper, out []V
 		fill(out, MightMatch)
 		return nil
 	}
-	ev := &indexEval{fi: fi, mapper: mapper}
+	st := fi.ready(pred, mapper)
+	ev := &indexEval{fi: fi, cols: st.cols, mapper: mapper}
 	ev.node(pred.Root(), out)
-	for i, r := range fi.records {
+	for i, r := range st.records {
 		if r == 0 {
 			out[i] = CannotMatch
 		}
@@ -332,6 +483,7 @@ func (fi *FileIndex) EvaluateMapped(pred *expr.Bound, mapper PathMapper, out []V
 
 type indexEval struct {
 	fi      *FileIndex
+	cols    map[string]*indexColumn
 	mapper  PathMapper
 	scratch [][]Verdict
 }
@@ -394,7 +546,7 @@ func (ev *indexEval) leaf(l expr.Leaf, out []Verdict) {
 	phys, ok := ev.mapper.resolve(col.Path)
 	var c *indexColumn
 	if ok {
-		c = ev.fi.cols[stats.Key(phys...)]
+		c = ev.cols[stats.Key(phys...)]
 	}
 	if c == nil || (c.kind != col.Kind && c.exact == nil) {
 		fill(out, MightMatch)

@@ -50,8 +50,13 @@ type PlanFile struct {
 	// Size is the file size in bytes (for the byte counters of the report).
 	Size int64
 	// Stats are the file's typed statistics; nil when it has none or they could
-	// not be parsed (the file then might match, S1).
+	// not be parsed (the file then might match, S1), or when they are to be parsed
+	// on demand from StatsJSON.
 	Stats *stats.File
+	// StatsJSON is the file's statistics JSON as its add action states it ("" when
+	// it has none). With PlannerOptions.Stats set and Stats nil, the Planner parses
+	// it on demand, only the columns a predicate reads; otherwise it is ignored.
+	StatsJSON string
 	// PartitionValues are the file's typed partition values keyed by physical
 	// partition column name (value.Null() for NULL); nil for unpartitioned tables.
 	PartitionValues map[string]value.Value
@@ -66,6 +71,12 @@ type PlannerOptions struct {
 	// Partitioned makes the Planner run the partition pass (and report it) even
 	// when no file has partition values. Default false.
 	Partitioned bool
+	// Stats, when set, parses the StatsJSON of files given without Stats lazily:
+	// a column's statistics are converted the first time a predicate reads it (for
+	// every file at once) and a plan without a predicate parses nothing, so a
+	// snapshot of many files costs only what its filters read. It must be the
+	// parser of the physical schema. Default nil: StatsJSON is ignored.
+	Stats *stats.Parser
 	// Mapper translates predicate paths (logical) to the physical paths statistics
 	// and partition values are keyed by; nil is the identity.
 	Mapper PathMapper
@@ -108,7 +119,29 @@ func NewPlanner(files []PlanFile, physical *arrow.Schema, opts PlannerOptions) *
 		}
 		io = append(io, WithPartitionValues(pvs))
 	}
-	return &Planner{files: files, index: NewFileIndex(st, physical, io...), opts: opts}
+	if opts.Stats == nil {
+		return &Planner{files: files, index: NewFileIndex(st, physical, io...), opts: opts}
+	}
+	js := make([]string, len(files))
+	for i, f := range files {
+		js[i] = f.StatsJSON
+	}
+	return &Planner{files: files, index: NewLazyFileIndex(js, st, opts.Stats, physical, io...), opts: opts}
+}
+
+// Stats returns the typed statistics of file i: PlanFile.Stats, else (with
+// PlannerOptions.Stats) its StatsJSON parsed whole now, for showing a few files'
+// statistics; nil when it has none or they do not parse.
+func (p *Planner) Stats(i int) *stats.File {
+	f := p.files[i]
+	if f.Stats != nil || p.opts.Stats == nil || f.StatsJSON == "" {
+		return f.Stats
+	}
+	st, err := p.opts.Stats.Parse(f.StatsJSON)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // Len returns the number of files planned.
@@ -221,7 +254,7 @@ func (p *Planner) Plan(ctx context.Context, pred *expr.Bound) (*FilePlan, error)
 			fv.Reason = ReasonStatsExclude
 		case v == MustMatch:
 			fv.Reason = ReasonMustMatch
-		case f.Stats == nil:
+		case f.Stats == nil && !p.index.hasStats(i):
 			fv.Reason = ReasonNoStats
 		default:
 			fv.Reason = ReasonStatsOverlap

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,4 +58,72 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("re-Parse of %q: %v", out, err)
 		}
 	})
+}
+
+// FuzzProject checks Parser.Project against Parse: a projection to any set of leaf
+// columns (none, each alone, every other one) fails exactly when the full parse does,
+// reads the same numRecords and tightBounds, and gives each listed column the
+// Column the full parse gives it and no other column.
+func FuzzProject(f *testing.F) {
+	f.Add(`{"numRecords":3,"minValues":{"i":1,"s":"abc","st":{"x":1,"t":{"y":"q"}}},"maxValues":{"i":9,"d":"NaN","st":{"x":4}},"nullCount":{"i":0,"st":{"x":1,"t":{"y":2}},"l":1},"tightBounds":false}`)
+	f.Add(`{"minValues":{"I":1,"ST":{"X":2}},"maxValues":{"st":7,"s":{"a":1}},"nullCount":{"dec":"x"}}`)
+	f.Add(`{"numRecords":2,"minValues":{"i":1,"s":"a"},"maxValues":{"i":2,"s":"b"},"nullCount":{"i":0}`)
+	f.Add(`{"numRecords":1,"minValues":{"ts":"2000-01-01T00:00:00Z"},"maxValues":{"dec":1E+2},"x":[1,{"i":2}]}`)
+	f.Add(`{"minValues":{"i":1},"minValues":{"i":2,"dt":"2020-02-30"}}`)
+	full := NewParser(fuzzSchema, ParseOptions{StringPrefixLength: 4})
+	var leaves []string
+	for _, l := range full.p.leaves {
+		leaves = append(leaves, l.key)
+	}
+	sets := [][]string{nil, {"nope"}}
+	for _, k := range leaves {
+		sets = append(sets, []string{k})
+	}
+	var alt []string
+	for i := 0; i < len(leaves); i += 2 {
+		alt = append(alt, leaves[i])
+	}
+	sets = append(sets, alt, leaves)
+	projected := make([]*Parser, len(sets))
+	for i, keys := range sets {
+		projected[i] = full.Project(keys)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		want, werr := full.Parse(in)
+		for i, keys := range sets {
+			got, err := projected[i].Parse(in)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("projection %q of %q: error %v, full parse error %v", keys, in, err, werr)
+			}
+			if err != nil {
+				continue
+			}
+			if got.NumRecords != want.NumRecords || got.TightBounds != want.TightBounds {
+				t.Fatalf("projection %q of %q: numRecords %d tight %v, full parse %d %v", keys, in, got.NumRecords, got.TightBounds, want.NumRecords, want.TightBounds)
+			}
+			for k, c := range got.Columns {
+				if !slices.Contains(keys, k) {
+					t.Fatalf("projection %q of %q converted column %q", keys, in, k)
+				}
+				if !sameColumn(c, want.Columns[k]) {
+					t.Fatalf("projection %q of %q: column %q = %+v, full parse %+v", keys, in, k, c, want.Columns[k])
+				}
+			}
+			for _, k := range keys {
+				if want.Columns[k] != nil && got.Columns[k] == nil {
+					t.Fatalf("projection %q of %q lost column %q", keys, in, k)
+				}
+			}
+		}
+	})
+}
+
+// sameColumn compares two columns' statistics (NaN bounds equal by their text).
+func sameColumn(a, b *Column) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Min.Kind() == b.Min.Kind() && a.Min.String() == b.Min.String() &&
+		a.Max.Kind() == b.Max.Kind() && a.Max.String() == b.Max.String() &&
+		a.HasNullCount == b.HasNullCount && a.NullCount == b.NullCount
 }

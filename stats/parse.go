@@ -180,6 +180,44 @@ func (p *Parser) Parse(statsJSON string) (*File, error) {
 	return p.p.parse(statsJSON)
 }
 
+// Project returns a Parser that converts only the leaf columns whose keys (Key of
+// the physical path, as File.Columns is keyed) are listed, plus numRecords and
+// tightBounds; the JSON of every other column is still scanned and validated, never
+// converted. A document therefore parses with the same errors as with p, and each
+// listed column gets the same Column p would give it; File.Columns holds only
+// listed columns. Keys the schema does not have are ignored. Projecting to no key
+// reads numRecords and tightBounds alone. Planning uses it to parse only what a
+// filter reads. The result is immutable and safe for concurrent use.
+func (p *Parser) Project(keys []string) *Parser {
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	src := p.p
+	pl := &plan{schema: src.schema, prefix: src.prefix}
+	pl.root = pl.project(src, src.root, want)
+	return &Parser{p: pl}
+}
+
+// project copies the nodes of src that lead to a wanted leaf into pl (a struct
+// without one is dropped, so its members are skipped as unknown keys).
+func (pl *plan) project(src *plan, nodes []*pnode, want map[string]bool) []*pnode {
+	var out []*pnode
+	for _, n := range nodes {
+		if n.children != nil {
+			if kids := pl.project(src, n.children, want); len(kids) > 0 {
+				out = append(out, &pnode{name: n.name, children: kids, leaf: -1})
+			}
+			continue
+		}
+		if l := src.leaves[n.leaf]; want[l.key] {
+			out = append(out, &pnode{name: n.name, leaf: len(pl.leaves)})
+			pl.leaves = append(pl.leaves, l)
+		}
+	}
+	return out
+}
+
 // parseState is the per-call scratch of a parse.
 type parseState struct {
 	pl   *plan

@@ -11,8 +11,9 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// fileMeta is what planning knows about the live files of a snapshot: their typed
-// statistics and partition values, indexed by skipping's Planner. It is built once
+// fileMeta is what planning knows about the live files of a snapshot: their
+// statistics (parsed by the Planner per column, when a filter first reads it) and
+// typed partition values, indexed by skipping's Planner. It is built once
 // per Snapshot (lazily, the first time a scan needs it) and shared by every scan of
 // that snapshot.
 type fileMeta struct {
@@ -35,13 +36,9 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 		// and stored once.
 		typed := map[string]map[string]value.Value{}
 		for i, a := range files {
-			pf[i] = skipping.PlanFile{Path: a.Path, Size: a.Size, BloomTag: a.Tags[bloom.TagKey]}
-			if a.Stats != "" {
-				if f, err := parser.Parse(a.Stats); err == nil {
-					pf[i].Stats = f
-				}
-				// Unparseable statistics mean "might match" (S1), not a failed read.
-			}
+			// Statistics stay JSON until a filter reads a column: the planner then
+			// converts that column alone (skipping.PlannerOptions.Stats).
+			pf[i] = skipping.PlanFile{Path: a.Path, Size: a.Size, BloomTag: a.Tags[bloom.TagKey], StatsJSON: a.Stats}
 			key := s.view.PartitionKey(a)
 			pv, ok := typed[key]
 			if !ok {
@@ -58,6 +55,7 @@ func (s *Snapshot) meta() (*fileMeta, error) {
 		m.mapper = pathMapper(s.view)
 		m.planner = skipping.NewPlanner(pf, s.view.Physical(), skipping.PlannerOptions{
 			Partitioned: len(s.log.PartitionColumns()) > 0,
+			Stats:       parser,
 			Mapper:      m.mapper,
 			Bloom:       bloom.NewCache(s.store.Get, bloom.CacheOptions{}),
 		})

@@ -495,7 +495,7 @@ func (s *Scan) Files() []PlannedFile {
 
 // columnStats reads the statistics of cols for one planned file.
 func columnStats(meta *fileMeta, t *fileTask, cols []*expr.BoundColumn) []ColumnStats {
-	fs := meta.planner.File(t.idx).Stats
+	fs := meta.planner.Stats(t.idx)
 	out := make([]ColumnStats, len(cols))
 	for k, c := range cols {
 		cs := ColumnStats{Column: c.Name(), Min: value.Null(), Max: value.Null(), NullCount: -1}
