@@ -31,8 +31,9 @@ const (
 
 // clusterSpill clusters a bin larger than the memory budget in bounded memory:
 //
-//  1. read the clustering columns only, sampling them for rank boundaries;
-//  2. read them again, computing keys and sampling the keys;
+//  1. read the clustering columns only, sampling them for rank boundaries and
+//     keeping the values of a seeded uniform sample of rows (samplePositions);
+//  2. compute the sampled rows' keys (each at its position, as pass 3 does);
 //  3. choose R run boundaries at key-sample quantiles, R large enough that one run
 //     sorts within its share of MemoryBudget (spillLanes); equal keys always go to
 //     one run;
@@ -80,11 +81,20 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		return fn(cols)
 	}
 
-	// Pass 1: rank sample.
+	// Pass 1: rank sample, and the clustering values of a uniform sample of rows
+	// for the key sample (their keys are computed once the ranks are known).
 	s := newSamplers(len(p.clusters))
-	for _, a := range adds {
-		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
-			return leaves(rec, s.add)
+	_, binRows := totals(infos)
+	rs := &rowSample{want: samplePositions(binRows, keySampleSize)}
+	defer rs.release()
+	for i, a := range adds {
+		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
+			return leaves(rec, func(cols []arrow.Array) error {
+				if err := s.add(cols); err != nil {
+					return err
+				}
+				return rs.add(ctx, cols, infos[i].offset+firstRow, o.Allocator)
+			})
 		})
 		if err != nil {
 			return err
@@ -94,30 +104,15 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	if err != nil {
 		return err
 	}
-	// Pass 2: key sample.
-	res := newReservoir(keySampleSize)
-	var scratch [][]uint32
-	var keys []uint64
-	for i, a := range adds {
-		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
-			m := int(rec.NumRows())
-			keys = slices.Grow(keys[:0], m)[:m]
-			return leaves(rec, func(cols []arrow.Array) error {
-				var err error
-				scratch, err = k.keys(cols, infos[i].offset+firstRow, keys, scratch)
-				res.add(keys)
-				return err
-			})
-		})
-		if err != nil {
-			return err
-		}
+	sample, err := rs.keys(k)
+	if err != nil {
+		return err
 	}
+	rs.release()
 	// Run boundaries: lanes (bins of consecutive runs written side by side, see
 	// spillLanes) first, at quantiles of whole files, then the runs of each lane.
 	lanes, perRun := spillLanes(o, nFiles)
 	nRuns := int(min(int64(maxRuns), max(int64(nFiles), (memEst+perRun-1)/perRun)))
-	sample := res.keys
 	slices.Sort(sample)
 	splits, laneStart := runSplits(sample, nRuns, nFiles, lanes)
 	nRuns = len(splits) + 1
