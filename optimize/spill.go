@@ -38,7 +38,7 @@ const (
 //     sorts within its share of MemoryBudget (spillLanes); equal keys always go to
 //     one run;
 //  4. stream every input row (with its key and its position in the bin) into its
-//     run's temporary Arrow IPC stream file (LZ4) in SpillDir;
+//     run's temporary Arrow IPC stream file (uncompressed) in SpillDir;
 //  5. load each run in turn, in key order, put its rows back in position order, sort
 //     them stably by key and write them to the bin's files (a datafile.Roller cutting
 //     files at the target size, between keys).
@@ -398,7 +398,10 @@ func newSpillRun(dir string, sch *arrow.Schema, o Options) (*spillRun, error) {
 	}
 	r := &spillRun{f: f}
 	r.cw = &countingWriter{w: bufio.NewWriterSize(f, 64<<10)}
-	r.w = ipc.NewWriter(r.cw, ipc.WithSchema(sch), ipc.WithAllocator(o.Allocator), ipc.WithLZ4())
+	// No compression: LZ4 cost about a tenth of a spilled bin's CPU and zstd more
+	// than doubled it (BENCHMARKS.md, "Keys carried through spill runs"), for files
+	// that live until the bin is written; the bytes only need room in SpillDir.
+	r.w = ipc.NewWriter(r.cw, ipc.WithSchema(sch), ipc.WithAllocator(o.Allocator))
 	return r, nil
 }
 
