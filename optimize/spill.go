@@ -457,7 +457,9 @@ func (r *spillRun) discard() {
 }
 
 // sortInto loads the run, sorts it by key and writes the data columns to the bin's
-// files; after is the number of rows in later runs.
+// files; after is the number of rows in later runs. The rows are gathered from the
+// run's batches as read where every column has a chunked gather (chunkShift), else
+// from their concatenation.
 func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Schema, dataCols []int, clusters []clusterCol, after int64, o Options) error {
 	if r.rows == 0 {
 		return nil
@@ -489,6 +491,35 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	slices.SortFunc(recs, func(a, b arrow.RecordBatch) int {
 		return cmp.Compare(a.Column(posCol).(*array.Int64).Value(0), b.Column(posCol).(*array.Int64).Value(0))
 	})
+	progress := func(rows int) int64 {
+		return w.it.bin.Bytes / 2 * int64(rows) / max(w.rowsTotal, 1)
+	}
+	if shift, ok := chunkShift(sch, recs); ok {
+		// Gathered from the batches as read (packed row IDs, ascending in position
+		// order), without concatenating them first.
+		keyCol := int(sch.NumFields()) - 1
+		pairs := make([]keyed, 0, r.rows)
+		tb := tieBreak{chunks: make([][]arrow.Array, len(clusters)), shift: shift}
+		defer func() {
+			for _, cs := range tb.chunks {
+				releaseAll(cs)
+			}
+		}()
+		for b, rec := range recs {
+			for i, v := range rec.Column(keyCol).(*array.Int64).Int64Values() {
+				pairs = append(pairs, keyed{uint64(v) ^ (1 << 63), uint32(b)<<shift | uint32(i)})
+			}
+			cols, err := leafColumns(rec, clusters, o.Allocator)
+			if err != nil {
+				return err
+			}
+			for c, a := range cols {
+				tb.chunks[c] = append(tb.chunks[c], a)
+			}
+		}
+		sortKeyed(ctx, pairs, tb, o.Parallelism)
+		return w.writeSorted(ctx, chunkedInput(sch, recs, shift), orderOf(pairs), dataCols, after, progress(len(pairs)))
+	}
 	all, err := concatRecords(ctx, sch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
 		return err
@@ -509,5 +540,5 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	}
 	sortKeyed(ctx, pairs, tieBreak{cols: tbCols}, o.Parallelism)
 	releaseAll(tbCols)
-	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
+	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), dataCols, after, progress(len(pairs)))
 }
