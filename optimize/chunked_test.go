@@ -99,8 +99,8 @@ func optimizedFiles(t *testing.T, store *storage.Memory, opts Options) []outputF
 	return out
 }
 
-// The in-memory clustering gathers the rows from the batches as they were read
-// (packed row IDs) instead of from their concatenation: the files it writes are the
+// The clustering, in memory and spilled (each run), gathers the rows from the batches
+// as they were read (packed row IDs) instead of from their concatenation: the files it writes are the
 // same — the same rows in the same order, cut at the same places (same sizes), with
 // the same statistics — on both curves, with many equal keys and values, and with
 // files read in several batches (40,000 rows: 32,768 and the rest).
@@ -115,21 +115,32 @@ func TestChunkedGatherWritesWhatConcatenationWrites(t *testing.T) {
 	for _, r := range recs {
 		r.Release()
 	}
-	for _, c := range []Curve{CurveHilbert, CurveZOrder} {
-		t.Run(c.String(), func(t *testing.T) {
-			opts := Options{Curve: c, ClusterBy: []string{"x", "y"}, TargetFileSize: 200 << 10, Full: true}
-			got := optimizedFiles(t, cloneMemory(t, store), opts)
-			gatherChunked = false
-			defer func() { gatherChunked = true }()
-			want := optimizedFiles(t, cloneMemory(t, store), opts)
-			require.Greater(t, len(want), 1, "the test needs several output files")
-			require.Equal(t, len(want), len(got))
-			for i := range want {
-				require.Equal(t, want[i].size, got[i].size, "file %d size", i)
-				require.True(t, jsonEqual(t, want[i].stats, got[i].stats), "file %d stats %s, want %s", i, got[i].stats, want[i].stats)
-				require.Equal(t, want[i].rows, got[i].rows, "file %d rows", i)
-			}
-		})
+	for _, tc := range []struct {
+		name   string
+		budget int64
+	}{{"in memory", 0}, {"spilled", 256 << 10}} {
+		for _, c := range []Curve{CurveHilbert, CurveZOrder} {
+			t.Run(tc.name+"/"+c.String(), func(t *testing.T) {
+				chunkedWritesWhatConcatenationWrites(t, store, Options{Curve: c, ClusterBy: []string{"x", "y"},
+					TargetFileSize: 200 << 10, Full: true, MemoryBudget: tc.budget})
+			})
+		}
+	}
+}
+
+// chunkedWritesWhatConcatenationWrites optimizes copies of store with opts, gathering
+// from the batches as read and from their concatenation, and compares the files.
+func chunkedWritesWhatConcatenationWrites(t *testing.T, store *storage.Memory, opts Options) {
+	got := optimizedFiles(t, cloneMemory(t, store), opts)
+	gatherChunked = false
+	defer func() { gatherChunked = true }()
+	want := optimizedFiles(t, cloneMemory(t, store), opts)
+	require.Greater(t, len(want), 1, "the test needs several output files")
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.Equal(t, want[i].size, got[i].size, "file %d size", i)
+		require.True(t, jsonEqual(t, want[i].stats, got[i].stats), "file %d stats %s, want %s", i, got[i].stats, want[i].stats)
+		require.Equal(t, want[i].rows, got[i].rows, "file %d rows", i)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -613,29 +614,111 @@ func parallel(ctx context.Context, par, n int, fn func(ctx context.Context, i in
 	return ctx.Err()
 }
 
-// reservoir keeps a uniform sample of keys (algorithm R, seeded).
-type reservoir struct {
-	k    int
-	seen int64
-	keys []uint64
-	rng  *rand.Rand
-}
-
-func newReservoir(k int) *reservoir {
-	return &reservoir{k: k, rng: rand.New(rand.NewPCG(sampleSeed, 7))}
-}
-
-func (r *reservoir) add(keys []uint64) {
-	for _, key := range keys {
-		r.seen++
-		if len(r.keys) < r.k {
-			r.keys = append(r.keys, key)
-			continue
+// samplePositions returns k distinct positions in [0, n) drawn uniformly (all of them
+// when n <= k), in ascending order. The draw is seeded: the same bin gives the same
+// sample, so the same run and lane boundaries (datafile D8).
+func samplePositions(n int64, k int) []int64 {
+	if n <= int64(k) {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = int64(i)
 		}
-		if j := r.rng.Int64N(r.seen); j < int64(r.k) {
-			r.keys[j] = key
+		return out
+	}
+	// Floyd's algorithm: k draws, each adding one new position.
+	rng := rand.New(rand.NewPCG(sampleSeed, 7))
+	seen := make(map[int64]struct{}, k)
+	out := make([]int64, 0, k)
+	for j := n - int64(k); j < n; j++ {
+		t := rng.Int64N(j + 1)
+		if _, dup := seen[t]; dup {
+			t = j
+		}
+		seen[t] = struct{}{}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rowSample keeps the clustering values of the rows at chosen positions of a bin
+// (samplePositions), taken while the bin is read for its rank sample, so that the key
+// sample needs no second read: once the ranks are known, keys computes the sampled
+// rows' keys.
+type rowSample struct {
+	want   []int64         // positions to keep, ascending
+	chunks [][]arrow.Array // per batch that had sampled rows: its clustering columns at them
+	pos    [][]int64       // the positions of each chunk's rows
+}
+
+// add keeps the rows of a batch (clustering columns cols, its first row at position
+// pos0) whose positions were chosen.
+func (s *rowSample) add(ctx context.Context, cols []arrow.Array, pos0 int64, mem memory.Allocator) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	n := int64(cols[0].Len())
+	lo, _ := slices.BinarySearch(s.want, pos0)
+	hi, _ := slices.BinarySearch(s.want, pos0+n)
+	if lo == hi {
+		return nil
+	}
+	pos := s.want[lo:hi]
+	rows := make([]uint32, len(pos))
+	for i, p := range pos {
+		rows[i] = uint32(p - pos0)
+	}
+	taken := make([]arrow.Array, 0, len(cols))
+	for _, c := range cols {
+		a, err := gather.Take(ctx, c, rows, mem)
+		if err != nil {
+			releaseAll(taken)
+			return fmt.Errorf("optimize: sampling clustering rows: %w", err)
+		}
+		taken = append(taken, a)
+	}
+	s.chunks = append(s.chunks, taken)
+	s.pos = append(s.pos, pos)
+	return nil
+}
+
+// keys returns the keys of the sampled rows, each computed at its own position (the
+// ranks' heavy-hitter tie-breaker depends on it), consecutive positions together.
+func (s *rowSample) keys(k *keyer) ([]uint64, error) {
+	var out []uint64
+	var scratch [][]uint32
+	sub := make([]arrow.Array, 0)
+	for c, cols := range s.chunks {
+		pos := s.pos[c]
+		for i := 0; i < len(pos); {
+			j := i + 1
+			for j < len(pos) && pos[j] == pos[j-1]+1 {
+				j++
+			}
+			sub = sub[:0]
+			for _, a := range cols {
+				sub = append(sub, array.NewSlice(a, int64(i), int64(j)))
+			}
+			at := len(out)
+			out = slices.Grow(out, j-i)[:at+j-i]
+			var err error
+			scratch, err = k.keys(sub, pos[i], out[at:], scratch)
+			releaseAll(sub)
+			if err != nil {
+				return nil, err
+			}
+			i = j
 		}
 	}
+	return out, nil
+}
+
+// release frees the sampled values.
+func (s *rowSample) release() {
+	for _, cols := range s.chunks {
+		releaseAll(cols)
+	}
+	s.chunks, s.pos = nil, nil
 }
 
 // spillRun is one key range's temporary file: an Arrow IPC stream. (Parquet

@@ -217,6 +217,9 @@ type Options struct {
 	// MemoryBudget plus one writer.
 	MemoryBudget int64
 	// SpillDir is where spill files go; default os.TempDir(). Never inside the table.
+	// Spill files are uncompressed Arrow IPC streams (compressing them cost more CPU
+	// than their writes and reads): a spilled bin needs about its rows' Arrow size,
+	// plus 16 bytes a row, free there until it is written.
 	SpillDir string
 	// Parallelism bounds how many files are read or written at once; default
 	// GOMAXPROCS.

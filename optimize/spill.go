@@ -31,13 +31,14 @@ const (
 
 // clusterSpill clusters a bin larger than the memory budget in bounded memory:
 //
-//  1. read the clustering columns only, sampling them for rank boundaries;
-//  2. read them again, computing keys and sampling the keys;
+//  1. read the clustering columns only, sampling them for rank boundaries and
+//     keeping the values of a seeded uniform sample of rows (samplePositions);
+//  2. compute the sampled rows' keys (each at its position, as pass 3 does);
 //  3. choose R run boundaries at key-sample quantiles, R large enough that one run
 //     sorts within its share of MemoryBudget (spillLanes); equal keys always go to
 //     one run;
 //  4. stream every input row (with its key and its position in the bin) into its
-//     run's temporary Arrow IPC stream file (LZ4) in SpillDir;
+//     run's temporary Arrow IPC stream file (uncompressed) in SpillDir;
 //  5. load each run in turn, in key order, put its rows back in position order, sort
 //     them stably by key and write them to the bin's files (a datafile.Roller cutting
 //     files at the target size, between keys).
@@ -80,11 +81,20 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 		return fn(cols)
 	}
 
-	// Pass 1: rank sample.
+	// Pass 1: rank sample, and the clustering values of a uniform sample of rows
+	// for the key sample (their keys are computed once the ranks are known).
 	s := newSamplers(len(p.clusters))
-	for _, a := range adds {
-		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, _ int64) error {
-			return leaves(rec, s.add)
+	_, binRows := totals(infos)
+	rs := &rowSample{want: samplePositions(binRows, keySampleSize)}
+	defer rs.release()
+	for i, a := range adds {
+		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
+			return leaves(rec, func(cols []arrow.Array) error {
+				if err := s.add(cols); err != nil {
+					return err
+				}
+				return rs.add(ctx, cols, infos[i].offset+firstRow, o.Allocator)
+			})
 		})
 		if err != nil {
 			return err
@@ -94,30 +104,15 @@ func (e *executor) clusterSpill(ctx context.Context, w *clusterWriter, infos []f
 	if err != nil {
 		return err
 	}
-	// Pass 2: key sample.
-	res := newReservoir(keySampleSize)
-	var scratch [][]uint32
-	var keys []uint64
-	for i, a := range adds {
-		err := readFile(ctx, p.store, a, clSch, o.Allocator, func(rec arrow.RecordBatch, firstRow int64) error {
-			m := int(rec.NumRows())
-			keys = slices.Grow(keys[:0], m)[:m]
-			return leaves(rec, func(cols []arrow.Array) error {
-				var err error
-				scratch, err = k.keys(cols, infos[i].offset+firstRow, keys, scratch)
-				res.add(keys)
-				return err
-			})
-		})
-		if err != nil {
-			return err
-		}
+	sample, err := rs.keys(k)
+	if err != nil {
+		return err
 	}
+	rs.release()
 	// Run boundaries: lanes (bins of consecutive runs written side by side, see
 	// spillLanes) first, at quantiles of whole files, then the runs of each lane.
 	lanes, perRun := spillLanes(o, nFiles)
 	nRuns := int(min(int64(maxRuns), max(int64(nFiles), (memEst+perRun-1)/perRun)))
-	sample := res.keys
 	slices.Sort(sample)
 	splits, laneStart := runSplits(sample, nRuns, nFiles, lanes)
 	nRuns = len(splits) + 1
@@ -403,7 +398,10 @@ func newSpillRun(dir string, sch *arrow.Schema, o Options) (*spillRun, error) {
 	}
 	r := &spillRun{f: f}
 	r.cw = &countingWriter{w: bufio.NewWriterSize(f, 64<<10)}
-	r.w = ipc.NewWriter(r.cw, ipc.WithSchema(sch), ipc.WithAllocator(o.Allocator), ipc.WithLZ4())
+	// No compression: LZ4 cost about a tenth of a spilled bin's CPU and zstd more
+	// than doubled it (BENCHMARKS.md, "Keys carried through spill runs"), for files
+	// that live until the bin is written; the bytes only need room in SpillDir.
+	r.w = ipc.NewWriter(r.cw, ipc.WithSchema(sch), ipc.WithAllocator(o.Allocator))
 	return r, nil
 }
 
@@ -459,7 +457,9 @@ func (r *spillRun) discard() {
 }
 
 // sortInto loads the run, sorts it by key and writes the data columns to the bin's
-// files; after is the number of rows in later runs.
+// files; after is the number of rows in later runs. The rows are gathered from the
+// run's batches as read where every column has a chunked gather (chunkShift), else
+// from their concatenation.
 func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Schema, dataCols []int, clusters []clusterCol, after int64, o Options) error {
 	if r.rows == 0 {
 		return nil
@@ -491,6 +491,35 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	slices.SortFunc(recs, func(a, b arrow.RecordBatch) int {
 		return cmp.Compare(a.Column(posCol).(*array.Int64).Value(0), b.Column(posCol).(*array.Int64).Value(0))
 	})
+	progress := func(rows int) int64 {
+		return w.it.bin.Bytes / 2 * int64(rows) / max(w.rowsTotal, 1)
+	}
+	if shift, ok := chunkShift(sch, recs); ok {
+		// Gathered from the batches as read (packed row IDs, ascending in position
+		// order), without concatenating them first.
+		keyCol := int(sch.NumFields()) - 1
+		pairs := make([]keyed, 0, r.rows)
+		tb := tieBreak{chunks: make([][]arrow.Array, len(clusters)), shift: shift}
+		defer func() {
+			for _, cs := range tb.chunks {
+				releaseAll(cs)
+			}
+		}()
+		for b, rec := range recs {
+			for i, v := range rec.Column(keyCol).(*array.Int64).Int64Values() {
+				pairs = append(pairs, keyed{uint64(v) ^ (1 << 63), uint32(b)<<shift | uint32(i)})
+			}
+			cols, err := leafColumns(rec, clusters, o.Allocator)
+			if err != nil {
+				return err
+			}
+			for c, a := range cols {
+				tb.chunks[c] = append(tb.chunks[c], a)
+			}
+		}
+		sortKeyed(ctx, pairs, tb, o.Parallelism)
+		return w.writeSorted(ctx, chunkedInput(sch, recs, shift), orderOf(pairs), dataCols, after, progress(len(pairs)))
+	}
 	all, err := concatRecords(ctx, sch, recs, o.Parallelism, o.Allocator)
 	if err != nil {
 		return err
@@ -511,5 +540,5 @@ func (r *spillRun) sortInto(ctx context.Context, w *clusterWriter, sch *arrow.Sc
 	}
 	sortKeyed(ctx, pairs, tieBreak{cols: tbCols}, o.Parallelism)
 	releaseAll(tbCols)
-	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), dataCols, after, w.it.bin.Bytes/2*int64(len(pairs))/max(w.rowsTotal, 1))
+	return w.writeSorted(ctx, batchInput(all), orderOf(pairs), dataCols, after, progress(len(pairs)))
 }
