@@ -39,6 +39,12 @@ type PoolOptions struct {
 	// A debugging and testing aid that costs a pass over every recycled buffer;
 	// default false.
 	Poison bool
+	// Zero clears a recycled buffer before handing it out again, as Go's allocator
+	// hands out zeroed memory: for arrow-go code that assumes it (the Parquet
+	// writers' Bloom filters, pqarrow's list reader over nulls). Clearing a buffer
+	// still in the cache costs less than a fresh allocation's page faults, clearing
+	// and sweep. Default false.
+	Zero bool
 }
 
 // BufferPool is a memory.Allocator that recycles the large buffers of record
@@ -66,14 +72,14 @@ type BufferPool struct {
 	idleB   int64
 	maxIdle int64
 	poison  bool
-	zero    bool // clear recycled buffers (writerPool: arrow-go's writers expect zeroed memory)
+	zero    bool
 	reused  int64
 	closed  bool
 }
 
 // NewBufferPool returns a pool configured by o.
 func NewBufferPool(o PoolOptions) *BufferPool {
-	return &BufferPool{live: map[*byte]int{}, maxIdle: o.MaxIdleBytes, poison: o.Poison}
+	return &BufferPool{live: map[*byte]int{}, maxIdle: o.MaxIdleBytes, poison: o.Poison, zero: o.Zero}
 }
 
 // poolClass is the capacity a pooled allocation of size bytes gets: size rounded up
@@ -289,8 +295,7 @@ var _ memory.Allocator = (*BufferPool)(nil)
 // (GC-drained sync.Pools per size class), so it keeps no idle memory of its own and
 // holds nothing across a quiet period.
 var writerPool = func() *BufferPool {
-	p := NewBufferPool(PoolOptions{})
-	p.zero = true
+	p := NewBufferPool(PoolOptions{Zero: true})
 	p.Close()
 	return p
 }()
