@@ -44,7 +44,8 @@ func FormatOf(path string) (Format, error) {
 // Options tunes the readers. The zero value reads with memory.DefaultAllocator and
 // requires every column of the schema to be present or nullable.
 type Options struct {
-	// Allocator allocates the batches; nil means memory.DefaultAllocator.
+	// Allocator allocates the batches; nil means Go's allocator (memory.DefaultAllocator;
+	// a Parquet input then recycles the buffers of the batches the consumer released).
 	Allocator memory.Allocator
 	// Computed names columns (matched ignoring case) whose values the consumer
 	// computes when an input lacks them, as a Delta table does for its generated and
@@ -196,12 +197,40 @@ func OpenParquet(ctx context.Context, path string, opts Options) (array.RecordRe
 	if batch <= 0 {
 		batch = parquetBatchRows
 	}
-	r, err := datafile.OpenStream(ctx, f, st.Size(), datafile.ReadOptions{Name: path, BatchSize: batch, Allocator: opts.allocator()}, f)
+	mem := opts.Allocator
+	var closer io.Closer = f
+	if mem == nil {
+		// Without an allocator of the caller's, the batches' buffers are recycled:
+		// a buffer the consumer releases serves a later batch instead of a fresh
+		// allocation each time. Recycled buffers are cleared (pqarrow's list reader
+		// assumes zeroed memory: TestParquetInputRecycledBuffers). The pool keeps at
+		// most parquetPoolIdle bytes idle and hands them to the process-wide cache
+		// when the reader is released.
+		pool := datafile.NewBufferPool(datafile.PoolOptions{MaxIdleBytes: parquetPoolIdle, Zero: true})
+		mem, closer = pool, closeBoth{f, pool}
+	}
+	r, err := datafile.OpenStream(ctx, f, st.Size(), datafile.ReadOptions{Name: path, BatchSize: batch, Allocator: mem}, closer)
 	if err != nil {
-		f.Close()
+		closer.Close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// parquetPoolIdle bounds the free buffers a Parquet input's pool keeps: about two
+// batches of a few wide columns.
+const parquetPoolIdle = 16 << 20
+
+// closeBoth closes a Parquet input's file and then its buffer pool.
+type closeBoth struct {
+	f    io.Closer
+	pool *datafile.BufferPool
+}
+
+func (c closeBoth) Close() error {
+	err := c.f.Close()
+	c.pool.Close()
+	return err
 }
 
 // parquetBatchRows is how many rows a Parquet input puts in one batch.

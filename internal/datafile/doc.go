@@ -168,7 +168,9 @@
 // process and gives page-sized encoders only to the writers of this package, which ask
 // for them through the compression level of their writer properties. A closed
 // [BufferPool] hands its free buffers to a per-size-class cache (sync.Pool) that later
-// pools of this package draw from. Nothing here reads the environment: every setting
+// pools of this package draw from; the Parquet writers' own buffers (never a caller's
+// Arrow data) come from one closed pool of the process when the caller's allocator is
+// Go's default, cleared before reuse as Go's allocator would hand them out. Nothing here reads the environment: every setting
 // is an option ([WriterOptions], [ReadOptions], [PoolOptions], [Spec]).
 //
 // How the layer is used and what it costs: the repository README ("Packages") and

@@ -199,11 +199,18 @@ func (f *flatReader) readFixed(mem memory.Allocator, n int64, defs []int16) (arr
 	return array.MakeFromData(d), nil
 }
 
-// readBinary decodes n strings or binaries, one page's values at a time (they point
-// into the page, which the next page replaces), copying them into one data buffer.
+// binaryChunkRows is the most rows readBinary decodes per call of the column reader
+// (at most one page's values, pointing into the page, are held at once): its value
+// slice is this long whatever the batch size, not a slice of a batch's length
+// allocated and zeroed for every row group.
+const binaryChunkRows = 8192
+
+// readBinary decodes n strings or binaries, at most binaryChunkRows of one page's
+// values at a time (they point into the page, which the next page replaces), copying
+// them into one data buffer.
 func (f *flatReader) readBinary(mem memory.Allocator, n int64, defs []int16) (arrow.Array, error) {
-	if int64(cap(f.vals)) < n {
-		f.vals = make([]parquet.ByteArray, n)
+	if f.vals == nil {
+		f.vals = make([]parquet.ByteArray, binaryChunkRows)
 	}
 	offsets := memory.NewResizableBuffer(mem)
 	defer offsets.Release()
@@ -219,7 +226,7 @@ func (f *flatReader) readBinary(mem memory.Allocator, n int64, defs []int16) (ar
 		if defs != nil {
 			d = defs[got:]
 		}
-		levels, nvals, err := readBinaryPage(f.cr, n-got, f.vals, d, f.what)
+		levels, nvals, err := readBinaryPage(f.cr, min(n-got, binaryChunkRows), f.vals, d, f.what)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 )
@@ -298,4 +299,31 @@ func TestFlatStringReservationBounded(t *testing.T) {
 	require.NoError(t, err)
 	defer got.Release()
 	require.True(t, array.Equal(rec.Column(11), got), "column sn read back differently")
+}
+
+// TestFlatStringsPastChunk: batches and pages of many more string values than
+// binaryChunkRows (one value slice reused for every call of the column reader) read
+// exactly as pqarrow reads them, with and without nulls, dictionary and plain.
+func TestFlatStringsPastChunk(t *testing.T) {
+	rows := 3*binaryChunkRows + 1234
+	for _, nullEvery := range []int{0, 3} {
+		for _, dict := range []Dictionary{DictionaryAll, DictionaryNone} {
+			rec := flatColsBatch(rows, uint64(nullEvery)+7, nullEvery)
+			data, _ := writeFile(t, WriterOptions{TargetRowGroupBytes: 1 << 30, DataPageBytes: 4 << 20, Dictionary: dict}, rec)
+			rec.Release()
+			pr, err := file.NewParquetReader(bytes.NewReader(data))
+			require.NoError(t, err)
+			require.Equal(t, 1, pr.NumRowGroups())
+			require.NoError(t, pr.Close())
+			for _, batch := range []int64{int64(rows), 2*binaryChunkRows + 1} {
+				flat, plain := readBoth(t, data, flatSchema(), batch)
+				require.Equal(t, len(plain), len(flat))
+				for i := range plain {
+					require.True(t, array.RecordEqual(plain[i], flat[i]), "nulls 1 in %d, dictionary %d, batch %d: batch %d differs", nullEvery, dict, batch, i)
+					plain[i].Release()
+					flat[i].Release()
+				}
+			}
+		}
+	}
 }

@@ -39,6 +39,12 @@ type PoolOptions struct {
 	// A debugging and testing aid that costs a pass over every recycled buffer;
 	// default false.
 	Poison bool
+	// Zero clears a recycled buffer before handing it out again, as Go's allocator
+	// hands out zeroed memory: for arrow-go code that assumes it (the Parquet
+	// writers' Bloom filters, pqarrow's list reader over nulls). Clearing a buffer
+	// still in the cache costs less than a fresh allocation's page faults, clearing
+	// and sweep. Default false.
+	Zero bool
 }
 
 // BufferPool is a memory.Allocator that recycles the large buffers of record
@@ -66,13 +72,14 @@ type BufferPool struct {
 	idleB   int64
 	maxIdle int64
 	poison  bool
+	zero    bool
 	reused  int64
 	closed  bool
 }
 
 // NewBufferPool returns a pool configured by o.
 func NewBufferPool(o PoolOptions) *BufferPool {
-	return &BufferPool{live: map[*byte]int{}, maxIdle: o.MaxIdleBytes, poison: o.Poison}
+	return &BufferPool{live: map[*byte]int{}, maxIdle: o.MaxIdleBytes, poison: o.Poison, zero: o.Zero}
 }
 
 // poolClass is the capacity a pooled allocation of size bytes gets: size rounded up
@@ -127,8 +134,13 @@ func (p *BufferPool) Allocate(size int) []byte {
 	}
 	if buf == nil {
 		buf = goAllocate(class, class)
-	} else if p.poison {
-		fillPoison(buf)
+	} else {
+		if p.poison {
+			fillPoison(buf)
+		}
+		if p.zero {
+			clear(buf)
+		}
 	}
 	p.mu.Lock()
 	p.live[unsafe.SliceData(buf)] = class
@@ -269,3 +281,32 @@ func fillPoison(b []byte) {
 }
 
 var _ memory.Allocator = (*BufferPool)(nil)
+
+// writerPool recycles the buffers arrow-go's Parquet writers allocate for
+// themselves: the in-memory copy of each column chunk that a buffered row group
+// builds page by page (grown by doubling from nothing, for every column of every
+// row group), encoder, level and Bloom filter buffers. Those buffers never leave the
+// writer (the chunk's bytes are copied to the file and the buffer released), so none
+// of them is seen by a caller. It clears what it recycles, as Go's allocator hands
+// out zeroed memory (arrow-go's Bloom filters set bits in a buffer they assume
+// zero): clearing a buffer still in the cache costs less than the garbage
+// collector's sweep and the page faults and clearing of a fresh one. Closed from
+// the start: what it frees goes to the process-wide cache of closed pools
+// (GC-drained sync.Pools per size class), so it keeps no idle memory of its own and
+// holds nothing across a quiet period.
+var writerPool = func() *BufferPool {
+	p := NewBufferPool(PoolOptions{Zero: true})
+	p.Close()
+	return p
+}()
+
+// parquetAllocator is the allocator of a writer's Parquet properties (its own
+// buffers, not the caller's Arrow data): writerPool in place of Go's default
+// allocator, any other allocator as given (a caller's checked or accounting
+// allocator sees every allocation).
+func parquetAllocator(mem memory.Allocator) memory.Allocator {
+	if g, ok := mem.(*memory.GoAllocator); ok && g == memory.DefaultAllocator {
+		return writerPool
+	}
+	return mem
+}

@@ -226,7 +226,7 @@ func (c Codec) parquet() compress.Compression {
 // Bloom columns' distinct values when they are known for the whole file.
 func (o WriterOptions) properties(dict map[string]bool, exact map[string]int64) *parquet.WriterProperties {
 	props := []parquet.WriterProperty{
-		parquet.WithAllocator(o.Allocator),
+		parquet.WithAllocator(parquetAllocator(o.Allocator)),
 		parquet.WithCompression(o.Codec.parquet()),
 		parquet.WithDataPageSize(o.DataPageBytes),
 		parquet.WithDictionaryPageSizeLimit(o.DataPageBytes * 16),
