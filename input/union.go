@@ -1,9 +1,8 @@
 package input
 
 import (
-	"strings"
-
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/skiplake/skiplake/value"
 )
 
 // UnionSchema returns the schema whose columns are those of the given schemas, in
@@ -29,7 +28,7 @@ func UnionSchema(schemas ...*arrow.Schema) *arrow.Schema {
 func unionFields(have, more []arrow.Field) []arrow.Field {
 	out := append([]arrow.Field(nil), have...)
 	for _, f := range more {
-		i := fieldIndex(out, f.Name)
+		i := value.MatchField(out, f.Name)
 		if i < 0 {
 			out = append(out, arrow.Field{Name: f.Name, Type: f.Type, Nullable: true})
 			continue
@@ -62,21 +61,4 @@ func unionType(a, b arrow.DataType) arrow.DataType {
 		}
 	}
 	return a
-}
-
-// fieldIndex is the index of the field named name, matched as a table write
-// matches a column: the exact name first, else the first that matches
-// case-insensitively; -1 for none.
-func fieldIndex(fields []arrow.Field, name string) int {
-	for i, f := range fields {
-		if f.Name == name {
-			return i
-		}
-	}
-	for i, f := range fields {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
 }

@@ -99,7 +99,7 @@ func planFields(want, have []arrow.Field, path string, top bool) ([]*colPlan, er
 	for i, tf := range want {
 		p := &colPlan{field: tf, path: joinColumn(path, tf.Name), src: -1}
 		plans[i] = p
-		j := matchName(have, tf.Name)
+		j := value.MatchField(have, tf.Name)
 		if j < 0 {
 			if !tf.Nullable {
 				return nil, fmt.Errorf("%w: %s %q (%s) is NOT NULL and missing from the data (data %ss: %s)",
@@ -122,21 +122,6 @@ func planFields(want, have []arrow.Field, path string, top bool) ([]*colPlan, er
 		}
 	}
 	return plans, nil
-}
-
-// matchName finds name among fields: exactly, else case-insensitively (-1: absent).
-func matchName(fields []arrow.Field, name string) int {
-	for i, f := range fields {
-		if f.Name == name {
-			return i
-		}
-	}
-	for i, f := range fields {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 func namesOf(fields []arrow.Field) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -249,4 +250,21 @@ func AppendInt64(b array.Builder, v int64) bool {
 		return false
 	}
 	return true
+}
+
+// MatchField is the index of the field named name, matched as a table write
+// matches a source column to a table column: the exact name first, else the first
+// field whose name is equal ignoring case; -1 when none is.
+func MatchField(fields []arrow.Field, name string) int {
+	for i, f := range fields {
+		if f.Name == name {
+			return i
+		}
+	}
+	for i, f := range fields {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
 }

@@ -246,3 +246,15 @@ func TestAppendInt64NarrowsToTheBuilder(t *testing.T) {
 		t.Error("AppendInt64 appended to a float64 builder")
 	}
 }
+
+func TestMatchFieldExactBeforeFolded(t *testing.T) {
+	fields := []arrow.Field{{Name: "ID"}, {Name: "id"}, {Name: "Amount"}}
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"id", 1}, {"ID", 0}, {"Id", 0}, {"amount", 2}, {"AMOUNT", 2}, {"missing", -1}, {"", -1}} {
+		if got := value.MatchField(fields, c.name); got != c.want {
+			t.Errorf("MatchField(%q) = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
