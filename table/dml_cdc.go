@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/internal/tableview"
@@ -99,7 +100,7 @@ func (t *Table) newChangeFileWriter(snap *Snapshot, opts WriteOptions) (*fileSet
 	schema := changeWriteSchema(v)
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, fileSch: spec.Schema, dir: layout.ChangeDataDir,
 		dataIdx: append(append([]int(nil), v.DataIndices()...), schema.NumFields()-1),
-		conf:    newConformer(schema, mem), rollers: map[string]*datafile.Roller{}}
+		conf:    conform.New(schema, mem), rollers: map[string]*datafile.Roller{}}
 	for _, p := range v.Partitions() {
 		w.partIdx = append(w.partIdx, p.Index)
 	}

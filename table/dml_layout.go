@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
@@ -425,7 +426,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 	place.RowGroupBytes = limit
 	out := &ownFiles{o: ws.w.out, place: place, limit: limit}
 	lastRG := -1
-	conf := newConformer(a.snap.view.Logical(), a.mem)
+	conf := conform.New(a.snap.view.Logical(), a.mem)
 	home, err := sortedHome(ctx, a.layout.takeHome(f.add.Key()), conf, a.mem)
 	if err != nil {
 		return 0, err
@@ -452,7 +453,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 				return err
 			}
 		}
-		rec, err := conf.conform(ctx, b.rec)
+		rec, err := conf.Conform(ctx, b.rec)
 		if err != nil {
 			return err
 		}
@@ -528,7 +529,7 @@ type sortedRows struct {
 
 // sortedHome conforms and concatenates the rows held for a file and sorts them by
 // position (nil when none are held). It releases h.
-func sortedHome(ctx context.Context, h *homeRows, conf *conformer, mem memory.Allocator) (*sortedRows, error) {
+func sortedHome(ctx context.Context, h *homeRows, conf *conform.Conformer, mem memory.Allocator) (*sortedRows, error) {
 	if h == nil || len(h.recs) == 0 {
 		return nil, nil
 	}
@@ -541,7 +542,7 @@ func sortedHome(ctx context.Context, h *homeRows, conf *conformer, mem memory.Al
 	}()
 	var pos []int64
 	for i, r := range h.recs {
-		c, err := conf.conform(ctx, r)
+		c, err := conf.Conform(ctx, r)
 		if err != nil {
 			return nil, err
 		}

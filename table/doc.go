@@ -37,7 +37,10 @@
 // Who writes what: data files are written only by package internal/datafile (for
 // Write, DML, OPTIMIZE and auto-compaction alike) and deletion-vector files only by
 // package internal/dv, both under the table root; the transaction log and its
-// checkpoints only by package log. This package decides what to write and commits it.
+// checkpoints only by package log. Source rows become rows of the table's columns and
+// types in one place, package internal/conform (store assignment, NOT NULL), for
+// Write, MERGE's source and the rows DML rewrites. This package decides what to write
+// and commits it.
 //
 // Loading a version resolves it once into a view (internal package tableview): the
 // typed properties, the logical, read and physical schemas, the column mapping with

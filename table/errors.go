@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
@@ -16,14 +17,15 @@ var (
 	ErrNotATable = errors.New("table: not a Delta table (no _delta_log commits)")
 	// ErrTableExists reports that Create found an existing table.
 	ErrTableExists = errors.New("table: table already exists")
-	// ErrSchemaMismatch reports data whose schema does not match the table's.
-	ErrSchemaMismatch = errors.New("table: schema mismatch")
+	// ErrSchemaMismatch reports data whose schema does not match the table's: a
+	// column the table lacks, or a type store assignment cannot convert.
+	ErrSchemaMismatch = conform.ErrSchemaMismatch
 	// ErrNullInNonNullable reports a NULL in a column declared NOT NULL, or a NOT
 	// NULL column the data lacks.
-	ErrNullInNonNullable = errors.New("table: null value in non-nullable column")
+	ErrNullInNonNullable = conform.ErrNullInNonNullable
 	// ErrValueDoesNotFit reports a source value that its column's type cannot hold
 	// (see CastError, which names the column, the value, its row and both types).
-	ErrValueDoesNotFit = errors.New("table: value does not fit the column's type")
+	ErrValueDoesNotFit = conform.ErrValueDoesNotFit
 	// ErrReplaceWhereMismatch reports a row written by an overwrite with
 	// WriteOptions.ReplaceWhere that does not satisfy the predicate (Spark's
 	// DELTA_REPLACE_WHERE_MISMATCH).
@@ -79,3 +81,11 @@ var (
 	// the version.
 	ErrChangesUnavailable = errors.New("table: changes not available")
 )
+
+// CastError reports a source value a write could not store in its column: the
+// column's type cannot hold it (an integer out of range, a decimal with too many
+// digits, NaN into an integer, ...). It names the column's path, both types (as
+// Delta names them), the value as the source spells it and its row in the write's
+// input (from 0); it matches ErrValueDoesNotFit. Nothing is committed when a write
+// returns it.
+type CastError = conform.CastError

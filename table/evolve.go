@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
@@ -266,5 +267,5 @@ func (s *Snapshot) WriteSchema(source *arrow.Schema, opts WriteOptions) (*arrow.
 // types that cannot be stored — each an error naming the column. Values are checked
 // when they are written.
 func CheckConform(table, source *arrow.Schema) error {
-	return newConformer(table, nil).check(source)
+	return conform.New(table, nil).Check(source)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/value"
 )
@@ -154,12 +155,12 @@ func (u *sourceUnit) member(key []byte) bool {
 // spill files. Its batches have the source's schema with the key columns converted to
 // the table's key types.
 type mergeSource struct {
-	schema   *arrow.Schema // the batches kept: planned columns converted
-	inSchema *arrow.Schema // the source's own schema
-	table    *arrow.Schema // the table schema the source is merged into
-	convs    []castFunc    // per source column: its conversion (nil: kept)
-	notNull  []int         // source columns feeding NOT NULL table columns
-	keyIdx   []int         // key columns in schema
+	schema   *arrow.Schema  // the batches kept: planned columns converted
+	inSchema *arrow.Schema  // the source's own schema
+	table    *arrow.Schema  // the table schema the source is merged into
+	convs    []conform.Func // per source column: its conversion (nil: kept)
+	notNull  []int          // source columns feeding NOT NULL table columns
+	keyIdx   []int          // key columns in schema
 	budget   int64
 	dir      string // spill directory ("" until spilling)
 	spillTo  string // where to create dir
@@ -193,7 +194,7 @@ type sourcePlan func(in *arrow.Schema) (table *arrow.Schema, convertAll bool, er
 // may differ from rdr.Schema() for readers that conform lazily), converts the key
 // columns (keyNames, in the table's spelling) and, when plan says so, every other
 // source column the table has to the table's types — by the conversions a write
-// applies (store assignment, conform.go), so a value that does not fit is an error
+// applies (store assignment, package internal/conform), so a value that does not fit is an error
 // naming the column and its row in the source before any table file is read — and
 // keeps the rows in memory up to budget bytes, spilling by key hash beyond.
 func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []string, plan sourcePlan, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
@@ -287,7 +288,7 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, plan sourcePlan)
 	}
 	s.table = table
 	fields := append([]arrow.Field(nil), in.Fields()...)
-	s.convs = make([]castFunc, len(fields))
+	s.convs = make([]conform.Func, len(fields))
 	convert := make([]bool, len(fields))
 	for _, k := range keyNames {
 		j := fieldIndexFold(in, k)
@@ -303,7 +304,7 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, plan sourcePlan)
 			continue
 		}
 		tf := table.Field(t)
-		conv, err := converter(f.Type, tf.Type, tf.Name)
+		conv, err := conform.Converter(f.Type, tf.Type, tf.Name)
 		if err != nil {
 			return fmt.Errorf("MERGE source column %q: %w", f.Name, err)
 		}
@@ -331,15 +332,15 @@ func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch) (arrow
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out, err := applyConv(s.convs[j], s.mem, rec.Column(j), rows)
+		out, err := conform.Apply(s.convs[j], s.mem, rec.Column(j), rows)
 		if err != nil {
 			return nil, fmt.Errorf("MERGE source: %w", err)
 		}
 		cols[j] = out
 	}
 	for _, j := range s.notNull {
-		if i, ok := firstNullWhereValid(cols[j], nil); ok {
-			return nil, fmt.Errorf("MERGE source: %w", nullError(s.schema.Field(j).Name, rows(i)))
+		if i, ok := conform.FirstNullWhereValid(cols[j], nil); ok {
+			return nil, fmt.Errorf("MERGE source: %w", conform.NullError(s.schema.Field(j).Name, rows(i)))
 		}
 	}
 	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil

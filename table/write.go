@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/gather"
 	"github.com/skiplake/skiplake/internal/partition"
@@ -519,7 +520,7 @@ type fileSetWriter struct {
 	snap      *Snapshot
 	opts      WriteOptions
 	mem       memory.Allocator
-	conf      *conformer
+	conf      *conform.Conformer
 	out       *datafile.Output
 	partIdx   []int         // indices of partition columns in the table schema
 	dataIdx   []int         // indices of data columns in the table schema
@@ -548,10 +549,10 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 	}
 	v := snap.view
 	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, dataIdx: v.DataIndices(), fileSch: v.DataSchema(),
-		conf: newConformer(v.Logical(), mem), rollers: map[string]*datafile.Roller{}}
+		conf: conform.New(v.Logical(), mem), rollers: map[string]*datafile.Roller{}}
 	w.rules, w.rulesErr = writeRulesOf(snap)
 	if opts.inserts && w.rulesErr == nil {
-		w.conf.optional = insertOptional(w.rules, v.Logical())
+		w.conf.Optional = insertOptional(w.rules, v.Logical())
 		w.ids = newIdentityAssigner(w.rules)
 	}
 	for _, p := range v.Partitions() { // in the log's order
@@ -612,7 +613,7 @@ func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) err
 		if w.rulesErr != nil && !w.opts.unchanged && rdr.RecordBatch().NumRows() > 0 {
 			return w.rulesErr // before the input is judged against a schema whose rules are unknown
 		}
-		rec, err := w.conf.conform(ctx, rdr.RecordBatch())
+		rec, err := w.conf.Conform(ctx, rdr.RecordBatch())
 		if err != nil {
 			return err
 		}
@@ -654,7 +655,7 @@ func (w *fileSetWriter) applyRules(ctx context.Context, rec arrow.RecordBatch) (
 		return nil, w.rulesErr
 	}
 	if w.opts.inserts {
-		done, err := completeInsert(ctx, w.rules, w.ids, rec, w.conf.missing, w.mem)
+		done, err := completeInsert(ctx, w.rules, w.ids, rec, w.conf.Missing(), w.mem)
 		rec.Release()
 		if err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package table
+package conform
 
 import (
 	"context"
@@ -108,7 +108,7 @@ func TestStoreAssignment(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			conv, err := converter(c.from, c.to, "col")
+			conv, err := Converter(c.from, c.to, "col")
 			if c.refused {
 				require.ErrorIs(t, err, ErrSchemaMismatch)
 				require.Contains(t, err.Error(), `column "col"`)
@@ -117,7 +117,7 @@ func TestStoreAssignment(t *testing.T) {
 			require.NoError(t, err)
 			src := fromJSON(t, mem, c.from, c.in)
 			defer src.Release()
-			out, err := applyConv(conv, mem, src, func(i int) int64 { return 100 + int64(i) })
+			out, err := Apply(conv, mem, src, func(i int) int64 { return 100 + int64(i) })
 			if c.want == "" {
 				var ce *CastError
 				require.ErrorAs(t, err, &ce)
@@ -166,8 +166,8 @@ func TestConformNested(t *testing.T) {
 	]`))
 	require.NoError(t, err)
 	defer rec.Release()
-	c := newConformer(table, mem)
-	out, err := c.conform(context.Background(), rec)
+	c := New(table, mem)
+	out, err := c.Conform(context.Background(), rec)
 	require.NoError(t, err)
 	defer out.Release()
 	require.True(t, out.Schema().Equal(table))
@@ -187,7 +187,7 @@ func TestConformNested(t *testing.T) {
 	]`))
 	require.NoError(t, err)
 	defer bad.Release()
-	_, err = c.conform(context.Background(), bad)
+	_, err = c.Conform(context.Background(), bad)
 	var ce *CastError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "tags.element", ce.Column)
@@ -205,7 +205,7 @@ func TestConformNested(t *testing.T) {
 		{arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "addr", Type: arrow.StructOf(arrow.Field{Name: "zip", Type: arrow.BinaryTypes.String})}}, nil), ErrSchemaMismatch, `column "addr.zip": table has int, data has string`},
 		{arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "addr", Type: arrow.StructOf(arrow.Field{Name: "street", Type: arrow.BinaryTypes.String})}}, nil), ErrSchemaMismatch, `field "addr.street" (string) is not in the table schema`},
 	} {
-		err := CheckConform(table, tc.src)
+		err := New(table, nil).Check(tc.src)
 		require.ErrorIs(t, err, tc.want)
 		require.Contains(t, err.Error(), tc.msg)
 	}
@@ -230,7 +230,7 @@ func TestConformNotNull(t *testing.T) {
 	} {
 		rec, _, err := array.RecordFromJSON(mem, source, strings.NewReader(tc.rows))
 		require.NoError(t, err)
-		_, err = newConformer(table, mem).conform(context.Background(), rec)
+		_, err = New(table, mem).Conform(context.Background(), rec)
 		rec.Release()
 		require.True(t, errors.Is(err, ErrNullInNonNullable), "%v", err)
 		require.Contains(t, err.Error(), tc.col)
@@ -247,4 +247,47 @@ func TestJavaFloatString(t *testing.T) {
 		require.Equal(t, want, javaFloatString(f, 64), "%v", f)
 	}
 	require.Equal(t, "0.1", javaFloatString(float64(float32(0.1)), 32))
+}
+
+// TestConformOptional: a NOT NULL column marked Optional may be missing from the
+// input; it becomes a placeholder of NULLs that Missing lists. Unmarked, the same
+// input is refused before any row is converted.
+func TestConformOptional(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	table := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "gen", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	source := arrow.NewSchema([]arrow.Field{{Name: "ID", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	rec, _, err := array.RecordFromJSON(mem, source, strings.NewReader(`[{"ID": 1}, {"ID": 2}]`))
+	require.NoError(t, err)
+	defer rec.Release()
+
+	plain := New(table, mem)
+	require.ErrorIs(t, plain.Check(source), ErrNullInNonNullable)
+	_, err = plain.Conform(context.Background(), rec)
+	require.ErrorIs(t, err, ErrNullInNonNullable)
+	require.Contains(t, err.Error(), `"gen"`)
+
+	c := New(table, mem)
+	c.Optional = []bool{false, true, false}
+	out, err := c.Conform(context.Background(), rec)
+	require.NoError(t, err)
+	defer out.Release()
+	require.Equal(t, []int{1}, c.Missing())
+	require.True(t, out.Schema().Equal(table))
+	require.Equal(t, "1|2", valuesOf(out.Column(0)))
+	require.Equal(t, "null|null", valuesOf(out.Column(1)))
+	require.Equal(t, "null|null", valuesOf(out.Column(2)))
+}
+
+// TestErrorsCarryTheFacadePrefix: the errors reach users through package table
+// (which re-exports them), and every error of a table write starts with "table: ".
+func TestErrorsCarryTheFacadePrefix(t *testing.T) {
+	for _, err := range []error{ErrSchemaMismatch, ErrNullInNonNullable, ErrValueDoesNotFit,
+		&CastError{Column: "c", From: "bigint", To: "int", Value: "1", Reason: "r"}} {
+		require.True(t, strings.HasPrefix(err.Error(), "table: "), "%q", err)
+	}
 }

@@ -1,4 +1,4 @@
-package table
+package conform
 
 import (
 	"context"
@@ -13,61 +13,70 @@ import (
 	"github.com/skiplake/skiplake/value"
 )
 
-// conformer maps incoming batches onto the table's logical schema: the one place a
+// Conformer maps incoming batches onto the table's logical schema: the one place a
 // write (append, overwrite, the rows MERGE inserts and updates, the source columns it
 // converts) turns source data into table rows. Columns and struct fields are matched
 // by name (exactly, else case-insensitively) and put in table order; a table column
 // or struct field the source lacks is NULL when it is nullable and an error when it
 // is NOT NULL (ErrNullInNonNullable); a source column the table lacks is an error
 // (ErrSchemaMismatch; a write with MergeSchema adds it to the table first). Types
-// follow store assignment (cast.go): equal types are kept as they are, the
+// follow store assignment (see CastError): equal types are kept as they are, the
 // conversions Spark's ANSI store assignment allows are applied value by value
 // (a value that does not fit is a *CastError naming the column, the value and its
 // row), anything else is ErrSchemaMismatch naming the column and both types, before
 // any row is converted. NULLs in NOT NULL columns and fields are refused.
 //
-// A conformer plans once per input schema and counts the rows it has converted, so
+// A Conformer plans once per input schema and counts the rows it has converted, so
 // that errors name a row's position in the whole input.
-type conformer struct {
+type Conformer struct {
 	table    *arrow.Schema
 	mem      memory.Allocator
 	inSchema *arrow.Schema // the last input schema planned for
 	cols     []*colPlan    // per table column
 	rows     int64         // rows conformed so far
-	// optional marks the table columns the input may lack even when NOT NULL
-	// (generated and identity columns of rows being inserted, see rules.go): a
-	// missing one becomes a placeholder of nulls, listed in missing, for
-	// completeInsert to fill.
-	optional []bool
+	// Optional marks the table columns the input may lack even when NOT NULL
+	// (generated and identity columns of rows being inserted): a missing one becomes
+	// a placeholder of nulls, listed by Missing, for the caller to fill. Set it
+	// before the first Check or Conform.
+	Optional []bool
 	missing  []int
 }
 
-func newConformer(table *arrow.Schema, mem memory.Allocator) *conformer {
-	return &conformer{table: table, mem: mem}
+// New returns a Conformer onto the table schema table, allocating from mem (nil: the
+// default allocator).
+func New(table *arrow.Schema, mem memory.Allocator) *Conformer {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	return &Conformer{table: table, mem: mem}
 }
+
+// Missing lists the Optional table columns the last planned input schema lacks: the
+// placeholders of NULLs in the batches Conform returns, in table column order.
+func (c *Conformer) Missing() []int { return c.missing }
 
 // colPlan says how one table column (or struct field) is made from the source.
 type colPlan struct {
 	field arrow.Field // the table's field
 	path  string      // for messages
 	src   int         // the source field's index among its siblings; -1: missing (NULLs)
-	conv  castFunc    // nil: the source array is kept as it is
+	conv  Func        // nil: the source array is kept as it is
 }
 
-// check plans for batches of schema in without converting any row: the columns the
+// Check plans for batches of schema in without converting any row: the columns the
 // table lacks, the NOT NULL columns the data lacks and the types store assignment
 // refuses are errors here.
-func (c *conformer) check(in *arrow.Schema) error { return c.planFor(in) }
+func (c *Conformer) Check(in *arrow.Schema) error { return c.planFor(in) }
 
-func (c *conformer) planFor(in *arrow.Schema) error {
+func (c *Conformer) planFor(in *arrow.Schema) error {
 	if c.inSchema != nil && c.inSchema.Equal(in) {
 		return nil
 	}
 	want := c.table.Fields()
-	if c.optional != nil {
+	if c.Optional != nil {
 		want = append([]arrow.Field(nil), want...)
 		for i := range want {
-			if c.optional[i] {
+			if c.Optional[i] {
 				want[i].Nullable = true // may be missing: computed later
 			}
 		}
@@ -79,7 +88,7 @@ func (c *conformer) planFor(in *arrow.Schema) error {
 	var missing []int
 	for i, p := range cols {
 		p.field = c.table.Field(i) // NOT NULL of a column the input has is checked
-		if c.optional != nil && c.optional[i] && p.src < 0 {
+		if c.Optional != nil && c.Optional[i] && p.src < 0 {
 			missing = append(missing, i)
 		}
 	}
@@ -109,7 +118,7 @@ func planFields(want, have []arrow.Field, path string, top bool) ([]*colPlan, er
 		}
 		used[j] = true
 		p.src = j
-		conv, err := converter(have[j].Type, tf.Type, p.path)
+		conv, err := Converter(have[j].Type, tf.Type, p.path)
 		if err != nil {
 			return nil, err
 		}
@@ -139,10 +148,10 @@ func joinColumn(path, name string) string {
 	return path + "." + name
 }
 
-// converter returns how values of type from become values of the table type to (nil:
+// Converter returns how values of type from become values of the table type to (nil:
 // they are kept as they are), or ErrSchemaMismatch naming the column and both types
 // when store assignment refuses the conversion.
-func converter(from, to arrow.DataType, path string) (castFunc, error) {
+func Converter(from, to arrow.DataType, path string) (Func, error) {
 	if arrow.TypeEqual(from, to) {
 		return nil, nil
 	}
@@ -153,22 +162,22 @@ func converter(from, to arrow.DataType, path string) (castFunc, error) {
 	if d, ok := from.(*arrow.DictionaryType); ok {
 		switch to.(type) {
 		case *arrow.StructType, *arrow.ListType, *arrow.MapType:
-			inner, err := converter(d.ValueType, to, path)
+			inner, err := Converter(d.ValueType, to, path)
 			if err != nil {
 				return nil, err
 			}
-			return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+			return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 				dense, err := decodeDictionary(mem, src.(*array.Dictionary))
 				if err != nil {
 					return nil, err
 				}
 				defer dense.Release()
-				return applyConv(inner, mem, dense, rows)
+				return Apply(inner, mem, dense, rows)
 			}, nil
 		}
 	}
 	if from.ID() == arrow.NULL {
-		return func(mem memory.Allocator, src arrow.Array, _ rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, _ RowMap) (arrow.Array, error) {
 			return array.MakeArrayOfNull(mem, to, src.Len()), nil
 		}, nil
 	}
@@ -199,8 +208,8 @@ func converter(from, to arrow.DataType, path string) (castFunc, error) {
 	return conv, nil
 }
 
-// applyConv runs conv (nil: keep src), returning a new reference.
-func applyConv(conv castFunc, mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+// Apply runs conv (nil: keep src), returning a new reference.
+func Apply(conv Func, mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 	if conv == nil {
 		src.Retain()
 		return src, nil
@@ -208,30 +217,30 @@ func applyConv(conv castFunc, mem memory.Allocator, src arrow.Array, rows rowMap
 	return conv(mem, src, rows)
 }
 
-func structConverter(from, to *arrow.StructType, path string) (castFunc, error) {
+func structConverter(from, to *arrow.StructType, path string) (Func, error) {
 	plans, err := planFields(to.Fields(), from.Fields(), path, false)
 	if err != nil {
 		return nil, err
 	}
-	return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+	return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 		st := src.(*array.Struct)
 		n := st.Len()
 		children := make([]arrow.Array, len(plans))
-		defer releaseArrays(children)
+		defer release(children)
 		for i, p := range plans {
 			if p.src < 0 {
 				children[i] = array.MakeArrayOfNull(mem, p.field.Type, n)
 				continue
 			}
 			child := st.Field(p.src)
-			out, err := applyConv(p.conv, mem, child, rows)
+			out, err := Apply(p.conv, mem, child, rows)
 			if err != nil {
 				return nil, err
 			}
 			children[i] = out
 			if !p.field.Nullable {
-				if i, ok := firstNullWhereValid(out, st); ok {
-					return nil, nullError(p.path, rows(i))
+				if i, ok := FirstNullWhereValid(out, st); ok {
+					return nil, NullError(p.path, rows(i))
 				}
 			}
 		}
@@ -254,8 +263,8 @@ func newStruct(mem memory.Allocator, t *arrow.StructType, src arrow.Array, child
 	return array.MakeFromData(d), nil
 }
 
-// firstNullWhereValid returns the first index where child is null and parent is not.
-func firstNullWhereValid(child, parent arrow.Array) (int, bool) {
+// FirstNullWhereValid returns the first index where child is null and parent is not.
+func FirstNullWhereValid(child, parent arrow.Array) (int, bool) {
 	if child.NullN() == 0 {
 		return 0, false
 	}
@@ -267,7 +276,8 @@ func firstNullWhereValid(child, parent arrow.Array) (int, bool) {
 	return 0, false
 }
 
-func nullError(path string, row int64) error {
+// NullError reports the NULL at row (counting from 0) of the NOT NULL column path.
+func NullError(path string, row int64) error {
 	return fmt.Errorf("%w: column %q is NOT NULL but the value at row %d is null", ErrNullInNonNullable, path, row+1)
 }
 
@@ -284,28 +294,28 @@ func listElem(t arrow.DataType) (arrow.Field, bool) {
 	return arrow.Field{}, false
 }
 
-func listConverter(from arrow.Field, to *arrow.ListType, path string) (castFunc, error) {
+func listConverter(from arrow.Field, to *arrow.ListType, path string) (Func, error) {
 	epath := path + ".element"
-	conv, err := converter(from.Type, to.Elem(), epath)
+	conv, err := Converter(from.Type, to.Elem(), epath)
 	if err != nil {
 		return nil, err
 	}
 	notNull := !to.ElemField().Nullable
-	return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+	return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 		offsets, values, err := listOffsets(src)
 		if err != nil {
 			return nil, fmt.Errorf("%w: column %q: %v", ErrSchemaMismatch, path, err)
 		}
 		defer values.Release()
 		elemRows := elementRows(offsets, rows)
-		out, err := applyConv(conv, mem, values, elemRows)
+		out, err := Apply(conv, mem, values, elemRows)
 		if err != nil {
 			return nil, err
 		}
 		defer out.Release()
 		if notNull {
-			if i, ok := firstNullWhereValid(out, nil); ok {
-				return nil, nullError(epath, elemRows(i))
+			if i, ok := FirstNullWhereValid(out, nil); ok {
+				return nil, NullError(epath, elemRows(i))
 			}
 		}
 		return assembleList(mem, to, src, offsets, out)
@@ -347,7 +357,7 @@ func listOffsets(src arrow.Array) ([]int32, arrow.Array, error) {
 }
 
 // elementRows maps an element index to the input row of its list.
-func elementRows(offsets []int32, rows rowMap) rowMap {
+func elementRows(offsets []int32, rows RowMap) RowMap {
 	return func(i int) int64 {
 		k := sort.Search(len(offsets)-1, func(k int) bool { return offsets[k+1] > int32(i) })
 		return rows(k)
@@ -368,17 +378,17 @@ func assembleList(mem memory.Allocator, t arrow.DataType, src arrow.Array, offse
 	return array.MakeFromData(d), nil
 }
 
-func mapConverter(from, to *arrow.MapType, path string) (castFunc, error) {
-	kconv, err := converter(from.KeyType(), to.KeyType(), path+".key")
+func mapConverter(from, to *arrow.MapType, path string) (Func, error) {
+	kconv, err := Converter(from.KeyType(), to.KeyType(), path+".key")
 	if err != nil {
 		return nil, err
 	}
-	vconv, err := converter(from.ItemType(), to.ItemType(), path+".value")
+	vconv, err := Converter(from.ItemType(), to.ItemType(), path+".value")
 	if err != nil {
 		return nil, err
 	}
 	notNull := !to.ItemField().Nullable
-	return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+	return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 		m := src.(*array.Map)
 		raw := m.Offsets()
 		base := raw[0]
@@ -391,22 +401,22 @@ func mapConverter(from, to *arrow.MapType, path string) (castFunc, error) {
 		items := array.NewSlice(m.Items(), int64(base), int64(raw[len(raw)-1]))
 		defer items.Release()
 		elemRows := elementRows(offs, rows)
-		k, err := applyConv(kconv, mem, keys, elemRows)
+		k, err := Apply(kconv, mem, keys, elemRows)
 		if err != nil {
 			return nil, err
 		}
 		defer k.Release()
-		v, err := applyConv(vconv, mem, items, elemRows)
+		v, err := Apply(vconv, mem, items, elemRows)
 		if err != nil {
 			return nil, err
 		}
 		defer v.Release()
-		if i, ok := firstNullWhereValid(k, nil); ok {
-			return nil, nullError(path+".key", elemRows(i))
+		if i, ok := FirstNullWhereValid(k, nil); ok {
+			return nil, NullError(path+".key", elemRows(i))
 		}
 		if notNull {
-			if i, ok := firstNullWhereValid(v, nil); ok {
-				return nil, nullError(path+".value", elemRows(i))
+			if i, ok := FirstNullWhereValid(v, nil); ok {
+				return nil, NullError(path+".value", elemRows(i))
 			}
 		}
 		entryType := to.Elem().(*arrow.StructType)
@@ -438,8 +448,8 @@ func validityFrom(mem memory.Allocator, src arrow.Array) *memory.Buffer {
 	return b
 }
 
-// conform returns rec as a batch of the table schema. The caller releases the result.
-func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+// Conform returns rec as a batch of the table schema. The caller releases the result.
+func (c *Conformer) Conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if err := c.planFor(rec.Schema()); err != nil {
 		return nil, err
 	}
@@ -447,7 +457,7 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 	rows := func(i int) int64 { return base + int64(i) }
 	n := int(rec.NumRows())
 	cols := make([]arrow.Array, len(c.cols))
-	defer releaseArrays(cols)
+	defer release(cols)
 	for i, p := range c.cols {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -456,17 +466,26 @@ func (c *conformer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 			cols[i] = array.MakeArrayOfNull(c.mem, p.field.Type, n)
 			continue
 		}
-		out, err := applyConv(p.conv, c.mem, rec.Column(p.src), rows)
+		out, err := Apply(p.conv, c.mem, rec.Column(p.src), rows)
 		if err != nil {
 			return nil, err
 		}
 		cols[i] = out
 		if !p.field.Nullable {
-			if r, ok := firstNullWhereValid(out, nil); ok {
-				return nil, nullError(p.path, rows(r))
+			if r, ok := FirstNullWhereValid(out, nil); ok {
+				return nil, NullError(p.path, rows(r))
 			}
 		}
 	}
 	c.rows += int64(n)
 	return array.NewRecordBatch(c.table, cols, rec.NumRows()), nil
+}
+
+// release releases the non-nil arrays of as.
+func release(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
 }

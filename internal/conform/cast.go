@@ -1,4 +1,4 @@
-package table
+package conform
 
 import (
 	"context"
@@ -83,24 +83,24 @@ func sourceValueStr(src arrow.Array, i int) string {
 	return src.ValueStr(i)
 }
 
-// rowMap maps an index of the array being converted to the row of the write's input
+// RowMap maps an index of the array being converted to the row of the write's input
 // it belongs to (nested elements map through their lists' offsets).
-type rowMap func(i int) int64
+type RowMap func(i int) int64
 
-// castFunc converts a source array to a column type, value by value. The result is a
+// Func converts a source array to a column type, value by value. The result is a
 // new reference the caller releases.
-type castFunc func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error)
+type Func func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error)
 
 // storeCast returns the conversion of primitive values of type from into the column
 // type to (a Delta type's Arrow form), or nil when store assignment refuses it.
 // column names the column for errors.
-func storeCast(from, to arrow.DataType, column string) castFunc {
+func storeCast(from, to arrow.DataType, column string) Func {
 	if d, ok := from.(*arrow.DictionaryType); ok {
 		inner := storeCast(d.ValueType, to, column)
 		if inner == nil {
 			return nil
 		}
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			dense, err := decodeDictionary(mem, src.(*array.Dictionary))
 			if err != nil {
 				return nil, err
@@ -110,11 +110,11 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		}
 	}
 	if from.ID() == arrow.NULL {
-		return func(mem memory.Allocator, src arrow.Array, _ rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, _ RowMap) (arrow.Array, error) {
 			return array.MakeArrayOfNull(mem, to, src.Len()), nil
 		}
 	}
-	fail := func(src arrow.Array, i int, rows rowMap, reason string) error {
+	fail := func(src arrow.Array, i int, rows RowMap, reason string) error {
 		f, t := value.DisplayTypes(src.DataType(), to)
 		return &CastError{Column: column, From: f, To: t, Value: sourceValueStr(src, i), Row: rows(i), Reason: reason}
 	}
@@ -126,7 +126,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		}
 		bits := uint(value.IntBits(to))
 		lo, hi := int64(-1)<<(bits-1), int64(uint64(1)<<(bits-1)-1)
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			get := num(src)
 			return buildEach(mem, src, to, func(b array.Builder, i int) error {
 				v, reason := get.toInt(i, lo, hi)
@@ -143,7 +143,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 			return nil
 		}
 		single := to.ID() == arrow.FLOAT32
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			get := num(src)
 			return buildEach(mem, src, to, func(b array.Builder, i int) error {
 				f := get.toFloat(i)
@@ -164,7 +164,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		if num == nil {
 			return nil
 		}
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			get := num(src)
 			return buildEach(mem, src, to, func(b array.Builder, i int) error {
 				v, reason := get.toDecimal(i, t.Precision, t.Scale)
@@ -185,7 +185,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		if format == nil {
 			return nil
 		}
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			f := format(src)
 			return buildEach(mem, src, to, func(b array.Builder, i int) error {
 				s, ok := f(i)
@@ -202,7 +202,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		default:
 			return nil
 		}
-		return func(mem memory.Allocator, src arrow.Array, _ rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, _ RowMap) (arrow.Array, error) {
 			get := bytesGetter(src)
 			return buildEach(mem, src, to, func(b array.Builder, i int) error {
 				b.(*array.BinaryBuilder).Append(get(i))
@@ -214,7 +214,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 		if get == nil {
 			return nil
 		}
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			at := get(src)
 			return buildEach(mem, src, to, func(b array.Builder, i int) error {
 				us, reason := at(i)
@@ -235,7 +235,7 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 			// read as UTC: the same numbers.
 			return relabelTo(to)
 		}
-		return func(mem memory.Allocator, src arrow.Array, rows rowMap) (arrow.Array, error) {
+		return func(mem memory.Allocator, src arrow.Array, rows RowMap) (arrow.Array, error) {
 			at := get(src)
 			div := int64(1)
 			switch t.Unit {
@@ -259,8 +259,8 @@ func storeCast(from, to arrow.DataType, column string) castFunc {
 
 // relabelTo returns the conversion that gives src's buffers the column type t: the
 // representation is the same (the caller checked), only the type's spelling differs.
-func relabelTo(t arrow.DataType) castFunc {
-	return func(_ memory.Allocator, src arrow.Array, _ rowMap) (arrow.Array, error) {
+func relabelTo(t arrow.DataType) Func {
+	return func(_ memory.Allocator, src arrow.Array, _ RowMap) (arrow.Array, error) {
 		d := src.Data()
 		nd := array.NewData(t, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
 		defer nd.Release()
