@@ -242,7 +242,7 @@ type dmlAttempt struct {
 	layout *dmlLayout
 	// ids assigns identity values to rows MERGE inserts; the commit records their
 	// high-water marks (rules.go).
-	ids *identityAssigner
+	ids *tableview.IdentityAssigner
 	// updateRules and updateAssigned are UPDATE's write rules and the columns its SET
 	// list assigns (lower case): the generated columns it does not assign are
 	// recomputed from the updated row.
@@ -751,7 +751,7 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 	txn.Remove(removes...)
 	txn.Add(adds...)
 	txn.AddChangeFiles(a.cdcs...)
-	if md, changed, err := withIdentityMarks(a.snap.log.Metadata(), a.ids); err != nil {
+	if md, changed, err := tableview.WithIdentityMarks(a.snap.log.Metadata(), a.ids); err != nil {
 		return -1, err
 	} else if changed {
 		txn.SetMetadata(md) // identity values inserted: the high-water marks advance

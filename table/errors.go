@@ -31,7 +31,7 @@ var (
 	// DELTA_REPLACE_WHERE_MISMATCH).
 	ErrReplaceWhereMismatch = errors.New("table: written data does not match the replaceWhere predicate")
 	// ErrInvalidArgument reports a bad option or argument.
-	ErrInvalidArgument = errors.New("table: invalid argument")
+	ErrInvalidArgument = tableview.ErrInvalidArgument
 	// ErrColumnInUse reports an ALTER (rename, drop, type change) of a column a write
 	// rule depends on: one a CHECK constraint or invariant references, the source of
 	// a generated column (or, for a type change, a generated column itself), or an

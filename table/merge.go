@@ -407,8 +407,8 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 	m.needSourceRow = m.needSourceRow || len(opts.WhenNotMatched) > 0
 	if rules, err := writeRulesOf(snap); err == nil {
 		m.rules = rules
-		m.optional = insertOptional(rules, snap.view.Logical())
-		a.ids = newIdentityAssigner(rules)
+		m.optional = tableview.InsertOptional(rules, snap.view.Logical())
+		a.ids = tableview.NewIdentityAssigner(rules)
 	}
 	if len(opts.WhenNotMatched) > 0 {
 		for i, f := range snap.view.Logical().Fields() {
@@ -522,7 +522,7 @@ func (m *merger) bind(kind string, cls []MergeClause, scope *arrow.Schema) ([]bo
 					return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %q is an alias, not a table column", ErrInvalidArgument, kind, i+1, asg.Column.Path[0])
 				}
 			}
-			if err := checkIdentityUpdate(m.rules, assignedNames(as)); err != nil {
+			if err := tableview.CheckIdentityUpdate(m.rules, assignedNames(as)); err != nil {
 				return nil, fmt.Errorf("MERGE %s clause %d SET: %w", kind, i+1, err)
 			}
 			bc.assigned = assignedSet(as)
@@ -1114,7 +1114,7 @@ func (m *merger) insertRows(ctx context.Context, p *mergePass, idx []int32) (arr
 			computed = append(computed, i)
 		}
 	}
-	out, err := completeInsert(ctx, m.rules, m.a.ids, rows, computed, m.a.mem)
+	out, err := tableview.CompleteInsert(ctx, m.rules, m.a.ids, rows, computed, m.a.mem)
 	if err != nil {
 		return nil, fmt.Errorf("table: MERGE insert: %w", err)
 	}
@@ -1146,7 +1146,7 @@ func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, t
 			present = append(present, c.Name)
 		}
 	}
-	if err := checkIdentityUpdate(m.rules, present); err != nil {
+	if err := tableview.CheckIdentityUpdate(m.rules, present); err != nil {
 		return nil, fmt.Errorf("MERGE UPDATE SET *: %w", err)
 	}
 	assigned := map[string]bool{}
@@ -1155,7 +1155,7 @@ func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, t
 			assigned[strings.ToLower(g.Name)] = true
 		}
 	}
-	return recomputeGenerated(m.rules, rows, assigned, m.a.mem)
+	return tableview.RecomputeGenerated(m.rules, rows, assigned, m.a.mem)
 }
 
 // applySet computes a clause's SET list over the rows of scope chosen by mask and
@@ -1180,7 +1180,7 @@ func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.Record
 	}
 	rows := array.NewRecordBatch(logical, cols, out.NumRows())
 	defer rows.Release()
-	return recomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
+	return tableview.RecomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
 }
 
 // concatRecords concatenates batches of one schema into one (an empty batch for

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 )
 
@@ -73,7 +74,7 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 		if err != nil {
 			return err
 		}
-		if err := checkIdentityUpdate(rules, assignedNames(set)); err != nil {
+		if err := tableview.CheckIdentityUpdate(rules, assignedNames(set)); err != nil {
 			return err
 		}
 		a.updateRules, a.updateAssigned = rules, assignedSet(set)
@@ -129,7 +130,7 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 				oldIdx = append(oldIdx, i)
 			}
 		}
-		regen, err := recomputeGenerated(a.updateRules, out, a.updateAssigned, a.mem)
+		regen, err := tableview.RecomputeGenerated(a.updateRules, out, a.updateAssigned, a.mem)
 		if err != nil {
 			return fmt.Errorf("table: UPDATE of %s: %w", task.add.Path, err)
 		}

@@ -440,7 +440,7 @@ func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWrite
 	txn := ls.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
 	txn.Add(adds...)
 	// Identity values generated: the high-water marks advance in the same commit.
-	if md, changed, err := withIdentityMarks(ls.Metadata(), w.ids); err != nil {
+	if md, changed, err := tableview.WithIdentityMarks(ls.Metadata(), w.ids); err != nil {
 		return nil, err
 	} else if changed {
 		txn.SetMetadata(md)
@@ -536,7 +536,7 @@ type fileSetWriter struct {
 	// identity values of an inserting writer.
 	rules    *tableview.WriteRules
 	rulesErr error
-	ids      *identityAssigner
+	ids      *tableview.IdentityAssigner
 	// check, when set, vets every conformed batch (base: the input row of its first
 	// row) before it is written: a replaceWhere's predicate.
 	check func(rec arrow.RecordBatch, base int64) error
@@ -552,8 +552,8 @@ func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWri
 		conf: conform.New(v.Logical(), mem), rollers: map[string]*datafile.Roller{}}
 	w.rules, w.rulesErr = writeRulesOf(snap)
 	if opts.inserts && w.rulesErr == nil {
-		w.conf.Optional = insertOptional(w.rules, v.Logical())
-		w.ids = newIdentityAssigner(w.rules)
+		w.conf.Optional = tableview.InsertOptional(w.rules, v.Logical())
+		w.ids = tableview.NewIdentityAssigner(w.rules)
 	}
 	for _, p := range v.Partitions() { // in the log's order
 		w.partIdx = append(w.partIdx, p.Index)
@@ -655,7 +655,7 @@ func (w *fileSetWriter) applyRules(ctx context.Context, rec arrow.RecordBatch) (
 		return nil, w.rulesErr
 	}
 	if w.opts.inserts {
-		done, err := completeInsert(ctx, w.rules, w.ids, rec, w.conf.Missing(), w.mem)
+		done, err := tableview.CompleteInsert(ctx, w.rules, w.ids, rec, w.conf.Missing(), w.mem)
 		rec.Release()
 		if err != nil {
 			return nil, err

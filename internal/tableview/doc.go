@@ -35,6 +35,15 @@
 //     logical schema, identity definitions read. If any of them cannot be
 //     enforced exactly as Spark would, WriteRules is an error (ErrWriteRules) and
 //     writers of rows refuse the table; a rule is never skipped.
+//   - TV4 Applying the rules to the rows being written (complete.go) never hands out
+//     an identity value twice within a write: an IdentityAssigner gives each column's
+//     values in Step order from its Start or one Step past the recorded high-water
+//     mark, fails with ErrIdentityColumn rather than overflow bigint, and Marks is
+//     what the write's commit records. CompleteInsert fills the generated and
+//     identity columns rows being inserted lack (refusing explicit values for a
+//     GENERATED ALWAYS identity column), RecomputeGenerated recomputes those an
+//     update does not assign, CheckIdentityUpdate refuses an update of an identity
+//     column.
 //   - TV3 ImpliedPartitionFilter (prune.go) derives from a filter only predicates on
 //     generated partition columns that every row the filter accepts also satisfies
 //     (S1), given that the table's generated values equal their expressions; for a
@@ -43,6 +52,10 @@
 // Like the kernel's, the view answers the questions that need protocol and
 // properties together: CheckWritable (L4 for writers), KeepsStableRowIDs,
 // WritesDeletionVectors.
+//
+// Errors that users meet only through package table (ErrInvalidArgument,
+// ErrIdentityColumn) carry that package's prefix, "table: ", and table re-exports
+// them.
 //
 // What this package does not do: it reads no data file (VerifyFiles reads footers,
 // and only when asked) and writes nothing; it decides nothing about an operation —

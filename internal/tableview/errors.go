@@ -1,6 +1,9 @@
 package tableview
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of package tableview.
 var (
@@ -17,4 +20,13 @@ var (
 	ErrWriteRules = errors.New("tableview: cannot enforce the table's write rules")
 	// ErrConstraintViolation: a row breaks a write rule (see ViolationError).
 	ErrConstraintViolation = errors.New("tableview: constraint violated")
+	// ErrInvalidArgument: a bad option or argument. Package table re-exports it
+	// (table.ErrInvalidArgument) and users meet it only through the facade, so its
+	// message carries the facade's prefix, as every error of a table write does.
+	ErrInvalidArgument = errors.New("table: invalid argument")
+	// ErrIdentityColumn: an identity column misused (an explicit value for a
+	// GENERATED ALWAYS AS IDENTITY column, an UPDATE of an identity column, values
+	// that would overflow bigint). It matches ErrInvalidArgument; package table
+	// re-exports it.
+	ErrIdentityColumn = fmt.Errorf("%w: identity column", ErrInvalidArgument)
 )
