@@ -28,8 +28,9 @@ import (
 // partition columns and rechecks the filter where no level proved "must match".
 // Decoded batches wait in per-row-group queues whose total size is bounded by the
 // read-ahead budget (WithReadAhead): a decoder that would exceed it waits, except the
-// one decoding the row group the caller is reading. Memory is therefore about the
-// budget plus, per decoder, one batch and the stream buffers — not the file size.
+// one decoding the row group the caller is reading while none of its batches wait.
+// Memory is therefore about the budget plus, per decoder, one batch and the stream
+// buffers — not the file size nor the row group size.
 //
 // Order: batches come in plan order (files in log order, row groups and rows in file
 // order) whatever the parallelism. A limit (WithLimit) stops the background reads as
