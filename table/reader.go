@@ -28,8 +28,9 @@ import (
 // partition columns and rechecks the filter where no level proved "must match".
 // Decoded batches wait in per-row-group queues whose total size is bounded by the
 // read-ahead budget (WithReadAhead): a decoder that would exceed it waits, except the
-// one decoding the row group the caller is reading. Memory is therefore about the
-// budget plus, per decoder, one batch and the stream buffers — not the file size.
+// one decoding the row group the caller is reading while none of its batches wait.
+// Memory is therefore about the budget plus, per decoder, one batch and the stream
+// buffers — not the file size nor the row group size.
 //
 // Order: batches come in plan order (files in log order, row groups and rows in file
 // order) whatever the parallelism. A limit (WithLimit) stops the background reads as
@@ -474,7 +475,8 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 	if err != nil {
 		return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", task.path, err)
 	}
-	opts := datafile.ReadOptions{BatchSize: r.cfg.batchSize, Allocator: r.cfg.mem, Deleted: del}
+	opts := datafile.ReadOptions{BatchSize: r.cfg.batchSize, BatchBytes: readAheadBatchBytes(r.cfg.readAhead),
+		Allocator: r.cfg.mem, Deleted: del}
 	if storage.RootOf(r.scan.snap.store) != "" {
 		opts.StreamBufferBytes = localStreamBufferBytes
 	}
@@ -531,7 +533,7 @@ func (r *Reader) decode(u *readUnit) error {
 			return nil
 		}
 		n := datafile.RecordBytes(o)
-		if err := r.budget.acquire(u.seq, n); err != nil {
+		if err := r.budget.acquire(u.seq, n, u.q); err != nil {
 			o.Release()
 			return err
 		}
@@ -710,6 +712,13 @@ func (q *batchQueue) pop() (queued, bool) {
 	}
 }
 
+// len is the number of batches waiting in q.
+func (q *batchQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
 func (q *batchQueue) error() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -727,9 +736,12 @@ func (q *batchQueue) drain() {
 }
 
 // readBudget bounds the bytes of decoded batches waiting for the caller. The
-// decoder of the row group the caller is reading (the head) never waits, so the
-// reader always makes progress; a batch larger than the whole budget is admitted
-// when nothing else is held.
+// decoder of the row group the caller is reading (the head) does not wait while
+// its own queue is empty, so the reader always makes progress whatever the other
+// row groups hold; with batches of its own queued it waits like the others (the
+// caller, draining them, releases budget), so a slow caller holds at most the
+// budget plus one batch of the head's, not the head's whole row group. A batch
+// larger than the whole budget is admitted when nothing else is held.
 type readBudget struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -750,11 +762,14 @@ func newReadBudget(ctx context.Context, limit int64) *readBudget {
 	return b
 }
 
-// acquire waits until n bytes fit (or seq is the head); it fails when ctx ends.
-func (b *readBudget) acquire(seq, n int64) error {
+// acquire waits until n bytes fit, or seq is the head and its queue q is empty; it
+// fails when ctx ends. The caller's Next releases the batch it had (release wakes
+// the waiters) before it takes the head's next one, so a head waiting for its queue
+// to empty is woken by the Next after the one that empties it.
+func (b *readBudget) acquire(seq, n int64, q *batchQueue) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.used > 0 && b.used+n > b.limit && seq != b.head {
+	for b.used > 0 && b.used+n > b.limit && (seq != b.head || q.len() > 0) {
 		if err := b.ctx.Err(); err != nil {
 			return err
 		}

@@ -23,8 +23,32 @@ import (
 
 // defaultReadAheadBytes is the default read-ahead budget of a Reader: the most
 // decoded Arrow data (by datafile.RecordBytes) that background reads hold beyond
-// the batch the caller has.
-const defaultReadAheadBytes = 64 << 20
+// the batch the caller has. What a Reader holds is live Go heap, and with the
+// garbage collector's default pacing (GOGC=100) the heap grows to about twice what
+// is live before a collection, so each byte of budget costs about two of resident
+// memory: 16 MiB keeps a full scan near 1.25 times DuckDB's peak RSS on the same
+// files (BENCHMARKS.md, "Peak memory of a full scan"), where 64 MiB took 2.1 times.
+// A caller whose consumer is fast and whose row groups decode to more than the
+// budget gives up some parallel decoding at this default (the decoders beyond the
+// one the caller reads wait); WithReadAhead raises it.
+const defaultReadAheadBytes = 16 << 20
+
+// Batch sizes of a Reader follow its read-ahead budget (readAheadBatchBytes): an
+// eighth of the budget, between minReadBatchBytes and datafile.DefaultBatchBytes.
+const (
+	readAheadBatchShare = 8
+	minReadBatchBytes   = 1 << 20
+)
+
+// readAheadBatchBytes is the target decoded size of a Reader's batches
+// (datafile.ReadOptions.BatchBytes) for a read-ahead budget of readAhead bytes.
+// Besides the budget, a Reader holds per decoder the batch it is building and the
+// batch the caller has, outside the budget: sizing them from the budget keeps
+// those a fraction of it (with 16 MiB, 2 MiB batches) instead of a fixed 8 MiB
+// each, which at a small budget would be most of the memory.
+func readAheadBatchBytes(readAhead int64) int64 {
+	return min(max(readAhead/readAheadBatchShare, minReadBatchBytes), datafile.DefaultBatchBytes)
+}
 
 // ScanOption configures a scan: what it returns (WithColumns, WithFilter,
 // WithPredicate, WithLimit) and how a Reader reads it (WithBatchSize,
@@ -90,9 +114,9 @@ func WithPredicate(e expr.Expr) ScanOption { return func(c *scanConfig) { c.pred
 func WithLimit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } }
 
 // WithBatchSize caps the rows per returned batch (n <= 0: datafile.DefaultBatchSize,
-// 65536). Row groups of wide rows are read in smaller batches of about
-// datafile.DefaultBatchBytes (8 MiB) each, and a filter's recheck makes batches
-// smaller still.
+// 65536). Row groups of wide rows are read in smaller batches of about an eighth of
+// the read-ahead budget each (between 1 MiB and 8 MiB; 2 MiB at the default, see
+// WithReadAhead), and a filter's recheck makes batches smaller still.
 func WithBatchSize(n int64) ScanOption { return func(c *scanConfig) { c.batchSize = n } }
 
 // WithParallelism bounds how many row groups are decoded at once (n <= 0:
@@ -100,12 +124,17 @@ func WithBatchSize(n int64) ScanOption { return func(c *scanConfig) { c.batchSiz
 func WithParallelism(n int) ScanOption { return func(c *scanConfig) { c.parallelism = n } }
 
 // WithReadAhead bounds, in bytes of decoded Arrow data, how far background reads
-// may run ahead of the caller (n <= 0: 64 MiB). The row
+// may run ahead of the caller (n <= 0: 16 MiB). The row
 // group the caller is reading always proceeds, so a budget smaller than one batch
-// still makes progress. Peak memory is about this budget plus, per parallel
-// reader, one batch and the column-chunk stream buffers — not the file size —
-// plus, without WithAllocator, up to twice the budget of released batches' buffers
-// kept for reuse by the next batches.
+// still makes progress. Batches of wide rows are sized from the budget: an eighth
+// of it, between 1 MiB and 8 MiB (2 MiB at the default). Peak memory is about this
+// budget plus, per parallel reader, one batch and the column-chunk stream buffers —
+// not the file size — plus, without WithAllocator, up to twice the budget of
+// released batches' buffers kept for reuse by the next batches; with Go's default
+// garbage collection (GOGC=100) resident memory is about twice that. A larger
+// budget lets the decoders beyond the one the caller reads run further ahead (a
+// fast consumer of row groups larger than the budget reads faster with a budget of
+// about one decoded row group per extra decoder).
 func WithReadAhead(bytes int64) ScanOption { return func(c *scanConfig) { c.readAhead = bytes } }
 
 // WithAllocator sets the allocator of returned batches (nil, the default: a Reader
