@@ -175,7 +175,7 @@ func (l *Log) readParquetParts(ctx context.Context, parts []checkpointPart, hint
 			for j := range work {
 				var res cpResult
 				if ctx.Err() != nil {
-					res.err = ctx.Err()
+					res.err = fmt.Errorf("log: reading %s: %w", j.f.path, ctx.Err())
 				} else {
 					res = decodeRowGroup(ctx, j.f, j.rg, &pv)
 				}
