@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -28,61 +31,283 @@ var checkpointColumns = map[string]bool{
 // the round trips cost more than the bytes, and nearly every column is read anyway.
 const wholeCheckpointLimit = 256 << 20
 
-// readParquetActions streams the actions of a Parquet checkpoint or sidecar. size is
-// the file's size when known (from the listing or the sidecar action), else -1.
-// hint, when not nil, is told the file's row count before the first action.
-func (l *Log) readParquetActions(ctx context.Context, path string, size int64, hint func(rows int64), fn func(*Action) error) (err error) {
+// checkpointPart is one Parquet file of a checkpoint set: a classic checkpoint, a
+// part of a multi-part one, a v2 manifest or a sidecar. size is its size when known
+// (from the listing or the sidecar action), else -1.
+type checkpointPart struct {
+	path string
+	size int64
+}
+
+// cpFile is a checkpoint Parquet file open for decoding. Its row groups are decoded
+// by the workers of readParquetParts; the one that decodes the last closes it.
+type cpFile struct {
+	path    string
+	rdr     *file.Reader
+	fr      *pqarrow.FileReader
+	closer  io.Closer // the opened object when the file was not read whole; may be nil
+	cols    []int
+	pending atomic.Int64 // row groups not yet decoded
+}
+
+// close releases the file's reader and the object under it.
+func (f *cpFile) close() {
+	_ = f.rdr.Close()
+	if f.closer != nil {
+		_ = f.closer.Close()
+	}
+}
+
+// cpJob is one unit of the ordered decode: the start of a file (rg < 0), which tells
+// the consumer the file's row count or why it could not be opened, or one row group.
+type cpJob struct {
+	f    *cpFile // nil for a file start whose file has no column read, or failed
+	rg   int
+	rows int64 // file start: the file's row count
+	err  error // file start: opening the file failed
+	done chan cpResult
+}
+
+// cpResult is a decoded row group: its actions in row order, then the error that
+// stopped the decode (nil when it reached the end), or a panic to re-raise.
+type cpResult struct {
+	segs     []cpSeg
+	err      error
+	panicked any
+	hasPanic bool
+}
+
+// cpSeg is a run of consecutive actions of a checkpoint: add actions (adds not nil,
+// in row order) or one other action.
+type cpSeg struct {
+	adds []Add
+	act  Action
+}
+
+// decodeWorkers is how many row groups readParquetParts decodes at once.
+func decodeWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// readParquetParts streams the actions of Parquet checkpoint files in order: every
+// action of parts[0] in row order, then parts[1], and so on, exactly as reading them
+// one after another. Row groups are decoded and converted to actions concurrently,
+// at most decodeWorkers() of them in flight (decoded and not yet handed to fn), and
+// handed to fn on the calling goroutine in file and row-group order. hint, when not
+// nil, is told each file's row count before its first action. A file that cannot be
+// opened or decoded stops the read with its error after the actions before it.
+func (l *Log) readParquetParts(ctx context.Context, parts []checkpointPart, hint func(rows int64), fn func(*Action) error) (err error) {
+	if len(parts) == 0 {
+		return nil
+	}
+	workers := decodeWorkers()
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		wg     sync.WaitGroup
+		opened []*cpFile // written by the dispatcher only; read after wg.Wait
+		stop   error     // the dispatcher's reason for stopping early; read after order closes
+	)
+	order := make(chan *cpJob, workers+2)
+	work := make(chan *cpJob, workers)
+	tokens := make(chan struct{}, workers)
+	defer func() {
+		cancel()
+		for range order { // let a dispatcher blocked on order finish
+		}
+		wg.Wait()
+		for _, f := range opened {
+			if f.pending.Load() > 0 {
+				f.close() // row groups left undecoded: no worker closed it
+			}
+		}
+	}()
+
+	// The dispatcher opens the files in order and queues their row groups.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(order)
+		defer close(work)
+		send := func(ch chan *cpJob, j *cpJob) bool {
+			select {
+			case ch <- j:
+				return true
+			case <-ctx.Done():
+				stop = ctx.Err()
+				return false
+			}
+		}
+		for _, p := range parts {
+			f, rows, err := l.openCheckpointPart(ctx, p)
+			if f != nil {
+				opened = append(opened, f)
+				f.pending.Store(int64(f.rdr.NumRowGroups()))
+			}
+			if !send(order, &cpJob{f: f, rg: -1, rows: rows, err: err}) || err != nil {
+				return
+			}
+			if f == nil {
+				continue
+			}
+			n := f.rdr.NumRowGroups()
+			if n == 0 {
+				f.close()
+				continue
+			}
+			for rg := 0; rg < n; rg++ {
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					stop = ctx.Err()
+					return
+				}
+				j := &cpJob{f: f, rg: rg, done: make(chan cpResult, 1)}
+				if !send(order, j) || !send(work, j) {
+					return
+				}
+			}
+		}
+	}()
+
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var pv partitionInterner
+			for j := range work {
+				var res cpResult
+				if ctx.Err() != nil {
+					res.err = fmt.Errorf("log: reading %s: %w", j.f.path, ctx.Err())
+				} else {
+					res = decodeRowGroup(ctx, j.f, j.rg, &pv)
+				}
+				if j.f.pending.Add(-1) == 0 {
+					j.f.close()
+				}
+				j.done <- res
+			}
+		}()
+	}
+
+	var a Action // handed to fn, which must not keep it
+	for j := range order {
+		if j.rg < 0 {
+			if j.err != nil {
+				return j.err
+			}
+			if j.f != nil && hint != nil {
+				hint(j.rows)
+			}
+			continue
+		}
+		var res cpResult
+		select {
+		case res = <-j.done:
+		case <-ctx.Done():
+			return fmt.Errorf("log: reading %s: %w", j.f.path, ctx.Err())
+		}
+		<-tokens
+		if res.hasPanic {
+			panic(res.panicked)
+		}
+		for i := range res.segs {
+			s := &res.segs[i]
+			if s.adds == nil {
+				a = s.act
+				if err := fn(&a); err != nil {
+					return err
+				}
+				continue
+			}
+			for k := range s.adds {
+				a = Action{Add: &s.adds[k]}
+				if err := fn(&a); err != nil {
+					return err
+				}
+			}
+		}
+		if res.err != nil {
+			return res.err
+		}
+	}
+	if stop != nil {
+		return fmt.Errorf("log: reading checkpoint: %w", stop)
+	}
+	return nil
+}
+
+// openCheckpointPart reads the footer of checkpoint file p and prepares its column
+// readers. f is nil when the file has no column this package reads; rows is the
+// file's row count.
+func (l *Log) openCheckpointPart(ctx context.Context, p checkpointPart) (f *cpFile, rows int64, err error) {
 	var src io.ReaderAt
 	var srcSize int64
-	if size >= 0 && size <= wholeCheckpointLimit {
-		data, err := l.store.Get(ctx, path)
+	var closer io.Closer
+	if p.size >= 0 && p.size <= wholeCheckpointLimit {
+		data, err := l.store.Get(ctx, p.path)
 		if err != nil {
-			return fmt.Errorf("log: reading %s: %w", path, err)
+			return nil, 0, fmt.Errorf("log: reading %s: %w", p.path, err)
 		}
 		src, srcSize = bytes.NewReader(data), int64(len(data))
 	} else {
-		f, err := storage.OpenSized(ctx, l.store, path, size)
+		o, err := storage.OpenSized(ctx, l.store, p.path, p.size)
 		if err != nil {
-			return fmt.Errorf("log: opening %s: %w", path, err)
+			return nil, 0, fmt.Errorf("log: opening %s: %w", p.path, err)
 		}
-		defer f.Close()
-		src, srcSize = f, f.Size()
+		src, srcSize, closer = o, o.Size(), o
 	}
-	fail := func(e error) error {
-		return fmt.Errorf("log: reading %s: %w: %w", path, ErrCorruptLog, e)
-	}
-	rdr, rr, err := openCheckpointParquet(ctx, io.NewSectionReader(src, 0, srcSize), srcSize)
+	rdr, fr, cols, err := openCheckpointParquet(io.NewSectionReader(src, 0, srcSize), srcSize)
 	if err != nil {
-		return fail(err)
+		if closer != nil {
+			_ = closer.Close()
+		}
+		return nil, 0, fmt.Errorf("log: reading %s: %w: %w", p.path, ErrCorruptLog, err)
 	}
-	if rr == nil {
+	if fr == nil {
 		_ = rdr.Close()
-		return nil // no column this package reads
+		if closer != nil {
+			_ = closer.Close()
+		}
+		return nil, 0, nil // no column this package reads
 	}
+	return &cpFile{path: p.path, rdr: rdr, fr: fr, closer: closer, cols: cols}, rdr.NumRows(), nil
+}
+
+// decodeRowGroup decodes row group rg of f into actions. A panic outside arrow-go's
+// decoder (whose panics the guard turns into errors) is handed to the consumer to
+// re-raise on its goroutine, as when the decode ran there.
+func decodeRowGroup(ctx context.Context, f *cpFile, rg int, pv *partitionInterner) (res cpResult) {
 	defer func() {
-		releaseCheckpointRecords(rr)
-		_ = rdr.Close()
+		if r := recover(); r != nil {
+			res = cpResult{panicked: r, hasPanic: true}
+		}
 	}()
-	if hint != nil {
-		hint(rdr.NumRows())
+	fail := func(e error) error {
+		return fmt.Errorf("log: reading %s: %w: %w", f.path, ErrCorruptLog, e)
 	}
-	var pv partitionInterner
+	rr, err := checkpointRecords(ctx, f.fr, f.cols, rg)
+	if err != nil {
+		return cpResult{err: fail(err)}
+	}
+	defer releaseCheckpointRecords(rr)
 	for {
 		ok, err := nextCheckpointRecord(rr)
 		if err != nil {
-			return fail(err)
+			res.err = fail(err)
+			return res
 		}
 		if !ok {
-			return nil
+			return res
 		}
 		rec := rr.RecordBatch()
 		for i, col := range rec.Columns() {
 			if err := checkDecoded(col); err != nil {
-				return fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
+				res.err = fail(fmt.Errorf("column %q: %w", rec.Schema().Field(i).Name, err))
+				return res
 			}
 		}
-		if err := emitCheckpointRows(rec.Schema().Fields(), rec.Columns(), int(rec.NumRows()), &pv, fn); err != nil {
-			return fmt.Errorf("log: reading %s: %w", path, err)
+		res.segs, err = appendCheckpointRows(res.segs, rec.Schema().Fields(), rec.Columns(), int(rec.NumRows()), pv)
+		if err != nil {
+			res.err = fmt.Errorf("log: reading %s: %w", f.path, err)
+			return res
 		}
 	}
 }
@@ -98,26 +323,25 @@ func (l *Log) readParquetActions(ctx context.Context, path string, size int64, h
 var checkpointGuard = pqguard.Guard{}
 
 // openCheckpointParquet validates the footer of the Parquet file src (size bytes) and
-// starts a record reader over the checkpoint columns this package reads (rr nil: the
-// file has none). The caller closes rdr and releases rr (releaseCheckpointRecords).
-func openCheckpointParquet(ctx context.Context, src *io.SectionReader, size int64) (rdr *file.Reader, rr pqarrow.RecordReader, err error) {
+// prepares Arrow readers for the checkpoint columns this package reads, cols (fr nil:
+// the file has none). The caller closes rdr.
+func openCheckpointParquet(src *io.SectionReader, size int64) (rdr *file.Reader, fr *pqarrow.FileReader, cols []int, err error) {
 	props := parquet.NewReaderProperties(memory.DefaultAllocator)
 	if rdr, err = parseCheckpointFooter(src, props); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	md := rdr.MetaData()
 	if err := pqguard.CheckArrowSchema(md.KeyValueMetadata()); err != nil {
 		_ = rdr.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	maxCompressed, _, err := pqguard.ValidateFooter(md, size)
 	if err != nil {
 		_ = rdr.Close()
-		return nil, nil, fmt.Errorf("footer: %w", err)
+		return nil, nil, nil, fmt.Errorf("footer: %w", err)
 	}
 	pqguard.BoundPages(props, maxCompressed)
 	sch := md.Schema
-	var cols []int
 	for i := 0; i < sch.NumColumns(); i++ {
 		p := sch.Column(i).ColumnPath()
 		if len(p) > 0 && checkpointColumns[p[0]] {
@@ -125,13 +349,13 @@ func openCheckpointParquet(ctx context.Context, src *io.SectionReader, size int6
 		}
 	}
 	if len(cols) == 0 {
-		return rdr, nil, nil
+		return rdr, nil, nil, nil
 	}
-	if rr, err = checkpointRecords(ctx, rdr, cols); err != nil {
+	if fr, err = checkpointFileReader(rdr); err != nil {
 		_ = rdr.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return rdr, rr, nil
+	return rdr, fr, cols, nil
 }
 
 // parseCheckpointFooter parses the footer of src.
@@ -144,10 +368,10 @@ func parseCheckpointFooter(src *io.SectionReader, props *parquet.ReaderPropertie
 	return rdr, nil
 }
 
-// checkpointRecords starts pqarrow's record reader over leaves cols of every row group.
-func checkpointRecords(ctx context.Context, rdr *file.Reader, cols []int) (rr pqarrow.RecordReader, err error) {
+// checkpointFileReader prepares pqarrow's reader of rdr (the Arrow schema of its columns).
+func checkpointFileReader(rdr *file.Reader) (fr *pqarrow.FileReader, err error) {
 	defer checkpointGuard.Contain(&err, "arrow schema")
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{
+	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{
 		BatchSize: 1 << 15,
 		// Presize each string column's value buffer from its column chunk's
 		// uncompressed size instead of letting it grow by doubling: the stats and
@@ -158,9 +382,17 @@ func checkpointRecords(ctx context.Context, rdr *file.Reader, cols []int) (rr pq
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
-	rr, err = fr.GetRecordReader(ctx, cols, nil)
+	return fr, nil
+}
+
+// checkpointRecords starts a record reader over leaves cols of row group rg. Readers
+// of different row groups of one file may run concurrently (arrow-go reads through
+// ReadAt and keeps no per-file decoding state).
+func checkpointRecords(ctx context.Context, fr *pqarrow.FileReader, cols []int, rg int) (rr pqarrow.RecordReader, err error) {
+	defer checkpointGuard.Contain(&err, "column readers")
+	rr, err = fr.GetRecordReader(ctx, cols, []int{rg})
 	if err != nil {
-		return nil, fmt.Errorf("column readers: %w", err)
+		return nil, fmt.Errorf("column readers: row group %d: %w", rg, err)
 	}
 	return rr, nil
 }
@@ -183,10 +415,11 @@ func releaseCheckpointRecords(rr pqarrow.RecordReader) {
 	rr.Release()
 }
 
-// emitCheckpointRows hands fn the action of each of the n rows of a checkpoint
-// batch. fn must not keep the *Action (one is reused for every row); it may keep the
-// actions it points to. The add actions of a batch are allocated together.
-func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, pv *partitionInterner, fn func(*Action) error) error {
+// appendCheckpointRows appends to out the action of each of the n rows of a
+// checkpoint batch that holds one, validated, consecutive adds as one run; on an
+// error, out holds the actions of the rows before the bad one. The add actions of a
+// batch are allocated together.
+func appendCheckpointRows(out []cpSeg, fields []arrowField, cols []arrowArray, n int, pv *partitionInterner) ([]cpSeg, error) {
 	var add *addCols
 	var remove *structCols
 	var adds []Add
@@ -206,17 +439,31 @@ func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, pv *parti
 			}
 		}
 	}
+	// adds[run:used] are the validated adds of the run not yet appended to out.
+	used, run := 0, 0
+	flush := func() {
+		if used > run {
+			out = append(out, cpSeg{adds: adds[run:used:used]})
+		}
+		run = used
+	}
 	var a Action
 	for i := 0; i < n; i++ {
 		a = Action{}
 		switch {
 		case add != nil && add.arr.IsValid(i):
-			ad := &adds[0]
-			adds = adds[1:]
+			ad := &adds[used]
 			if err := addAt(add, i, pv, ad); err != nil {
-				return fmt.Errorf("%w: row %d: add stats_parsed: %v", ErrCorruptLog, i, err)
+				flush()
+				return out, fmt.Errorf("%w: row %d: add stats_parsed: %v", ErrCorruptLog, i, err)
 			}
 			a.Add = ad
+			if err := a.validate(); err != nil {
+				flush()
+				return out, fmt.Errorf("%w: row %d: %v", ErrCorruptLog, i, err)
+			}
+			used++
+			continue
 		case remove != nil && remove.arr.IsValid(i):
 			a.Remove = removeAt(remove, i)
 		default:
@@ -247,7 +494,8 @@ func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, pv *parti
 					target = a.Sidecar
 				}
 				if err := decodeGeneric(col, i, target); err != nil {
-					return fmt.Errorf("%w: row %d: %s: %v", ErrCorruptLog, i, name, err)
+					flush()
+					return out, fmt.Errorf("%w: row %d: %s: %v", ErrCorruptLog, i, name, err)
 				}
 				found = true
 				break
@@ -256,14 +504,14 @@ func emitCheckpointRows(fields []arrowField, cols []arrowArray, n int, pv *parti
 				continue
 			}
 		}
+		flush()
 		if err := a.validate(); err != nil {
-			return fmt.Errorf("%w: row %d: %v", ErrCorruptLog, i, err)
+			return out, fmt.Errorf("%w: row %d: %v", ErrCorruptLog, i, err)
 		}
-		if err := fn(&a); err != nil {
-			return err
-		}
+		out = append(out, cpSeg{act: a})
 	}
-	return nil
+	flush()
+	return out, nil
 }
 
 // readCheckpoint streams every action of a checkpoint set, following v2
@@ -278,8 +526,8 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, hint func(ro
 		}
 		return fn(a)
 	}
-	for _, f := range cp.files {
-		if cp.kind == cpV2JSON {
+	if cp.kind == cpV2JSON {
+		for _, f := range cp.files {
 			data, err := l.store.Get(ctx, f.Path)
 			if err != nil {
 				return fmt.Errorf("log: reading %s: %w", f.Path, err)
@@ -287,16 +535,24 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, hint func(ro
 			if err := scanCommit(f.Path, bytes.NewReader(data), collect); err != nil {
 				return err
 			}
-			continue
 		}
-		if err := l.readParquetActions(ctx, f.Path, f.Size, hint, collect); err != nil {
+	} else {
+		parts := make([]checkpointPart, len(cp.files))
+		for i, f := range cp.files {
+			parts[i] = checkpointPart{path: f.Path, size: f.Size}
+		}
+		if err := l.readParquetParts(ctx, parts, hint, collect); err != nil {
 			return err
 		}
 	}
 	// Sidecars may also appear in classic-named checkpoints of v2Checkpoint tables.
+	// They are read in order up to the first one that cannot be named.
+	var parts []checkpointPart
+	var bad error
 	for _, sc := range sidecars {
 		if isAbsoluteURI(sc.Path) {
-			return fmt.Errorf("log: checkpoint %d: sidecar %q: %w", cp.version, sc.Path, ErrUnsupportedPath)
+			bad = fmt.Errorf("log: checkpoint %d: sidecar %q: %w", cp.version, sc.Path, ErrUnsupportedPath)
+			break
 		}
 		p := canonicalPath(sc.Path)
 		if !strings.HasPrefix(p, sidecarDir) {
@@ -306,9 +562,10 @@ func (l *Log) readCheckpoint(ctx context.Context, cp checkpointSet, hint func(ro
 		if size <= 0 {
 			size = -1 // not recorded: let the store find out
 		}
-		if err := l.readParquetActions(ctx, p, size, hint, fn); err != nil {
-			return err
-		}
+		parts = append(parts, checkpointPart{path: p, size: size})
 	}
-	return nil
+	if err := l.readParquetParts(ctx, parts, hint, fn); err != nil {
+		return err
+	}
+	return bad
 }

@@ -36,6 +36,11 @@
 //     panic of arrow-go's decoder is contained at the call into it, and the arrays
 //     it decodes are checked for consistency (checkDecoded) before a value is read.
 //     A damaged checkpoint is an ErrCorruptLog naming the file, never a panic.
+//   - CK2 The row groups of a checkpoint's Parquet files (classic, multi-part parts,
+//     v2 sidecars) are decoded into actions on up to GOMAXPROCS goroutines, at most
+//     GOMAXPROCS row groups decoded and not yet replayed, and replayed on the loading
+//     goroutine in file and row-group order: every action, row count and error reaches
+//     the replay exactly as from a sequential read of file after file.
 //
 // Reconciliation key: files are keyed by their *decoded* path (the log stores
 // percent-encoded relative URIs; "a%20b" and "a b" are the same file) plus the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -300,25 +301,7 @@ func (fi *FileIndex) ready(pred *expr.Bound, mapper PathMapper) *indexState {
 	if st.records != nil && len(keys) == 0 {
 		return st
 	}
-	proj := lz.parser.Project(keys)
-	files := make([]*stats.File, fi.n)
-	converted := map[string]bool{}
-	for i, js := range lz.json {
-		if lz.pre != nil && lz.pre[i] != nil {
-			files[i] = lz.pre[i]
-			continue
-		}
-		if js == "" {
-			continue
-		}
-		if f, err := proj.Parse(js); err == nil {
-			files[i] = f
-			for k := range f.Columns {
-				converted[k] = true
-			}
-		}
-		// Unparseable statistics mean "might match" (S1), not a failed plan.
-	}
+	files, converted := lz.parseAll(lz.parser.Project(keys), fi.n)
 	lz.parses++
 	lz.keys = append(lz.keys, slices.Sorted(maps.Keys(converted))...)
 	next := &indexState{records: st.records, parsed: st.parsed, cols: make(map[string]*indexColumn, len(st.cols)+len(keys))}
@@ -339,6 +322,63 @@ func (fi *FileIndex) ready(pred *expr.Bound, mapper PathMapper) *indexState {
 	}
 	fi.state.Store(next)
 	return next
+}
+
+// parseChunk is how many files one goroutine of parseAll parses at a time.
+const parseChunk = 4096
+
+// parseAll parses the statistics of the n files with proj, on up to GOMAXPROCS
+// goroutines over ranges of files when there are many: files[i] is file i's
+// statistics (nil when absent or unparseable, which means "might match", S1, not a
+// failed plan), converted the keys any file had a column for. The result does not
+// depend on how the work was split.
+func (lz *lazyStats) parseAll(proj *stats.Parser, n int) (files []*stats.File, converted map[string]bool) {
+	files = make([]*stats.File, n)
+	parseRange := func(lo, hi int, conv map[string]bool) {
+		for i := lo; i < hi; i++ {
+			if lz.pre != nil && lz.pre[i] != nil {
+				files[i] = lz.pre[i]
+				continue
+			}
+			js := lz.json[i]
+			if js == "" {
+				continue
+			}
+			if f, err := proj.Parse(js); err == nil {
+				files[i] = f
+				for k := range f.Columns {
+					conv[k] = true
+				}
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), (n+parseChunk-1)/parseChunk)
+	if workers <= 1 {
+		converted = map[string]bool{}
+		parseRange(0, n, converted)
+		return files, converted
+	}
+	convs := make([]map[string]bool, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		convs[w] = map[string]bool{}
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(parseChunk)) - parseChunk
+				if lo >= n {
+					return
+				}
+				parseRange(lo, min(lo+parseChunk, n), convs[w])
+			}
+		})
+	}
+	wg.Wait()
+	converted = convs[0]
+	for _, c := range convs[1:] {
+		maps.Copy(converted, c)
+	}
+	return files, converted
 }
 
 // hasStats reports whether file i had statistics the last time they were read

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -217,5 +218,51 @@ func TestLazyFileIndexConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// TestLazyFileIndexParsesConcurrently checks the lazy index over more files than one
+// goroutine parses at a time (statistics parsed over file ranges concurrently) against
+// the eager index, with 1 and 4 goroutines: the same verdicts and the same columns
+// converted.
+func TestLazyFileIndexParsesConcurrently(t *testing.T) {
+	sc := propSchema()
+	r := rand.New(rand.NewPCG(20261206, 2727))
+	fx := newLazyFixture(t, r, 250)
+	// Repeat the fixture past three chunks, so that ranges end mid-way and the last is short.
+	big := &lazyFixture{parser: fx.parser}
+	for len(big.json) < 3*parseChunk+100 {
+		big.json = append(big.json, fx.json...)
+		big.parsed = append(big.parsed, fx.parsed...)
+		big.pvs = append(big.pvs, fx.pvs...)
+	}
+	ls := leaves(sc)
+	eager := NewFileIndex(big.parsed, sc)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var keys [][]string
+	for _, procs := range []int{1, 4} {
+		runtime.GOMAXPROCS(procs)
+		pr := rand.New(rand.NewPCG(5, 27))
+		lazy := NewLazyFileIndex(big.json, nil, big.parser, sc)
+		want, got := make([]Verdict, len(big.json)), make([]Verdict, len(big.json))
+		for k := range propertyN(t, 40) {
+			b, err := expr.Bind(genPredicate(pr, ls, 2), sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := eager.Evaluate(b, want); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.Evaluate(b, got); err != nil {
+				t.Fatal(err)
+			}
+			if i := firstDiff(want, got); i >= 0 {
+				t.Fatalf("GOMAXPROCS %d, predicate %d %s, file %d (stats %q): lazy %v, eager %v", procs, k, b, i, big.json[i], got[i], want[i])
+			}
+		}
+		keys = append(keys, slices.Clone(lazy.lazy.keys))
+	}
+	if !slices.Equal(keys[0], keys[1]) {
+		t.Errorf("columns converted: %v with 1 goroutine, %v with 4", keys[0], keys[1])
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -504,7 +506,16 @@ func (s *Scan) Files() []PlannedFile {
 		meta, _ = s.snap.meta() // planning succeeded, so this is the cached result
 	}
 	out := make([]PlannedFile, len(s.tasks))
-	for i, t := range s.tasks {
+	// Listing many files parses each one's statistics: ranges of files on every core.
+	parallelRanges(len(s.tasks), 4096, func(lo, hi int) {
+		plannedFiles(out[lo:hi], s.tasks[lo:hi], meta, cols)
+	})
+	return out
+}
+
+// plannedFiles fills out with tasks, one to one.
+func plannedFiles(out []PlannedFile, tasks []*fileTask, meta *fileMeta, cols []*expr.BoundColumn) {
+	for i, t := range tasks {
 		n, ok := t.add.NumRecords()
 		if !ok {
 			n = -1
@@ -519,7 +530,33 @@ func (s *Scan) Files() []PlannedFile {
 		}
 		out[i] = pf
 	}
-	return out
+}
+
+// parallelRanges calls fn over consecutive ranges of [0, n) of at most chunk
+// elements, on up to GOMAXPROCS goroutines when there is more than one range, and
+// returns when every call has.
+func parallelRanges(n, chunk int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	if workers <= 1 {
+		for lo := 0; lo < n; lo += chunk {
+			fn(lo, min(lo+chunk, n))
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
+					return
+				}
+				fn(lo, min(lo+chunk, n))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // columnStats reads the statistics of cols for one planned file.
