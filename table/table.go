@@ -24,7 +24,7 @@ import (
 // the log's newest version. What it keeps between operations (see CacheOptions) is
 // reused only where that is safe: the latest snapshot while the log has not advanced,
 // and the parsed footers of data files, which Delta never changes in place (keyed by
-// path, size and modification time; see footerKey).
+// path, size and modification time; the scan reader, internal/scanexec, keys them).
 type Table struct {
 	store   storage.Storage
 	log     *log.Log
