@@ -2,12 +2,10 @@ package table
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/log"
 )
 
 // defaultFooterCacheBytes bounds a Table's footer cache unless WithCache says
@@ -120,15 +118,4 @@ func (t *Table) keepLatest(s *Snapshot) {
 		t.cache.latest = s
 	}
 	t.cache.mu.Unlock()
-}
-
-// footerKey names one data file's bytes in the footer cache: its path and the size
-// and modification time its add action records. Delta data files are never changed
-// in place, but a path can come back (RESTORE re-adds a removed file, a file
-// VACUUM deleted can be written again by another writer): a re-added file with the
-// same size and time is the same file; a rewritten one differs in its modification
-// time, and its size is checked against the object's before the cached footer is used.
-// The cache belongs to one Table, so the table root is implied.
-func footerKey(a *log.Add, path string) string {
-	return path + "\x00" + strconv.FormatInt(a.Size, 10) + "\x00" + strconv.FormatInt(a.ModificationTime, 10)
 }

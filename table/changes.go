@@ -13,6 +13,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
@@ -40,20 +41,20 @@ const (
 // read from change data files (a file column that the inserts and deletes derived
 // from add and remove actions replace with a constant), the commit's version and
 // time are constants of every file.
-func changeColumns() []scanColumn {
+func changeColumns() []scanexec.Column {
 	typ := arrow.Field{Name: log.ChangeTypeColumn, Type: arrow.BinaryTypes.String}
 	ver := arrow.Field{Name: log.CommitVersionColumn, Type: arrow.PrimitiveTypes.Int64}
 	ts := arrow.Field{Name: log.CommitTimestampColumn, Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}
-	return []scanColumn{
-		{field: typ, physical: log.ChangeTypeColumn, read: tableview.ChangeTypeField, override: true},
-		{field: ver, partition: true, physical: log.CommitVersionColumn},
-		{field: ts, partition: true, physical: log.CommitTimestampColumn},
+	return []scanexec.Column{
+		{Field: typ, Physical: log.ChangeTypeColumn, Read: tableview.ChangeTypeField, Override: true},
+		{Field: ver, Partition: true, Physical: log.CommitVersionColumn},
+		{Field: ts, Partition: true, Physical: log.CommitTimestampColumn},
 	}
 }
 
 // changeMapper maps the change columns to themselves and the table's columns as
 // base does: _change_type is a column of the change data files, and the version and
-// time are among every change file's constants (fileTask.partVals).
+// time are among every change file's constants (scanexec.Task.PartVals).
 func changeMapper(base skipping.PathMapper) skipping.PathMapper {
 	return func(path []string) ([]string, bool) {
 		if len(path) == 1 {
@@ -63,7 +64,7 @@ func changeMapper(base skipping.PathMapper) skipping.PathMapper {
 				}
 			}
 		}
-		return mapPath(base, path)
+		return scanexec.MapPath(base, path)
 	}
 }
 
@@ -161,9 +162,9 @@ func (t *Table) PlanChanges(ctx context.Context, from, to Ref, opts ...ScanOptio
 	if err != nil {
 		return nil, err
 	}
-	cols := append(tableColumns(end.view), changeColumns()...)
+	cols := append(scanexec.TableColumns(end.view), changeColumns()...)
 	sc := &Scan{snap: end, cfg: newScanConfig(opts), report: ScanReport{Version: r.to},
-		cols: cols, mapper: changeMapper(pathMapper(end.view))}
+		cols: cols, mapper: changeMapper(scanexec.MapperOf(end.view))}
 	if err := sc.bindFilter(); err != nil {
 		return nil, err
 	}
@@ -214,7 +215,7 @@ func (c *ChangeScan) Read(ctx context.Context) (*Reader, error) {
 }
 
 // Schema is the schema of every batch a Reader of the change scan returns.
-func (c *ChangeScan) Schema() *arrow.Schema { return c.sc.proj.schema }
+func (c *ChangeScan) Schema() *arrow.Schema { return c.sc.proj.Schema }
 
 // FromVersion is the first version the scan reads.
 func (c *ChangeScan) FromVersion() int64 { return c.from }
@@ -609,8 +610,8 @@ func (p *changePlanner) task(add *log.Add, cf *changeFile, ts int64, kind string
 	if fv.Verdict == skipping.CannotMatch {
 		return nil
 	}
-	sc.tasks = append(sc.tasks, &fileTask{idx: -1, add: add, path: path, partVals: vals, verdict: fv,
-		recheck: sc.table != nil && fv.Verdict != skipping.MustMatch, change: cf})
+	sc.tasks = append(sc.tasks, &fileTask{Idx: -1, Add: add, Path: path, PartVals: vals, Verdict: fv,
+		Recheck: sc.table != nil && fv.Verdict != skipping.MustMatch, Change: cf})
 	return nil
 }
 
@@ -670,12 +671,12 @@ type changeFile struct {
 	rows       int64
 }
 
-// deleted returns the rows of the task's file a change read must not return: its
+// Deleted returns the rows of the task's file a change read must not return: its
 // add's deletion vector, or for a pair every row but those keep's vector deletes
 // and drop's does not.
-func (c *changeFile) deleted(ctx context.Context, store storage.Storage, task *fileTask) (*dv.Deleted, error) {
+func (c *changeFile) Deleted(ctx context.Context, store storage.Storage, task *fileTask) (*dv.Deleted, error) {
 	if !c.pair {
-		return datafile.LoadDeletionVector(ctx, store, task.add.DeletionVector)
+		return datafile.LoadDeletionVector(ctx, store, task.Add.DeletionVector)
 	}
 	keep, err := datafile.LoadDeletionVector(ctx, store, c.keep)
 	if err != nil {
@@ -689,8 +690,8 @@ func (c *changeFile) deleted(ctx context.Context, store storage.Storage, task *f
 	sel.AndNot(drop.Bitmap())
 	n := c.rows
 	if n < 0 {
-		if n, err = footerRows(ctx, store, task.path); err != nil {
-			return nil, c.wrap(task.path, err)
+		if n, err = footerRows(ctx, store, task.Path); err != nil {
+			return nil, c.wrap(task.Path, err)
 		}
 	}
 	out := roaring64.New()
@@ -717,13 +718,13 @@ func footerRows(ctx context.Context, store storage.Storage, path string) (int64,
 // wrap names the version and action of an error reading the file at path.
 func (c *changeFile) wrap(path string, err error) error {
 	if errors.Is(err, storage.ErrNotExist) {
-		return c.missing(path)
+		return c.Missing(path)
 	}
 	return fmt.Errorf("table: change data of version %d (%s %s): %w", c.version, c.action, path, err)
 }
 
-// missing is the error of a file of the change read that storage no longer has.
-func (c *changeFile) missing(path string) error {
+// Missing is the error of a file of the change read that storage no longer has.
+func (c *changeFile) Missing(path string) error {
 	what := "change data file"
 	if c.action != "cdc" {
 		what = "data file (" + c.action + " action)"

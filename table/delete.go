@@ -64,9 +64,9 @@ func (a *dmlAttempt) deleteWhere(ctx context.Context, pred expr.Expr) error {
 	a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
 	var toRead []*fileTask
 	for _, task := range sc.tasks {
-		if task.verdict.Verdict == skipping.MustMatch {
-			if _, ok := task.add.NumRecords(); ok {
-				a.removeWhole(task.add)
+		if task.Verdict.Verdict == skipping.MustMatch {
+			if _, ok := task.Add.NumRecords(); ok {
+				a.removeWhole(task.Add)
 				continue
 			}
 		}

@@ -425,7 +425,7 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 		if perr != nil {
 			return true
 		}
-		return skipping.EvaluateFile(b, st, pv, m.mapper) != skipping.CannotMatch
+		return skipping.EvaluateFile(b, st, pv, m.Mapper) != skipping.CannotMatch
 	}}
 }
 
@@ -686,11 +686,11 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 	var mu sync.Mutex
 	err = a.forEachTask(ctx, "rewrite", tasks, func(ctx context.Context, task *fileTask) error {
 		f := byTask[task]
-		old, err := a.loadDV(ctx, task.add)
+		old, err := a.loadDV(ctx, task.Add)
 		if err != nil {
 			return err
 		}
-		if a.layout.keeps(task.add) {
+		if a.layout.keeps(task.Add) {
 			n, err := a.rewriteOwn(ctx, sc, task, f, old)
 			mu.Lock()
 			copied += n

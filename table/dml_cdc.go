@@ -264,11 +264,11 @@ func (c *changeSink) flushPending(ctx context.Context) error {
 	}
 	return a.forEachTask(ctx, "changes", tasks, func(ctx context.Context, task *fileTask) error {
 		f := files[task]
-		old, err := a.loadDV(ctx, task.add)
+		old, err := a.loadDV(ctx, task.Add)
 		if err != nil {
 			return err
 		}
-		bm := c.pending[task.add.Key()]
+		bm := c.pending[task.Add.Key()]
 		_, err = sc.readLive(ctx, task, old, true, &ScanReport{}, func(b liveBatch) error {
 			return c.emitPending(ctx, b, func(i int) bool { return f.whole || bm.Contains(uint64(b.pos[i])) })
 		})
@@ -298,8 +298,8 @@ func (c *changeSink) flushWritten(ctx context.Context, adds []*log.Add) error {
 		if err != nil {
 			return fmt.Errorf("table: written file %s: %w", ad.Path, err)
 		}
-		tasks[i] = &fileTask{idx: -1, add: ad, path: path, partVals: parts,
-			verdict: skipping.FileVerdict{Verdict: skipping.MightMatch, Level: skipping.NoLevel, Reason: skipping.ReasonNoFilter}}
+		tasks[i] = &fileTask{Idx: -1, Add: ad, Path: path, PartVals: parts,
+			Verdict: skipping.FileVerdict{Verdict: skipping.MightMatch, Level: skipping.NoLevel, Reason: skipping.ReasonNoFilter}}
 	}
 	sc, err := a.snap.Scan(ctx, WithAllocator(a.mem))
 	if err != nil {

@@ -36,7 +36,7 @@ type liveBatch struct {
 //
 // The batch passed to fn is released when fn returns; fn retains what it keeps.
 func (s *Scan) readLive(ctx context.Context, task *fileTask, del *dv.Deleted, needValues bool, rep *ScanReport, fn func(liveBatch) error) (int64, error) {
-	f, r, err := s.openFile(ctx, task, datafile.ReadOptions{BatchSize: s.cfg.batchSize, Allocator: s.cfg.mem, Deleted: del})
+	f, r, err := s.openFile(ctx, task, datafile.ReadOptions{BatchSize: s.cfg.BatchSize, Allocator: s.cfg.Mem, Deleted: del})
 	if err != nil {
 		return 0, err
 	}
@@ -50,10 +50,10 @@ func (s *Scan) readLive(ctx context.Context, task *fileTask, del *dv.Deleted, ne
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		base := r.RowGroupFirstRow(u.rg)
-		if !u.recheck && !needValues {
-			n := md.RowGroup(u.rg).NumRows()
-			ranges := u.ranges
+		base := r.RowGroupFirstRow(u.RG)
+		if !u.Recheck && !needValues {
+			n := md.RowGroup(u.RG).NumRows()
+			ranges := u.Ranges
 			if ranges == nil {
 				ranges = []datafile.RowRange{{Start: 0, End: n}}
 			}
@@ -62,7 +62,7 @@ func (s *Scan) readLive(ctx context.Context, task *fileTask, del *dv.Deleted, ne
 				if len(pos) == 0 {
 					continue
 				}
-				if err := fn(liveBatch{pos: pos, rg: u.rg}); err != nil {
+				if err := fn(liveBatch{pos: pos, rg: u.RG}); err != nil {
 					return 0, err
 				}
 			}
@@ -73,23 +73,23 @@ func (s *Scan) readLive(ctx context.Context, task *fileTask, del *dv.Deleted, ne
 			if n == 0 {
 				return nil
 			}
-			rec, err := p.withPartitions(task, data, s.cfg.mem)
+			rec, err := p.WithPartitions(task, data, s.cfg.Mem)
 			if err != nil {
 				return err
 			}
 			defer rec.Release()
-			return fn(liveBatch{rec: rec, pos: livePositions(firstRow, n, del), recheck: u.recheck, rg: u.rg})
+			return fn(liveBatch{rec: rec, pos: livePositions(firstRow, n, del), recheck: u.Recheck, rg: u.RG})
 		}
-		if u.ranges != nil {
-			err = r.ReadRanges(ctx, p.want, u.rg, u.ranges, emit)
+		if u.Ranges != nil {
+			err = r.ReadRanges(ctx, p.Want, u.RG, u.Ranges, emit)
 		} else {
-			err = r.Read(ctx, p.want, []int{u.rg}, emit)
+			err = r.Read(ctx, p.Want, []int{u.RG}, emit)
 		}
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return 0, cerr
 			}
-			return 0, fmt.Errorf("table: reading %s: %w", task.path, err)
+			return 0, fmt.Errorf("table: reading %s: %w", task.Path, err)
 		}
 	}
 	return numRows, nil
@@ -131,13 +131,13 @@ func (s *Snapshot) taskFor(i int) (*fileTask, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table: version %d: file %q: %w", s.Version(), a.Path, err)
 	}
-	t := &fileTask{add: a, path: p, verdict: skipping.FileVerdict{Verdict: skipping.MightMatch, Reason: skipping.ReasonNoFilter}}
+	t := &fileTask{Add: a, Path: p, Verdict: skipping.FileVerdict{Verdict: skipping.MightMatch, Reason: skipping.ReasonNoFilter}}
 	if len(s.log.PartitionColumns()) > 0 {
 		m, err := s.meta()
 		if err != nil {
 			return nil, err
 		}
-		t.partVals = m.parts[i]
+		t.PartVals = m.Parts[i]
 	}
 	return t, nil
 }
@@ -146,12 +146,12 @@ func (s *Snapshot) taskFor(i int) (*fileTask, error) {
 // its current deletion vector loaded): the file is recorded as read, fn gets the
 // file's touched record with every batch, and the file's physical row count is kept.
 func (a *dmlAttempt) readTouched(ctx context.Context, sc *Scan, task *fileTask, needValues bool, fn func(f *touchedFile, b liveBatch) error) error {
-	a.markRead(task.add)
-	old, err := a.loadDV(ctx, task.add)
+	a.markRead(task.Add)
+	old, err := a.loadDV(ctx, task.Add)
 	if err != nil {
 		return err
 	}
-	f := a.file(task.add)
+	f := a.file(task.Add)
 	a.mu.Lock()
 	f.old, f.read = old, true
 	a.mu.Unlock()
@@ -168,10 +168,10 @@ func (a *dmlAttempt) readTouched(ctx context.Context, sc *Scan, task *fileTask, 
 // matchingPositions returns the positions of the rows of b the scan's predicate
 // selects, and the selection (nil when every row matches).
 func matchingPositions(sc *Scan, b liveBatch) ([]int64, *expr.Selection, error) {
-	if !b.recheck || sc.proj.recheck == nil {
+	if !b.recheck || sc.proj.Recheck == nil {
 		return b.pos, nil, nil
 	}
-	sel, err := sc.proj.recheck.Evaluate(b.rec)
+	sel, err := sc.proj.Recheck.Evaluate(b.rec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,6 +26,10 @@
 // that decided it and the reason. Scan.Read returns a Reader that streams the rows
 // with read-ahead bounded by bytes; Scan.Count answers files proven to match from the
 // log; Scan.Explain adds the row-group and page decisions from the files' footers.
+// This package plans (binds the filter, builds the planned files); executing the
+// plan — opening the files through the footer cache, deciding row groups and pages,
+// decoding under the read-ahead budget, the exact recheck — is the internal package
+// scanexec's, which Reader, Count, Explain, Files and the DML commands' reads all use.
 //
 // Writing: Write (and CreateWrite, which creates the table with its first rows)
 // commits every batch of one call in one transaction. Delete, Update, Merge and

@@ -7,6 +7,7 @@ import (
 	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/internal/tableview"
 )
 
@@ -38,9 +39,9 @@ var (
 	// identity column. errors.Is also matches ErrInvalidArgument.
 	ErrColumnInUse = fmt.Errorf("%w: column used by a write rule", ErrInvalidArgument)
 	// ErrMissingDataFile reports that a file the log references is not in storage.
-	ErrMissingDataFile = errors.New("table: data file missing")
+	ErrMissingDataFile = scanexec.ErrMissingDataFile
 	// ErrUnknownColumn reports a column name the schema does not have.
-	ErrUnknownColumn = errors.New("table: unknown column")
+	ErrUnknownColumn = scanexec.ErrUnknownColumn
 	// ErrLocationNotEmpty reports that Create was asked to create a table in a
 	// location that already holds files which are not part of a Delta table (see
 	// CreateOptions.AllowNonEmpty).

@@ -739,7 +739,7 @@ func (m *merger) mergeBatch(ctx context.Context, f *touchedFile, task *fileTask,
 		}
 		if len(rows) > 1 && !m.allowMulti {
 			return fmt.Errorf("%w: %d source rows match the target row with key (%s) in %s; with a WHEN MATCHED clause other than one unconditional DELETE each target row may match one source row only",
-				ErrMergeCardinality, len(rows), m.keyString(rec, i), task.add.Path)
+				ErrMergeCardinality, len(rows), m.keyString(rec, i), task.Add.Path)
 		}
 		for _, r := range rows {
 			p.matched[r].Store(true)

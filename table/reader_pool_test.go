@@ -90,7 +90,7 @@ func checkPoolBatch(t *testing.T, rec arrow.RecordBatch, next int64, what string
 
 // withPoisonedPool makes the scan's Reader poison its buffer pool
 // (datafile.PoolOptions.Poison).
-func withPoisonedPool() ScanOption { return func(c *scanConfig) { c.poisonPool = true } }
+func withPoisonedPool() ScanOption { return func(c *scanConfig) { c.PoisonPool = true } }
 
 // TestReaderPoolNeverReusesAHeldBatch: a Reader recycles the buffers of the batches
 // the caller releases, and never those of batches the caller still holds. Every
@@ -120,9 +120,9 @@ func TestReaderPoolNeverReusesAHeldBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pool, ok := rd.cfg.mem.(*datafile.BufferPool)
+		pool, ok := rd.x.Allocator().(*datafile.BufferPool)
 		if !ok {
-			t.Fatalf("the Reader allocates with %T, want its own *datafile.BufferPool", rd.cfg.mem)
+			t.Fatalf("the Reader allocates with %T, want its own *datafile.BufferPool", rd.x.Allocator())
 		}
 		var kept []arrow.RecordBatch
 		var next int64
@@ -201,8 +201,8 @@ func TestReaderWithAllocatorDoesNotPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rd.Release()
-	if rd.cfg.mem != mem {
-		t.Fatalf("the Reader allocates with %T, want the given allocator", rd.cfg.mem)
+	if rd.x.Allocator() != mem {
+		t.Fatalf("the Reader allocates with %T, want the given allocator", rd.x.Allocator())
 	}
 	var next int64
 	for rd.Next() {

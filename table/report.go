@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -261,3 +262,20 @@ func copyFooters(f *FooterCounts) *FooterCounts {
 	v := *f
 	return &v
 }
+
+// reportRecorder records what the scan reader finds in a ScanReport.
+type reportRecorder struct{ r *ScanReport }
+
+// recorder is rep as the scan reader's Recorder (nil for a nil rep: nothing recorded).
+func recorder(rep *ScanReport) scanexec.Recorder {
+	if rep == nil {
+		return nil
+	}
+	return reportRecorder{rep}
+}
+
+func (rr reportRecorder) CountFooter(read bool)              { rr.r.countFooter(read) }
+func (rr reportRecorder) AddRowGroups(s skipping.LevelStats) { rr.r.addRowGroups(s) }
+func (rr reportRecorder) AddPages(s skipping.LevelStats)     { rr.r.addPages(s) }
+func (rr reportRecorder) Warn(msg string)                    { rr.r.warn(msg) }
+func (rr reportRecorder) SetRows(n int64)                    { rr.r.setRows(n) }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
@@ -57,7 +58,7 @@ type Snapshot struct {
 	log     *log.Snapshot
 	view    *tableview.View
 	store   storage.Storage       // where the data files are
-	fm      *fileMeta             // typed stats, partition values and skipping index, built on first use
+	fm      *scanexec.Meta        // typed stats, partition values and skipping index, built on first use
 	filters *filterHook           // the table's ObserveFilters callbacks (nil: none)
 	footers *datafile.FooterCache // the table's footer cache (nil: none)
 	// loadRequests counts the requests loading the snapshot made (nil: the storage
@@ -113,7 +114,7 @@ func newSnapshot(store storage.Storage, ls *log.Snapshot) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{log: ls, view: v, store: store, fm: new(fileMeta)}, nil
+	return &Snapshot{log: ls, view: v, store: store, fm: new(scanexec.Meta)}, nil
 }
 
 // Version is the snapshot's table version.
@@ -142,3 +143,9 @@ func (s *Snapshot) Configuration() map[string]string {
 
 // Log returns the underlying log snapshot (live add actions, protocol, metadata).
 func (s *Snapshot) Log() *log.Snapshot { return s.log }
+
+// meta is what planning knows about the snapshot's live files (built on first use,
+// shared by every scan of the snapshot and its copies).
+func (s *Snapshot) meta() (*scanexec.Meta, error) {
+	return s.fm.Load(s.log.Files(), s.view, s.store)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/skiplake/skiplake/internal/layout"
+	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
@@ -23,7 +24,7 @@ import (
 // the log's newest version. What it keeps between operations (see CacheOptions) is
 // reused only where that is safe: the latest snapshot while the log has not advanced,
 // and the parsed footers of data files, which Delta never changes in place (keyed by
-// path, size and modification time; see footerKey).
+// path, size and modification time; the scan reader, internal/scanexec, keys them).
 type Table struct {
 	store   storage.Storage
 	log     *log.Log
@@ -371,25 +372,12 @@ func resolvePartitionColumns(schema *arrow.Schema, cols []string) ([]string, err
 	return out, nil
 }
 
-func fieldIndexFold(schema *arrow.Schema, name string) int {
-	if idx := schema.FieldIndices(name); len(idx) > 0 {
-		return idx[0]
-	}
-	for i, f := range schema.Fields() {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
-}
-
-func fieldNames(schema *arrow.Schema) string {
-	names := make([]string, schema.NumFields())
-	for i, f := range schema.Fields() {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
-}
+// fieldIndexFold is the index of schema's field named name (exactly, else
+// case-insensitively), -1 for none; fieldNames lists the names for errors.
+var (
+	fieldIndexFold = scanexec.FieldIndexFold
+	fieldNames     = scanexec.FieldNames
+)
 
 // Log returns the table's transaction log (for advanced use: history, checkpoints).
 func (t *Table) Log() *log.Log { return t.log }

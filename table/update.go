@@ -107,7 +107,7 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 		}
 		out, err := set.Apply(b.rec, sel, a.mem)
 		if err != nil {
-			return fmt.Errorf("table: UPDATE of %s: %w", task.add.Path, err)
+			return fmt.Errorf("table: UPDATE of %s: %w", task.Add.Path, err)
 		}
 		defer out.Release()
 		oldIdx := make([]int, 0, len(pos))
@@ -132,7 +132,7 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 		}
 		regen, err := tableview.RecomputeGenerated(a.updateRules, out, a.updateAssigned, a.mem)
 		if err != nil {
-			return fmt.Errorf("table: UPDATE of %s: %w", task.add.Path, err)
+			return fmt.Errorf("table: UPDATE of %s: %w", task.Add.Path, err)
 		}
 		defer regen.Release()
 		out = regen

@@ -1,4 +1,4 @@
-package table
+package scanexec
 
 import (
 	"context"
@@ -70,35 +70,22 @@ func TestReadBudget(t *testing.T) {
 	}
 }
 
-// TestScanOptionZeroValuesAreDefaults: every option's zero value is its documented
-// default.
-func TestScanOptionZeroValuesAreDefaults(t *testing.T) {
-	c := newScanConfig([]ScanOption{WithParallelism(0), WithBatchSize(0), WithReadAhead(0), WithLimit(0), WithAllocator(nil)})
-	if c.parallelism != runtime.GOMAXPROCS(0) || c.batchSize != 64<<10 || c.readAhead != defaultReadAheadBytes || c.limit != 0 || c.mem == nil {
-		t.Fatalf("zero options gave %+v", c)
-	}
-	c = newScanConfig([]ScanOption{WithParallelism(-3), WithLimit(-1), WithReadAhead(-1)})
-	if c.parallelism != runtime.GOMAXPROCS(0) || c.limit != 0 || c.readAhead != defaultReadAheadBytes {
-		t.Fatalf("negative options gave %+v", c)
-	}
-}
-
 // TestReadAheadBatchBytes: a Reader's batches are an eighth of its read-ahead budget,
 // between 1 MiB and datafile.DefaultBatchBytes.
 func TestReadAheadBatchBytes(t *testing.T) {
 	for _, tc := range []struct{ readAhead, want int64 }{
 		{1, 1 << 20},
 		{4 << 20, 1 << 20},
-		{defaultReadAheadBytes, 2 << 20},
+		{DefaultReadAheadBytes, 2 << 20},
 		{32 << 20, 4 << 20},
 		{64 << 20, 8 << 20},
 		{1 << 30, 8 << 20},
 	} {
-		if got := readAheadBatchBytes(tc.readAhead); got != tc.want {
+		if got := BatchBytes(tc.readAhead); got != tc.want {
 			t.Errorf("read-ahead %d: batches of %d bytes, want %d", tc.readAhead, got, tc.want)
 		}
 	}
-	if defaultReadAheadBytes != 16<<20 {
-		t.Errorf("default read-ahead %d, documented as 16 MiB", defaultReadAheadBytes)
+	if DefaultReadAheadBytes != 16<<20 {
+		t.Errorf("default read-ahead %d, documented as 16 MiB", DefaultReadAheadBytes)
 	}
 }

@@ -1,4 +1,4 @@
-package table
+package scanexec
 
 import (
 	"runtime"

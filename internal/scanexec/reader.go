@@ -1,4 +1,4 @@
-package table
+package scanexec
 
 import (
 	"context"
@@ -16,38 +16,92 @@ import (
 	"github.com/skiplake/skiplake/storage"
 )
 
-// Reader streams the rows of a planned Scan as Arrow record batches, row group by
+// DefaultReadAheadBytes is the default read-ahead budget of a Reader: the most
+// decoded Arrow data (by datafile.RecordBytes) that background reads hold beyond
+// the batch the caller has. What a Reader holds is live Go heap, and with the
+// garbage collector's default pacing (GOGC=100) the heap grows to about twice what
+// is live before a collection, so each byte of budget costs about two of resident
+// memory: 16 MiB keeps a full scan near 1.25 times DuckDB's peak RSS on the same
+// files (BENCHMARKS.md, "Peak memory of a full scan"), where 64 MiB took 2.1 times.
+// A caller whose consumer is fast and whose row groups decode to more than the
+// budget gives up some parallel decoding at this default (the decoders beyond the
+// one the caller reads wait); a larger Config.ReadAhead raises it.
+const DefaultReadAheadBytes = 16 << 20
+
+// Batch sizes of a Reader follow its read-ahead budget (BatchBytes): an eighth of
+// the budget, between minReadBatchBytes and datafile.DefaultBatchBytes.
+const (
+	readAheadBatchShare = 8
+	minReadBatchBytes   = 1 << 20
+)
+
+// BatchBytes is the target decoded size of a Reader's batches
+// (datafile.ReadOptions.BatchBytes) for a read-ahead budget of readAhead bytes.
+// Besides the budget, a Reader holds per decoder the batch it is building and the
+// batch the caller has, outside the budget: sizing them from the budget keeps
+// those a fraction of it (with 16 MiB, 2 MiB batches) instead of a fixed 8 MiB
+// each, which at a small budget would be most of the memory.
+func BatchBytes(readAhead int64) int64 {
+	return min(max(readAhead/readAheadBatchShare, minReadBatchBytes), datafile.DefaultBatchBytes)
+}
+
+// Config is how a Reader reads. Every field is set (the facade applies the
+// documented defaults of its options).
+type Config struct {
+	// Limit stops reading after Limit rows (0: no limit).
+	Limit int64
+	// BatchSize caps the rows per batch.
+	BatchSize int64
+	// Parallelism bounds the row groups decoded at once (and the files opened ahead
+	// without a limit).
+	Parallelism int
+	// ReadAhead bounds, in bytes of decoded Arrow data, the batches waiting for the
+	// caller.
+	ReadAhead int64
+	// Mem allocates the batches (replaced by a pool of the Reader's own when Pooled).
+	Mem memory.Allocator
+	// Pooled: the Reader recycles the buffers of batches the caller released, from a
+	// datafile.BufferPool of its own.
+	Pooled bool
+	// PoisonPool makes that pool poison recycled buffers (tests only).
+	PoisonPool bool
+	// Progress, when set, is called with the files done and the files to read as a
+	// Reader proceeds, from background goroutines, one call at a time.
+	Progress func(done, total int64)
+}
+
+// Reader streams the rows of a planned scan as Arrow record batches, row group by
 // row group.
 //
 // How it reads: the planned files are opened (footer, deletion vector) and their row
 // groups and pages decided (skipping's footer and page-index evaluators) up to
-// WithParallelism files ahead at once, one file ahead with a limit (see openWindow);
-// one goroutine takes them in plan order and hands the row groups to up to
-// WithParallelism decoders;
+// Config.Parallelism files ahead at once, one file ahead with a limit (see
+// openWindow); one goroutine takes them in plan order and hands the row groups to up
+// to Config.Parallelism decoders;
 // each decoder streams its row group's column chunks, drops deleted rows, adds
 // partition columns and rechecks the filter where no level proved "must match".
 // Decoded batches wait in per-row-group queues whose total size is bounded by the
-// read-ahead budget (WithReadAhead): a decoder that would exceed it waits, except the
-// one decoding the row group the caller is reading while none of its batches wait.
-// Memory is therefore about the budget plus, per decoder, one batch and the stream
-// buffers — not the file size nor the row group size.
+// read-ahead budget (Config.ReadAhead): a decoder that would exceed it waits, except
+// the one decoding the row group the caller is reading while none of its batches
+// wait. Memory is therefore about the budget plus, per decoder, one batch and the
+// stream buffers — not the file size nor the row group size.
 //
-// Order: batches come in plan order (files in log order, row groups and rows in file
-// order) whatever the parallelism. A limit (WithLimit) stops the background reads as
-// soon as it is reached.
+// Order: batches come in plan order (tasks in order, row groups and rows in file
+// order) whatever the parallelism. A limit stops the background reads as soon as it
+// is reached.
 //
 // A Reader is not safe for concurrent use. A batch returned by RecordBatch is valid
 // until the next call to Next or Release; Retain it to keep it longer. Release stops
 // the background reads and frees what they hold.
 type Reader struct {
 	scan  *Scan
-	proj  *projection
-	tasks []*fileTask
-	cfg   scanConfig
+	proj  *Projection
+	tasks []*Task
+	cfg   Config
+	rec   Recorder
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	report *ScanReport
 
 	started  bool
 	finished bool
@@ -73,38 +127,41 @@ type Reader struct {
 	limitRows int64
 }
 
-func newReader(ctx context.Context, s *Scan, cfg scanConfig, proj *projection, tasks []*fileTask, rep *ScanReport) *Reader {
-	if rep.Requests != nil {
-		// The scan's storage counts requests: count the reader's into the report.
-		rep.live = new(storage.Counters)
-		ctx = storage.WithRequestCounters(ctx, rep.live)
-	}
+// NewReader makes a Reader of tasks (read in order) of the scan s, returning batches
+// of proj's schema; rec (nil: nothing recorded) receives the footers, row-group and
+// page levels and rows returned. ctx governs the background reads, which start at
+// the first Next. The caller releases the Reader.
+func NewReader(ctx context.Context, s *Scan, cfg Config, proj *Projection, tasks []*Task, rec Recorder) *Reader {
 	rctx, cancel := context.WithCancel(ctx)
-	if cfg.limit > 0 && cfg.limit < cfg.batchSize {
-		cfg.batchSize = cfg.limit // decode no more rows than can be returned
+	if cfg.Limit > 0 && cfg.Limit < cfg.BatchSize {
+		cfg.BatchSize = cfg.Limit // decode no more rows than can be returned
 	}
-	if cfg.pooled {
+	if cfg.Pooled {
 		// Batches the caller releases give their buffers back for the next ones. The
 		// pool keeps at most twice the read-ahead budget of free buffers: the buffers
 		// of a full queue of batches plus those being decoded (measured on the
 		// interop full scan: about 1.7 times the budget are free at once; with one
 		// budget a third of the batches' buffers were fresh allocations).
-		cfg.mem = datafile.NewBufferPool(datafile.PoolOptions{MaxIdleBytes: 2 * cfg.readAhead, Poison: cfg.poisonPool})
+		cfg.Mem = datafile.NewBufferPool(datafile.PoolOptions{MaxIdleBytes: 2 * cfg.ReadAhead, Poison: cfg.PoisonPool})
 	}
-	r := &Reader{scan: s, proj: proj, tasks: tasks, cfg: cfg, ctx: rctx, cancel: cancel, report: rep, refs: 1}
+	r := &Reader{scan: s, proj: proj, tasks: tasks, cfg: cfg, rec: orNop(rec), ctx: rctx, cancel: cancel, refs: 1}
 	r.limitCond = sync.NewCond(&r.limitMu)
 	return r
 }
 
+// Allocator is the allocator of the Reader's batches: Config.Mem, or the Reader's
+// own pool when Config.Pooled.
+func (r *Reader) Allocator() memory.Allocator { return r.cfg.Mem }
+
 // waitForLimit blocks the dispatcher, when the scan has a limit, until the rows of
 // the row groups already started (rows) may no longer cover it; false when ctx ended.
 func (r *Reader) waitForLimit(rows int64) bool {
-	if r.cfg.limit <= 0 {
+	if r.cfg.Limit <= 0 {
 		return true
 	}
 	r.limitMu.Lock()
 	defer r.limitMu.Unlock()
-	for r.ahead > 0 && r.ahead >= r.cfg.limit-r.limitRows && r.ctx.Err() == nil {
+	for r.ahead > 0 && r.ahead >= r.cfg.Limit-r.limitRows && r.ctx.Err() == nil {
 		r.limitCond.Wait()
 	}
 	r.ahead += rows
@@ -113,7 +170,7 @@ func (r *Reader) waitForLimit(rows int64) bool {
 
 // unitConsumed returns the rows of a row group the caller has finished reading.
 func (r *Reader) unitConsumed(u *readUnit) {
-	if r.cfg.limit <= 0 {
+	if r.cfg.Limit <= 0 {
 		return
 	}
 	r.limitMu.Lock()
@@ -124,12 +181,7 @@ func (r *Reader) unitConsumed(u *readUnit) {
 }
 
 // Schema is the schema of every batch.
-func (r *Reader) Schema() *arrow.Schema { return r.proj.schema }
-
-// Report returns what the scan planned and what the Reader has read so far: the
-// planning levels, then "rowgroup" and "page" for the files opened, and RowsReturned.
-// The caller owns the copy.
-func (r *Reader) Report() *ScanReport { return r.report.clone() }
+func (r *Reader) Schema() *arrow.Schema { return r.proj.Schema }
 
 // Err returns the first error the Reader met (nil at the end of the rows).
 func (r *Reader) Err() error { return r.err }
@@ -160,7 +212,7 @@ func (r *Reader) Release() {
 	for u := range r.units {
 		u.q.drain()
 	}
-	if p, ok := r.cfg.mem.(*datafile.BufferPool); ok && r.cfg.pooled {
+	if p, ok := r.cfg.Mem.(*datafile.BufferPool); ok && r.cfg.Pooled {
 		p.Close() // the next scan reuses what this one freed
 	}
 }
@@ -176,22 +228,13 @@ func (r *Reader) releaseCur() {
 	}
 }
 
-// RecordReader returns the Reader as an array.RecordReader (for APIs that take one,
-// such as IPC writers). It shares the Reader's state and references.
-func (r *Reader) RecordReader() array.RecordReader { return recordReader{r} }
-
-type recordReader struct{ *Reader }
-
-// Record is RecordBatch under array.RecordReader's deprecated name.
-func (rr recordReader) Record() arrow.RecordBatch { return rr.cur }
-
 // Next advances to the next batch, reading in the background as needed.
 func (r *Reader) Next() bool {
 	r.releaseCur()
 	if r.err != nil || r.finished {
 		return false
 	}
-	if r.cfg.limit > 0 && r.rows >= r.cfg.limit {
+	if r.cfg.Limit > 0 && r.rows >= r.cfg.Limit {
 		r.finish()
 		return false
 	}
@@ -224,15 +267,15 @@ func (r *Reader) Next() bool {
 		}
 		rec := it.rec
 		r.curBytes = it.bytes
-		if r.cfg.limit > 0 && r.rows+rec.NumRows() > r.cfg.limit {
-			sl := rec.NewSlice(0, r.cfg.limit-r.rows)
+		if r.cfg.Limit > 0 && r.rows+rec.NumRows() > r.cfg.Limit {
+			sl := rec.NewSlice(0, r.cfg.Limit-r.rows)
 			rec.Release()
 			rec = sl
 		}
 		r.rows += rec.NumRows()
-		r.report.setRows(r.rows)
+		r.rec.SetRows(r.rows)
 		r.cur = rec
-		if r.cfg.limit > 0 && r.rows >= r.cfg.limit {
+		if r.cfg.Limit > 0 && r.rows >= r.cfg.Limit {
 			r.cancel() // the limit is reached: stop reading ahead
 		}
 		return true
@@ -247,7 +290,7 @@ func (r *Reader) finish() {
 
 func (r *Reader) start() {
 	r.started = true
-	r.budget = newReadBudget(r.ctx, r.cfg.readAhead)
+	r.budget = newReadBudget(r.ctx, r.cfg.ReadAhead)
 	r.units = make(chan *readUnit, 64)
 	r.wg.Add(1)
 	go r.dispatch()
@@ -257,14 +300,14 @@ func (r *Reader) start() {
 type readUnit struct {
 	seq     int64
 	file    *openFile
-	spec    rgUnit
+	spec    Unit
 	maxRows int64 // rows it may return at most
 	q       *batchQueue
 }
 
 // openFile is a file whose row groups are being read; the last user closes it.
 type openFile struct {
-	task *fileTask
+	task *Task
 	f    storage.File
 	r    *datafile.Reader
 	mu   sync.Mutex
@@ -303,10 +346,10 @@ func (f *openFile) release() bool {
 // memory (outside the read-ahead budget, which counts decoded batches), so the window
 // also bounds that.
 func (r *Reader) openWindow() int {
-	if r.cfg.limit > 0 || r.cfg.parallelism < 1 {
+	if r.cfg.Limit > 0 || r.cfg.Parallelism < 1 {
 		return 1
 	}
-	return r.cfg.parallelism
+	return r.cfg.Parallelism
 }
 
 // pendingOpen is a planned file being opened ahead of the dispatcher; done is closed
@@ -314,7 +357,7 @@ func (r *Reader) openWindow() int {
 type pendingOpen struct {
 	done  chan struct{}
 	of    *openFile
-	units []rgUnit
+	units []Unit
 	err   error
 }
 
@@ -372,8 +415,8 @@ func (r *Reader) dispatch() {
 			p.discard()
 		}
 	}()
-	slots := make(chan struct{}, r.cfg.parallelism)
-	if r.cfg.limit > 0 {
+	slots := make(chan struct{}, r.cfg.Parallelism)
+	if r.cfg.Limit > 0 {
 		stop := context.AfterFunc(r.ctx, func() {
 			r.limitMu.Lock()
 			r.limitCond.Broadcast()
@@ -408,10 +451,10 @@ func (r *Reader) dispatch() {
 			continue
 		}
 		for _, spec := range units {
-			maxRows := of.r.Metadata().RowGroup(spec.rg).NumRows()
-			if spec.ranges != nil {
+			maxRows := of.r.Metadata().RowGroup(spec.RG).NumRows()
+			if spec.Ranges != nil {
 				maxRows = 0
-				for _, rr := range spec.ranges {
+				for _, rr := range spec.Ranges {
 					maxRows += rr.End - rr.Start
 				}
 			}
@@ -461,34 +504,34 @@ func (r *Reader) dispatch() {
 
 // openTask opens a planned file, loads its deletion vector and decides its row
 // groups. It returns a nil file (and no error) when nothing of it needs reading.
-func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgUnit, error) {
+func (r *Reader) openTask(ctx context.Context, task *Task) (*openFile, []Unit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	var del *dv.Deleted
 	var err error
-	if task.change != nil {
-		del, err = task.change.deleted(ctx, r.scan.snap.store, task)
+	if task.Change != nil {
+		del, err = task.Change.Deleted(ctx, r.scan.Store, task)
 	} else {
-		del, err = datafile.LoadDeletionVector(ctx, r.scan.snap.store, task.add.DeletionVector)
+		del, err = datafile.LoadDeletionVector(ctx, r.scan.Store, task.Add.DeletionVector)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", task.path, err)
+		return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", task.Path, err)
 	}
-	opts := datafile.ReadOptions{BatchSize: r.cfg.batchSize, BatchBytes: readAheadBatchBytes(r.cfg.readAhead),
-		Allocator: r.cfg.mem, Deleted: del}
-	if storage.RootOf(r.scan.snap.store) != "" {
+	opts := datafile.ReadOptions{BatchSize: r.cfg.BatchSize, BatchBytes: BatchBytes(r.cfg.ReadAhead),
+		Allocator: r.cfg.Mem, Deleted: del}
+	if storage.RootOf(r.scan.Store) != "" {
 		opts.StreamBufferBytes = localStreamBufferBytes
 	}
 	// The file is opened under the Reader's context, not ctx: an object store's File
 	// reads with the context it was opened with, and the decoders read the file's row
 	// groups after the dispatcher, which ends ctx (the opens ahead) when it has
 	// dispatched the last of them.
-	f, dr, err := r.scan.openFileReport(r.ctx, task, opts, r.report)
+	f, dr, err := r.scan.OpenFile(r.ctx, task, opts, r.rec)
 	if err != nil {
 		return nil, nil, err
 	}
-	units := r.scan.decideFile(task, dr, r.report)
+	units := r.scan.DecideFile(task, dr, r.rec)
 	if len(units) == 0 {
 		dr.Close()
 		f.Close()
@@ -508,12 +551,12 @@ func (r *Reader) openTask(ctx context.Context, task *fileTask) (*openFile, []rgU
 const localStreamBufferBytes = 32 << 10
 
 func (r *Reader) fileDone() {
-	if r.cfg.progress == nil {
+	if r.cfg.Progress == nil {
 		return
 	}
 	r.progressMu.Lock()
 	r.filesDone++
-	r.cfg.progress(Progress{Phase: "scan", Done: r.filesDone, Total: int64(len(r.tasks)), Unit: "files"})
+	r.cfg.Progress(r.filesDone, int64(len(r.tasks)))
 	r.progressMu.Unlock()
 }
 
@@ -524,7 +567,7 @@ func (r *Reader) decode(u *readUnit) error {
 		if rec.NumRows() == 0 {
 			return nil
 		}
-		o, err := r.assemble(task, rec, u.spec.recheck)
+		o, err := r.assemble(task, rec, u.spec.Recheck)
 		if err != nil {
 			return err
 		}
@@ -541,37 +584,37 @@ func (r *Reader) decode(u *readUnit) error {
 		return nil
 	}
 	var err error
-	if u.spec.ranges != nil {
-		err = u.file.r.ReadRanges(r.ctx, r.proj.want, u.spec.rg, u.spec.ranges, emit)
+	if u.spec.Ranges != nil {
+		err = u.file.r.ReadRanges(r.ctx, r.proj.Want, u.spec.RG, u.spec.Ranges, emit)
 	} else {
-		err = u.file.r.Read(r.ctx, r.proj.want, []int{u.spec.rg}, emit)
+		err = u.file.r.Read(r.ctx, r.proj.Want, []int{u.spec.RG}, emit)
 	}
 	if err != nil {
 		if cerr := r.ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if errors.Is(err, ErrCorruptData) {
+		if errors.Is(err, datafile.ErrCorruptData) {
 			return fmt.Errorf("table: %w", err) // names the file, row group and column
 		}
 		if errors.Is(err, storage.ErrNotExist) {
 			// Opened with its logged size (a cached footer): an object store makes no
 			// request until this read.
-			return fmt.Errorf("%w: %s (referenced by version %d): %w", ErrMissingDataFile, task.path, r.scan.snap.Version(), err)
+			return fmt.Errorf("%w: %s (referenced by version %d): %w", ErrMissingDataFile, task.Path, r.scan.Version, err)
 		}
-		return fmt.Errorf("table: reading %s: %w", task.path, err)
+		return fmt.Errorf("table: reading %s: %w", task.Path, err)
 	}
 	return nil
 }
 
 // assemble builds an output batch from a batch of file columns plus partition
 // constants, rechecking the filter when asked.
-func (r *Reader) assemble(task *fileTask, data arrow.RecordBatch, recheck bool) (arrow.RecordBatch, error) {
+func (r *Reader) assemble(task *Task, data arrow.RecordBatch, recheck bool) (arrow.RecordBatch, error) {
 	p := r.proj
-	rec, err := p.withPartitions(task, data, r.cfg.mem)
+	rec, err := p.WithPartitions(task, data, r.cfg.Mem)
 	if err != nil {
 		return nil, err
 	}
-	if recheck && p.recheck != nil {
+	if recheck && p.Recheck != nil {
 		filtered, err := r.applyFilter(rec)
 		rec.Release()
 		if err != nil {
@@ -579,56 +622,12 @@ func (r *Reader) assemble(task *fileTask, data arrow.RecordBatch, recheck bool) 
 		}
 		rec = filtered
 	}
-	out := make([]arrow.Array, len(p.outIdx))
-	for i, j := range p.outIdx {
-		out[i] = rec.Column(j)
-	}
-	res := array.NewRecordBatch(p.schema, out, rec.NumRows())
-	rec.Release()
-	return res, nil
-}
-
-// withPartitions builds a batch of the read schema from a batch of the file's data
-// columns plus the task's partition values as constant columns. The caller releases it.
-func (p *projection) withPartitions(task *fileTask, data arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	n := int(data.NumRows())
-	cols := make([]arrow.Array, len(p.outCols))
-	di := 0
-	for i, oc := range p.outCols {
-		v, given := task.partVals[oc.physical]
-		if oc.partition || (oc.override && given) {
-			c, err := datafile.ConstantColumn(v, oc.field.Type, n, mem)
-			if err != nil {
-				releaseArrays(cols[:i])
-				return nil, fmt.Errorf("table: partition column %q: %w", oc.field.Name, err)
-			}
-			cols[i] = c
-			if oc.override {
-				di++ // the file's column (read: nulls in a data file) is replaced
-			}
-			continue
-		}
-		c := data.Column(di)
-		c.Retain()
-		cols[i] = c
-		di++
-	}
-	rec := array.NewRecordBatch(p.readSch, cols, int64(n))
-	releaseArrays(cols)
-	return rec, nil
-}
-
-func releaseArrays(as []arrow.Array) {
-	for _, a := range as {
-		if a != nil {
-			a.Release()
-		}
-	}
+	return p.output(rec), nil
 }
 
 // applyFilter keeps the rows of rec for which the filter is TRUE (the exact recheck).
 func (r *Reader) applyFilter(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	sel, err := r.proj.recheck.Evaluate(rec)
+	sel, err := r.proj.Recheck.Evaluate(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +639,7 @@ func (r *Reader) applyFilter(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	case 0:
 		return rec.NewSlice(0, 0), nil
 	}
-	bb := array.NewBooleanBuilder(r.cfg.mem)
+	bb := array.NewBooleanBuilder(r.cfg.Mem)
 	defer bb.Release()
 	bb.Reserve(n)
 	for i := 0; i < n; i++ {
@@ -648,7 +647,7 @@ func (r *Reader) applyFilter(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	}
 	mask := bb.NewBooleanArray()
 	defer mask.Release()
-	return compute.FilterRecordBatch(compute.WithAllocator(context.Background(), r.cfg.mem), rec, mask, compute.DefaultFilterOptions())
+	return compute.FilterRecordBatch(compute.WithAllocator(context.Background(), r.cfg.Mem), rec, mask, compute.DefaultFilterOptions())
 }
 
 // queued is a decoded batch waiting for the caller, with the budget it holds.
