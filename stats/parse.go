@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -220,30 +221,83 @@ func (pl *plan) project(src *plan, nodes []*pnode, want map[string]bool) []*pnod
 
 // parseState is the per-call scratch of a parse.
 type parseState struct {
-	pl   *plan
-	sc   scanner
-	cols []parsedCol
-}
-
-// parsedCol is a Column plus whether the input mentioned it; one allocation holds
-// all of them and File.Columns points into it.
-type parsedCol struct {
-	Column
-	touched bool
+	pl      *plan
+	sc      scanner
+	cols    []Column
+	touched []bool // touched[i]: some section mentioned leaf i
 }
 
 func (pl *plan) parse(s string) (*File, error) {
-	st := parseState{pl: pl, sc: scanner{s: s}}
 	n := len(pl.leaves)
-	st.cols = make([]parsedCol, n)
-	f := &File{NumRecords: -1, TightBounds: true}
+	cols := make([]Column, n)
+	var small [16]bool
+	touched := small[:0]
+	if n <= len(small) {
+		touched = small[:n]
+	} else {
+		touched = make([]bool, n)
+	}
+	nr, tight, err := pl.parseInto(s, cols, touched)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{NumRecords: nr, TightBounds: tight}
+	count := 0
+	for _, t := range touched {
+		if t {
+			count++
+		}
+	}
+	f.Columns = make(map[string]*Column, count)
+	for i, t := range touched {
+		if t {
+			f.Columns[pl.leaves[i].key] = &cols[i]
+		}
+	}
+	return f, nil
+}
+
+// Leaves returns the keys (Key of the physical path) of the leaf columns p converts,
+// in schema order: every leaf of the schema, or for a projection (Project) the listed
+// ones the schema has. ParseColumns fills its cols in this order.
+func (p *Parser) Leaves() []string {
+	out := make([]string, len(p.p.leaves))
+	for i := range p.p.leaves {
+		out[i] = p.p.leaves[i].key
+	}
+	return out
+}
+
+// ParseColumns reads statsJSON as Parse does (the same errors, the same numRecords,
+// tightBounds and Column values) into storage the caller owns, so that converting
+// the statistics of many files allocates nothing per file (beyond the unescaped
+// copy of a converted string bound holding escapes): cols[i] receives the Column of
+// leaf Leaves()[i] and seen[i] whether any section mentioned it (whether Parse would
+// put it in File.Columns). Keys of other columns are skipped without decoding their
+// values; they are still checked to be well-formed JSON. cols and seen must have
+// len(Leaves()) entries; they are overwritten, and are unspecified after an error.
+// numRecords is -1 when absent; tight is true unless "tightBounds":false. String
+// bounds may share memory with statsJSON.
+func (p *Parser) ParseColumns(statsJSON string, cols []Column, seen []bool) (numRecords int64, tight bool, err error) {
+	if len(cols) != len(p.p.leaves) || len(seen) != len(p.p.leaves) {
+		return -1, true, fmt.Errorf("stats: ParseColumns: %d columns and %d flags for %d leaves: %w", len(cols), len(seen), len(p.p.leaves), ErrArgument)
+	}
+	clear(cols)
+	clear(seen)
+	return p.p.parseInto(statsJSON, cols, seen)
+}
+
+// parseInto parses s into cols and touched (zeroed, one entry per leaf of pl).
+func (pl *plan) parseInto(s string, cols []Column, touched []bool) (numRecords int64, tight bool, err error) {
+	st := parseState{pl: pl, sc: scanner{s: s}, cols: cols, touched: touched}
+	numRecords, tight = -1, true
 	sc := &st.sc
 	k, _ := sc.value()
 	if k != tokObject {
 		if sc.err == nil {
 			sc.fail("stats must be a JSON object")
 		}
-		return nil, sc.err
+		return -1, true, sc.err
 	}
 	for first := true; ; first = false {
 		key, ok := sc.nextKey(first)
@@ -255,7 +309,7 @@ func (pl *plan) parse(s string) (*File, error) {
 			vk, text := sc.value()
 			if vk == tokNumber {
 				if v, ok := parseIntText(text); ok && v >= 0 {
-					f.NumRecords = v
+					numRecords = v
 				}
 			} else {
 				sc.skipRest(vk)
@@ -264,9 +318,9 @@ func (pl *plan) parse(s string) (*File, error) {
 			vk, _ := sc.value()
 			switch vk {
 			case tokFalse:
-				f.TightBounds = false
+				tight = false
 			case tokTrue:
-				f.TightBounds = true
+				tight = true
 			default:
 				sc.skipRest(vk)
 			}
@@ -282,21 +336,9 @@ func (pl *plan) parse(s string) (*File, error) {
 	}
 	sc.end()
 	if sc.err != nil {
-		return nil, sc.err
+		return -1, true, sc.err
 	}
-	count := 0
-	for i := range st.cols {
-		if st.cols[i].touched {
-			count++
-		}
-	}
-	f.Columns = make(map[string]*Column, count)
-	for i := range st.cols {
-		if st.cols[i].touched {
-			f.Columns[pl.leaves[i].key] = &st.cols[i].Column
-		}
-	}
-	return f, nil
+	return numRecords, tight, nil
 }
 
 func findNode(nodes []*pnode, key string) *pnode {
@@ -355,8 +397,8 @@ func (st *parseState) leafValue(i int, sec section) {
 	if k == tokInvalid {
 		return
 	}
-	st.cols[i].touched = true
-	col := &st.cols[i].Column
+	st.touched[i] = true
+	col := &st.cols[i]
 	l := &st.pl.leaves[i]
 	switch sec {
 	case secNull:
