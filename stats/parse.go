@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -31,6 +32,7 @@ type pnode struct {
 	name     string
 	children []*pnode // non-nil for structs
 	leaf     int      // index into plan.leaves, -1 for structs
+	ascii    bool     // name is ASCII: it folds only to names of its length
 }
 
 type pleaf struct {
@@ -91,7 +93,7 @@ func (pl *plan) nodes(fields []arrow.Field, path []string) []*pnode {
 	out := make([]*pnode, 0, len(fields))
 	for _, f := range fields {
 		p := append(append([]string(nil), path...), f.Name)
-		n := &pnode{name: f.Name, leaf: -1}
+		n := &pnode{name: f.Name, leaf: -1, ascii: isASCII(f.Name)}
 		if st, ok := f.Type.(*arrow.StructType); ok {
 			n.children = pl.nodes(st.Fields(), p)
 		} else {
@@ -207,12 +209,12 @@ func (pl *plan) project(src *plan, nodes []*pnode, want map[string]bool) []*pnod
 	for _, n := range nodes {
 		if n.children != nil {
 			if kids := pl.project(src, n.children, want); len(kids) > 0 {
-				out = append(out, &pnode{name: n.name, children: kids, leaf: -1})
+				out = append(out, &pnode{name: n.name, children: kids, leaf: -1, ascii: n.ascii})
 			}
 			continue
 		}
 		if l := src.leaves[n.leaf]; want[l.key] {
-			out = append(out, &pnode{name: n.name, leaf: len(pl.leaves)})
+			out = append(out, &pnode{name: n.name, leaf: len(pl.leaves), ascii: n.ascii})
 			pl.leaves = append(pl.leaves, l)
 		}
 	}
@@ -347,12 +349,28 @@ func findNode(nodes []*pnode, key string) *pnode {
 			return n
 		}
 	}
+	// Case-insensitive fallback. Two ASCII strings fold equal only at equal length
+	// (the non-ASCII folds of ASCII letters, U+017F and U+212A, are not ASCII), so
+	// those comparisons are skipped.
+	asciiKey := isASCII(key)
 	for _, n := range nodes {
+		if asciiKey && n.ascii && len(n.name) != len(key) {
+			continue
+		}
 		if strings.EqualFold(n.name, key) {
 			return n
 		}
 	}
 	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // section reads one of minValues/maxValues/nullCount (any value; non-objects are

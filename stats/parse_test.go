@@ -505,3 +505,35 @@ func TestParseConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestFindNodeFolding checks the key lookup against the plain rule (an exact match
+// first, else the first name equal under Unicode case folding), including the
+// non-ASCII folds of ASCII letters (U+212A KELVIN SIGN, U+017F LONG S) that change
+// a name's byte length.
+func TestFindNodeFolding(t *testing.T) {
+	names := []string{"k", "s", "Id", "id", "amount", "ſtart", "KELVIN", "é", "É"}
+	var nodes []*pnode
+	for _, n := range names {
+		nodes = append(nodes, &pnode{name: n, ascii: isASCII(n)})
+	}
+	oracle := func(key string) *pnode {
+		for _, n := range nodes {
+			if n.name == key {
+				return n
+			}
+		}
+		for _, n := range nodes {
+			if strings.EqualFold(n.name, key) {
+				return n
+			}
+		}
+		return nil
+	}
+	keys := []string{"k", "K", "\u212a", "s", "S", "\u017f", "ID", "iD", "id", "Amount", "AMOUNTS", "start",
+		"START", "\u212aelvin", "kelvin", "é", "É", "e", "", "x", "amoun"}
+	for _, k := range keys {
+		if got, want := findNode(nodes, k), oracle(k); got != want {
+			t.Errorf("findNode(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
