@@ -223,36 +223,51 @@ func (pl *plan) project(src *plan, nodes []*pnode, want map[string]bool) []*pnod
 
 // parseState is the per-call scratch of a parse.
 type parseState struct {
-	pl      *plan
-	sc      scanner
-	cols    []Column
-	touched []bool // touched[i]: some section mentioned leaf i
+	pl   *plan
+	sc   scanner
+	cols []Column
+	// touched[i]: some section mentioned leaf i; when touched is nil (a plan of at
+	// most 64 leaves parsed by Parse) bit i of mask says it instead.
+	touched []bool
+	mask    uint64
+}
+
+func (st *parseState) touch(i int) {
+	if st.touched != nil {
+		st.touched[i] = true
+	} else {
+		st.mask |= 1 << i
+	}
 }
 
 func (pl *plan) parse(s string) (*File, error) {
 	n := len(pl.leaves)
 	cols := make([]Column, n)
-	var small [16]bool
-	touched := small[:0]
-	if n <= len(small) {
-		touched = small[:n]
-	} else {
+	var touched []bool
+	if n > 64 {
 		touched = make([]bool, n)
 	}
-	nr, tight, err := pl.parseInto(s, cols, touched)
+	st := parseState{pl: pl, sc: scanner{s: s}, cols: cols, touched: touched}
+	nr, tight, err := st.run()
 	if err != nil {
 		return nil, err
 	}
+	seen := func(i int) bool {
+		if touched != nil {
+			return touched[i]
+		}
+		return st.mask&(1<<i) != 0
+	}
 	f := &File{NumRecords: nr, TightBounds: tight}
 	count := 0
-	for _, t := range touched {
-		if t {
+	for i := range n {
+		if seen(i) {
 			count++
 		}
 	}
 	f.Columns = make(map[string]*Column, count)
-	for i, t := range touched {
-		if t {
+	for i := range n {
+		if seen(i) {
 			f.Columns[pl.leaves[i].key] = &cols[i]
 		}
 	}
@@ -286,12 +301,17 @@ func (p *Parser) ParseColumns(statsJSON string, cols []Column, seen []bool) (num
 	}
 	clear(cols)
 	clear(seen)
-	return p.p.parseInto(statsJSON, cols, seen)
+	st := parseState{pl: p.p, sc: scanner{s: statsJSON}, cols: cols, touched: seen}
+	if seen == nil {
+		st.touched = []bool{} // no leaves: never indexed, but not the mask form
+	}
+	return st.run()
 }
 
-// parseInto parses s into cols and touched (zeroed, one entry per leaf of pl).
-func (pl *plan) parseInto(s string, cols []Column, touched []bool) (numRecords int64, tight bool, err error) {
-	st := parseState{pl: pl, sc: scanner{s: s}, cols: cols, touched: touched}
+// run parses st.sc's input into st.cols and the touched flags (zeroed, one entry
+// per leaf of st.pl).
+func (st *parseState) run() (numRecords int64, tight bool, err error) {
+	pl := st.pl
 	numRecords, tight = -1, true
 	sc := &st.sc
 	k, _ := sc.value()
@@ -415,7 +435,7 @@ func (st *parseState) leafValue(i int, sec section) {
 	if k == tokInvalid {
 		return
 	}
-	st.touched[i] = true
+	st.touch(i)
 	col := &st.cols[i]
 	l := &st.pl.leaves[i]
 	switch sec {
