@@ -158,10 +158,12 @@ type addCols struct {
 	stats, statsParsed, tags, dv           arrow.Array
 	baseRowID, defaultRowCommitVersion     arrow.Array
 	clusteringProvider                     arrow.Array
+	// statsJSON renders statsParsed cells as JSON stats (nil: the generic path).
+	statsJSON *statsRenderer
 }
 
 func newAddCols(s *structCols) *addCols {
-	return &addCols{
+	c := &addCols{
 		arr: s.arr, path: s.cols["path"], partitionValues: s.cols["partitionValues"],
 		partitionParsed: s.cols["partitionValues_parsed"], size: s.cols["size"],
 		modificationTime: s.cols["modificationTime"], dataChange: s.cols["dataChange"],
@@ -169,6 +171,10 @@ func newAddCols(s *structCols) *addCols {
 		dv: s.cols["deletionVector"], baseRowID: s.cols["baseRowId"],
 		defaultRowCommitVersion: s.cols["defaultRowCommitVersion"], clusteringProvider: s.cols["clusteringProvider"],
 	}
+	if c.statsParsed != nil {
+		c.statsJSON = newStatsRenderer(c.statsParsed)
+	}
+	return c
 }
 
 // addAt fills a with the add action in row i of the checkpoint "add" column;
@@ -187,11 +193,11 @@ func addAt(c *addCols, i int, pv *partitionInterner, a *Add) error {
 	a.Stats, _ = arrStr(c.stats, i)
 	if a.Stats == "" {
 		if sp := c.statsParsed; sp != nil && !sp.IsNull(i) {
-			b, err := json.Marshal(arrowToAny(sp, i, true))
+			s, err := renderStats(c.statsJSON, sp, i)
 			if err != nil {
 				return err
 			}
-			a.Stats = string(b)
+			a.Stats = s
 		}
 	}
 	a.Tags = strMap(c.tags, i)

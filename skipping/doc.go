@@ -19,8 +19,9 @@
 //
 // Statistics may stay JSON until a predicate reads them (NewLazyFileIndex,
 // PlannerOptions.Stats): a column's bounds are converted for every file the first
-// time a predicate names it, with the parser projected to that column, and kept; a
-// plan without a predicate parses nothing. Its verdicts are those of the index
+// time a predicate names it, with the parser projected to that column, straight into
+// the column's typed bounds (stats.Parser.ParseColumns: nothing allocated per file),
+// and kept; a plan without a predicate parses nothing. Its verdicts are those of the index
 // built from the files' statistics parsed whole (tested against it). A column is
 // converted over ranges of files on up to GOMAXPROCS goroutines; the result does not
 // depend on the split.

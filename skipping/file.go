@@ -301,84 +301,152 @@ func (fi *FileIndex) ready(pred *expr.Bound, mapper PathMapper) *indexState {
 	if st.records != nil && len(keys) == 0 {
 		return st
 	}
-	files, converted := lz.parseAll(lz.parser.Project(keys), fi.n)
+	conv := lz.convert(lz.parser.Project(keys), keys, fi.n, st.records == nil)
 	lz.parses++
-	lz.keys = append(lz.keys, slices.Sorted(maps.Keys(converted))...)
+	lz.keys = append(lz.keys, conv.converted...)
 	next := &indexState{records: st.records, parsed: st.parsed, cols: make(map[string]*indexColumn, len(st.cols)+len(keys))}
 	maps.Copy(next.cols, st.cols)
 	if next.records == nil {
-		next.records = recordsOf(files)
-		next.parsed = make([]bool, fi.n)
-		for i, f := range files {
-			next.parsed[i] = f != nil
-		}
+		next.records, next.parsed = conv.records, conv.parsed
 	}
-	for _, k := range keys {
-		l := lz.leaves[k]
-		if c := buildColumn(files, l.path, l.kind, l.scale); c != nil {
-			next.cols[k] = c
+	for k, key := range keys {
+		if c := conv.cols[k]; c != nil {
+			next.cols[key] = c
 		}
-		lz.loaded[k] = true
+		lz.loaded[key] = true
 	}
 	fi.state.Store(next)
 	return next
 }
 
-// parseChunk is how many files one goroutine of parseAll parses at a time.
+// parseChunk is how many files one goroutine of convert parses at a time.
 const parseChunk = 4096
 
-// parseAll parses the statistics of the n files with proj, on up to GOMAXPROCS
-// goroutines over ranges of files when there are many: files[i] is file i's
-// statistics (nil when absent or unparseable, which means "might match", S1, not a
-// failed plan), converted the keys any file had a column for. The result does not
-// depend on how the work was split.
-func (lz *lazyStats) parseAll(proj *stats.Parser, n int) (files []*stats.File, converted map[string]bool) {
-	files = make([]*stats.File, n)
-	parseRange := func(lo, hi int, conv map[string]bool) {
+// conversion is what one pass of convert built.
+type conversion struct {
+	// records and parsed are per file numRecords (-1 unknown) and whether its
+	// statistics parsed; nil unless asked for.
+	records []int64
+	parsed  []bool
+	// cols[k] is the column of the k-th key asked for, nil when no file had
+	// statistics for it.
+	cols []*indexColumn
+	// converted are the keys (sorted) any file's JSON had a column for.
+	converted []string
+}
+
+// convert builds the index columns of keys (leaves of the index) for the n files:
+// a file's statistics already parsed (pre) are used as they are, the others are
+// parsed from their JSON with proj (the parser projected to keys) straight into the
+// columns, without a stats.File per file. A file whose JSON is absent or does not
+// parse has no statistics (S1: "might match", not a failed plan). Files are
+// converted over ranges of parseChunk on up to GOMAXPROCS goroutines when there are
+// many; each file is written by one goroutine only, so the result does not depend
+// on the split. counts asks for every file's numRecords and parse outcome too.
+func (lz *lazyStats) convert(proj *stats.Parser, keys []string, n int, counts bool) conversion {
+	out := conversion{cols: make([]*indexColumn, len(keys))}
+	paths := make([][]string, len(keys))
+	for k, key := range keys {
+		l := lz.leaves[key]
+		out.cols[k] = newIndexColumn(l.kind, l.scale, n)
+		paths[k] = l.path
+	}
+	if counts {
+		out.records = make([]int64, n)
+		out.parsed = make([]bool, n)
+	}
+	leaves := proj.Leaves()
+	leafCol := make([]int, len(leaves)) // index into keys of each parsed leaf
+	for j, key := range leaves {
+		leafCol[j] = slices.Index(keys, key)
+	}
+	// tally is one goroutine's scratch and findings.
+	type tally struct {
+		buf      []stats.Column // ParseColumns output, reused file after file
+		seen     []bool
+		had      []bool // per key: some file had statistics for it
+		fromJSON []bool // per parsed leaf: some file's JSON had it
+	}
+	newTally := func() *tally {
+		return &tally{buf: make([]stats.Column, len(leaves)), seen: make([]bool, len(leaves)),
+			had: make([]bool, len(keys)), fromJSON: make([]bool, len(leaves))}
+	}
+	convRange := func(lo, hi int, t *tally) {
 		for i := lo; i < hi; i++ {
+			if counts {
+				out.records[i] = -1
+			}
 			if lz.pre != nil && lz.pre[i] != nil {
-				files[i] = lz.pre[i]
+				f := lz.pre[i]
+				if counts {
+					out.records[i], out.parsed[i] = f.NumRecords, true
+				}
+				for k, c := range out.cols {
+					if sc := f.Column(paths[k]...); sc != nil {
+						c.set(i, sc, f.NumRecords, f.TightBounds)
+						t.had[k] = true
+					}
+				}
 				continue
 			}
 			js := lz.json[i]
 			if js == "" {
 				continue
 			}
-			if f, err := proj.Parse(js); err == nil {
-				files[i] = f
-				for k := range f.Columns {
-					conv[k] = true
+			nr, tight, err := proj.ParseColumns(js, t.buf, t.seen)
+			if err != nil {
+				continue
+			}
+			if counts {
+				out.records[i], out.parsed[i] = nr, true
+			}
+			for j, seen := range t.seen {
+				if !seen {
+					continue
+				}
+				t.fromJSON[j] = true
+				if k := leafCol[j]; k >= 0 {
+					out.cols[k].set(i, &t.buf[j], nr, tight)
+					t.had[k] = true
 				}
 			}
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), (n+parseChunk-1)/parseChunk)
+	tallies := make([]*tally, max(workers, 1))
+	for w := range tallies {
+		tallies[w] = newTally()
+	}
 	if workers <= 1 {
-		converted = map[string]bool{}
-		parseRange(0, n, converted)
-		return files, converted
-	}
-	convs := make([]map[string]bool, workers)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		convs[w] = map[string]bool{}
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(parseChunk)) - parseChunk
-				if lo >= n {
-					return
+		convRange(0, n, tallies[0])
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, t := range tallies {
+			wg.Go(func() {
+				for {
+					lo := int(next.Add(parseChunk)) - parseChunk
+					if lo >= n {
+						return
+					}
+					convRange(lo, min(lo+parseChunk, n), t)
 				}
-				parseRange(lo, min(lo+parseChunk, n), convs[w])
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	converted = convs[0]
-	for _, c := range convs[1:] {
-		maps.Copy(converted, c)
+	for k := range out.cols {
+		if !slices.ContainsFunc(tallies, func(t *tally) bool { return t.had[k] }) {
+			out.cols[k] = nil
+		}
 	}
-	return files, converted
+	for j, key := range leaves {
+		if slices.ContainsFunc(tallies, func(t *tally) bool { return t.fromJSON[j] }) {
+			out.converted = append(out.converted, key)
+		}
+	}
+	slices.Sort(out.converted)
+	return out
 }
 
 // hasStats reports whether file i had statistics the last time they were read
@@ -417,9 +485,28 @@ func kindOf(dt arrow.DataType) (value.Kind, int32, bool) {
 }
 
 func buildColumn(files []*stats.File, path []string, kind value.Kind, scale int32) *indexColumn {
-	n := len(files)
-	c := &indexColumn{kind: kind, scale: scale, nulls: make([]nullState, n)}
+	c := newIndexColumn(kind, scale, len(files))
 	any := false
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		sc := f.Column(path...)
+		if sc == nil {
+			continue
+		}
+		any = true
+		c.set(i, sc, f.NumRecords, f.TightBounds)
+	}
+	if !any {
+		return nil
+	}
+	return c
+}
+
+// newIndexColumn returns a column of n files with no statistics yet.
+func newIndexColumn(kind value.Kind, scale int32, n int) *indexColumn {
+	c := &indexColumn{kind: kind, scale: scale, nulls: make([]nullState, n)}
 	switch kind {
 	case value.KindFloat64:
 		c.flts = newBounds[float64](n)
@@ -430,41 +517,33 @@ func buildColumn(files []*stats.File, path []string, kind value.Kind, scale int3
 	default:
 		c.ints = newBounds[int64](n)
 	}
-	for i, f := range files {
-		if f == nil {
-			continue
-		}
-		sc := f.Column(path...)
-		if sc == nil {
-			continue
-		}
-		any = true
-		cs := fromStatsColumn(sc, kind, f.NumRecords, f.TightBounds)
-		c.nulls[i] = cs.nulls
-		hasLo, hasHi := !cs.lo.IsNull(), !cs.hi.IsNull()
-		switch {
-		case c.flts != nil:
-			c.flts.hasLo[i], c.flts.hasHi[i] = hasLo, hasHi
-			c.flts.lo[i], c.flts.hi[i] = cs.lo.AsFloat64(), cs.hi.AsFloat64()
-		case c.decs != nil:
-			if hasLo {
-				c.decs.lo[i], c.decs.hasLo[i] = rescale(cs.lo, scale, false)
-			}
-			if hasHi {
-				c.decs.hi[i], c.decs.hasHi[i] = rescale(cs.hi, scale, true)
-			}
-		case c.strs != nil:
-			c.strs.hasLo[i], c.strs.hasHi[i] = hasLo, hasHi
-			c.strs.lo[i], c.strs.hi[i] = cs.lo.AsString(), cs.hi.AsString()
-		default:
-			c.ints.hasLo[i], c.ints.hasHi[i] = hasLo, hasHi
-			c.ints.lo[i], c.ints.hi[i] = cs.lo.AsInt64(), cs.hi.AsInt64()
-		}
-	}
-	if !any {
-		return nil
-	}
 	return c
+}
+
+// set records file i's statistics sc of this column (numRecords and tight from the
+// file's statistics). Calls for distinct files may run concurrently.
+func (c *indexColumn) set(i int, sc *stats.Column, numRecords int64, tight bool) {
+	cs := fromStatsColumn(sc, c.kind, numRecords, tight)
+	c.nulls[i] = cs.nulls
+	hasLo, hasHi := !cs.lo.IsNull(), !cs.hi.IsNull()
+	switch {
+	case c.flts != nil:
+		c.flts.hasLo[i], c.flts.hasHi[i] = hasLo, hasHi
+		c.flts.lo[i], c.flts.hi[i] = cs.lo.AsFloat64(), cs.hi.AsFloat64()
+	case c.decs != nil:
+		if hasLo {
+			c.decs.lo[i], c.decs.hasLo[i] = rescale(cs.lo, c.scale, false)
+		}
+		if hasHi {
+			c.decs.hi[i], c.decs.hasHi[i] = rescale(cs.hi, c.scale, true)
+		}
+	case c.strs != nil:
+		c.strs.hasLo[i], c.strs.hasHi[i] = hasLo, hasHi
+		c.strs.lo[i], c.strs.hi[i] = cs.lo.AsString(), cs.hi.AsString()
+	default:
+		c.ints.hasLo[i], c.ints.hasHi[i] = hasLo, hasHi
+		c.ints.lo[i], c.ints.hi[i] = cs.lo.AsInt64(), cs.hi.AsInt64()
+	}
 }
 
 var maxDecimal = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))

@@ -13,7 +13,10 @@
 //
 // Read side: Parse (or a Parser built once per schema) reads the stats JSON of any
 // writer (Spark, Delta Kernel, delta-rs, older or type-widened files) into a typed
-// File whose bounds can be trusted.
+// File whose bounds can be trusted. Parser.Project narrows a parser to the columns
+// a filter reads, and Parser.ParseColumns converts them into columns the caller
+// owns, allocating nothing per file (other keys are skipped, still validated), for
+// converting one column of many files.
 //
 // Invariants kept here:
 //

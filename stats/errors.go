@@ -19,6 +19,9 @@ var (
 	// ErrSyntax reports stats text that is not well-formed JSON. Values that are
 	// well-formed JSON but do not fit the column type are not errors (see Parse).
 	ErrSyntax = errors.New("stats: malformed stats JSON")
+	// ErrArgument reports a call whose arguments do not fit together (buffers of the
+	// wrong length).
+	ErrArgument = errors.New("stats: invalid argument")
 )
 
 // SyntaxError describes where stats JSON is malformed. It wraps ErrSyntax.

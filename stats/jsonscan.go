@@ -324,10 +324,65 @@ func (sc *scanner) skipRest(k tokKind) {
 	}
 }
 
-// skipValue reads and discards one value.
+// skipValue reads and discards one value, checking it as value and skipRest do
+// (the same errors at the same offsets) without decoding it: a string is scanned
+// for its closing quote, escapes validated but not unescaped.
 func (sc *scanner) skipValue() {
+	sc.ws()
+	if sc.i < len(sc.s) && sc.s[sc.i] == '"' {
+		sc.skipStr()
+		return
+	}
 	k, _ := sc.value()
 	sc.skipRest(k)
+}
+
+// skipStr skips a string starting at the opening quote; it fails exactly where str
+// would.
+func (sc *scanner) skipStr() {
+	s := sc.s
+	i := sc.i + 1
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '"':
+			sc.i = i + 1
+			return
+		case c < 0x20:
+			sc.i = i
+			sc.fail("control character in string")
+			return
+		case c != '\\':
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		e := s[i+1]
+		i += 2
+		switch e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			_, next, ok := value.DecodeJSONUnicodeEscape(s, i)
+			if !ok {
+				sc.i = i
+				if i+4 > len(s) {
+					sc.fail("short \\u escape")
+				} else {
+					sc.fail("invalid \\u escape")
+				}
+				return
+			}
+			i = next
+		default:
+			sc.i = i - 1
+			sc.fail("invalid escape")
+			return
+		}
+	}
+	sc.i = len(s)
+	sc.fail("unterminated string")
 }
 
 // end checks that only whitespace follows.

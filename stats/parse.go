@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -30,6 +32,7 @@ type pnode struct {
 	name     string
 	children []*pnode // non-nil for structs
 	leaf     int      // index into plan.leaves, -1 for structs
+	ascii    bool     // name is ASCII: it folds only to names of its length
 }
 
 type pleaf struct {
@@ -90,7 +93,7 @@ func (pl *plan) nodes(fields []arrow.Field, path []string) []*pnode {
 	out := make([]*pnode, 0, len(fields))
 	for _, f := range fields {
 		p := append(append([]string(nil), path...), f.Name)
-		n := &pnode{name: f.Name, leaf: -1}
+		n := &pnode{name: f.Name, leaf: -1, ascii: isASCII(f.Name)}
 		if st, ok := f.Type.(*arrow.StructType); ok {
 			n.children = pl.nodes(st.Fields(), p)
 		} else {
@@ -206,12 +209,12 @@ func (pl *plan) project(src *plan, nodes []*pnode, want map[string]bool) []*pnod
 	for _, n := range nodes {
 		if n.children != nil {
 			if kids := pl.project(src, n.children, want); len(kids) > 0 {
-				out = append(out, &pnode{name: n.name, children: kids, leaf: -1})
+				out = append(out, &pnode{name: n.name, children: kids, leaf: -1, ascii: n.ascii})
 			}
 			continue
 		}
 		if l := src.leaves[n.leaf]; want[l.key] {
-			out = append(out, &pnode{name: n.name, leaf: len(pl.leaves)})
+			out = append(out, &pnode{name: n.name, leaf: len(pl.leaves), ascii: n.ascii})
 			pl.leaves = append(pl.leaves, l)
 		}
 	}
@@ -222,28 +225,101 @@ func (pl *plan) project(src *plan, nodes []*pnode, want map[string]bool) []*pnod
 type parseState struct {
 	pl   *plan
 	sc   scanner
-	cols []parsedCol
+	cols []Column
+	// touched[i]: some section mentioned leaf i; when touched is nil (a plan of at
+	// most 64 leaves parsed by Parse) bit i of mask says it instead.
+	touched []bool
+	mask    uint64
 }
 
-// parsedCol is a Column plus whether the input mentioned it; one allocation holds
-// all of them and File.Columns points into it.
-type parsedCol struct {
-	Column
-	touched bool
+func (st *parseState) touch(i int) {
+	if st.touched != nil {
+		st.touched[i] = true
+	} else {
+		st.mask |= 1 << i
+	}
 }
 
 func (pl *plan) parse(s string) (*File, error) {
-	st := parseState{pl: pl, sc: scanner{s: s}}
 	n := len(pl.leaves)
-	st.cols = make([]parsedCol, n)
-	f := &File{NumRecords: -1, TightBounds: true}
+	cols := make([]Column, n)
+	var touched []bool
+	if n > 64 {
+		touched = make([]bool, n)
+	}
+	st := parseState{pl: pl, sc: scanner{s: s}, cols: cols, touched: touched}
+	nr, tight, err := st.run()
+	if err != nil {
+		return nil, err
+	}
+	seen := func(i int) bool {
+		if touched != nil {
+			return touched[i]
+		}
+		return st.mask&(1<<i) != 0
+	}
+	f := &File{NumRecords: nr, TightBounds: tight}
+	count := 0
+	for i := range n {
+		if seen(i) {
+			count++
+		}
+	}
+	f.Columns = make(map[string]*Column, count)
+	for i := range n {
+		if seen(i) {
+			f.Columns[pl.leaves[i].key] = &cols[i]
+		}
+	}
+	return f, nil
+}
+
+// Leaves returns the keys (Key of the physical path) of the leaf columns p converts,
+// in schema order: every leaf of the schema, or for a projection (Project) the listed
+// ones the schema has. ParseColumns fills its cols in this order.
+func (p *Parser) Leaves() []string {
+	out := make([]string, len(p.p.leaves))
+	for i := range p.p.leaves {
+		out[i] = p.p.leaves[i].key
+	}
+	return out
+}
+
+// ParseColumns reads statsJSON as Parse does (the same errors, the same numRecords,
+// tightBounds and Column values) into storage the caller owns, so that converting
+// the statistics of many files allocates nothing per file (beyond the unescaped
+// copy of a converted string bound holding escapes): cols[i] receives the Column of
+// leaf Leaves()[i] and seen[i] whether any section mentioned it (whether Parse would
+// put it in File.Columns). Keys of other columns are skipped without decoding their
+// values; they are still checked to be well-formed JSON. cols and seen must have
+// len(Leaves()) entries; they are overwritten, and are unspecified after an error.
+// numRecords is -1 when absent; tight is true unless "tightBounds":false. String
+// bounds may share memory with statsJSON.
+func (p *Parser) ParseColumns(statsJSON string, cols []Column, seen []bool) (numRecords int64, tight bool, err error) {
+	if len(cols) != len(p.p.leaves) || len(seen) != len(p.p.leaves) {
+		return -1, true, fmt.Errorf("stats: ParseColumns: %d columns and %d flags for %d leaves: %w", len(cols), len(seen), len(p.p.leaves), ErrArgument)
+	}
+	clear(cols)
+	clear(seen)
+	st := parseState{pl: p.p, sc: scanner{s: statsJSON}, cols: cols, touched: seen}
+	if seen == nil {
+		st.touched = []bool{} // no leaves: never indexed, but not the mask form
+	}
+	return st.run()
+}
+
+// run parses st.sc's input into st.cols and the touched flags (zeroed, one entry
+// per leaf of st.pl).
+func (st *parseState) run() (numRecords int64, tight bool, err error) {
+	pl := st.pl
+	numRecords, tight = -1, true
 	sc := &st.sc
 	k, _ := sc.value()
 	if k != tokObject {
 		if sc.err == nil {
 			sc.fail("stats must be a JSON object")
 		}
-		return nil, sc.err
+		return -1, true, sc.err
 	}
 	for first := true; ; first = false {
 		key, ok := sc.nextKey(first)
@@ -255,7 +331,7 @@ func (pl *plan) parse(s string) (*File, error) {
 			vk, text := sc.value()
 			if vk == tokNumber {
 				if v, ok := parseIntText(text); ok && v >= 0 {
-					f.NumRecords = v
+					numRecords = v
 				}
 			} else {
 				sc.skipRest(vk)
@@ -264,9 +340,9 @@ func (pl *plan) parse(s string) (*File, error) {
 			vk, _ := sc.value()
 			switch vk {
 			case tokFalse:
-				f.TightBounds = false
+				tight = false
 			case tokTrue:
-				f.TightBounds = true
+				tight = true
 			default:
 				sc.skipRest(vk)
 			}
@@ -282,21 +358,9 @@ func (pl *plan) parse(s string) (*File, error) {
 	}
 	sc.end()
 	if sc.err != nil {
-		return nil, sc.err
+		return -1, true, sc.err
 	}
-	count := 0
-	for i := range st.cols {
-		if st.cols[i].touched {
-			count++
-		}
-	}
-	f.Columns = make(map[string]*Column, count)
-	for i := range st.cols {
-		if st.cols[i].touched {
-			f.Columns[pl.leaves[i].key] = &st.cols[i].Column
-		}
-	}
-	return f, nil
+	return numRecords, tight, nil
 }
 
 func findNode(nodes []*pnode, key string) *pnode {
@@ -305,12 +369,28 @@ func findNode(nodes []*pnode, key string) *pnode {
 			return n
 		}
 	}
+	// Case-insensitive fallback. Two ASCII strings fold equal only at equal length
+	// (the non-ASCII folds of ASCII letters, U+017F and U+212A, are not ASCII), so
+	// those comparisons are skipped.
+	asciiKey := isASCII(key)
 	for _, n := range nodes {
+		if asciiKey && n.ascii && len(n.name) != len(key) {
+			continue
+		}
 		if strings.EqualFold(n.name, key) {
 			return n
 		}
 	}
 	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // section reads one of minValues/maxValues/nullCount (any value; non-objects are
@@ -355,8 +435,8 @@ func (st *parseState) leafValue(i int, sec section) {
 	if k == tokInvalid {
 		return
 	}
-	st.cols[i].touched = true
-	col := &st.cols[i].Column
+	st.touch(i)
+	col := &st.cols[i]
 	l := &st.pl.leaves[i]
 	switch sec {
 	case secNull:

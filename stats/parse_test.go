@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -502,6 +503,81 @@ func TestParseConcurrent(t *testing.T) {
 	for g := 0; g < 8; g++ {
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestFindNodeFolding checks the key lookup against the plain rule (an exact match
+// first, else the first name equal under Unicode case folding), including the
+// non-ASCII folds of ASCII letters (U+212A KELVIN SIGN, U+017F LONG S) that change
+// a name's byte length.
+func TestFindNodeFolding(t *testing.T) {
+	names := []string{"k", "s", "Id", "id", "amount", "ſtart", "KELVIN", "é", "É"}
+	var nodes []*pnode
+	for _, n := range names {
+		nodes = append(nodes, &pnode{name: n, ascii: isASCII(n)})
+	}
+	oracle := func(key string) *pnode {
+		for _, n := range nodes {
+			if n.name == key {
+				return n
+			}
+		}
+		for _, n := range nodes {
+			if strings.EqualFold(n.name, key) {
+				return n
+			}
+		}
+		return nil
+	}
+	keys := []string{"k", "K", "\u212a", "s", "S", "\u017f", "ID", "iD", "id", "Amount", "AMOUNTS", "start",
+		"START", "\u212aelvin", "kelvin", "é", "É", "e", "", "x", "amoun"}
+	for _, k := range keys {
+		if got, want := findNode(nodes, k), oracle(k); got != want {
+			t.Errorf("findNode(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+// TestParseAllocations bounds what Parse allocates for a stats line without
+// escapes: the columns, the File and its map (no per-leaf scratch on the heap).
+func TestParseAllocations(t *testing.T) {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "amount", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "note", Type: arrow.BinaryTypes.String}, {Name: "day", Type: arrow.FixedWidthTypes.Date32},
+	}, nil)
+	in := `{"numRecords":1000,"minValues":{"id":0,"amount":1.5,"note":"n0000001","day":"2021-01-02"},` +
+		`"maxValues":{"id":999,"amount":101.5,"note":"n0000051","day":"2021-01-02"},"nullCount":{"id":0,"amount":0,"note":3,"day":0}}`
+	p := NewParser(sch, ParseOptions{})
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := p.Parse(in); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("Parse allocated %v times per call, want at most 4", allocs)
+	}
+}
+
+// TestParseManyLeaves checks Parse past 64 leaves (where it tracks mentioned
+// columns in a slice, not a bit mask): exactly the mentioned leaves get a Column.
+func TestParseManyLeaves(t *testing.T) {
+	var fields []arrow.Field
+	for i := range 70 {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: arrow.PrimitiveTypes.Int64})
+	}
+	p := NewParser(arrow.NewSchema(fields, nil), ParseOptions{})
+	f, err := p.Parse(`{"minValues":{"c0":1,"c63":2,"c64":3},"nullCount":{"c69":4}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"c0": 1, "c63": 2, "c64": 3}
+	if len(f.Columns) != 4 || f.Column("c69") == nil || f.Column("c69").NullCount != 4 {
+		t.Fatalf("columns %v", f.Columns)
+	}
+	for k, v := range want {
+		if c := f.Column(k); c == nil || c.Min.AsInt64() != v {
+			t.Fatalf("column %s = %+v, want min %d", k, c, v)
 		}
 	}
 }
