@@ -18,6 +18,7 @@ import (
 	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
@@ -280,16 +281,14 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		a.sink = newCountSink(snap)
 	} else {
 		sortBy, curve := newRowsOrder(snap.view)
-		wo := WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
-			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
-		sorted := wo
-		sorted.sortBy, sorted.sortCurve = sortBy, curve
-		sorted.unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
-		a.sink = &writerSink{t: t, snap: snap, opts: sorted}
+		set := writeset.Settings{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
+			RowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
+		sorted := set
+		sorted.SortBy, sorted.SortCurve = sortBy, curve
+		sorted.Unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
+		a.sink = &writerSink{t: t, snap: snap, set: sorted}
 		if snap.view.WritesChangeData() {
-			cdc := wo
-			cdc.unchanged = true              // change data files record rows, they do not add them: no write rules
-			a.changes = newChangeSink(a, cdc) // change data files are not clustered
+			a.changes = newChangeSink(a, set) // change data files are not clustered, nor checked against the write rules
 		}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)

@@ -8,12 +8,10 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/internal/layout"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/value"
@@ -56,7 +54,7 @@ import (
 type changeSink struct {
 	a      *dmlAttempt
 	schema *arrow.Schema // the table's logical columns and _change_type
-	w      *writerSink   // the change data files (newChangeFileWriter)
+	w      *writerSink   // the change data files (writeset.NewChanges)
 
 	mu      sync.Mutex
 	updates int64                        // update images recorded (pairs)
@@ -68,46 +66,12 @@ type changeSink struct {
 }
 
 // newChangeSink returns the change sink of an attempt on a table whose change data
-// feed is on, writing with opts (the command's file settings).
-func newChangeSink(a *dmlAttempt, opts WriteOptions) *changeSink {
+// feed is on, writing with set (the command's file settings).
+func newChangeSink(a *dmlAttempt, set writeset.Settings) *changeSink {
 	v := a.snap.view
-	return &changeSink{a: a, schema: changeWriteSchema(v),
-		w:       &writerSink{t: a.t, snap: a.snap, opts: opts, changes: true},
+	return &changeSink{a: a, schema: writeset.ChangeSchema(v),
+		w:       &writerSink{t: a.t, snap: a.snap, set: set, changes: true},
 		pending: map[string]*roaring64.Bitmap{}, done: map[string]bool{}}
-}
-
-// changeWriteSchema is the schema of the batches change data files are written
-// from: the table's logical columns, then _change_type.
-func changeWriteSchema(v *tableview.View) *arrow.Schema {
-	return arrow.NewSchema(append(append([]arrow.Field(nil), v.Logical().Fields()...), tableview.ChangeTypeField), nil)
-}
-
-// newChangeFileWriter returns a writer of change data files for snap's table: rows
-// of changeWriteSchema, split by partition into
-// _change_data/<partition directories>/cdc-NNNNN-<uuid>.c000.<codec>.parquet
-// (View.ChangeFileSpec), no clustering sort.
-func (t *Table) newChangeFileWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
-	mem := opts.Allocator
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	v := snap.view
-	spec, err := v.ChangeFileSpec(tableview.FileOptions{TargetFileSize: opts.TargetFileSize, RowGroupLimit: opts.rowGroupBytes,
-		Parallelism: opts.Parallelism, Allocator: mem})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	schema := changeWriteSchema(v)
-	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, fileSch: spec.Schema, dir: layout.ChangeDataDir,
-		dataIdx: append(append([]int(nil), v.DataIndices()...), schema.NumFields()-1),
-		conf:    conform.New(schema, mem), rollers: map[string]*datafile.Roller{}}
-	for _, p := range v.Partitions() {
-		w.partIdx = append(w.partIdx, p.Index)
-	}
-	if w.out, err = datafile.NewOutput(t.store, spec); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	return w, nil
 }
 
 func (c *changeSink) start(ctx context.Context) error { return c.w.start(ctx) }

@@ -421,10 +421,10 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 	}
 	place := datafile.FileOptions{Dir: pathDir(dec), LogDir: pathDir(f.add.Path), PartitionValues: f.add.PartitionValues,
 		Tags: layoutTags(f.add), ClusteringProvider: f.add.ClusteringProvider}
-	limit := max(ownFileLimit*ws.w.out.TargetFileSize(), f.add.Size+f.add.Size/4)
+	limit := max(ownFileLimit*ws.w.Output().TargetFileSize(), f.add.Size+f.add.Size/4)
 	// Row groups end where the input's end (below), never by size.
 	place.RowGroupBytes = limit
-	out := &ownFiles{o: ws.w.out, place: place, limit: limit}
+	out := &ownFiles{o: ws.w.Output(), place: place, limit: limit}
 	lastRG := -1
 	conf := conform.New(a.snap.view.Logical(), a.mem)
 	home, err := sortedHome(ctx, a.layout.takeHome(f.add.Key()), conf, a.mem)
@@ -502,7 +502,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 			return err
 		}
 		defer rows.Release()
-		data := ws.w.project(rows)
+		data := ws.w.Project(rows)
 		defer data.Release()
 		return out.write(ctx, data)
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
@@ -39,18 +40,18 @@ type rowSink interface {
 // returns why).
 var errSinkStopped = errors.New("table: data file writer stopped")
 
-// writerSink streams rows into the table's data-file writer (newFileSetWriter: split by
+// writerSink streams rows into the table's data-file writer (writeset.Writer: split by
 // partition, files of the target size, statistics and Bloom filters), which runs on a
 // goroutine of its own and reads from a pipe.
 type writerSink struct {
 	t    *Table
 	snap *Snapshot
-	opts WriteOptions
-	// changes makes it write change data files (newChangeFileWriter) from batches
-	// of changeWriteSchema instead of data files.
+	set  writeset.Settings
+	// changes makes it write change data files (writeset.NewChanges) from batches
+	// of writeset.ChangeSchema instead of data files.
 	changes bool
 
-	w    *fileSetWriter
+	w    *writeset.Writer
 	pipe *batchPipe
 	done chan struct{}
 	adds []*log.Add
@@ -59,11 +60,11 @@ type writerSink struct {
 }
 
 func (s *writerSink) start(ctx context.Context) error {
-	newWriter, schema := s.t.newFileSetWriter, s.snap.view.Logical()
+	newWriter, schema := writeset.New, s.snap.view.Logical()
 	if s.changes {
-		newWriter, schema = s.t.newChangeFileWriter, changeWriteSchema(s.snap.view)
+		newWriter, schema = writeset.NewChanges, writeset.ChangeSchema(s.snap.view)
 	}
-	w, err := newWriter(s.snap, s.opts)
+	w, err := newWriter(s.t.store, s.snap.view, s.set)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func (s *writerSink) start(ctx context.Context) error {
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
-		s.adds, s.n, s.err = w.run(ctx, s.pipe)
+		s.adds, s.n, s.err = w.Run(ctx, s.pipe)
 		s.pipe.stop()
 	}()
 	return nil
@@ -114,7 +115,7 @@ func (s *writerSink) discard() {
 	s.pipe.close()
 	s.pipe.stop()
 	<-s.done
-	s.w.cleanup()
+	s.w.Cleanup()
 }
 
 func (s *writerSink) rows() int64 { return s.n }
