@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
@@ -56,7 +57,7 @@ import (
 // rows as above.
 
 // layoutHomeShare is the share of a DML command's memory budget (DMLOptions'
-// memoryBudget, else defaultMergeMemory) that updated rows written back in place
+// memoryBudget, else dml.DefaultSourceMemory) that updated rows written back in place
 // may hold until their files are rewritten.
 const layoutHomeShare = 4
 
@@ -112,7 +113,7 @@ type homeRows struct {
 
 func newDMLLayout(v *tableview.View, budget int64, treeCols func(ctx context.Context, a *log.Add) []string) *dmlLayout {
 	if budget <= 0 {
-		budget = defaultMergeMemory
+		budget = dml.DefaultSourceMemory
 	}
 	return &dmlLayout{view: v, budget: budget / layoutHomeShare, cols: map[string]*layoutCols{},
 		home: map[string]*homeRows{}, treeCols: treeCols}
@@ -209,7 +210,7 @@ func (l *dmlLayout) holdHome(ctx context.Context, fileKey string, rows arrow.Rec
 	if len(idx) == 0 {
 		return home, nil
 	}
-	held, err := takeRows(ctx, rows, idx, mem)
+	held, err := dml.TakeRows(ctx, rows, idx, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -562,7 +563,7 @@ func sortedHome(ctx context.Context, h *homeRows, conf *conform.Conformer, mem m
 		return &sortedRows{rec: all, pos: pos}, nil
 	}
 	defer all.Release()
-	sorted, err := takeRows(ctx, all, order, mem)
+	sorted, err := dml.TakeRows(ctx, all, order, mem)
 	if err != nil {
 		return nil, err
 	}
