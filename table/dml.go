@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/internal/writeset"
@@ -226,7 +227,7 @@ type dmlAttempt struct {
 	readPaths map[string]bool
 	readPreds []log.ReadPredicate
 	readAll   bool
-	sink      rowSink
+	sink      dml.Sink
 	// changes records the changed rows in change data files (nil: the table's
 	// change data feed is off, or a dry run); cdcs are its cdc actions.
 	changes  *changeSink
@@ -278,7 +279,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		return tree.Columns
 	})
 	if opts.DryRun {
-		a.sink = newCountSink(snap)
+		a.sink = dml.NewCountSink(snap.view)
 	} else {
 		sortBy, curve := newRowsOrder(snap.view)
 		set := writeset.Settings{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
@@ -286,7 +287,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		sorted := set
 		sorted.SortBy, sorted.SortCurve = sortBy, curve
 		sorted.Unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
-		a.sink = &writerSink{t: t, snap: snap, set: sorted}
+		a.sink = dml.NewFileSink(t.store, snap.view, sorted)
 		if snap.view.WritesChangeData() {
 			a.changes = newChangeSink(a, set) // change data files are not clustered, nor checked against the write rules
 		}
@@ -562,8 +563,8 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 				if live := f.liveRows(); live >= 0 {
 					n := live - int64(f.deleted.GetCardinality())
 					res.RowsCopied += n
-					if cs, ok := a.sink.(*countSink); ok {
-						if err := cs.copies(f.add, n, a.layout.keeps(f.add)); err != nil {
+					if cs, ok := a.sink.(*dml.CountSink); ok {
+						if err := cs.Copies(f.add, n, a.layout.keeps(f.add)); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -620,7 +621,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			}
 		}
 	}
-	newAdds, err := a.sink.finish(ctx)
+	newAdds, err := a.sink.Finish(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -637,7 +638,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		res.FilesAdded++
 		res.BytesAdded += ad.Size
 	}
-	if n := a.sink.filesEstimate(); a.opts.DryRun && n > 0 {
+	if n := a.sink.FilesEstimate(); a.opts.DryRun && n > 0 {
 		res.FilesAdded = n
 	}
 	a.written = newAdds
@@ -712,13 +713,13 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 			if !any {
 				return nil
 			}
-			out, err := filterRows(ctx, b.rec, keep, a.mem)
+			out, err := dml.FilterRows(ctx, b.rec, keep, a.mem)
 			if err != nil {
 				return err
 			}
 			defer out.Release()
 			n += out.NumRows()
-			return a.sink.write(ctx, out)
+			return a.sink.Write(ctx, out)
 		})
 		mu.Lock()
 		copied += n
@@ -788,7 +789,7 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 // cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
 func (a *dmlAttempt) cleanup() {
 	a.layout.release()
-	a.sink.discard()
+	a.sink.Discard()
 	if a.changes != nil {
 		a.changes.discard()
 	}
@@ -863,7 +864,7 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 }
 
 func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *dmlAttempt) error, info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
-	if err := a.sink.start(ctx); err != nil {
+	if err := a.sink.Start(ctx); err != nil {
 		return nil, err
 	}
 	if a.changes != nil {
@@ -884,7 +885,7 @@ func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *
 	ci := info(a)
 	res.Metrics = ci.OperationMetrics
 	if a.opts.DryRun {
-		a.sink.discard()
+		a.sink.Discard()
 		return res, nil
 	}
 	v, err := a.commit(ctx, removes, adds, ci)

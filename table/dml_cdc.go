@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
@@ -54,7 +55,7 @@ import (
 type changeSink struct {
 	a      *dmlAttempt
 	schema *arrow.Schema // the table's logical columns and _change_type
-	w      *writerSink   // the change data files (writeset.NewChanges)
+	w      *dml.FileSink // the change data files (writeset.NewChanges)
 
 	mu      sync.Mutex
 	updates int64                        // update images recorded (pairs)
@@ -70,11 +71,11 @@ type changeSink struct {
 func newChangeSink(a *dmlAttempt, set writeset.Settings) *changeSink {
 	v := a.snap.view
 	return &changeSink{a: a, schema: writeset.ChangeSchema(v),
-		w:       &writerSink{t: a.t, snap: a.snap, set: set, changes: true},
+		w:       dml.NewChangeFileSink(a.t.store, v, set),
 		pending: map[string]*roaring64.Bitmap{}, done: map[string]bool{}}
 }
 
-func (c *changeSink) start(ctx context.Context) error { return c.w.start(ctx) }
+func (c *changeSink) start(ctx context.Context) error { return c.w.Start(ctx) }
 
 // emit writes rows (the table's logical columns, in any batch the conformer
 // accepts) with _change_type kind.
@@ -92,7 +93,7 @@ func (c *changeSink) emit(ctx context.Context, rows arrow.RecordBatch, kind stri
 	cols := append(append([]arrow.Array(nil), rows.Columns()...), typ)
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n)
 	defer rec.Release()
-	return c.w.write(ctx, rec)
+	return c.w.Write(ctx, rec)
 }
 
 // insert records inserted rows.
@@ -179,7 +180,7 @@ func (c *changeSink) emitPending(ctx context.Context, b liveBatch, sel func(i in
 	if !any {
 		return nil
 	}
-	rows, err := filterRows(ctx, b.rec, mask, c.a.mem)
+	rows, err := dml.FilterRows(ctx, b.rec, mask, c.a.mem)
 	if err != nil {
 		return err
 	}
@@ -284,10 +285,10 @@ func (c *changeSink) finish(ctx context.Context) ([]*log.CDC, error) {
 		return nil, fmt.Errorf("table: internal error: change data files closed before the commit's files were classified")
 	}
 	if !c.needed {
-		c.w.discard()
+		c.w.Discard()
 		return nil, nil
 	}
-	adds, err := c.w.finish(ctx)
+	adds, err := c.w.Finish(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -300,4 +301,4 @@ func (c *changeSink) finish(ctx context.Context) ([]*log.CDC, error) {
 }
 
 // discard deletes the change data files written (best effort).
-func (c *changeSink) discard() { c.w.discard() }
+func (c *changeSink) discard() { c.w.Discard() }

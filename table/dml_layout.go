@@ -282,11 +282,11 @@ func (l *dmlLayout) release() {
 func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow.RecordBatch, oldIdx []int, pos []int64, rows arrow.RecordBatch) error {
 	l := a.layout
 	if l == nil || a.useDV || a.opts.DryRun || !l.keeps(f.add) || rows.NumRows() == 0 {
-		return a.sink.write(ctx, rows)
+		return a.sink.Write(ctx, rows)
 	}
 	cols := l.columnsOf(ctx, f.add)
 	if !cols.ok {
-		return a.sink.write(ctx, rows)
+		return a.sink.Write(ctx, rows)
 	}
 	n := int(rows.NumRows())
 	home := make([]bool, n)
@@ -296,11 +296,11 @@ func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow
 	for _, name := range cols.names {
 		oi, ni := fieldIndexFold(old.Schema(), name), fieldIndexFold(rows.Schema(), name)
 		if oi < 0 || ni < 0 {
-			return a.sink.write(ctx, rows)
+			return a.sink.Write(ctx, rows)
 		}
 		oc, nc := old.Column(oi), rows.Column(ni)
 		if !arrow.TypeEqual(oc.DataType(), nc.DataType()) {
-			return a.sink.write(ctx, rows)
+			return a.sink.Write(ctx, rows)
 		}
 		for k := range home {
 			if home[k] && !array.SliceEqual(oc, int64(oldIdx[k]), int64(oldIdx[k])+1, nc, int64(k), int64(k)+1) {
@@ -330,12 +330,12 @@ func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow
 	if !any {
 		return nil
 	}
-	out, err := filterRows(ctx, rows, moved, a.mem)
+	out, err := dml.FilterRows(ctx, rows, moved, a.mem)
 	if err != nil {
 		return err
 	}
 	defer out.Release()
-	return a.sink.write(ctx, out)
+	return a.sink.Write(ctx, out)
 }
 
 // ownFileLimit bounds the files a clustered file is rewritten into, in target
@@ -412,7 +412,7 @@ func (w *ownFiles) abort() {
 // fine as the clustering run made it), with its directory, partition values,
 // clustering tags and clusteringProvider. It returns the rows copied unchanged.
 func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f *touchedFile, old *dv.Deleted) (int64, error) {
-	ws, ok := a.sink.(*writerSink)
+	ws, ok := a.sink.(*dml.FileSink)
 	if !ok {
 		return 0, fmt.Errorf("table: internal error: rewriting %s without a file writer", f.add.Path)
 	}
@@ -422,10 +422,10 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 	}
 	place := datafile.FileOptions{Dir: pathDir(dec), LogDir: pathDir(f.add.Path), PartitionValues: f.add.PartitionValues,
 		Tags: layoutTags(f.add), ClusteringProvider: f.add.ClusteringProvider}
-	limit := max(ownFileLimit*ws.w.Output().TargetFileSize(), f.add.Size+f.add.Size/4)
+	limit := max(ownFileLimit*ws.Writer().Output().TargetFileSize(), f.add.Size+f.add.Size/4)
 	// Row groups end where the input's end (below), never by size.
 	place.RowGroupBytes = limit
-	out := &ownFiles{o: ws.w.Output(), place: place, limit: limit}
+	out := &ownFiles{o: ws.Writer().Output(), place: place, limit: limit}
 	lastRG := -1
 	conf := conform.New(a.snap.view.Logical(), a.mem)
 	home, err := sortedHome(ctx, a.layout.takeHome(f.add.Key()), conf, a.mem)
@@ -503,7 +503,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 			return err
 		}
 		defer rows.Release()
-		data := ws.w.Project(rows)
+		data := ws.Writer().Project(rows)
 		defer data.Release()
 		return out.write(ctx, data)
 	})

@@ -962,7 +962,7 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 			}
 			out, err := m.insertRows(ctx, p, picked)
 			if err == nil {
-				err = a.sink.write(ctx, out)
+				err = a.sink.Write(ctx, out)
 				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
 					// An inserts-only MERGE needs no change files (readers take its
 					// new files as inserts); any other may (see changeSink).
@@ -1164,7 +1164,7 @@ func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, t
 // the generated columns it does not assign recomputed. The caller releases the
 // result.
 func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
-	sub, err := filterRows(ctx, scope, mask, m.a.mem)
+	sub, err := dml.FilterRows(ctx, scope, mask, m.a.mem)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Package dml holds parts of the DML engine (MERGE, UPDATE, DELETE) that run below
-// package table: today the MERGE source (source.go). Package table plans and
-// commits the commands and calls it.
+// package table: the MERGE source (source.go) and the sinks the commands' rows go to
+// (sink.go). Package table plans and commits the commands and calls them.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -9,6 +9,12 @@
 // internal/conform), held in memory up to a byte budget and partitioned by key hash
 // into spill files (Arrow IPC, LZ4) beyond it. Passes groups the pieces (Units)
 // into passes of at most the budget each; KeyEncoder gives a key's canonical bytes.
+//
+// A Sink takes the rows a command writes (updated, inserted and copied rows, in the
+// table's logical schema) from any number of goroutines: a FileSink streams them
+// through a pipe into the file-set writer (internal/writeset) running on a goroutine
+// of its own, and returns the files' add actions; a CountSink counts them for a dry
+// run and estimates the files a real run would write.
 //
 // # Invariants
 //
@@ -26,6 +32,10 @@
 //   - M4 A pass holds at most the budget of source rows (Arrow bytes plus the join
 //     table's estimate), except a unit still over it after maxSplitDepth re-splits
 //     by new hash seeds (one hot key), which is merged in one pass.
+//   - M5 A batch handed to a FileSink is settled before it crosses to the writer's
+//     goroutine (R1) and retained until the writer is done with it; the caller keeps
+//     its reference. After the writer fails, every later Write and Finish report its
+//     error, and Discard deletes every file it stored.
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.
