@@ -93,7 +93,7 @@ func (s *FileSink) Start(ctx context.Context) error {
 	go func() {
 		defer close(s.done)
 		s.adds, s.n, s.err = w.Run(ctx, s.pipe)
-		s.pipe.stop()
+		s.pipe.doneReading()
 	}()
 	return nil
 }
@@ -123,6 +123,7 @@ func (s *FileSink) Finish(ctx context.Context) ([]*log.Add, error) {
 	case <-ctx.Done():
 		<-s.done
 	}
+	<-s.pipe.drained
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -137,6 +138,7 @@ func (s *FileSink) Discard() {
 	s.pipe.close()
 	s.pipe.stop()
 	<-s.done
+	<-s.pipe.drained
 	s.w.Cleanup()
 }
 
@@ -266,6 +268,7 @@ type batchPipe struct {
 	schema    *arrow.Schema
 	ch        chan arrow.RecordBatch
 	stopped   chan struct{}
+	drained   chan struct{} // closed once stopped and every queued batch is released
 	cur       arrow.RecordBatch
 	closeOnce sync.Once
 	stopOnce  sync.Once
@@ -274,7 +277,7 @@ type batchPipe struct {
 }
 
 func newBatchPipe(schema *arrow.Schema) *batchPipe {
-	return &batchPipe{schema: schema, ch: make(chan arrow.RecordBatch, 2), stopped: make(chan struct{})}
+	return &batchPipe{schema: schema, ch: make(chan arrow.RecordBatch, 2), stopped: make(chan struct{}), drained: make(chan struct{})}
 }
 
 // push hands rec (retained for the consumer) to the reader side. The caller keeps
@@ -311,14 +314,27 @@ func (p *batchPipe) close() {
 }
 
 // stop says the consumer is gone: pending and later pushes fail, queued batches are
-// released.
+// released (drained is closed once the input is closed and they all are).
 func (p *batchPipe) stop() {
-	p.stopOnce.Do(func() { close(p.stopped) })
-	go func() {
-		for rec := range p.ch {
-			rec.Release()
-		}
-	}()
+	p.stopOnce.Do(func() {
+		close(p.stopped)
+		go func() {
+			defer close(p.drained)
+			for rec := range p.ch {
+				rec.Release()
+			}
+		}()
+	})
+}
+
+// doneReading is the consumer's last call: it releases the batch it was reading (a
+// consumer that failed stops in the middle of the input) and stops the pipe.
+func (p *batchPipe) doneReading() {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	p.stop()
 }
 
 func (p *batchPipe) Retain()  {}

@@ -108,10 +108,12 @@ func TestFileSinkConcurrentWriters(t *testing.T) {
 }
 
 // A write the writer refuses (a NULL in the NOT NULL id) stops the sink: the writing
-// goroutine sees the writer's error, Finish reports it, and Discard leaves nothing.
+// goroutine sees the writer's error, Finish reports it, and Discard leaves nothing:
+// no file, and no batch the pipe held (the one the writer failed on included).
 func TestFileSinkStopsOnWriterError(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.DefaultAllocator
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
 	store := storage.NewMemory()
 	v := sinkView(t, store, nil)
 	s := NewFileSink(store, v, writeset.Settings{Allocator: mem})
