@@ -240,8 +240,8 @@ type dmlAttempt struct {
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64
-	// layout keeps the table's clustering through the command (dml_layout.go).
-	layout *dmlLayout
+	// layout keeps the table's clustering through the command (dml.Layout).
+	layout *dml.Layout
 	// ids assigns identity values to rows MERGE inserts; the commit records their
 	// high-water marks (rules.go).
 	ids *tableview.IdentityAssigner
@@ -271,7 +271,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	if a.useDV {
 		a.res.Mode = ModeDeletionVectors
 	}
-	a.layout = newDMLLayout(snap.view, opts.memoryBudget, func(ctx context.Context, add *log.Add) []string {
+	a.layout = dml.NewLayout(snap.view, opts.memoryBudget, func(ctx context.Context, add *log.Add) []string {
 		_, tree, err := optimize.CurrentTree(ctx, t.store, []*log.Add{add})
 		if err != nil || tree == nil {
 			return nil
@@ -511,7 +511,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		}
 		entry := DMLFile{Path: f.add.Path, LiveRows: live, RowsDeleted: n, Read: f.read}
 		switch {
-		case f.whole || (live >= 0 && n == live && !a.layout.hasHome(k)):
+		case f.whole || (live >= 0 && n == live && !a.layout.HasHome(k)):
 			entry.Action = FileRemoved
 			removes = append(removes, f.add.RemoveAction(now, true))
 			res.FilesRemoved++
@@ -564,7 +564,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 					n := live - int64(f.deleted.GetCardinality())
 					res.RowsCopied += n
 					if cs, ok := a.sink.(*dml.CountSink); ok {
-						if err := cs.Copies(f.add, n, a.layout.keeps(f.add)); err != nil {
+						if err := cs.Copies(f.add, n, a.layout.Keeps(f.add)); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -574,7 +574,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			return nil, nil, err
 		}
 	}
-	a.layout.release()
+	a.layout.Release()
 	if len(dvFiles) > 0 {
 		for _, f := range dvFiles {
 			if f.add.DeletionVector != nil {
@@ -690,7 +690,7 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 		if err != nil {
 			return err
 		}
-		if a.layout.keeps(task.add) {
+		if a.layout.Keeps(task.add) {
 			n, err := a.rewriteOwn(ctx, sc, task, f, old)
 			mu.Lock()
 			copied += n
@@ -788,7 +788,7 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 
 // cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
 func (a *dmlAttempt) cleanup() {
-	a.layout.release()
+	a.layout.Release()
 	a.sink.Discard()
 	if a.changes != nil {
 		a.changes.discard()

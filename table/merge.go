@@ -603,7 +603,7 @@ func (m *merger) pass(ctx context.Context, units []*dml.Unit) error {
 			return err
 		}
 	}
-	src, err := concatRecords(m.src.Schema(), recs, a.mem)
+	src, err := dml.ConcatRecords(m.src.Schema(), recs, a.mem)
 	// The loaded pieces are copied into src: free them now, not at the end of the
 	// pass, so that the pass holds its source rows once.
 	for _, r := range recs {
@@ -1182,36 +1182,4 @@ func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.Record
 	rows := array.NewRecordBatch(logical, cols, out.NumRows())
 	defer rows.Release()
 	return tableview.RecomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
-}
-
-// concatRecords concatenates batches of one schema into one (an empty batch for
-// none). The caller releases the result.
-func concatRecords(sch *arrow.Schema, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	cols := make([]arrow.Array, sch.NumFields())
-	var n int64
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for k, r := range recs {
-			parts[k] = r.Column(i)
-		}
-		if len(parts) == 0 {
-			cols[i] = array.MakeArrayOfNull(mem, sch.Field(i).Type, 0)
-			continue
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			releaseArrays(cols)
-			return nil, fmt.Errorf("table: MERGE source: %w", err)
-		}
-		cols[i] = c
-	}
-	defer releaseArrays(cols)
-	return array.NewRecordBatch(sch, cols, n), nil
 }

@@ -1,6 +1,8 @@
 // Package dml holds parts of the DML engine (MERGE, UPDATE, DELETE) that run below
-// package table: the MERGE source (source.go) and the sinks the commands' rows go to
-// (sink.go). Package table plans and commits the commands and calls them.
+// package table: the MERGE source (source.go), the sinks the commands' rows go to
+// (sink.go) and the keeper of the table's layout through a command (layout.go).
+// Package table plans the commands, reads their target files, commits, and calls
+// them.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -15,6 +17,12 @@
 // through a pipe into the file-set writer (internal/writeset) running on a goroutine
 // of its own, and returns the files' add actions; a CountSink counts them for a dry
 // run and estimates the files a real run would write.
+//
+// A Layout keeps OPTIMIZE's clustering through copy-on-write: which files are
+// rewritten on their own (Keeps: clustered files), the columns an updated row must
+// keep to return to its place (ColumnsOf), and the updated rows held, within a
+// memory bound, until their file is rewritten (HoldHome, TakeHome, SortedHome);
+// OwnFiles writes such a file's rewrite.
 //
 // # Invariants
 //
@@ -36,6 +44,11 @@
 //     goroutine (R1) and retained until the writer is done with it; the caller keeps
 //     its reference. After the writer fails, every later Write and Finish report its
 //     error, and Discard deletes every file it stored.
+//   - M6 A held row goes back only to the file and position it replaces, in
+//     position order (SortedHome), and only while the rows held stay within the
+//     Layout's budget; a row that does not fit is reported not taken and is written
+//     as a new row. A rewrite on its own keeps the file's directory, partition
+//     values, clustering tags and clusteringProvider (LayoutTags).
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.
