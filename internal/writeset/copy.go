@@ -19,7 +19,8 @@ import (
 // logical schema, its partition values (from's physical names) back in their
 // columns: a file written for one layout is rewritten for the writer's (invariant
 // T1, the loser of a race to create a table). The rows are not checked against the
-// write rules again; the caller ends the run with Finish.
+// write rules again, nor counted in the rows Finish returns (they were counted when
+// first written); the caller ends the run with Finish.
 func (w *Writer) Copy(ctx context.Context, from *tableview.View, a *log.Add) error {
 	p, err := a.DecodedPath()
 	if err != nil {
