@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/storage"
 )
@@ -66,9 +67,9 @@ func TestCommitRefusesFilesWrittenForAnotherLayout(t *testing.T) {
 			other, err := newSnapshot(store, tb.log.NewTableSnapshot(nt.md, nt.proto))
 			require.NoError(t, err)
 
-			w, err := tb.newFileSetWriter(other, WriteOptions{})
+			w, err := writeset.New(store, other.view, writeset.Settings{})
 			require.NoError(t, err)
-			adds, rows, err := w.run(ctx, t1Rows(100))
+			adds, rows, err := w.Run(ctx, t1Rows(100))
 			require.NoError(t, err)
 			require.NotEmpty(t, adds)
 			_, err = tb.commitWrite(ctx, target, w, adds, rows, WriteOptions{})
@@ -83,7 +84,7 @@ func TestCommitRefusesFilesWrittenForAnotherLayout(t *testing.T) {
 			v, err := tb.log.LatestVersion(ctx)
 			require.NoError(t, err)
 			require.EqualValues(t, 0, v, "nothing committed")
-			w.cleanup()
+			w.Cleanup()
 			objs, err := store.List(ctx, "", "")
 			require.NoError(t, err)
 			for _, o := range objs {
@@ -109,11 +110,11 @@ func TestVerifyFilesReadsFooters(t *testing.T) {
 	require.NoError(t, err)
 	other, err := newSnapshot(store, tb.log.NewTableSnapshot(nt.md, nt.proto))
 	require.NoError(t, err)
-	w, err := tb.newFileSetWriter(other, WriteOptions{})
+	w, err := writeset.New(store, other.view, writeset.Settings{})
 	require.NoError(t, err)
-	adds, _, err := w.run(ctx, t1Rows(10))
+	adds, _, err := w.Run(ctx, t1Rows(10))
 	require.NoError(t, err)
-	defer w.cleanup()
+	defer w.Cleanup()
 	require.NoError(t, tableview.VerifyFiles(ctx, store, other.view, adds))
 	err = tableview.VerifyFiles(ctx, store, target.view, adds)
 	require.ErrorIs(t, err, tableview.ErrLayoutChanged)

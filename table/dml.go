@@ -16,8 +16,10 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
@@ -225,7 +227,7 @@ type dmlAttempt struct {
 	readPaths map[string]bool
 	readPreds []log.ReadPredicate
 	readAll   bool
-	sink      rowSink
+	sink      dml.Sink
 	// changes records the changed rows in change data files (nil: the table's
 	// change data feed is off, or a dry run); cdcs are its cdc actions.
 	changes  *changeSink
@@ -238,8 +240,8 @@ type dmlAttempt struct {
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64
-	// layout keeps the table's clustering through the command (dml_layout.go).
-	layout *dmlLayout
+	// layout keeps the table's clustering through the command (dml.Layout).
+	layout *dml.Layout
 	// ids assigns identity values to rows MERGE inserts; the commit records their
 	// high-water marks (rules.go).
 	ids *tableview.IdentityAssigner
@@ -269,7 +271,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 	if a.useDV {
 		a.res.Mode = ModeDeletionVectors
 	}
-	a.layout = newDMLLayout(snap.view, opts.memoryBudget, func(ctx context.Context, add *log.Add) []string {
+	a.layout = dml.NewLayout(snap.view, opts.memoryBudget, func(ctx context.Context, add *log.Add) []string {
 		_, tree, err := optimize.CurrentTree(ctx, t.store, []*log.Add{add})
 		if err != nil || tree == nil {
 			return nil
@@ -277,19 +279,17 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		return tree.Columns
 	})
 	if opts.DryRun {
-		a.sink = newCountSink(snap)
+		a.sink = dml.NewCountSink(snap.view)
 	} else {
 		sortBy, curve := newRowsOrder(snap.view)
-		wo := WriteOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
-			rowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
-		sorted := wo
-		sorted.sortBy, sorted.sortCurve = sortBy, curve
-		sorted.unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
-		a.sink = &writerSink{t: t, snap: snap, opts: sorted}
+		set := writeset.Settings{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
+			RowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
+		sorted := set
+		sorted.SortBy, sorted.SortCurve = sortBy, curve
+		sorted.Unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
+		a.sink = dml.NewFileSink(t.store, snap.view, sorted)
 		if snap.view.WritesChangeData() {
-			cdc := wo
-			cdc.unchanged = true              // change data files record rows, they do not add them: no write rules
-			a.changes = newChangeSink(a, cdc) // change data files are not clustered
+			a.changes = newChangeSink(a, set) // change data files are not clustered, nor checked against the write rules
 		}
 	}
 	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
@@ -511,7 +511,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		}
 		entry := DMLFile{Path: f.add.Path, LiveRows: live, RowsDeleted: n, Read: f.read}
 		switch {
-		case f.whole || (live >= 0 && n == live && !a.layout.hasHome(k)):
+		case f.whole || (live >= 0 && n == live && !a.layout.HasHome(k)):
 			entry.Action = FileRemoved
 			removes = append(removes, f.add.RemoveAction(now, true))
 			res.FilesRemoved++
@@ -563,8 +563,8 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 				if live := f.liveRows(); live >= 0 {
 					n := live - int64(f.deleted.GetCardinality())
 					res.RowsCopied += n
-					if cs, ok := a.sink.(*countSink); ok {
-						if err := cs.copies(f.add, n, a.layout.keeps(f.add)); err != nil {
+					if cs, ok := a.sink.(*dml.CountSink); ok {
+						if err := cs.Copies(f.add, n, a.layout.Keeps(f.add)); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -574,7 +574,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			return nil, nil, err
 		}
 	}
-	a.layout.release()
+	a.layout.Release()
 	if len(dvFiles) > 0 {
 		for _, f := range dvFiles {
 			if f.add.DeletionVector != nil {
@@ -621,7 +621,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			}
 		}
 	}
-	newAdds, err := a.sink.finish(ctx)
+	newAdds, err := a.sink.Finish(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -638,7 +638,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		res.FilesAdded++
 		res.BytesAdded += ad.Size
 	}
-	if n := a.sink.filesEstimate(); a.opts.DryRun && n > 0 {
+	if n := a.sink.FilesEstimate(); a.opts.DryRun && n > 0 {
 		res.FilesAdded = n
 	}
 	a.written = newAdds
@@ -690,7 +690,7 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 		if err != nil {
 			return err
 		}
-		if a.layout.keeps(task.Add) {
+		if a.layout.Keeps(task.Add) {
 			n, err := a.rewriteOwn(ctx, sc, task, f, old)
 			mu.Lock()
 			copied += n
@@ -713,13 +713,13 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 			if !any {
 				return nil
 			}
-			out, err := filterRows(ctx, b.rec, keep, a.mem)
+			out, err := dml.FilterRows(ctx, b.rec, keep, a.mem)
 			if err != nil {
 				return err
 			}
 			defer out.Release()
 			n += out.NumRows()
-			return a.sink.write(ctx, out)
+			return a.sink.Write(ctx, out)
 		})
 		mu.Lock()
 		copied += n
@@ -788,8 +788,8 @@ func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*
 
 // cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
 func (a *dmlAttempt) cleanup() {
-	a.layout.release()
-	a.sink.discard()
+	a.layout.Release()
+	a.sink.Discard()
 	if a.changes != nil {
 		a.changes.discard()
 	}
@@ -864,7 +864,7 @@ func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRow
 }
 
 func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *dmlAttempt) error, info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
-	if err := a.sink.start(ctx); err != nil {
+	if err := a.sink.Start(ctx); err != nil {
 		return nil, err
 	}
 	if a.changes != nil {
@@ -885,7 +885,7 @@ func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *
 	ci := info(a)
 	res.Metrics = ci.OperationMetrics
 	if a.opts.DryRun {
-		a.sink.discard()
+		a.sink.Discard()
 		return res, nil
 	}
 	v, err := a.commit(ctx, removes, adds, ci)

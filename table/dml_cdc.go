@@ -8,12 +8,11 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/internal/layout"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/value"
@@ -56,7 +55,7 @@ import (
 type changeSink struct {
 	a      *dmlAttempt
 	schema *arrow.Schema // the table's logical columns and _change_type
-	w      *writerSink   // the change data files (newChangeFileWriter)
+	w      *dml.FileSink // the change data files (writeset.NewChanges)
 
 	mu      sync.Mutex
 	updates int64                        // update images recorded (pairs)
@@ -68,49 +67,15 @@ type changeSink struct {
 }
 
 // newChangeSink returns the change sink of an attempt on a table whose change data
-// feed is on, writing with opts (the command's file settings).
-func newChangeSink(a *dmlAttempt, opts WriteOptions) *changeSink {
+// feed is on, writing with set (the command's file settings).
+func newChangeSink(a *dmlAttempt, set writeset.Settings) *changeSink {
 	v := a.snap.view
-	return &changeSink{a: a, schema: changeWriteSchema(v),
-		w:       &writerSink{t: a.t, snap: a.snap, opts: opts, changes: true},
+	return &changeSink{a: a, schema: writeset.ChangeSchema(v),
+		w:       dml.NewChangeFileSink(a.t.store, v, set),
 		pending: map[string]*roaring64.Bitmap{}, done: map[string]bool{}}
 }
 
-// changeWriteSchema is the schema of the batches change data files are written
-// from: the table's logical columns, then _change_type.
-func changeWriteSchema(v *tableview.View) *arrow.Schema {
-	return arrow.NewSchema(append(append([]arrow.Field(nil), v.Logical().Fields()...), tableview.ChangeTypeField), nil)
-}
-
-// newChangeFileWriter returns a writer of change data files for snap's table: rows
-// of changeWriteSchema, split by partition into
-// _change_data/<partition directories>/cdc-NNNNN-<uuid>.c000.<codec>.parquet
-// (View.ChangeFileSpec), no clustering sort.
-func (t *Table) newChangeFileWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
-	mem := opts.Allocator
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	v := snap.view
-	spec, err := v.ChangeFileSpec(tableview.FileOptions{TargetFileSize: opts.TargetFileSize, RowGroupLimit: opts.rowGroupBytes,
-		Parallelism: opts.Parallelism, Allocator: mem})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	schema := changeWriteSchema(v)
-	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, fileSch: spec.Schema, dir: layout.ChangeDataDir,
-		dataIdx: append(append([]int(nil), v.DataIndices()...), schema.NumFields()-1),
-		conf:    conform.New(schema, mem), rollers: map[string]*datafile.Roller{}}
-	for _, p := range v.Partitions() {
-		w.partIdx = append(w.partIdx, p.Index)
-	}
-	if w.out, err = datafile.NewOutput(t.store, spec); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	return w, nil
-}
-
-func (c *changeSink) start(ctx context.Context) error { return c.w.start(ctx) }
+func (c *changeSink) start(ctx context.Context) error { return c.w.Start(ctx) }
 
 // emit writes rows (the table's logical columns, in any batch the conformer
 // accepts) with _change_type kind.
@@ -128,7 +93,7 @@ func (c *changeSink) emit(ctx context.Context, rows arrow.RecordBatch, kind stri
 	cols := append(append([]arrow.Array(nil), rows.Columns()...), typ)
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n)
 	defer rec.Release()
-	return c.w.write(ctx, rec)
+	return c.w.Write(ctx, rec)
 }
 
 // insert records inserted rows.
@@ -215,7 +180,7 @@ func (c *changeSink) emitPending(ctx context.Context, b liveBatch, sel func(i in
 	if !any {
 		return nil
 	}
-	rows, err := filterRows(ctx, b.rec, mask, c.a.mem)
+	rows, err := dml.FilterRows(ctx, b.rec, mask, c.a.mem)
 	if err != nil {
 		return err
 	}
@@ -320,10 +285,10 @@ func (c *changeSink) finish(ctx context.Context) ([]*log.CDC, error) {
 		return nil, fmt.Errorf("table: internal error: change data files closed before the commit's files were classified")
 	}
 	if !c.needed {
-		c.w.discard()
+		c.w.Discard()
 		return nil, nil
 	}
-	adds, err := c.w.finish(ctx)
+	adds, err := c.w.Finish(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -336,4 +301,4 @@ func (c *changeSink) finish(ctx context.Context) ([]*log.CDC, error) {
 }
 
 // discard deletes the change data files written (best effort).
-func (c *changeSink) discard() { c.w.discard() }
+func (c *changeSink) discard() { c.w.Discard() }

@@ -43,8 +43,14 @@
 // package internal/dv, both under the table root; the transaction log and its
 // checkpoints only by package log. Source rows become rows of the table's columns and
 // types in one place, package internal/conform (store assignment, NOT NULL), for
-// Write, MERGE's source and the rows DML rewrites. This package decides what to write
-// and commits it.
+// Write, MERGE's source and the rows DML rewrites. Every row this package writes —
+// Write's, the rows DML rewrites and its change data files — goes through one
+// file-set writer (internal package writeset: conformed, checked by the write rules,
+// split by partition, sorted for an optimized write on a clustered table), whose
+// settings each caller states explicitly. Parts of the DML engine run below this
+// package (internal package dml: MERGE's source, the row sinks, the keeper of the
+// clustering through copy-on-write); this package plans DELETE, UPDATE and MERGE,
+// reads their target files, decides what to write and commits it.
 //
 // Loading a version resolves it once into a view (internal package tableview): the
 // typed properties, the logical, read and physical schemas, the column mapping with

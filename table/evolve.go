@@ -12,6 +12,7 @@ import (
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
 )
@@ -183,16 +184,18 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 	if err != nil {
 		return nil, fmt.Errorf("%w: replaceWhere: %w", ErrInvalidArgument, err)
 	}
-	w, err := t.newFileSetWriter(target, opts)
+	w, err := writeset.New(t.store, target.view, insertSettings(opts))
 	if err != nil {
 		return nil, err
 	}
-	if w.check, err = replaceWhereCheck(target, opts.ReplaceWhere); err != nil {
+	check, err := replaceWhereCheck(target, opts.ReplaceWhere)
+	if err != nil {
 		return nil, err
 	}
-	adds, rows, err := w.run(ctx, rdr)
+	w.SetCheck(check)
+	adds, rows, err := w.Run(ctx, rdr)
 	if err != nil {
-		w.cleanup()
+		w.Cleanup()
 		return nil, err
 	}
 	dopts := DMLOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: opts.Allocator,
@@ -201,10 +204,10 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 		dopts.Progress = opts.Progress
 	}
 	res, err := t.runDML(ctx, "WRITE", dopts, false, func(ctx context.Context, a *dmlAttempt) error {
-		if err := sameIdentityBase(target, a.snap, w.ids); err != nil {
+		if err := sameIdentityBase(target, a.snap, w.Identities()); err != nil {
 			return err
 		}
-		a.ids = w.ids // the commit records the high-water marks of the rows written
+		a.ids = w.Identities() // the commit records the high-water marks of the rows written
 		return a.deleteWhere(ctx, pred)
 	}, func(a *dmlAttempt) log.CommitInfo {
 		// As Spark counts a replaceWhere: the files, bytes and rows written include
@@ -224,7 +227,7 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 	})
 	if err != nil {
 		if !errors.Is(err, log.ErrCommitUnknown) {
-			w.cleanup()
+			w.Cleanup()
 		}
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
@@ -251,7 +252,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 			return nil, fmt.Errorf("%w: MERGE key %q (columns: %s)", ErrUnknownColumn, k, fieldNames(snap.view.Logical()))
 		}
 		f := snap.view.Logical().Field(j)
-		if err := checkKeyType(f.Name, f.Type); err != nil {
+		if err := dml.CheckKeyType(f.Name, f.Type); err != nil {
 			return nil, err
 		}
 		keyNames[i] = f.Name
@@ -262,7 +263,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	}
 	budget := opts.MemoryBudget
 	if budget == 0 {
-		budget = defaultMergeMemory
+		budget = dml.DefaultSourceMemory
 	}
 	// The table the source merges into: with MergeSchema, the table with the
 	// source's new columns, decided once from the source's schema.
@@ -276,12 +277,12 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 		}
 		return target.view.Logical(), opts.takesSourceRows(), nil
 	}
-	src, err := readMergeSource(ctx, source, keyNames, plan, budget, opts.SpillDir, mem)
+	src, err := dml.ReadSource(ctx, source, keyNames, plan, budget, opts.SpillDir, mem)
 	if err != nil {
 		return nil, err
 	}
-	defer src.release()
-	passes, err := src.passes(ctx)
+	defer src.Release()
+	passes, err := src.Passes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +296,7 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 			return err
 		}
 		onText = m.onText()
-		a.res.SourceRows = src.rows
+		a.res.SourceRows = src.Rows()
 		a.res.Passes = len(passes)
 		for _, p := range passes {
 			if err := m.pass(ctx, p); err != nil {
@@ -367,7 +368,7 @@ type boundClause struct {
 type merger struct {
 	a        *dmlAttempt
 	opts     *MergeOptions
-	src      *mergeSource
+	src      *dml.Source
 	keyNames []string // table spelling
 	readCols []string // table columns read
 	readSch  *arrow.Schema
@@ -385,7 +386,7 @@ type merger struct {
 	optional []bool
 }
 
-func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []string) (*merger, error) {
+func newMerger(a *dmlAttempt, opts *MergeOptions, src *dml.Source, keyNames []string) (*merger, error) {
 	snap := a.snap
 	m := &merger{a: a, opts: opts, src: src, keyNames: keyNames}
 	for _, f := range snap.view.Logical().Fields() {
@@ -412,8 +413,8 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 	}
 	if len(opts.WhenNotMatched) > 0 {
 		for i, f := range snap.view.Logical().Fields() {
-			if !f.Nullable && fieldIndexFold(src.schema, f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
-				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which is NOT NULL: INSERT * cannot fill it (source columns: %s)", ErrNullInNonNullable, f.Name, fieldNames(src.schema))
+			if !f.Nullable && fieldIndexFold(src.Schema(), f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
+				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which is NOT NULL: INSERT * cannot fill it (source columns: %s)", ErrNullInNonNullable, f.Name, fieldNames(src.Schema()))
 			}
 		}
 	}
@@ -459,7 +460,7 @@ func newMerger(a *dmlAttempt, opts *MergeOptions, src *mergeSource, keyNames []s
 	}
 	m.joined = m.scopeSchema(m.readSch, true, true)
 	m.bySource = m.scopeSchema(m.readSch, true, false)
-	isFields := append(append([]arrow.Field(nil), src.schema.Fields()...), arrow.Field{Name: opts.SourceAlias, Type: arrow.StructOf(src.schema.Fields()...)})
+	isFields := append(append([]arrow.Field(nil), src.Schema().Fields()...), arrow.Field{Name: opts.SourceAlias, Type: arrow.StructOf(src.Schema().Fields()...)})
 	m.insertScope = arrow.NewSchema(isFields, nil)
 	var err error
 	if m.matched, err = m.bind("WHEN MATCHED", opts.WhenMatched, m.joined); err != nil {
@@ -484,7 +485,7 @@ func (m *merger) scopeSchema(cols *arrow.Schema, withTarget, withSource bool) *a
 		fields = append(fields, arrow.Field{Name: m.opts.TargetAlias, Type: arrow.StructOf(cols.Fields()...)})
 	}
 	if withSource {
-		fields = append(fields, arrow.Field{Name: m.opts.SourceAlias, Type: arrow.StructOf(m.src.schema.Fields()...)})
+		fields = append(fields, arrow.Field{Name: m.opts.SourceAlias, Type: arrow.StructOf(m.src.Schema().Fields()...)})
 	}
 	return arrow.NewSchema(fields, nil)
 }
@@ -541,7 +542,7 @@ func (m *merger) bind(kind string, cls []MergeClause, scope *arrow.Schema) ([]bo
 func (m *merger) onText() string {
 	parts := make([]string, len(m.keyNames))
 	for i, k := range m.keyNames {
-		parts[i] = fmt.Sprintf("%s.%s = %s.%s", m.opts.TargetAlias, expr.QuoteName(k), m.opts.SourceAlias, expr.QuoteName(m.src.schema.Field(m.src.keyIdx[i]).Name))
+		parts[i] = fmt.Sprintf("%s.%s = %s.%s", m.opts.TargetAlias, expr.QuoteName(k), m.opts.SourceAlias, expr.QuoteName(m.src.Schema().Field(m.src.KeyIndices()[i]).Name))
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -555,7 +556,7 @@ func (m *merger) counts(res *DMLResult) {
 
 // mergePass is the state of one pass: its source rows and their join table.
 type mergePass struct {
-	units   []*sourceUnit
+	units   []*dml.Unit
 	src     arrow.RecordBatch // the pass's source rows, concatenated
 	join    map[string][]int32
 	matched []atomic.Bool // per source row: some target row matched it
@@ -572,7 +573,7 @@ func (p *mergePass) release() {
 // SOURCE clause may apply to is handled by exactly one pass).
 func (p *mergePass) member(key []byte) bool {
 	for _, u := range p.units {
-		if u.member(key) {
+		if u.Member(key) {
 			return true
 		}
 	}
@@ -582,7 +583,7 @@ func (p *mergePass) member(key []byte) bool {
 // pass merges one group of source units: load them, build the join table, plan the
 // target files from their keys, read them, apply the matched and by-source clauses,
 // then insert the unmatched source rows.
-func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
+func (m *merger) pass(ctx context.Context, units []*dml.Unit) error {
 	a := m.a
 	p := &mergePass{units: units}
 	defer p.release()
@@ -593,7 +594,7 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 		}
 	}()
 	for _, u := range units {
-		err := m.src.load(ctx, u, func(rec arrow.RecordBatch) error {
+		err := m.src.Load(ctx, u, func(rec arrow.RecordBatch) error {
 			rec.Retain()
 			recs = append(recs, rec)
 			return nil
@@ -602,7 +603,7 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 			return err
 		}
 	}
-	src, err := concatRecords(m.src.schema, recs, a.mem)
+	src, err := dml.ConcatRecords(m.src.Schema(), recs, a.mem)
 	// The loaded pieces are copied into src: free them now, not at the end of the
 	// pass, so that the pass holds its source rows once.
 	for _, r := range recs {
@@ -618,10 +619,10 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 	n := int(src.NumRows())
 	p.join = make(map[string][]int32, n)
 	p.matched = make([]atomic.Bool, n)
-	enc := m.src.keysOf(src)
+	enc := m.src.KeysOf(src)
 	var buf []byte
 	for i := 0; i < n; i++ {
-		key, ok := enc.encode(buf[:0], i)
+		key, ok := enc.Encode(buf[:0], i)
 		buf = key
 		if !ok {
 			continue
@@ -656,7 +657,7 @@ func (m *merger) pass(ctx context.Context, units []*sourceUnit) error {
 // mergeMaxInList), ANDed. A source without a non-NULL key gives FALSE.
 func (m *merger) keyPredicate(src arrow.RecordBatch) (expr.Expr, error) {
 	var terms []expr.Expr
-	for k, j := range m.src.keyIdx {
+	for k, j := range m.src.KeyIndices() {
 		col := src.Column(j)
 		seen := map[value.Value]bool{}
 		var vals []value.Value
@@ -721,11 +722,11 @@ func (m *merger) mergeBatch(ctx context.Context, f *touchedFile, task *fileTask,
 	for i, j := range m.keyRead {
 		cols[i] = rec.Column(j)
 	}
-	enc := keyEncoder{cols: cols}
+	enc := dml.NewKeyEncoder(cols)
 	var tIdx, sIdx, unmatched []int32
 	var buf []byte
 	for i := 0; i < n; i++ {
-		key, ok := enc.encode(buf[:0], i)
+		key, ok := enc.Encode(buf[:0], i)
 		buf = key
 		var rows []int32
 		if ok {
@@ -785,12 +786,12 @@ func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, 
 		needJoined = needJoined || c.cond != nil || c.set != nil
 	}
 	if needJoined {
-		tRows, err := takeRows(ctx, b.rec, tIdx, m.a.mem)
+		tRows, err := dml.TakeRows(ctx, b.rec, tIdx, m.a.mem)
 		if err != nil {
 			return err
 		}
 		defer tRows.Release()
-		sRows, err := takeRows(ctx, p.src, sIdx, m.a.mem)
+		sRows, err := dml.TakeRows(ctx, p.src, sIdx, m.a.mem)
 		if err != nil {
 			return err
 		}
@@ -805,7 +806,7 @@ func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, 
 
 // applyBySource applies the WHEN NOT MATCHED BY SOURCE clauses to rows idx of b.
 func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b liveBatch, idx []int32) error {
-	tRows, err := takeRows(ctx, b.rec, idx, m.a.mem)
+	tRows, err := dml.TakeRows(ctx, b.rec, idx, m.a.mem)
 	if err != nil {
 		return err
 	}
@@ -902,7 +903,7 @@ func (m *merger) recordChange(ctx context.Context, f *touchedFile, b liveBatch, 
 			idx = append(idx, tIdx[i])
 		}
 	}
-	rows, err := takeRows(ctx, b.rec, idx, a.mem)
+	rows, err := dml.TakeRows(ctx, b.rec, idx, a.mem)
 	if err != nil {
 		return err
 	}
@@ -930,7 +931,7 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 	const slice = 64 << 10
 	for start := 0; start < len(idx); start += slice {
 		part := idx[start:min(start+slice, len(idx))]
-		rows, err := takeRows(ctx, p.src, part, a.mem)
+		rows, err := dml.TakeRows(ctx, p.src, part, a.mem)
 		if err != nil {
 			return err
 		}
@@ -961,7 +962,7 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 			}
 			out, err := m.insertRows(ctx, p, picked)
 			if err == nil {
-				err = a.sink.write(ctx, out)
+				err = a.sink.Write(ctx, out)
 				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
 					// An inserts-only MERGE needs no change files (readers take its
 					// new files as inserts); any other may (see changeSink).
@@ -1058,7 +1059,7 @@ func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) 
 // those columns (by index). The caller releases the result.
 func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (out arrow.RecordBatch, missing []int, err error) {
 	logical := m.a.snap.view.Logical()
-	rows, err := takeRows(ctx, p.src, idx, m.a.mem)
+	rows, err := dml.TakeRows(ctx, p.src, idx, m.a.mem)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1067,7 +1068,7 @@ func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, targ
 	cols := make([]arrow.Array, logical.NumFields())
 	defer releaseArrays(cols)
 	for i, f := range logical.Fields() {
-		if j := fieldIndexFold(m.src.schema, f.Name); j >= 0 {
+		if j := fieldIndexFold(m.src.Schema(), f.Name); j >= 0 {
 			cols[i] = rows.Column(j)
 			cols[i].Retain()
 			continue
@@ -1078,7 +1079,7 @@ func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, targ
 			continue
 		}
 		if kept == nil {
-			if kept, err = takeRows(ctx, target, targetIdx, m.a.mem); err != nil {
+			if kept, err = dml.TakeRows(ctx, target, targetIdx, m.a.mem); err != nil {
 				return nil, nil, err
 			}
 			defer kept.Release()
@@ -1163,7 +1164,7 @@ func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, t
 // the generated columns it does not assign recomputed. The caller releases the
 // result.
 func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
-	sub, err := filterRows(ctx, scope, mask, m.a.mem)
+	sub, err := dml.FilterRows(ctx, scope, mask, m.a.mem)
 	if err != nil {
 		return nil, err
 	}
@@ -1181,36 +1182,4 @@ func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.Record
 	rows := array.NewRecordBatch(logical, cols, out.NumRows())
 	defer rows.Release()
 	return tableview.RecomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
-}
-
-// concatRecords concatenates batches of one schema into one (an empty batch for
-// none). The caller releases the result.
-func concatRecords(sch *arrow.Schema, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	cols := make([]arrow.Array, sch.NumFields())
-	var n int64
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for k, r := range recs {
-			parts[k] = r.Column(i)
-		}
-		if len(parts) == 0 {
-			cols[i] = array.MakeArrayOfNull(mem, sch.Field(i).Type, 0)
-			continue
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			releaseArrays(cols)
-			return nil, fmt.Errorf("table: MERGE source: %w", err)
-		}
-		cols[i] = c
-	}
-	defer releaseArrays(cols)
-	return array.NewRecordBatch(sch, cols, n), nil
 }

@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 )
 
 // Write rules. Every row a write adds passes through one funnel, the data-file
-// writer's consume (fileSetWriter): appends and overwrites, the rows UPDATE and MERGE
+// writer's consume (internal/writeset): appends and overwrites, the rows UPDATE and MERGE
 // write (updated, inserted and copied rows), optimized writes. There the
 // rows are checked against the write rules of the version they are written for
 // (tableview.WriteRules, resolved once per version): every CHECK constraint and column
@@ -58,7 +59,7 @@ func writeRulesOf(snap *Snapshot) (*tableview.WriteRules, error) {
 // the same, and identity values generated for the new table (which start at start)
 // would collide with the winner's rows, so such a write conflicts (retry it: it then
 // appends to the winner's table with its high-water mark).
-func sameRules(mine, win *Snapshot, w *fileSetWriter) error {
+func sameRules(mine, win *Snapshot, w *writeset.Writer) error {
 	a, err := writeRulesOf(mine)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func sameRules(mine, win *Snapshot, w *fileSetWriter) error {
 	if a.Fingerprint() != b.Fingerprint() {
 		return fmt.Errorf("%w: another writer created it meanwhile with other write rules (constraints, generated or identity columns)", ErrTableExists)
 	}
-	if len(w.ids.Marks()) > 0 {
+	if len(w.Identities().Marks()) > 0 {
 		return fmt.Errorf("table: another writer created the table meanwhile, and this write's identity values were generated for an empty table: %w",
 			&log.ConflictError{Kind: log.ErrMetadataChanged, Version: 0})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 )
@@ -119,7 +120,7 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 					oldIdx = append(oldIdx, i)
 				}
 			}
-			rows, err := filterRows(ctx, out, keep, a.mem)
+			rows, err := dml.FilterRows(ctx, out, keep, a.mem)
 			if err != nil {
 				return err
 			}
@@ -192,7 +193,7 @@ func (a *dmlAttempt) recordUpdate(ctx context.Context, rec arrow.RecordBatch, se
 		for i := range keep {
 			keep[i] = sel.Contains(i)
 		}
-		rows, err := filterRows(ctx, rec, keep, a.mem)
+		rows, err := dml.FilterRows(ctx, rec, keep, a.mem)
 		if err != nil {
 			return err
 		}

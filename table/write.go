@@ -5,20 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/internal/conform"
-	"github.com/skiplake/skiplake/internal/datafile"
-	"github.com/skiplake/skiplake/internal/gather"
-	"github.com/skiplake/skiplake/internal/partition"
 	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/storage"
 )
 
@@ -97,21 +92,6 @@ type WriteOptions struct {
 	Progress func(Progress)
 	// Allocator allocates Arrow buffers (default memory.DefaultAllocator).
 	Allocator memory.Allocator
-
-	// rowGroupBytes, when positive, caps the row groups written (a DML command under a
-	// memory budget); else they follow the target file size (datafile.RowGroupTarget).
-	rowGroupBytes int64
-	// sortBy and sortCurve, when set, sort the rows by that clustering before they are
-	// written (see sortBuffers): DML's new rows on a clustered table.
-	sortBy    [][]string
-	sortCurve optimize.Curve
-	// inserts marks a writer of new rows (Write's input): they are completed
-	// (generated and identity columns) before the write rules are checked; the rows
-	// DML commands write are checked only (rules.go).
-	inserts bool
-	// unchanged marks a writer of rows the table already holds, unchanged (the rows
-	// DELETE keeps): they are not checked against the write rules again.
-	unchanged bool
 }
 
 // WriteResult describes a committed write.
@@ -268,7 +248,6 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		}
 		return nil, err
 	}
-	opts.inserts = true
 	target, err := evolveFor(snap, rdr.Schema(), opts)
 	if err != nil {
 		return nil, err
@@ -277,29 +256,31 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 		return t.replaceWhere(ctx, snap, target, rdr, opts)
 	}
 	snap = target
-	w, err := t.newFileSetWriter(snap, opts)
+	w, err := writeset.New(t.store, snap.view, insertSettings(opts))
 	if err != nil {
 		return nil, err
 	}
 	if opts.ReplaceWhere != "" {
-		if w.check, err = replaceWhereCheck(snap, opts.ReplaceWhere); err != nil {
+		check, err := replaceWhereCheck(snap, opts.ReplaceWhere)
+		if err != nil {
 			return nil, err
 		}
+		w.SetCheck(check)
 	}
-	adds, rows, err := w.run(ctx, rdr)
+	adds, rows, err := w.Run(ctx, rdr)
 	if err != nil {
-		w.cleanup()
+		w.Cleanup()
 		return nil, err
 	}
 	res, err := t.commitWrite(ctx, snap, w, adds, rows, opts)
 	var ce *log.ConflictError
 	if err != nil && snap.Version() < 0 && errors.As(err, &ce) && ce.Version == 0 {
-		var kept *fileSetWriter
+		var kept *writeset.Writer
 		res, kept, err = t.commitToWinner(ctx, snap, w, rows, opts)
 		if kept != nil && kept != w {
 			// The rows were rewritten for the winner's layout: the commit, if any,
 			// references kept's files, and this writer's own are not referenced.
-			w.cleanup()
+			w.Cleanup()
 			w = kept
 		}
 	} else if err != nil {
@@ -307,16 +288,27 @@ func (t *Table) writeOn(ctx context.Context, snap *Snapshot, rdr array.RecordRea
 	}
 	if err != nil {
 		if !errors.Is(err, log.ErrCommitUnknown) {
-			w.cleanup()
+			w.Cleanup()
 		}
 		return nil, err
 	}
 	if res.Skipped {
-		w.cleanup()
+		w.Cleanup()
 		return res, nil
 	}
-	res.AutoCompact = t.autoCompactAfter(ctx, snap.view.Properties(), w.out.Adds())
+	res.AutoCompact = t.autoCompactAfter(ctx, snap.view.Properties(), w.Output().Adds())
 	return res, nil
+}
+
+// insertSettings are the file-set writer's settings for the new rows of a write
+// with opts (Write, CreateWrite): completed, then checked against the write rules.
+func insertSettings(opts WriteOptions) writeset.Settings {
+	set := writeset.Settings{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism,
+		Allocator: opts.Allocator, Inserts: true}
+	if p := opts.Progress; p != nil {
+		set.Progress = func(rows int64) { p(Progress{Phase: "write", Done: rows, Unit: "rows"}) }
+	}
+	return set
 }
 
 // validate checks the combinations of options.
@@ -391,7 +383,7 @@ func checkWrite(snap *Snapshot, opts WriteOptions) (skip bool, err error) {
 // files are rewritten for the winner's layout first (rewriteFor); the returned
 // writer is the one whose files the commit references (w, or the rewrite's, also
 // when that commit failed: the caller deletes them unless its outcome is unknown).
-func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWriter, rows int64, opts WriteOptions) (*WriteResult, *fileSetWriter, error) {
+func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *writeset.Writer, rows int64, opts WriteOptions) (*WriteResult, *writeset.Writer, error) {
 	win, err := t.Snapshot(ctx, Latest())
 	if err != nil {
 		return nil, nil, err
@@ -413,13 +405,13 @@ func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWr
 		return &WriteResult{Version: -1, Skipped: true}, nil, nil
 	}
 	if tableview.CheckLayout(mine.view, win.view) == nil {
-		res, err := t.commitWrite(ctx, win, w, w.out.Adds(), rows, opts)
+		res, err := t.commitWrite(ctx, win, w, w.Output().Adds(), rows, opts)
 		if err != nil {
 			err = t.explainConflict(ctx, win, err)
 		}
 		return res, w, err
 	}
-	rw, adds, err := t.rewriteFor(ctx, win, mine, w.out.Adds(), opts)
+	rw, adds, err := t.rewriteFor(ctx, win, mine, w.Output().Adds(), opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -430,17 +422,53 @@ func (t *Table) commitToWinner(ctx context.Context, mine *Snapshot, w *fileSetWr
 	return res, rw, err
 }
 
-// commitWrite commits the adds w wrote (for w's snapshot) to the table state snap,
+// rewriteFor rewrites the data files adds, which this write stored for the table
+// state from (a table about to be created), for the layout of the table state to
+// (the table another writer created meanwhile, with the same logical schema and
+// partition columns but its own physical names and field ids: column mapping), so
+// that they can be committed to it (invariant T1). It returns the writer holding
+// the new files (the caller commits them, or discards them with Cleanup) and their
+// add actions.
+//
+// Why re-read: the write's Arrow input was streamed into the files and is gone, and
+// the files are the rows exactly as they were conformed to the table's logical
+// schema. Reading them back through from's mapping gives those rows again, and
+// writing them through to's writer settings gives files, statistics, partition
+// values and Bloom filters keyed by to's physical names, as a first write to that
+// table would have. Only this write's own new files are read; nothing of the
+// winner's table is touched. The rewrite holds one batch of one file at a time, plus
+// the writer's open row groups.
+func (t *Table) rewriteFor(ctx context.Context, to, from *Snapshot, adds []*log.Add, opts WriteOptions) (*writeset.Writer, []*log.Add, error) {
+	opts.Progress = nil // the rows were reported once, as they were written
+	rw, err := writeset.New(t.store, to.view, insertSettings(opts))
+	if err != nil {
+		return nil, nil, err
+	}
+	var ferr error
+	for _, a := range adds {
+		if ferr = rw.Copy(ctx, from.view, a); ferr != nil {
+			break
+		}
+	}
+	added, _, err := rw.Finish(ctx, ferr)
+	if err != nil {
+		rw.Cleanup()
+		return nil, nil, err
+	}
+	return rw, added, nil
+}
+
+// commitWrite commits the adds w wrote (for w's view) to the table state snap,
 // after checking invariant T1: the files were written for snap's layout.
-func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *fileSetWriter, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
-	if err := tableview.CheckCommit(ctx, t.store, w.snap.view, snap.view, adds); err != nil {
+func (t *Table) commitWrite(ctx context.Context, snap *Snapshot, w *writeset.Writer, adds []*log.Add, rows int64, opts WriteOptions) (*WriteResult, error) {
+	if err := tableview.CheckCommit(ctx, t.store, w.View(), snap.view, adds); err != nil {
 		return nil, err
 	}
 	ls := snap.log
 	txn := ls.NewTransaction(log.TxnOptions{IsolationLevel: log.WriteSerializable})
 	txn.Add(adds...)
 	// Identity values generated: the high-water marks advance in the same commit.
-	if md, changed, err := tableview.WithIdentityMarks(ls.Metadata(), w.ids); err != nil {
+	if md, changed, err := tableview.WithIdentityMarks(ls.Metadata(), w.Identities()); err != nil {
 		return nil, err
 	} else if changed {
 		txn.SetMetadata(md)
@@ -510,270 +538,6 @@ func writeParameters(ls *log.Snapshot, opts WriteOptions) map[string]string {
 		params["canMergeSchema"] = "true"
 	}
 	return params
-}
-
-// fileSetWriter splits input by partition and streams each partition's rows into
-// files of about the target size through the data-file layer (one datafile.Roller
-// per partition), so memory holds the batch being split and each open file's
-// current row group, whatever the size of the input.
-type fileSetWriter struct {
-	snap      *Snapshot
-	opts      WriteOptions
-	mem       memory.Allocator
-	conf      *conform.Conformer
-	out       *datafile.Output
-	partIdx   []int         // indices of partition columns in the table schema
-	dataIdx   []int         // indices of data columns in the table schema
-	fileSch   *arrow.Schema // data columns only (logical names)
-	rollers   map[string]*datafile.Roller
-	rowsTotal int64
-	sorter    *sortBuffers // optimized write on a clustered table (nil otherwise)
-	// dir, when set, is the directory (ending in "/") the files go to, their
-	// partition directories under it: change data files go to _change_data/.
-	dir string
-	// rules are the write rules every row is checked against (rules.go); rulesErr
-	// says why they cannot be enforced (then no row is written). ids assigns the
-	// identity values of an inserting writer.
-	rules    *tableview.WriteRules
-	rulesErr error
-	ids      *tableview.IdentityAssigner
-	// check, when set, vets every conformed batch (base: the input row of its first
-	// row) before it is written: a replaceWhere's predicate.
-	check func(rec arrow.RecordBatch, base int64) error
-}
-
-func (t *Table) newFileSetWriter(snap *Snapshot, opts WriteOptions) (*fileSetWriter, error) {
-	mem := opts.Allocator
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	v := snap.view
-	w := &fileSetWriter{snap: snap, opts: opts, mem: mem, dataIdx: v.DataIndices(), fileSch: v.DataSchema(),
-		conf: conform.New(v.Logical(), mem), rollers: map[string]*datafile.Roller{}}
-	w.rules, w.rulesErr = writeRulesOf(snap)
-	if opts.inserts && w.rulesErr == nil {
-		w.conf.Optional = tableview.InsertOptional(w.rules, v.Logical())
-		w.ids = tableview.NewIdentityAssigner(w.rules)
-	}
-	for _, p := range v.Partitions() { // in the log's order
-		w.partIdx = append(w.partIdx, p.Index)
-	}
-	spec, err := v.FileSpec(tableview.FileOptions{TargetFileSize: opts.TargetFileSize, RowGroupLimit: opts.rowGroupBytes,
-		DataChange: true, Parallelism: opts.Parallelism, Allocator: mem})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	if w.out, err = datafile.NewOutput(t.store, spec); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	w.sorter = newSortBuffers(snap, w.fileSch, spec.TargetFileSize, opts)
-	return w, nil
-}
-
-// run consumes rdr and returns the add actions of every file written (with the
-// Bloom index, if any, stored and referenced by their tags).
-func (w *fileSetWriter) run(ctx context.Context, rdr array.RecordReader) ([]*log.Add, int64, error) {
-	return w.finish(ctx, w.consume(ctx, rdr))
-}
-
-// finish ends a run whose rows were delivered (err: how delivering them failed):
-// the sort buffers are flushed, every open file closed and the Bloom index stored;
-// on failure everything open is aborted.
-func (w *fileSetWriter) finish(ctx context.Context, err error) ([]*log.Add, int64, error) {
-	if err == nil && w.sorter != nil {
-		err = w.sorter.flushAll(ctx, w)
-	}
-	if w.sorter != nil {
-		w.sorter.release()
-	}
-	for _, r := range w.rollers {
-		if err == nil {
-			err = r.Close(ctx)
-		} else {
-			r.Abort()
-		}
-	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err == nil {
-		_, err = w.out.WriteBloomIndex(ctx)
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	return w.out.Adds(), w.rowsTotal, nil
-}
-
-func (w *fileSetWriter) consume(ctx context.Context, rdr array.RecordReader) error {
-	for rdr.Next() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if w.rulesErr != nil && !w.opts.unchanged && rdr.RecordBatch().NumRows() > 0 {
-			return w.rulesErr // before the input is judged against a schema whose rules are unknown
-		}
-		rec, err := w.conf.Conform(ctx, rdr.RecordBatch())
-		if err != nil {
-			return err
-		}
-		if rec, err = w.applyRules(ctx, rec); err != nil {
-			return err
-		}
-		if w.check != nil {
-			if err := w.check(rec, w.rowsTotal); err != nil {
-				rec.Release()
-				return err
-			}
-		}
-		err = w.route(ctx, rec)
-		n := rec.NumRows()
-		rec.Release()
-		if err != nil {
-			return err
-		}
-		w.rowsTotal += n
-		if w.opts.Progress != nil {
-			w.opts.Progress(Progress{Phase: "write", Done: w.rowsTotal, Unit: "rows"})
-		}
-	}
-	return rdr.Err()
-}
-
-// cleanup deletes the files this writer stored (after a failed write or commit).
-func (w *fileSetWriter) cleanup() { w.out.Discard() }
-
-// applyRules is the funnel of the write rules (rules.go): rows being inserted are
-// completed (identity and generated columns), then every row is checked. It takes
-// rec (a conformed batch) and returns the batch to write; on error rec is released.
-func (w *fileSetWriter) applyRules(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if rec.NumRows() == 0 || w.opts.unchanged {
-		return rec, nil
-	}
-	if w.rulesErr != nil {
-		rec.Release()
-		return nil, w.rulesErr
-	}
-	if w.opts.inserts {
-		done, err := tableview.CompleteInsert(ctx, w.rules, w.ids, rec, w.conf.Missing(), w.mem)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-		rec = done
-	}
-	if err := w.rules.Verify(rec); err != nil {
-		rec.Release()
-		return nil, err
-	}
-	return rec, nil
-}
-
-// route splits rec by partition values and hands each part to its partition's roller.
-func (w *fileSetWriter) route(ctx context.Context, rec arrow.RecordBatch) error {
-	if len(w.partIdx) == 0 {
-		data := w.project(rec)
-		defer data.Release()
-		return w.deliver(ctx, "", nil, data)
-	}
-	n := int(rec.NumRows())
-	keys := make([]string, n)
-	var sb strings.Builder
-	for r := 0; r < n; r++ {
-		sb.Reset()
-		for _, pi := range w.partIdx {
-			v, err := valueAt(rec.Column(pi), r)
-			if err != nil {
-				return fmt.Errorf("table: partition column %q: %w", rec.Schema().Field(pi).Name, err)
-			}
-			if v.IsNull() {
-				sb.WriteString("\x01N")
-			} else {
-				sb.WriteString("\x01V")
-				sb.WriteString(v.String())
-			}
-		}
-		keys[r] = sb.String()
-	}
-	groups := map[string][]uint32{}
-	var order []string
-	for r, k := range keys {
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], uint32(r))
-	}
-	for _, k := range order {
-		rows := groups[k]
-		first := int(rows[0])
-		values := map[string]*string{}
-		var names, strs []string
-		var nulls []bool
-		for _, pc := range w.snap.view.Partitions() {
-			v, _ := valueAt(rec.Column(pc.Index), first)
-			s, isNull, err := partition.Format(v, pc.DeltaType)
-			if err != nil {
-				return fmt.Errorf("table: partition column %q: %w", pc.Name, err)
-			}
-			d, _, err := partition.DirValue(v, pc.DeltaType)
-			if err != nil {
-				return fmt.Errorf("table: partition column %q: %w", pc.Name, err)
-			}
-			name := pc.Physical
-			if isNull {
-				values[name] = nil
-			} else {
-				str := s
-				values[name] = &str
-			}
-			names, strs, nulls = append(names, name), append(strs, d), append(nulls, isNull)
-		}
-		dir, err := partition.DirName(names, strs, nulls)
-		if err != nil {
-			return fmt.Errorf("table: partition directory: %w", err)
-		}
-		var sub arrow.RecordBatch
-		if len(rows) == n {
-			sub = w.project(rec)
-		} else {
-			data := w.project(rec)
-			var err error
-			sub, err = gather.Record(ctx, data, rows, w.mem)
-			data.Release()
-			if err != nil {
-				return fmt.Errorf("table: splitting partitions: %w", err)
-			}
-		}
-		err = w.deliver(ctx, dir, values, sub)
-		sub.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// project drops the partition columns of a conformed batch (retaining the rest).
-func (w *fileSetWriter) project(rec arrow.RecordBatch) arrow.RecordBatch {
-	cols := make([]arrow.Array, len(w.dataIdx))
-	for i, di := range w.dataIdx {
-		cols[i] = rec.Column(di)
-	}
-	return array.NewRecordBatch(w.fileSch, cols, rec.NumRows())
-}
-
-// send writes data to its partition's roller (the caller keeps ownership of data).
-func (w *fileSetWriter) send(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
-	r := w.rollers[dir]
-	if r == nil {
-		place := dir
-		if w.dir != "" {
-			place = strings.TrimSuffix(w.dir+dir, "/")
-		}
-		r = w.out.NewRoller(datafile.FileOptions{Dir: place, PartitionValues: values})
-		w.rollers[dir] = r
-	}
-	return r.Write(ctx, data)
 }
 
 // ParseSize parses a byte size such as "128MiB", "64m" or "1048576" (see

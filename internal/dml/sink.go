@@ -1,4 +1,4 @@
-package table
+package dml
 
 import (
 	"context"
@@ -13,44 +13,47 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 	"github.com/skiplake/skiplake/value"
 )
 
-// rowSink receives the rows a DML command writes (updated, inserted and copied rows,
-// in the table's logical schema) and turns them into data files. write may be called
+// Sink receives the rows a DML command writes (updated, inserted and copied rows,
+// in the table's logical schema) and turns them into data files. Write may be called
 // from several goroutines at once.
-type rowSink interface {
-	// start prepares the sink; ctx governs the whole command.
-	start(ctx context.Context) error
-	// write takes rec (the caller keeps its reference).
-	write(ctx context.Context, rec arrow.RecordBatch) error
-	// finish closes the files and returns their add actions.
-	finish(ctx context.Context) ([]*log.Add, error)
-	// discard deletes everything written (best effort).
-	discard()
-	// rows counts the rows written.
-	rows() int64
-	// filesEstimate is the number of files a dry run would write (0 when it wrote them).
-	filesEstimate() int
+type Sink interface {
+	// Start prepares the sink; ctx governs the whole command.
+	Start(ctx context.Context) error
+	// Write takes rec (the caller keeps its reference).
+	Write(ctx context.Context, rec arrow.RecordBatch) error
+	// Finish closes the files and returns their add actions.
+	Finish(ctx context.Context) ([]*log.Add, error)
+	// Discard deletes everything written (best effort).
+	Discard()
+	// Rows counts the rows written.
+	Rows() int64
+	// FilesEstimate is the number of files a dry run would write (0 when it wrote them).
+	FilesEstimate() int
 }
 
-// errSinkStopped reports a write after the file writer stopped (it failed; finish
+// errSinkStopped reports a write after the file writer stopped (it failed; Finish
 // returns why).
 var errSinkStopped = errors.New("table: data file writer stopped")
 
-// writerSink streams rows into the table's data-file writer (newFileSetWriter: split by
+// FileSink streams rows into the table's file-set writer (writeset.Writer: split by
 // partition, files of the target size, statistics and Bloom filters), which runs on a
 // goroutine of its own and reads from a pipe.
-type writerSink struct {
-	t    *Table
-	snap *Snapshot
-	opts WriteOptions
-	// changes makes it write change data files (newChangeFileWriter) from batches
-	// of changeWriteSchema instead of data files.
+type FileSink struct {
+	store storage.Storage
+	view  *tableview.View
+	set   writeset.Settings
+	// changes makes it write change data files (writeset.NewChanges) from batches
+	// of writeset.ChangeSchema instead of data files.
 	changes bool
 
-	w    *fileSetWriter
+	w    *writeset.Writer
 	pipe *batchPipe
 	done chan struct{}
 	adds []*log.Add
@@ -58,12 +61,29 @@ type writerSink struct {
 	err  error
 }
 
-func (s *writerSink) start(ctx context.Context) error {
-	newWriter, schema := s.t.newFileSetWriter, s.snap.view.Logical()
+// NewFileSink returns the sink that writes rows of v's logical schema as data files
+// of v's table in store, with set.
+func NewFileSink(store storage.Storage, v *tableview.View, set writeset.Settings) *FileSink {
+	return &FileSink{store: store, view: v, set: set}
+}
+
+// NewChangeFileSink returns the sink that writes rows of writeset.ChangeSchema(v) as
+// change data files of v's table in store, with set.
+func NewChangeFileSink(store storage.Storage, v *tableview.View, set writeset.Settings) *FileSink {
+	return &FileSink{store: store, view: v, set: set, changes: true}
+}
+
+// Writer is the file-set writer the sink feeds (nil before Start). DML writes a
+// clustered file's own rewrite to its Output directly.
+func (s *FileSink) Writer() *writeset.Writer { return s.w }
+
+// Start starts the writer on its goroutine.
+func (s *FileSink) Start(ctx context.Context) error {
+	newWriter, schema := writeset.New, s.view.Logical()
 	if s.changes {
-		newWriter, schema = s.t.newChangeFileWriter, changeWriteSchema(s.snap.view)
+		newWriter, schema = writeset.NewChanges, writeset.ChangeSchema(s.view)
 	}
-	w, err := newWriter(s.snap, s.opts)
+	w, err := newWriter(s.store, s.view, s.set)
 	if err != nil {
 		return err
 	}
@@ -72,13 +92,14 @@ func (s *writerSink) start(ctx context.Context) error {
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
-		s.adds, s.n, s.err = w.run(ctx, s.pipe)
-		s.pipe.stop()
+		s.adds, s.n, s.err = w.Run(ctx, s.pipe)
+		s.pipe.doneReading()
 	}()
 	return nil
 }
 
-func (s *writerSink) write(ctx context.Context, rec arrow.RecordBatch) error {
+// Write hands rec to the writer (the caller keeps its reference).
+func (s *FileSink) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
@@ -94,46 +115,52 @@ func (s *writerSink) write(ctx context.Context, rec arrow.RecordBatch) error {
 	return nil
 }
 
-func (s *writerSink) finish(ctx context.Context) ([]*log.Add, error) {
+// Finish ends the input and returns the add actions of the files written.
+func (s *FileSink) Finish(ctx context.Context) ([]*log.Add, error) {
 	s.pipe.close()
 	select {
 	case <-s.done:
 	case <-ctx.Done():
 		<-s.done
 	}
+	<-s.pipe.drained
 	if s.err != nil {
 		return nil, s.err
 	}
 	return s.adds, ctx.Err()
 }
 
-func (s *writerSink) discard() {
+// Discard stops the writer and deletes its files.
+func (s *FileSink) Discard() {
 	if s.pipe == nil {
 		return
 	}
 	s.pipe.close()
 	s.pipe.stop()
 	<-s.done
-	s.w.cleanup()
+	<-s.pipe.drained
+	s.w.Cleanup()
 }
 
-func (s *writerSink) rows() int64 { return s.n }
+// Rows counts the rows written.
+func (s *FileSink) Rows() int64 { return s.n }
 
-func (s *writerSink) filesEstimate() int { return 0 }
+// FilesEstimate is 0: the files were written.
+func (s *FileSink) FilesEstimate() int { return 0 }
 
-// countSink counts rows instead of writing them (dry runs). In a partitioned table it
+// CountSink counts rows instead of writing them (dry runs). In a partitioned table it
 // also collects the partitions rows would be written to: each needs a file of its own.
-type countSink struct {
-	snap  *Snapshot
+type CountSink struct {
+	view  *tableview.View
 	mu    sync.Mutex
 	n     int64
 	parts map[string]struct{} // the distinct partitions written (partitionKey)
 	own   int                 // clustered files rewritten to files of their own
 }
 
-// newCountSink returns the dry-run sink of rows of snap's table.
-func newCountSink(snap *Snapshot) *countSink {
-	return &countSink{snap: snap, parts: map[string]struct{}{}}
+// NewCountSink returns the dry-run sink of rows of v's table.
+func NewCountSink(v *tableview.View) *CountSink {
+	return &CountSink{view: v, parts: map[string]struct{}{}}
 }
 
 // partitionKey renders one partition's values (in the order of the table's partition
@@ -146,23 +173,25 @@ func partitionKey(vals []value.Value) string {
 	return strings.Join(parts, ",")
 }
 
-func (s *countSink) start(context.Context) error { return nil }
+// Start does nothing: a dry run writes nothing.
+func (s *CountSink) Start(context.Context) error { return nil }
 
-func (s *countSink) write(_ context.Context, rec arrow.RecordBatch) error {
+// Write counts rec's rows and notes their partitions.
+func (s *CountSink) Write(_ context.Context, rec arrow.RecordBatch) error {
 	var keys []string
-	if cols := s.snap.PartitionColumns(); len(cols) > 0 {
+	if cols := s.view.Metadata().PartitionColumns; len(cols) > 0 {
 		idx := make([]int, len(cols))
 		for k, p := range cols {
-			if idx[k] = fieldIndexFold(rec.Schema(), p); idx[k] < 0 {
+			if idx[k] = value.MatchField(rec.Schema().Fields(), p); idx[k] < 0 {
 				return fmt.Errorf("table: internal error: rows to write lack partition column %q", p)
 			}
 		}
 		vals := make([]value.Value, len(cols))
 		for i := 0; i < int(rec.NumRows()); i++ {
 			for k, j := range idx {
-				v, err := valueAt(rec.Column(j), i)
+				v, err := value.FromArray(rec.Column(j), i)
 				if err != nil {
-					return err
+					return fmt.Errorf("%w: %w", tableview.ErrInvalidArgument, err)
 				}
 				vals[k] = v
 			}
@@ -178,10 +207,10 @@ func (s *countSink) write(_ context.Context, rec arrow.RecordBatch) error {
 	return nil
 }
 
-// copies records that rows of file a would be copied (a copy-on-write rewrite, which a
+// Copies records that rows of file a would be copied (a copy-on-write rewrite, which a
 // dry run does not read): to a file of their own when own (a clustered file, see
 // dmlLayout), else to a's partition.
-func (s *countSink) copies(a *log.Add, rows int64, own bool) error {
+func (s *CountSink) Copies(a *log.Add, rows int64, own bool) error {
 	if rows <= 0 {
 		return nil
 	}
@@ -192,8 +221,8 @@ func (s *countSink) copies(a *log.Add, rows int64, own bool) error {
 		return nil
 	}
 	var key string
-	if parts := s.snap.view.Partitions(); len(parts) > 0 {
-		typed, err := s.snap.view.PartitionValues(a)
+	if parts := s.view.Partitions(); len(parts) > 0 {
+		typed, err := s.view.PartitionValues(a)
 		if err != nil {
 			return err
 		}
@@ -210,19 +239,24 @@ func (s *countSink) copies(a *log.Add, rows int64, own bool) error {
 	return nil
 }
 
-func (s *countSink) finish(context.Context) ([]*log.Add, error) { return nil, nil }
-func (s *countSink) discard()                                   {}
-func (s *countSink) rows() int64                                { return s.n }
+// Finish returns no files.
+func (s *CountSink) Finish(context.Context) ([]*log.Add, error) { return nil, nil }
 
-// filesEstimate: a dry run reports one file per partition the rows would be written
+// Discard does nothing.
+func (s *CountSink) Discard() {}
+
+// Rows counts the rows that would be written.
+func (s *CountSink) Rows() int64 { return s.n }
+
+// FilesEstimate: a dry run reports one file per partition the rows would be written
 // to (one file in an unpartitioned table), plus one per clustered file rewritten on
 // its own: without writing, the split by target file size is not known, so this is
 // a lower bound.
-func (s *countSink) filesEstimate() int {
+func (s *CountSink) FilesEstimate() int {
 	switch {
 	case s.n == 0:
 		return s.own
-	case len(s.snap.PartitionColumns()) == 0:
+	case len(s.view.Metadata().PartitionColumns) == 0:
 		return 1 + s.own
 	}
 	return len(s.parts) + s.own
@@ -234,6 +268,7 @@ type batchPipe struct {
 	schema    *arrow.Schema
 	ch        chan arrow.RecordBatch
 	stopped   chan struct{}
+	drained   chan struct{} // closed once stopped and every queued batch is released
 	cur       arrow.RecordBatch
 	closeOnce sync.Once
 	stopOnce  sync.Once
@@ -242,7 +277,7 @@ type batchPipe struct {
 }
 
 func newBatchPipe(schema *arrow.Schema) *batchPipe {
-	return &batchPipe{schema: schema, ch: make(chan arrow.RecordBatch, 2), stopped: make(chan struct{})}
+	return &batchPipe{schema: schema, ch: make(chan arrow.RecordBatch, 2), stopped: make(chan struct{}), drained: make(chan struct{})}
 }
 
 // push hands rec (retained for the consumer) to the reader side. The caller keeps
@@ -279,14 +314,27 @@ func (p *batchPipe) close() {
 }
 
 // stop says the consumer is gone: pending and later pushes fail, queued batches are
-// released.
+// released (drained is closed once the input is closed and they all are).
 func (p *batchPipe) stop() {
-	p.stopOnce.Do(func() { close(p.stopped) })
-	go func() {
-		for rec := range p.ch {
-			rec.Release()
-		}
-	}()
+	p.stopOnce.Do(func() {
+		close(p.stopped)
+		go func() {
+			defer close(p.drained)
+			for rec := range p.ch {
+				rec.Release()
+			}
+		}()
+	})
+}
+
+// doneReading is the consumer's last call: it releases the batch it was reading (a
+// consumer that failed stops in the middle of the input) and stops the pipe.
+func (p *batchPipe) doneReading() {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	p.stop()
 }
 
 func (p *batchPipe) Retain()  {}
@@ -314,8 +362,8 @@ func (p *batchPipe) Record() arrow.RecordBatch { return p.cur }
 
 func (p *batchPipe) Err() error { return nil }
 
-// filterRows returns the rows of rec where keep is true. The caller releases the result.
-func filterRows(ctx context.Context, rec arrow.RecordBatch, keep []bool, mem memory.Allocator) (arrow.RecordBatch, error) {
+// FilterRows returns the rows of rec where keep is true. The caller releases the result.
+func FilterRows(ctx context.Context, rec arrow.RecordBatch, keep []bool, mem memory.Allocator) (arrow.RecordBatch, error) {
 	all := true
 	for _, k := range keep {
 		all = all && k

@@ -1,4 +1,4 @@
-package table
+package dml
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,12 +19,13 @@ import (
 
 	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/value"
 )
 
-// defaultMergeMemory is the default memory budget of a MERGE source: the source rows
+// DefaultSourceMemory is the default memory budget of a MERGE source: the source rows
 // (in Arrow form, plus the join table) one pass holds.
-const defaultMergeMemory = 256 << 20
+const DefaultSourceMemory = 256 << 20
 
 // mergeFanout is the number of key-hash partitions a source larger than the memory
 // budget is spilled into; passes take consecutive partitions up to the budget. A
@@ -38,16 +40,20 @@ const maxSplitDepth = 3
 // key bytes, row index), counted against the budget.
 const joinOverheadPerRow = 96
 
-// keyEncoder appends the canonical bytes of the key of row i: equal keys (SQL
+// KeyEncoder appends the canonical bytes of the key of row i: equal keys (SQL
 // equality after conversion to the table's key types, with Spark's float
 // normalization: -0.0 = 0.0, NaN = NaN) give equal bytes, different keys different
 // bytes. A row with a NULL key component matches nothing (hasNull).
-type keyEncoder struct {
+type KeyEncoder struct {
 	cols []arrow.Array
 }
 
-// encode appends row i's key to dst; ok is false when a component is NULL.
-func (k keyEncoder) encode(dst []byte, i int) (out []byte, ok bool) {
+// NewKeyEncoder returns the encoder of the keys made of cols (one array per key
+// column, of a type CheckKeyType accepts, all of one length).
+func NewKeyEncoder(cols []arrow.Array) KeyEncoder { return KeyEncoder{cols: cols} }
+
+// Encode appends row i's key to dst; ok is false when a component is NULL.
+func (k KeyEncoder) Encode(dst []byte, i int) (out []byte, ok bool) {
 	for _, c := range k.cols {
 		if c.IsNull(i) {
 			return dst, false
@@ -91,7 +97,7 @@ func (k keyEncoder) encode(dst []byte, i int) (out []byte, ok bool) {
 			dst = binary.LittleEndian.AppendUint64(dst, v.LowBits())
 			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.HighBits()))
 		default:
-			// checkKeyType refuses every other type before any row is encoded.
+			// CheckKeyType refuses every other type before any row is encoded.
 			panic(fmt.Sprintf("table: internal error: key type %s", c.DataType()))
 		}
 	}
@@ -110,14 +116,14 @@ func floatKey(f float64) uint64 {
 	return math.Float64bits(f)
 }
 
-// checkKeyType refuses MERGE key types keyEncoder does not handle.
-func checkKeyType(name string, t arrow.DataType) error {
+// CheckKeyType refuses MERGE key types KeyEncoder does not handle.
+func CheckKeyType(name string, t arrow.DataType) error {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL,
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.DATE32, arrow.TIMESTAMP, arrow.DECIMAL128:
 		return nil
 	}
-	return fmt.Errorf("%w: MERGE key column %q has type %s; keys must be numbers, strings, binary, booleans, dates, timestamps or decimals", ErrInvalidArgument, name, value.DisplayType(t))
+	return fmt.Errorf("%w: MERGE key column %q has type %s; keys must be numbers, strings, binary, booleans, dates, timestamps or decimals", tableview.ErrInvalidArgument, name, value.DisplayType(t))
 }
 
 // hashConstraint says a key belongs to partition part of a split with seed.
@@ -130,9 +136,9 @@ func partOf(seed maphash.Seed, key []byte) int {
 	return int(maphash.Bytes(seed, key) % mergeFanout)
 }
 
-// sourceUnit is a piece of the source merged in one pass with others: held in memory
+// Unit is a piece of the source merged in one pass with others: held in memory
 // (recs) or spilled to a file, with the hash constraints its keys satisfy.
-type sourceUnit struct {
+type Unit struct {
 	recs  []arrow.RecordBatch
 	path  string
 	rows  int64
@@ -140,8 +146,8 @@ type sourceUnit struct {
 	cons  []hashConstraint
 }
 
-// member reports whether a key belongs to the unit.
-func (u *sourceUnit) member(key []byte) bool {
+// Member reports whether a key belongs to the unit.
+func (u *Unit) Member(key []byte) bool {
 	for _, c := range u.cons {
 		if partOf(c.seed, key) != c.part {
 			return false
@@ -150,11 +156,11 @@ func (u *sourceUnit) member(key []byte) bool {
 	return true
 }
 
-// mergeSource is a MERGE source read once and kept for the command's passes (and its
+// Source is a MERGE source read once and kept for the command's passes (and its
 // re-plans): in memory when it fits the budget, else partitioned by key hash into
 // spill files. Its batches have the source's schema with the key columns converted to
 // the table's key types.
-type mergeSource struct {
+type Source struct {
 	schema   *arrow.Schema  // the batches kept: planned columns converted
 	inSchema *arrow.Schema  // the source's own schema
 	table    *arrow.Schema  // the table schema the source is merged into
@@ -165,12 +171,22 @@ type mergeSource struct {
 	dir      string // spill directory ("" until spilling)
 	spillTo  string // where to create dir
 	mem      memory.Allocator
-	units    []*sourceUnit
+	units    []*Unit
 	rows     int64
 }
 
-// release frees the in-memory batches and deletes the spill files.
-func (s *mergeSource) release() {
+// Schema is the schema of the source's batches (Load): the source's columns, the
+// planned ones converted to the table's types.
+func (s *Source) Schema() *arrow.Schema { return s.schema }
+
+// KeyIndices are the key columns' indices in Schema, in the order of the key names.
+func (s *Source) KeyIndices() []int { return s.keyIdx }
+
+// Rows counts the source's rows.
+func (s *Source) Rows() int64 { return s.rows }
+
+// Release frees the in-memory batches and deletes the spill files.
+func (s *Source) Release() {
 	for _, u := range s.units {
 		for _, r := range u.recs {
 			r.Release()
@@ -183,22 +199,22 @@ func (s *mergeSource) release() {
 	}
 }
 
-// sourcePlan decides, from the source's schema, the table schema the source is
+// SourcePlan decides, from the source's schema, the table schema the source is
 // merged into (the table's logical schema, or the schema a MERGE with MergeSchema
 // evolves it to) and whether every source column the table has is converted to the
 // table's type (convertAll: a clause takes source rows into the table) or only the
 // key columns.
-type sourcePlan func(in *arrow.Schema) (table *arrow.Schema, convertAll bool, err error)
+type SourcePlan func(in *arrow.Schema) (table *arrow.Schema, convertAll bool, err error)
 
-// readMergeSource reads rdr (every batch must have the first batch's schema, which
+// ReadSource reads rdr (every batch must have the first batch's schema, which
 // may differ from rdr.Schema() for readers that conform lazily), converts the key
 // columns (keyNames, in the table's spelling) and, when plan says so, every other
 // source column the table has to the table's types — by the conversions a write
 // applies (store assignment, package internal/conform), so a value that does not fit is an error
 // naming the column and its row in the source before any table file is read — and
 // keeps the rows in memory up to budget bytes, spilling by key hash beyond.
-func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []string, plan sourcePlan, budget int64, spillDir string, mem memory.Allocator) (*mergeSource, error) {
-	s := &mergeSource{budget: budget, spillTo: spillDir, mem: mem}
+func ReadSource(ctx context.Context, rdr array.RecordReader, keyNames []string, plan SourcePlan, budget int64, spillDir string, mem memory.Allocator) (*Source, error) {
+	s := &Source{budget: budget, spillTo: spillDir, mem: mem}
 	if !rdr.Next() {
 		if err := rdr.Err(); err != nil {
 			return nil, fmt.Errorf("table: reading the MERGE source: %w", err)
@@ -207,20 +223,20 @@ func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []str
 		if err := s.init(rdr.Schema(), keyNames, plan); err != nil {
 			return nil, err
 		}
-		s.units = []*sourceUnit{{}}
+		s.units = []*Unit{{}}
 		return s, nil
 	}
 	if err := s.init(rdr.RecordBatch().Schema(), keyNames, plan); err != nil {
 		return nil, err
 	}
-	mem0 := &sourceUnit{}
-	s.units = []*sourceUnit{mem0}
+	mem0 := &Unit{}
+	s.units = []*Unit{mem0}
 	var spill []*spillPart
-	fail := func(err error) (*mergeSource, error) {
+	fail := func(err error) (*Source, error) {
 		for _, p := range spill {
 			p.discard()
 		}
-		s.release()
+		s.Release()
 		return nil, err
 	}
 	for more := true; more; more = rdr.Next() {
@@ -280,7 +296,7 @@ func readMergeSource(ctx context.Context, rdr array.RecordReader, keyNames []str
 
 // init sets the source schema from the first batch's, finds the key columns and
 // plans the conversions of the source columns to the table's types.
-func (s *mergeSource) init(in *arrow.Schema, keyNames []string, plan sourcePlan) error {
+func (s *Source) init(in *arrow.Schema, keyNames []string, plan SourcePlan) error {
 	s.inSchema = in
 	table, convertAll, err := plan(in)
 	if err != nil {
@@ -291,15 +307,15 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, plan sourcePlan)
 	s.convs = make([]conform.Func, len(fields))
 	convert := make([]bool, len(fields))
 	for _, k := range keyNames {
-		j := fieldIndexFold(in, k)
+		j := value.MatchField(in.Fields(), k)
 		if j < 0 {
-			return fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", ErrSchemaMismatch, k, fieldNames(in))
+			return fmt.Errorf("%w: MERGE key %q is not a source column (source columns: %s)", conform.ErrSchemaMismatch, k, columnNames(in))
 		}
 		s.keyIdx = append(s.keyIdx, j)
 		convert[j] = true
 	}
 	for j, f := range in.Fields() {
-		t := fieldIndexFold(table, f.Name)
+		t := value.MatchField(table.Fields(), f.Name)
 		if t < 0 || !(convert[j] || convertAll) {
 			continue
 		}
@@ -320,9 +336,9 @@ func (s *mergeSource) init(in *arrow.Schema, keyNames []string, plan sourcePlan)
 
 // conform converts the planned columns of a source batch to the table's types. The
 // caller releases the result.
-func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+func (s *Source) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if !rec.Schema().Equal(s.inSchema) {
-		return nil, fmt.Errorf("%w: MERGE source batches change schema: %s, then %s", ErrSchemaMismatch, s.inSchema, rec.Schema())
+		return nil, fmt.Errorf("%w: MERGE source batches change schema: %s, then %s", conform.ErrSchemaMismatch, s.inSchema, rec.Schema())
 	}
 	base := s.rows
 	rows := func(i int) int64 { return base + int64(i) }
@@ -346,12 +362,13 @@ func (s *mergeSource) conform(ctx context.Context, rec arrow.RecordBatch) (arrow
 	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
 }
 
-func (s *mergeSource) keysOf(rec arrow.RecordBatch) keyEncoder {
+// KeysOf is the key encoder of a batch of the source (Schema).
+func (s *Source) KeysOf(rec arrow.RecordBatch) KeyEncoder {
 	cols := make([]arrow.Array, len(s.keyIdx))
 	for i, j := range s.keyIdx {
 		cols[i] = rec.Column(j)
 	}
-	return keyEncoder{cols: cols}
+	return KeyEncoder{cols: cols}
 }
 
 // spillPart is one key-hash partition's spill file.
@@ -386,8 +403,8 @@ func (p *spillPart) close() error {
 // unit returns the closed partition as a source unit. An empty partition keeps no
 // file but stays a unit: every key hash must belong to exactly one unit, so that a NOT
 // MATCHED BY SOURCE clause sees each target row in exactly one pass.
-func (p *spillPart) unit() *sourceUnit {
-	u := &sourceUnit{rows: p.rows, bytes: p.bytes, cons: p.cons}
+func (p *spillPart) unit() *Unit {
+	u := &Unit{rows: p.rows, bytes: p.bytes, cons: p.cons}
 	if p.rows == 0 {
 		p.discard()
 	} else {
@@ -406,7 +423,7 @@ func (p *spillPart) discard() {
 }
 
 // startSpill creates the spill directory and one partition file per hash bucket.
-func (s *mergeSource) startSpill() ([]*spillPart, error) {
+func (s *Source) startSpill() ([]*spillPart, error) {
 	if s.dir == "" {
 		dir, err := os.MkdirTemp(s.spillTo, "skiplake-merge-*")
 		if err != nil {
@@ -417,7 +434,7 @@ func (s *mergeSource) startSpill() ([]*spillPart, error) {
 	return s.newParts(maphash.MakeSeed(), nil)
 }
 
-func (s *mergeSource) newParts(seed maphash.Seed, parent []hashConstraint) ([]*spillPart, error) {
+func (s *Source) newParts(seed maphash.Seed, parent []hashConstraint) ([]*spillPart, error) {
 	parts := make([]*spillPart, mergeFanout)
 	for i := range parts {
 		f, err := os.CreateTemp(s.dir, "part-*.arrows")
@@ -436,17 +453,17 @@ func (s *mergeSource) newParts(seed maphash.Seed, parent []hashConstraint) ([]*s
 }
 
 // route writes each row of rec to the partition its key hashes to.
-func (s *mergeSource) route(ctx context.Context, parts []*spillPart, rec arrow.RecordBatch) error {
+func (s *Source) route(ctx context.Context, parts []*spillPart, rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil
 	}
 	seed := parts[0].seed
-	enc := s.keysOf(rec)
+	enc := s.KeysOf(rec)
 	idx := make([][]int32, len(parts))
 	var buf []byte
 	for i := 0; i < n; i++ {
-		buf, _ = enc.encode(buf[:0], i)
+		buf, _ = enc.Encode(buf[:0], i)
 		p := partOf(seed, buf)
 		idx[p] = append(idx[p], int32(i))
 	}
@@ -454,7 +471,7 @@ func (s *mergeSource) route(ctx context.Context, parts []*spillPart, rec arrow.R
 		if len(rows) == 0 {
 			continue
 		}
-		part, err := takeRows(ctx, rec, rows, s.mem)
+		part, err := TakeRows(ctx, rec, rows, s.mem)
 		if err != nil {
 			return err
 		}
@@ -469,14 +486,14 @@ func (s *mergeSource) route(ctx context.Context, parts []*spillPart, rec arrow.R
 	return nil
 }
 
-// passes groups the source units into passes of at most budget bytes each (a unit
+// Passes groups the source units into passes of at most budget bytes each (a unit
 // over budget is split by a new hash first, up to maxSplitDepth times).
-func (s *mergeSource) passes(ctx context.Context) ([][]*sourceUnit, error) {
-	var out [][]*sourceUnit
-	var cur []*sourceUnit
+func (s *Source) Passes(ctx context.Context) ([][]*Unit, error) {
+	var out [][]*Unit
+	var cur []*Unit
 	var curBytes int64
-	var visit func(u *sourceUnit, depth int) error
-	visit = func(u *sourceUnit, depth int) error {
+	var visit func(u *Unit, depth int) error
+	visit = func(u *Unit, depth int) error {
 		if u.bytes > s.budget && u.path != "" && depth < maxSplitDepth {
 			subs, err := s.split(ctx, u)
 			if err != nil {
@@ -513,13 +530,13 @@ func (s *mergeSource) passes(ctx context.Context) ([][]*sourceUnit, error) {
 }
 
 // split re-partitions a spilled unit with a new seed (its file is deleted).
-func (s *mergeSource) split(ctx context.Context, u *sourceUnit) ([]*sourceUnit, error) {
+func (s *Source) split(ctx context.Context, u *Unit) ([]*Unit, error) {
 	parts, err := s.newParts(maphash.MakeSeed(), u.cons)
 	if err != nil {
 		return nil, err
 	}
-	err = s.load(ctx, u, func(rec arrow.RecordBatch) error { return s.route(ctx, parts, rec) })
-	var out []*sourceUnit
+	err = s.Load(ctx, u, func(rec arrow.RecordBatch) error { return s.route(ctx, parts, rec) })
+	var out []*Unit
 	for _, p := range parts {
 		if cerr := p.close(); err == nil {
 			err = cerr
@@ -538,8 +555,8 @@ func (s *mergeSource) split(ctx context.Context, u *sourceUnit) ([]*sourceUnit, 
 	return out, nil
 }
 
-// load calls fn with every batch of the unit (released after fn returns).
-func (s *mergeSource) load(ctx context.Context, u *sourceUnit, fn func(arrow.RecordBatch) error) error {
+// Load calls fn with every batch of the unit (released after fn returns).
+func (s *Source) Load(ctx context.Context, u *Unit, fn func(arrow.RecordBatch) error) error {
 	if u.path == "" {
 		for _, r := range u.recs {
 			if err := fn(r); err != nil {
@@ -572,8 +589,8 @@ func (s *mergeSource) load(ctx context.Context, u *sourceUnit, fn func(arrow.Rec
 	return nil
 }
 
-// takeRows returns the rows of rec at the given indices. The caller releases it.
-func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int32, mem memory.Allocator) (arrow.RecordBatch, error) {
+// TakeRows returns the rows of rec at the given indices. The caller releases it.
+func TakeRows(ctx context.Context, rec arrow.RecordBatch, rows []int32, mem memory.Allocator) (arrow.RecordBatch, error) {
 	ib := array.NewInt32Builder(mem)
 	defer ib.Release()
 	ib.AppendValues(rows, nil)
@@ -589,4 +606,22 @@ func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int32, mem memo
 		cols[i] = c
 	}
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
+}
+
+// releaseArrays releases the non-nil arrays of as.
+func releaseArrays(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// columnNames lists the schema's column names for an error message.
+func columnNames(schema *arrow.Schema) string {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }

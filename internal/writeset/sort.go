@@ -1,4 +1,4 @@
-package table
+package writeset
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/optimize"
 )
 
@@ -30,7 +31,7 @@ const maxSortBuffer = 256 << 20
 // one sorted run: its rows are in key order, and the files of one run have disjoint
 // key ranges. A clustered table is not partitioned, so in practice it holds one
 // partition's rows. DML sorts its new rows the same way on any table with a
-// clustering (WriteOptions.sortBy).
+// clustering (Settings.SortBy).
 type sortBuffers struct {
 	cols  [][]int // clustering columns, as index paths into the file schema
 	curve optimize.Curve
@@ -45,16 +46,16 @@ type sortBuffer struct {
 }
 
 // newSortBuffers returns the buffers of a write that sorts its rows: by
-// opts.sortBy on opts.sortCurve when set (DML on a clustered table), else, for an
+// set.SortBy on set.SortCurve when set (DML on a clustered table), else, for an
 // optimized write on a clustered table with clustering columns, by those columns
 // on a Hilbert curve; nil when the write does not sort.
-func newSortBuffers(snap *Snapshot, fileSch *arrow.Schema, target int64, opts WriteOptions) *sortBuffers {
-	paths, curve := opts.sortBy, opts.sortCurve
+func newSortBuffers(v *tableview.View, fileSch *arrow.Schema, target int64, set Settings) *sortBuffers {
+	paths, curve := set.SortBy, set.SortCurve
 	if len(paths) == 0 {
-		if !snap.view.Properties().OptimizeWrite {
+		if !v.Properties().OptimizeWrite {
 			return nil
 		}
-		c, err := snap.view.Clustering()
+		c, err := v.Clustering()
 		if err != nil || c == nil || len(c.Columns) == 0 {
 			return nil
 		}
@@ -105,7 +106,7 @@ func fieldPath(fields []arrow.Field, parts []string) []int {
 
 // add holds data (the caller keeps its reference) and sorts and writes the
 // partition's rows once they fill several files.
-func (s *sortBuffers) add(ctx context.Context, w *fileSetWriter, dir string, values map[string]*string, data arrow.RecordBatch) error {
+func (s *sortBuffers) add(ctx context.Context, w *Writer, dir string, values map[string]*string, data arrow.RecordBatch) error {
 	b := s.bufs[dir]
 	if b == nil {
 		b = &sortBuffer{values: values}
@@ -121,7 +122,7 @@ func (s *sortBuffers) add(ctx context.Context, w *fileSetWriter, dir string, val
 }
 
 // flush sorts and writes what the partition holds.
-func (s *sortBuffers) flush(ctx context.Context, w *fileSetWriter, dir string) error {
+func (s *sortBuffers) flush(ctx context.Context, w *Writer, dir string) error {
 	b := s.bufs[dir]
 	if b == nil || len(b.recs) == 0 {
 		return nil
@@ -143,7 +144,7 @@ func (s *sortBuffers) flush(ctx context.Context, w *fileSetWriter, dir string) e
 }
 
 // flushAll writes every partition's remaining rows.
-func (s *sortBuffers) flushAll(ctx context.Context, w *fileSetWriter) error {
+func (s *sortBuffers) flushAll(ctx context.Context, w *Writer) error {
 	for dir := range s.bufs {
 		if err := s.flush(ctx, w, dir); err != nil {
 			return err
@@ -164,7 +165,7 @@ func (s *sortBuffers) release() {
 
 // deliver passes a partition's rows to its file, through the sort buffers of an
 // optimized write on a clustered table. The caller keeps ownership of data.
-func (w *fileSetWriter) deliver(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
+func (w *Writer) deliver(ctx context.Context, dir string, values map[string]*string, data arrow.RecordBatch) error {
 	if w.sorter != nil {
 		return w.sorter.add(ctx, w, dir, values, data)
 	}
@@ -172,7 +173,7 @@ func (w *fileSetWriter) deliver(ctx context.Context, dir string, values map[stri
 }
 
 // endFile closes the partition's open file, if any: the next rows start a new one.
-func (w *fileSetWriter) endFile(ctx context.Context, dir string) error {
+func (w *Writer) endFile(ctx context.Context, dir string) error {
 	r := w.rollers[dir]
 	if r == nil {
 		return nil

@@ -1,0 +1,55 @@
+// Package dml holds parts of the DML engine (MERGE, UPDATE, DELETE) that run below
+// package table: the MERGE source (source.go), the sinks the commands' rows go to
+// (sink.go) and the keeper of the table's layout through a command (layout.go).
+// Package table plans the commands, reads their target files, commits, and calls
+// them.
+//
+// A Source is a MERGE source read once (ReadSource) and kept for the command's
+// passes and its re-plans after a conflict: its key columns — and, when a clause
+// takes source rows into the table, every source column the table has — converted
+// to the table's types by the conversions a write applies (package
+// internal/conform), held in memory up to a byte budget and partitioned by key hash
+// into spill files (Arrow IPC, LZ4) beyond it. Passes groups the pieces (Units)
+// into passes of at most the budget each; KeyEncoder gives a key's canonical bytes.
+//
+// A Sink takes the rows a command writes (updated, inserted and copied rows, in the
+// table's logical schema) from any number of goroutines: a FileSink streams them
+// through a pipe into the file-set writer (internal/writeset) running on a goroutine
+// of its own, and returns the files' add actions; a CountSink counts them for a dry
+// run and estimates the files a real run would write.
+//
+// A Layout keeps OPTIMIZE's clustering through copy-on-write: which files are
+// rewritten on their own (Keeps: clustered files), the columns an updated row must
+// keep to return to its place (ColumnsOf), and the updated rows held, within a
+// memory bound, until their file is rewritten (HoldHome, TakeHome, SortedHome);
+// OwnFiles writes such a file's rewrite.
+//
+// # Invariants
+//
+//   - M1 Every key belongs to exactly one Unit of a Source's passes (Member), and
+//     every source row is in the Unit its key belongs to, so a target row meets
+//     every source row with its key in one pass, and a NOT MATCHED BY SOURCE clause
+//     sees each target row in exactly one pass. Rows with a NULL key component
+//     match nothing (Encode reports them) and are kept in some unit.
+//   - M2 Keys compare as SQL equality after conversion to the table's key types,
+//     with Spark's float normalisation (-0.0 = 0.0, every NaN one value): equal
+//     keys encode to equal bytes, different keys to different bytes.
+//   - M3 A source value that does not fit its table column is an error naming the
+//     column and the value's row in the whole source before any table file is read;
+//     a failed ReadSource keeps nothing, and Release deletes every spill file.
+//   - M4 A pass holds at most the budget of source rows (Arrow bytes plus the join
+//     table's estimate), except a unit still over it after maxSplitDepth re-splits
+//     by new hash seeds (one hot key), which is merged in one pass.
+//   - M5 A batch handed to a FileSink is settled before it crosses to the writer's
+//     goroutine (R1) and retained until the writer is done with it; the caller keeps
+//     its reference. After the writer fails, every later Write and Finish report its
+//     error, and Discard deletes every file it stored.
+//   - M6 A held row goes back only to the file and position it replaces, in
+//     position order (SortedHome), and only while the rows held stay within the
+//     Layout's budget; a row that does not fit is reported not taken and is written
+//     as a new row. A rewrite on its own keeps the file's directory, partition
+//     values, clustering tags and clusteringProvider (LayoutTags).
+//
+// Errors users meet through package table carry its prefix, "table: ", as in
+// package tableview.
+package dml
