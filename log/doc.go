@@ -40,7 +40,11 @@
 //     v2 sidecars) are decoded into actions on up to GOMAXPROCS goroutines, at most
 //     GOMAXPROCS row groups decoded and not yet replayed, and replayed on the loading
 //     goroutine in file and row-group order: every action, row count and error reaches
-//     the replay exactly as from a sequential read of file after file.
+//     the replay exactly as from a sequential read of file after file. The replay
+//     records the checkpoint's adds in that order and then indexes them by key on up
+//     to GOMAXPROCS goroutines (a checkpoint holds each key once); a checkpoint with
+//     a repeated add key or a remove of an added key is reconciled action by action
+//     instead, so the live files are those of the sequential replay in every case.
 //
 // Reconciliation key: files are keyed by their *decoded* path (the log stores
 // percent-encoded relative URIs; "a%20b" and "a b" are the same file) plus the

@@ -154,6 +154,7 @@ func (l *Log) build(ctx context.Context, lst *listing, version int64, complete b
 			cpErrs = append(cpErrs, fmt.Errorf("checkpoint %d is unreadable: %w", cp.version, err))
 			continue // L3: fall back to an older checkpoint or to JSON replay
 		}
+		r.endCheckpoint()
 		r.checkpointVersion = cp.version
 		if err := l.replayCommits(ctx, r, lst, cp.version+1, version); err != nil {
 			return nil, unreadableCheckpoints(version, cpErrs, err)
@@ -425,8 +426,15 @@ type replay struct {
 	addOrder []*Add
 	// dead are the adds of addOrder a remove cancelled; overwritten says an add
 	// replaced another of the same key (then finish checks every add against adds).
-	dead              map[*Add]struct{}
-	overwritten       bool
+	dead        map[*Add]struct{}
+	overwritten bool
+	// base indexes addOrder[:nBase], the adds of the checkpoint the replay started
+	// from, which then are not in adds (endCheckpoint); a base add is live unless
+	// dead holds it. cpRemoves are the checkpoint's removes, each with the number of
+	// adds before it, until endCheckpoint reconciles them.
+	base              *addIndex
+	nBase             int
+	cpRemoves         []cpRemove
 	removes           map[string]*Remove
 	txns              map[string]Txn
 	domains           map[string]DomainMetadata
@@ -438,22 +446,30 @@ type replay struct {
 	lastCommitFetch func() ([]byte, error)
 }
 
+// cpRemove is a remove read from a checkpoint after pos of its adds.
+type cpRemove struct {
+	pos int
+	rm  *Remove
+}
+
 // sizeHint presizes the replay for a checkpoint of rows actions (most of them adds,
-// in a large table), so that its map is not regrown while the checkpoint is read.
+// in a large table), so that addOrder is not regrown while the checkpoint is read.
 func (r *replay) sizeHint(rows int64) {
-	if len(r.adds) == 0 && rows > 0 {
-		r.adds = make(map[string]*Add, min(rows, 1<<24))
+	if len(r.addOrder) == 0 && rows > 0 {
 		r.addOrder = make([]*Add, 0, min(rows, 1<<24))
 	}
 }
 
 // liveAdds returns the adds no later action cancelled, in replay order: exactly the
-// values of r.adds.
+// values of r.adds and the base adds dead does not hold.
 func (r *replay) liveAdds() []*Add {
-	out := make([]*Add, 0, len(r.adds))
-	for _, a := range r.addOrder {
+	out := make([]*Add, 0, len(r.adds)+r.nBase)
+	for i, a := range r.addOrder {
 		live := false
-		if r.overwritten {
+		if i < r.nBase {
+			_, gone := r.dead[a]
+			live = !gone
+		} else if r.overwritten {
 			live = r.adds[a.Key()] == a
 		} else {
 			_, gone := r.dead[a]
@@ -483,6 +499,7 @@ func (r *replay) apply(a *Action) error {
 		if len(r.removes) > 0 {
 			delete(r.removes, k)
 		}
+		r.killBase(k)
 		n := len(r.adds)
 		r.adds[k] = a.Add
 		r.overwritten = r.overwritten || len(r.adds) == n
@@ -495,6 +512,8 @@ func (r *replay) apply(a *Action) error {
 			}
 			r.dead[old] = struct{}{}
 			delete(r.adds, k)
+		} else {
+			r.killBase(k)
 		}
 		r.removes[k] = a.Remove
 	case a.Metadata != nil:
@@ -509,5 +528,68 @@ func (r *replay) apply(a *Action) error {
 	return nil
 }
 
-// applyCheckpoint applies a checkpoint action; checkpoints hold each key once.
-func (r *replay) applyCheckpoint(a *Action) error { return r.apply(a) }
+// killBase marks the base add of key k, if any, as superseded or removed.
+func (r *replay) killBase(k string) {
+	if r.base == nil {
+		return
+	}
+	if i := r.base.find(k); i >= 0 {
+		if r.dead == nil {
+			r.dead = map[*Add]struct{}{}
+		}
+		r.dead[r.addOrder[i]] = struct{}{}
+	}
+}
+
+// applyCheckpoint applies an action of the checkpoint a replay starts from, on the
+// loading goroutine: adds and removes are only recorded, in order, and reconciled by
+// endCheckpoint, which must follow the checkpoint's last action.
+func (r *replay) applyCheckpoint(a *Action) error {
+	switch {
+	case a.Add != nil:
+		r.addOrder = append(r.addOrder, a.Add)
+	case a.Remove != nil:
+		r.cpRemoves = append(r.cpRemoves, cpRemove{pos: len(r.addOrder), rm: a.Remove})
+	default:
+		return r.apply(a)
+	}
+	return nil
+}
+
+// endCheckpoint reconciles the adds and removes applyCheckpoint recorded, with the
+// result apply gives them in the same order (L3). A checkpoint holds each key once
+// (adds unique, no remove of an added key), so the adds are indexed (buildAddIndex,
+// concurrently) instead of entered in adds one by one, and are all live; removes go
+// to removes. A checkpoint breaking that is replayed through apply instead.
+func (r *replay) endCheckpoint() {
+	adds, removes := r.addOrder, r.cpRemoves
+	r.cpRemoves = nil
+	if n := len(adds); n > 0 && n < 1<<32-1 {
+		ix, dup := buildAddIndex(adds)
+		clash := dup
+		for i := 0; !clash && i < len(removes); i++ {
+			clash = ix.find(removes[i].rm.Key()) >= 0
+		}
+		if !clash {
+			r.base, r.nBase = ix, n
+			for _, c := range removes {
+				r.removes[c.rm.Key()] = c.rm
+			}
+			return
+		}
+	}
+	r.addOrder = make([]*Add, 0, len(adds))
+	r.adds = make(map[string]*Add, len(adds))
+	var a Action
+	j := 0
+	for i := 0; i <= len(adds); i++ {
+		for ; j < len(removes) && removes[j].pos == i; j++ {
+			a = Action{Remove: removes[j].rm}
+			_ = r.apply(&a)
+		}
+		if i < len(adds) {
+			a = Action{Add: adds[i]}
+			_ = r.apply(&a)
+		}
+	}
+}

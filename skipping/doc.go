@@ -23,8 +23,8 @@
 // the column's typed bounds (stats.Parser.ParseColumns: nothing allocated per file),
 // and kept; a plan without a predicate parses nothing. Its verdicts are those of the index
 // built from the files' statistics parsed whole (tested against it). A column is
-// converted over ranges of files on up to GOMAXPROCS goroutines; the result does not
-// depend on the split.
+// converted over ranges of files on up to GOMAXPROCS goroutines, and so is an exact
+// partition column filled; the result does not depend on the split.
 //
 // Invariants:
 //

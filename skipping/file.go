@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -229,9 +230,13 @@ func (fi *FileIndex) walk(schema *arrow.Schema, opts []FileIndexOption, leaf fun
 	}
 	n := fi.n
 	partNames := map[string]bool{} // lower-cased partition column names
+	var last uintptr               // the map of the previous file: files share one per partition
 	for _, pv := range cfg.partitions {
-		for k := range pv {
-			partNames[strings.ToLower(k)] = true
+		if p := reflect.ValueOf(pv).Pointer(); p != last || p == 0 {
+			last = p
+			for k := range pv {
+				partNames[strings.ToLower(k)] = true
+			}
 		}
 	}
 	if schema == nil {
@@ -252,16 +257,7 @@ func (fi *FileIndex) walk(schema *arrow.Schema, opts []FileIndexOption, leaf fun
 			key := stats.Key(path...)
 			if len(path) == 1 && partNames[strings.ToLower(fd.Name)] && len(cfg.partitions) == n {
 				c := &indexColumn{kind: kind, scale: scale, exact: make([]value.Value, n)}
-				ok := true
-				for i, pv := range cfg.partitions {
-					v, found := lookupPartition(pv, fd.Name)
-					if !found {
-						ok = false // a file without this partition value: fall back to stats
-						break
-					}
-					c.exact[i] = v
-				}
-				if ok {
+				if exactValues(c.exact, cfg.partitions, fd.Name) {
 					exact[key] = c
 					continue
 				}
@@ -270,6 +266,37 @@ func (fi *FileIndex) walk(schema *arrow.Schema, opts []FileIndexOption, leaf fun
 		}
 	}
 	walk(nil, schema.Fields())
+}
+
+// exactMinRange is the fewest files exactValues fills on a goroutine of its own.
+const exactMinRange = 1 << 16
+
+// exactValues sets out[i] to file i's value of partition column name, on up to
+// GOMAXPROCS goroutines over ranges of files, and reports whether every file has
+// one (when some file lacks it, the column falls back to statistics).
+func exactValues(out []value.Value, partitions []map[string]value.Value, name string) bool {
+	n := len(out)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/exactMinRange))
+	fill := func(lo, hi int) bool {
+		for i := lo; i < hi; i++ {
+			v, found := lookupPartition(partitions[i], name)
+			if !found {
+				return false
+			}
+			out[i] = v
+		}
+		return true
+	}
+	if workers == 1 {
+		return fill(0, n)
+	}
+	oks := make([]bool, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { oks[w] = fill(n*w/workers, n*(w+1)/workers) })
+	}
+	wg.Wait()
+	return !slices.Contains(oks, false)
 }
 
 // ready returns the index state with every column pred reads (through mapper)

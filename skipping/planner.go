@@ -105,26 +105,44 @@ type Planner struct {
 // NewPlanner indexes files against the physical schema (the schema statistics are
 // keyed by). files is kept, not copied: do not modify it afterwards.
 func NewPlanner(files []PlanFile, physical *arrow.Schema, opts PlannerOptions) *Planner {
-	st := make([]*stats.File, len(files))
-	partitioned := false
+	// One pass over files collects what the index reads: statistics given typed
+	// (nil when no file has any, as with PlannerOptions.Stats they usually are
+	// not), JSON statistics and partition values.
+	var st []*stats.File
+	var js []string
+	var pvs []map[string]value.Value
 	for i, f := range files {
-		st[i] = f.Stats
-		partitioned = partitioned || f.PartitionValues != nil
-	}
-	var io []FileIndexOption
-	if partitioned {
-		pvs := make([]map[string]value.Value, len(files))
-		for i, f := range files {
+		if f.Stats != nil && st == nil {
+			st = make([]*stats.File, len(files))
+		}
+		if st != nil {
+			st[i] = f.Stats
+		}
+		if f.PartitionValues != nil && pvs == nil {
+			pvs = make([]map[string]value.Value, len(files))
+		}
+		if pvs != nil {
 			pvs[i] = f.PartitionValues
 		}
+		if opts.Stats != nil {
+			if js == nil {
+				js = make([]string, len(files))
+			}
+			js[i] = f.StatsJSON
+		}
+	}
+	var io []FileIndexOption
+	if pvs != nil {
 		io = append(io, WithPartitionValues(pvs))
 	}
 	if opts.Stats == nil {
+		if st == nil {
+			st = make([]*stats.File, len(files))
+		}
 		return &Planner{files: files, index: NewFileIndex(st, physical, io...), opts: opts}
 	}
-	js := make([]string, len(files))
-	for i, f := range files {
-		js[i] = f.StatsJSON
+	if js == nil {
+		js = []string{}
 	}
 	return &Planner{files: files, index: NewLazyFileIndex(js, st, opts.Stats, physical, io...), opts: opts}
 }

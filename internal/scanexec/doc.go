@@ -11,6 +11,9 @@
 //   - [Meta] is what planning knows of one snapshot's live files: typed partition
 //     values and skipping's Planner over their statistics and Bloom index, built once
 //     per snapshot from its resolved view (internal/tableview) and shared by its scans.
+//     A large snapshot's files are converted over ranges on up to GOMAXPROCS
+//     goroutines; the result and the error (the first file's in file order) do not
+//     depend on the split.
 //   - [Project] resolves the columns a scan returns and the filter into a
 //     [Projection]: the output schema, the columns read (output plus filter columns)
 //     and the data columns asked of the files; [Projection.WithPartitions] adds a
