@@ -162,7 +162,9 @@ var zstdScratch sync.Pool
 
 // DecodeWithError decodes src into dst with the replaced codec's decoder. When dst lacks the
 // slack of the fast copies, the page is decoded into a scratch buffer that has it
-// and copied into dst (a copy costs far less than the slow copies).
+// and copied into dst (a copy costs far less than the slow copies). The page readers
+// of [Reader.Read] and [Reader.ReadRanges] allocate through slackAllocator, so their
+// pages always decode in place.
 func (z *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
 	if len(dst) == 0 || cap(dst)-len(dst) >= zstdSlack {
 		return compress.Decode(z.base, dst, src)
