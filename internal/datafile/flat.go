@@ -245,19 +245,31 @@ func (f *flatReader) readBinary(mem memory.Allocator, n int64, defs []int16) (ar
 			data.Reserve(max(need, 2*data.Cap()))
 		}
 		buf := data.Buf()
-		v := 0
-		for i := int64(0); i < levels; i++ {
-			if d == nil || d[i] == f.col.maxDef {
-				if v >= nvals {
-					return nil, corruptf("%s: fewer values than definition levels", f.what)
-				}
-				used += int64(copy(buf[used:], vals[v]))
-				v++
+		o := offs[got+1 : got+1+levels]
+		if int64(nvals) == levels {
+			// Every row present (a required column, or no null among these rows):
+			// values and offsets in one pass, no level looked at.
+			end := int32(used)
+			for i, val := range vals {
+				end += int32(copy(buf[end:], val))
+				o[i] = end
 			}
-			offs[got+i+1] = int32(used)
-		}
-		if v != nvals {
-			return nil, corruptf("%s: %d values for %d present rows", f.what, nvals, v)
+			used = int64(end)
+		} else {
+			v := 0
+			for i := range o {
+				if d == nil || d[i] == f.col.maxDef {
+					if v >= nvals {
+						return nil, corruptf("%s: fewer values than definition levels", f.what)
+					}
+					used += int64(copy(buf[used:], vals[v]))
+					v++
+				}
+				o[i] = int32(used)
+			}
+			if v != nvals {
+				return nil, corruptf("%s: %d values for %d present rows", f.what, nvals, v)
+			}
 		}
 		total += int64(nvals)
 		got += levels

@@ -191,7 +191,8 @@ func (r *Reader) named(err error) error { return r.watch.named(err, r.name) }
 // footer, so concurrent calls never share decoder state. The caller closes the
 // returned file.Reader.
 func (r *Reader) streamReaders(bufferBytes int64) (*file.Reader, *pqarrow.FileReader, error) {
-	props := parquet.NewReaderProperties(r.mem)
+	// Page buffers with room past the page for zstd's fast copies (slackAllocator).
+	props := parquet.NewReaderProperties(slackAllocator{r.mem})
 	props.BufferedStreamEnabled = true
 	props.BufferSize = bufferBytes
 	// No page of the file is larger than its largest column chunk (D10).

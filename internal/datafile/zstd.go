@@ -4,6 +4,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/zstd"
 )
@@ -161,7 +162,9 @@ var zstdScratch sync.Pool
 
 // DecodeWithError decodes src into dst with the replaced codec's decoder. When dst lacks the
 // slack of the fast copies, the page is decoded into a scratch buffer that has it
-// and copied into dst (a copy costs far less than the slow copies).
+// and copied into dst (a copy costs far less than the slow copies). The page readers
+// of [Reader.Read] and [Reader.ReadRanges] allocate through slackAllocator, so their
+// pages always decode in place.
 func (z *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
 	if len(dst) == 0 || cap(dst)-len(dst) >= zstdSlack {
 		return compress.Decode(z.base, dst, src)
@@ -199,4 +202,34 @@ func (z *pageZstd) NewWriterLevel(w io.Writer, level int) (io.WriteCloser, error
 		level = own
 	}
 	return z.base.NewWriterLevel(w, level)
+}
+
+// slackAllocator hands out buffers with zstdSlack bytes of spare capacity past their
+// length: the allocator of the Parquet page readers (streamReaders), whose page
+// buffers arrow-go sizes to the page (a multiple of 64 bytes) and decompresses into.
+// With the slack, DecodeWithError decodes a page in place instead of into a scratch
+// buffer and copying it (every 128 KiB page of 8-byte values took that copy). The
+// inner allocator always sees the whole allocation (length and slack), so what it
+// counts and frees is what it handed out.
+type slackAllocator struct{ inner memory.Allocator }
+
+// Allocate returns size bytes with zstdSlack bytes of capacity beyond them.
+func (a slackAllocator) Allocate(size int) []byte {
+	return a.inner.Allocate(size + zstdSlack)[: size : size+zstdSlack]
+}
+
+// Reallocate resizes b (one of a's buffers) to size bytes, keeping its contents.
+func (a slackAllocator) Reallocate(size int, b []byte) []byte {
+	if cap(b) == 0 {
+		return a.Allocate(size)
+	}
+	return a.inner.Reallocate(size+zstdSlack, b[:cap(b)])[: size : size+zstdSlack]
+}
+
+// Free gives b (one of a's buffers) back to the inner allocator whole.
+func (a slackAllocator) Free(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	a.inner.Free(b[:cap(b)])
 }

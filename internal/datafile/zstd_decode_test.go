@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
@@ -52,5 +53,50 @@ func TestZstdDecodeIntoExactBuffers(t *testing.T) {
 	}
 	if _, err := compress.Decode(codec, make([]byte, 100), []byte("not a zstd frame at all")); err == nil {
 		t.Fatal("garbage decoded without an error")
+	}
+}
+
+// TestSlackAllocator: buffers have zstdSlack bytes of capacity past their length
+// through Allocate and Reallocate (contents kept), and the inner allocator sees every
+// allocation whole: nothing leaks from a checked allocator or stays live in a pool.
+func TestSlackAllocator(t *testing.T) {
+	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	pool := NewBufferPool(PoolOptions{MaxIdleBytes: 1 << 20})
+	for _, tc := range []struct {
+		name  string
+		inner memory.Allocator
+	}{{"checked", checked}, {"pool", pool}} {
+		a := slackAllocator{tc.inner}
+		for _, sizes := range [][2]int{{0, 10}, {1, 64}, {64, 128 << 10}, {128 << 10, 100}, {PoolMinBytes, 3 * PoolMinBytes}} {
+			b := a.Allocate(sizes[0])
+			if len(b) != sizes[0] || cap(b)-len(b) < zstdSlack {
+				t.Fatalf("%s: Allocate(%d): len %d cap %d", tc.name, sizes[0], len(b), cap(b))
+			}
+			for i := range b {
+				b[i] = byte(i)
+			}
+			b = a.Reallocate(sizes[1], b)
+			if len(b) != sizes[1] || cap(b)-len(b) < zstdSlack {
+				t.Fatalf("%s: Reallocate(%d): len %d cap %d", tc.name, sizes[1], len(b), cap(b))
+			}
+			for i := range min(sizes[0], sizes[1]) {
+				if b[i] != byte(i) {
+					t.Fatalf("%s: Reallocate %d→%d lost byte %d", tc.name, sizes[0], sizes[1], i)
+				}
+			}
+			a.Free(b)
+		}
+		// Through an arrow-go buffer, as the page reader uses it.
+		buf := memory.NewResizableBuffer(a)
+		buf.ResizeNoShrink(128 << 10)
+		if got := buf.Bytes(); cap(got)-len(got) < zstdSlack {
+			t.Fatalf("%s: page buffer of %d bytes has %d spare", tc.name, len(got), cap(got)-len(got))
+		}
+		buf.ResizeNoShrink(300 << 10)
+		buf.Release()
+	}
+	checked.AssertSize(t, 0)
+	if s := pool.Stats(); s.Live != 0 {
+		t.Fatalf("pool: %d buffers still live", s.Live)
 	}
 }
