@@ -100,52 +100,13 @@ func (sc *scanner) lit(word string, k tokKind) (tokKind, string) {
 
 func (sc *scanner) number() (tokKind, string) {
 	start := sc.i
-	s := sc.s
-	i := sc.i
-	if s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		sc.i = i
-		sc.fail("invalid number")
+	end, problem := value.ScanJSONNumber(sc.s, start)
+	sc.i = end
+	if problem != "" {
+		sc.fail(problem)
 		return tokInvalid, ""
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			sc.i = i
-			sc.fail("invalid number: no digits after '.'")
-			return tokInvalid, ""
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			sc.i = i
-			sc.fail("invalid number: no digits in exponent")
-			return tokInvalid, ""
-		}
-	}
-	sc.i = i
-	return tokNumber, s[start:i]
+	return tokNumber, sc.s[start:end]
 }
 
 // str reads a string starting at the opening quote.

@@ -48,6 +48,53 @@ func ScanDecimalLiteral(s string) (ok bool, expDigits int) {
 	return true, expDigits
 }
 
+// ScanJSONNumber scans the JSON number (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?)
+// that starts at s[i]. It returns the index just after it and an empty problem, or,
+// when s[i:] does not start with a number, the index where the grammar broke and what
+// broke it ("invalid number", "invalid number: no digits after '.'", "invalid number:
+// no digits in exponent"). It does not look past the number: the caller decides what
+// may follow. It is the one number grammar of the stats JSON scanner (package stats)
+// and of the stats_parsed renderer (package log), so what one writes the other reads.
+func ScanJSONNumber(s string, i int) (end int, problem string) {
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = skipDigits(s, i)
+	default:
+		return i, "invalid number"
+	}
+	if i < len(s) && s[i] == '.' {
+		d := i + 1
+		if i = skipDigits(s, d); i == d {
+			return i, "invalid number: no digits after '.'"
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		d := i
+		if i = skipDigits(s, d); i == d {
+			return i, "invalid number: no digits in exponent"
+		}
+	}
+	return i, ""
+}
+
+// skipDigits returns the index of the first byte at or after s[i] that is not an
+// ASCII digit.
+func skipDigits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
 // DecodeJSONUnicodeEscape decodes the hex digits of a JSON "\uXXXX" escape whose
 // first digit is at s[i] (just after the "\u"). A UTF-16 surrogate pair written as
 // two escapes ("\uD83D\uDE00") is one character; a lone or mismatched surrogate half

@@ -1,6 +1,9 @@
 package value
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestScanDecimalLiteral(t *testing.T) {
 	cases := []struct {
@@ -80,4 +83,50 @@ func TestDecodeJSONUnicodeEscape(t *testing.T) {
 	if r, next, ok := DecodeJSONUnicodeEscape(`ab\u0042`, 4); !ok || r != 'B' || next != 8 {
 		t.Errorf("offset 4: got (%q, %d, %v)", r, next, ok)
 	}
+}
+
+func TestScanJSONNumber(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		at      int
+		end     int
+		problem string
+	}{
+		{"0", 0, 1, ""},
+		{"-0", 0, 2, ""},
+		{"123,", 0, 3, ""},
+		{"-12.50e+3}", 0, 9, ""},
+		{"1E9", 0, 3, ""},
+		{"x:7.25", 2, 6, ""},
+		{"01", 0, 1, ""}, // the number is "0"; what follows is the caller's
+		{"-", 0, 1, "invalid number"},
+		{"-a", 0, 1, "invalid number"},
+		{"", 0, 0, "invalid number"},
+		{"1.", 0, 2, "invalid number: no digits after '.'"},
+		{"1.e5", 0, 2, "invalid number: no digits after '.'"},
+		{"1e", 0, 2, "invalid number: no digits in exponent"},
+		{"1e+}", 0, 3, "invalid number: no digits in exponent"},
+	} {
+		end, problem := ScanJSONNumber(c.in, c.at)
+		if end != c.end || problem != c.problem {
+			t.Errorf("ScanJSONNumber(%q, %d) = %d, %q; want %d, %q", c.in, c.at, end, problem, c.end, c.problem)
+		}
+	}
+}
+
+// FuzzScanJSONNumber checks ScanJSONNumber against encoding/json: a whole string is
+// a number for one exactly when it is for the other.
+func FuzzScanJSONNumber(f *testing.F) {
+	for _, s := range []string{"0", "-1.5e3", "1.", "01", "-", "1e+", "12345678901234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		end, problem := ScanJSONNumber(s, 0)
+		ours := problem == "" && end == len(s)
+		var n json.Number
+		theirs := json.Unmarshal([]byte(s), &n) == nil && string(n) == s
+		if ours != theirs {
+			t.Fatalf("%q: ScanJSONNumber says number=%v, encoding/json %v", s, ours, theirs)
+		}
+	})
 }
