@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/expr"
@@ -71,22 +72,7 @@ func TestLazyFileIndexMatchesEager(t *testing.T) {
 		}
 		eager := NewFileIndex(fx.parsed, sc, opts...)
 		lazy := NewLazyFileIndex(fx.json, nil, fx.parser, sc, opts...)
-		want, got := make([]Verdict, len(fx.json)), make([]Verdict, len(fx.json))
-		for k := range propertyN(t, 200) {
-			b, err := expr.Bind(genPredicate(r, ls, 2), sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := eager.Evaluate(b, want); err != nil {
-				t.Fatal(err)
-			}
-			if err := lazy.Evaluate(b, got); err != nil {
-				t.Fatal(err)
-			}
-			if i := firstDiff(want, got); i >= 0 {
-				t.Fatalf("partitions %v, predicate %d %s, file %d (stats %q): lazy %v, eager %v", parts, k, b, i, fx.json[i], got[i], want[i])
-			}
-		}
+		sameVerdicts(t, fmt.Sprintf("partitions %v", parts), r, propertyN(t, 200), ls, sc, eager, lazy, fx.json)
 	}
 }
 
@@ -244,25 +230,33 @@ func TestLazyFileIndexParsesConcurrently(t *testing.T) {
 		runtime.GOMAXPROCS(procs)
 		pr := rand.New(rand.NewPCG(5, 27))
 		lazy := NewLazyFileIndex(big.json, nil, big.parser, sc)
-		want, got := make([]Verdict, len(big.json)), make([]Verdict, len(big.json))
-		for k := range propertyN(t, 40) {
-			b, err := expr.Bind(genPredicate(pr, ls, 2), sc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := eager.Evaluate(b, want); err != nil {
-				t.Fatal(err)
-			}
-			if err := lazy.Evaluate(b, got); err != nil {
-				t.Fatal(err)
-			}
-			if i := firstDiff(want, got); i >= 0 {
-				t.Fatalf("GOMAXPROCS %d, predicate %d %s, file %d (stats %q): lazy %v, eager %v", procs, k, b, i, big.json[i], got[i], want[i])
-			}
-		}
+		sameVerdicts(t, fmt.Sprintf("GOMAXPROCS %d", procs), pr, propertyN(t, 40), ls, sc, eager, lazy, big.json)
 		keys = append(keys, slices.Clone(lazy.lazy.keys))
 	}
 	if !slices.Equal(keys[0], keys[1]) {
 		t.Errorf("columns converted: %v with 1 goroutine, %v with 4", keys[0], keys[1])
+	}
+}
+
+// sameVerdicts evaluates n random predicates over the leaves ls with both indexes and
+// fails at the first file whose verdicts differ, naming it (what, the predicate, the
+// file's stats JSON).
+func sameVerdicts(t *testing.T, what string, r *rand.Rand, n int, ls []leaf, sc *arrow.Schema, eager, lazy *FileIndex, statsJSON []string) {
+	t.Helper()
+	want, got := make([]Verdict, len(statsJSON)), make([]Verdict, len(statsJSON))
+	for k := range n {
+		b, err := expr.Bind(genPredicate(r, ls, 2), sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eager.Evaluate(b, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := lazy.Evaluate(b, got); err != nil {
+			t.Fatal(err)
+		}
+		if i := firstDiff(want, got); i >= 0 {
+			t.Fatalf("%s, predicate %d %s, file %d (stats %q): lazy %v, eager %v", what, k, b, i, statsJSON[i], got[i], want[i])
+		}
 	}
 }
