@@ -7,8 +7,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // peakAllocator counts the bytes an Allocator has outstanding and their peak.
@@ -140,4 +143,91 @@ func TestCheckpointWriteStreams(t *testing.T) {
 		t.Errorf("peak Arrow memory grew from %d bytes (4,000 files) to %d (32,000): checkpoint writing does not stream", small, big)
 	}
 	t.Logf("peak Arrow/Parquet memory: %d bytes at 4,000 files, %d at 32,000", peaks[4000], peaks[32000])
+}
+
+// TestCheckpointStatsParsedRefusedRows writes a stats_parsed checkpoint whose files mix
+// stats the struct holds with stats it cannot (a string where a number belongs, two
+// rows in one stats string, not JSON): the refused ones are NULL in stats_parsed, the
+// ones after them are typed as if nothing had gone wrong (the scratch builder a failed
+// decode leaves half-appended is replaced, not reused), every file keeps its JSON
+// stats, and nothing the writer allocated is left (a checked allocator), also across
+// scratch replacements at the row-group size.
+func TestCheckpointStatsParsedRefusedRows(t *testing.T) {
+	defer func(rows int, mem memory.Allocator) { checkpointRowGroupRows, checkpointAllocator = rows, mem }(checkpointRowGroupRows, checkpointAllocator)
+	checkpointRowGroupRows = 7
+	ctx := context.Background()
+	l := New(memStore())
+	md := testMetadata()
+	md.Configuration = map[string]string{PropCheckpointWriteStatsAsStruct: "true", PropCheckpointInterval: "1000"}
+	bad := map[int]string{
+		3:  `{"numRecords":"ten","minValues":{"id":1}}`,
+		4:  `{"numRecords":1},{"numRecords":2}`,
+		11: `{"numRecords":5,"minValues":{"id":"abc"}}`,
+		12: `not json`,
+		20: `{"numRecords":5,"maxValues":{"id":1.5e400}}`,
+	}
+	const n = 30
+	adds := make([]*Add, n)
+	for i := range adds {
+		st, ok := bad[i]
+		if !ok {
+			st = fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d},"maxValues":{"id":%d},"nullCount":{"id":0}}`, i+1, i*10, i*10+9)
+		}
+		adds[i] = &Add{Path: fmt.Sprintf("f-%03d.parquet", i), PartitionValues: map[string]*string{}, Size: 1, ModificationTime: 1, DataChange: true, Stats: st}
+	}
+	if _, err := l.Create(ctx, md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, adds, CommitInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := l.Snapshot(ctx, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	checkpointAllocator = alloc
+	data, _, err := l.encodeCheckpoint(snap)
+	checkpointAllocator = memory.DefaultAllocator
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc.AssertSize(t, 0)
+	tbl, err := pqarrow.ReadTable(ctx, bytes.NewReader(data), nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	idx := tbl.Schema().FieldIndices("add")
+	if len(idx) != 1 {
+		t.Fatal("no add column")
+	}
+	seen := 0
+	for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
+		add := chunk.(*array.Struct)
+		st := add.DataType().(*arrow.StructType)
+		pi, _ := st.FieldIdx("path")
+		si, _ := st.FieldIdx("stats_parsed")
+		paths, parsed := add.Field(pi).(*array.String), add.Field(si).(*array.Struct)
+		nr, _ := parsed.DataType().(*arrow.StructType).FieldIdx("numRecords")
+		for r := 0; r < add.Len(); r++ {
+			if !add.IsValid(r) {
+				continue
+			}
+			var i int
+			if _, err := fmt.Sscanf(paths.Value(r), "f-%03d.parquet", &i); err != nil {
+				t.Fatal(err)
+			}
+			seen++
+			_, refused := bad[i]
+			if parsed.IsValid(r) == refused {
+				t.Errorf("file %d (stats %q): stats_parsed valid=%v, want %v", i, adds[i].Stats, parsed.IsValid(r), !refused)
+			}
+			if !refused {
+				if got := parsed.Field(nr).(*array.Int64).Value(r); got != int64(i+1) {
+					t.Errorf("file %d: stats_parsed.numRecords %d, want %d", i, got, i+1)
+				}
+			}
+		}
+	}
+	if seen != n {
+		t.Fatalf("%d adds in the checkpoint, want %d", seen, n)
+	}
 }

@@ -169,11 +169,13 @@ type checkpointWriter struct {
 	rows int64
 	// statsJSON writes add.stats (delta.checkpoint.writeStatsAsJson); statsParsed,
 	// when set, builds add.stats_parsed (delta.checkpoint.writeStatsAsStruct), each
-	// file's stats JSON first decoded into scratch so that stats the struct cannot
-	// hold leave that file's stats_parsed null instead of a half-appended row.
+	// file's stats JSON first decoded into scratch (rows accumulate there unread, up
+	// to a row group's worth) so that stats the struct cannot hold leave that file's
+	// stats_parsed null instead of a half-appended row.
 	statsJSON   bool
 	statsParsed *arrow.StructType
 	scratch     *array.StructBuilder
+	scratchMem  memory.Allocator // scratch's allocator, for its replacements
 	// partitions, when set, builds add.partitionValues_parsed (a partitioned table
 	// with delta.checkpoint.writeStatsAsStruct): one typed field per partition column.
 	partitions *parsedPartitions
@@ -318,10 +320,18 @@ func (w *checkpointWriter) appendStatsParsed(b *array.StructBuilder, statsJSON s
 		return nil
 	}
 	row := []byte("[" + statsJSON + "]") // the builders decode a JSON array of rows
+	before := w.scratch.Len()
 	err := w.scratch.UnmarshalJSON(row)
-	n := w.scratch.Len()
-	w.scratch.NewArray().Release() // reset the scratch builder
-	if err != nil || n != 1 {
+	ok := err == nil && w.scratch.Len() == before+1
+	if !ok || w.scratch.Len() >= checkpointRowGroupRows {
+		// A failed decode can leave the scratch builder's children half-appended, and
+		// what it holds is never read: start a fresh one rather than materialising an
+		// array per file to reset it (that cost an arrow.StructOf and an ArrayData per
+		// child for every file).
+		w.scratch.Release()
+		w.scratch = array.NewStructBuilder(w.scratchMem, w.statsParsed)
+	}
+	if !ok {
 		b.AppendNull()
 		return nil
 	}
@@ -573,8 +583,8 @@ func (l *Log) encodeCheckpoint(snap *Snapshot) ([]byte, int64, error) {
 			return nil, 0, fmt.Errorf("log: checkpoint %d: stats_parsed: %w", snap.version, err)
 		}
 		w.statsParsed = t
-		w.scratch = array.NewStructBuilder(mem, t)
-		defer w.scratch.Release()
+		w.scratch, w.scratchMem = array.NewStructBuilder(mem, t), mem
+		defer func() { w.scratch.Release() }() // appendStatsParsed replaces it
 		if w.partitions, err = partitionsParsedType(snap); err != nil {
 			return nil, 0, fmt.Errorf("log: checkpoint %d: partitionValues_parsed: %w", snap.version, err)
 		}
