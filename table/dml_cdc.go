@@ -159,19 +159,19 @@ func (c *changeSink) decide(rewrite []*touchedFile) {
 // rewritten takes a batch of a file being rewritten copy-on-write (keep[i]: row i
 // is copied) and writes the deleted rows among the others as deletes; the rest of
 // them were recorded already (update images, deletes with values).
-func (c *changeSink) rewritten(ctx context.Context, f *touchedFile, b liveBatch, keep []bool) error {
+func (c *changeSink) rewritten(ctx context.Context, f *touchedFile, b dml.LiveBatch, keep []bool) error {
 	c.mu.Lock()
 	needed, bm := c.needed, c.pending[f.add.Key()]
 	c.mu.Unlock()
 	if !needed || bm == nil {
 		return nil
 	}
-	return c.emitPending(ctx, b, func(i int) bool { return !keep[i] && bm.Contains(uint64(b.pos[i])) })
+	return c.emitPending(ctx, b, func(i int) bool { return !keep[i] && bm.Contains(uint64(b.Pos[i])) })
 }
 
 // emitPending writes the rows i of b that sel selects as deletes.
-func (c *changeSink) emitPending(ctx context.Context, b liveBatch, sel func(i int) bool) error {
-	mask := make([]bool, len(b.pos))
+func (c *changeSink) emitPending(ctx context.Context, b dml.LiveBatch, sel func(i int) bool) error {
+	mask := make([]bool, len(b.Pos))
 	any := false
 	for i := range mask {
 		mask[i] = sel(i)
@@ -180,7 +180,7 @@ func (c *changeSink) emitPending(ctx context.Context, b liveBatch, sel func(i in
 	if !any {
 		return nil
 	}
-	rows, err := dml.FilterRows(ctx, b.rec, mask, c.a.mem)
+	rows, err := dml.FilterRows(ctx, b.Rec, mask, c.a.mem)
 	if err != nil {
 		return err
 	}
@@ -234,8 +234,8 @@ func (c *changeSink) flushPending(ctx context.Context) error {
 			return err
 		}
 		bm := c.pending[task.Add.Key()]
-		_, err = sc.readLive(ctx, task, old, true, &ScanReport{}, func(b liveBatch) error {
-			return c.emitPending(ctx, b, func(i int) bool { return f.whole || bm.Contains(uint64(b.pos[i])) })
+		_, err = sc.target().ReadLive(ctx, task, old, true, nil, func(b dml.LiveBatch) error {
+			return c.emitPending(ctx, b, func(i int) bool { return f.whole || bm.Contains(uint64(b.Pos[i])) })
 		})
 		return err
 	})
@@ -271,8 +271,8 @@ func (c *changeSink) flushWritten(ctx context.Context, adds []*log.Add) error {
 		return err
 	}
 	return a.forEachTask(ctx, "changes", tasks, func(ctx context.Context, task *fileTask) error {
-		_, err := sc.readLive(ctx, task, nil, true, &ScanReport{}, func(b liveBatch) error {
-			return c.insert(ctx, b.rec)
+		_, err := sc.target().ReadLive(ctx, task, nil, true, nil, func(b dml.LiveBatch) error {
+			return c.insert(ctx, b.Rec)
 		})
 		return err
 	})
