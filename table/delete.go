@@ -128,7 +128,7 @@ func (a *dmlAttempt) deleteMatching(ctx context.Context, sc *Scan, task *fileTas
 		if err == nil {
 			a.deleteRows(f, pos)
 			if a.changes != nil {
-				a.changes.deletedAt(f, pos)
+				a.changes.DeletedAt(f.add.Key(), pos)
 			}
 		}
 		return err

@@ -597,7 +597,11 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		res.Files = append(res.Files, entry)
 	}
 	if a.changes != nil {
-		a.changes.decide(rewrite)
+		keys := make([]string, len(rewrite))
+		for i, f := range rewrite {
+			keys[i] = f.add.Key()
+		}
+		a.changes.Decide(keys)
 	}
 	if len(rewrite) > 0 {
 		if a.opts.DryRun {
@@ -669,7 +673,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		return nil, nil, err
 	}
 	if a.changes != nil {
-		if a.cdcs, err = a.changes.finish(ctx); err != nil {
+		if a.cdcs, err = a.changes.Finish(ctx); err != nil {
 			return nil, nil, err
 		}
 		for _, c := range a.cdcs {
@@ -749,7 +753,7 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 				any = any || keep[i]
 			}
 			if a.changes != nil {
-				if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+				if err := a.changes.Rewritten(ctx, f.add.Key(), b, keep); err != nil {
 					return err
 				}
 			}
@@ -834,7 +838,7 @@ func (a *dmlAttempt) cleanup() {
 	a.layout.Release()
 	a.sink.Discard()
 	if a.changes != nil {
-		a.changes.discard()
+		a.changes.Discard()
 	}
 	if len(a.dvFiles) == 0 {
 		return
@@ -911,7 +915,7 @@ func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *
 		return nil, err
 	}
 	if a.changes != nil {
-		if err := a.changes.start(ctx); err != nil {
+		if err := a.changes.Start(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -129,7 +129,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 			for i, p := range b.Pos {
 				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
 			}
-			if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+			if err := a.changes.Rewritten(ctx, f.add.Key(), b, keep); err != nil {
 				return err
 			}
 		}

@@ -894,7 +894,7 @@ func (m *merger) recordChange(ctx context.Context, f *touchedFile, b dml.LiveBat
 		if post != nil {
 			return fmt.Errorf("table: internal error: MERGE updated rows without reading every column")
 		}
-		a.changes.deletedAt(f, pos)
+		a.changes.DeletedAt(f.add.Key(), pos)
 		return nil
 	}
 	var idx []int32
@@ -909,9 +909,9 @@ func (m *merger) recordChange(ctx context.Context, f *touchedFile, b dml.LiveBat
 	}
 	defer rows.Release()
 	if post == nil {
-		return a.changes.delete(ctx, rows)
+		return a.changes.Delete(ctx, rows)
 	}
-	return a.changes.update(ctx, rows, post)
+	return a.changes.Update(ctx, rows, post)
 }
 
 // insert applies the WHEN NOT MATCHED clauses to the pass's source rows no target row
@@ -965,8 +965,8 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 				err = a.sink.Write(ctx, out)
 				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
 					// An inserts-only MERGE needs no change files (readers take its
-					// new files as inserts); any other may (see changeSink).
-					err = a.changes.insert(ctx, out)
+					// new files as inserts); any other may (see dml.ChangeSink).
+					err = a.changes.Insert(ctx, out)
 				}
 				out.Release()
 			}

@@ -201,5 +201,5 @@ func (a *dmlAttempt) recordUpdate(ctx context.Context, rec arrow.RecordBatch, se
 		defer rows.Release()
 		pre = rows
 	}
-	return a.changes.update(ctx, pre, post)
+	return a.changes.Update(ctx, pre, post)
 }
