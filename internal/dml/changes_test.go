@@ -52,6 +52,20 @@ func changeRows(t *testing.T, store storage.Storage, cdcs []*log.CDC) map[string
 	return out
 }
 
+// startedChangeSink returns a started ChangeSink on a new unpartitioned table in
+// memory, its allocator checked for leaks when the test ends (after the sink's
+// files were read back).
+func startedChangeSink(t *testing.T) (*memory.CheckedAllocator, storage.Storage, *tableview.View, *ChangeSink) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	store := storage.NewMemory()
+	v := sinkView(t, store, nil)
+	c := NewChangeSink(store, v, writeset.Settings{Allocator: mem}, mem)
+	require.NoError(t, c.Start(context.Background()))
+	return mem, store, v, c
+}
+
 // A commit needs change files exactly when it updates rows or rewrites a file
 // copy-on-write; otherwise what was written is discarded and Finish returns no cdc
 // action. Finish before Decide is an error.
@@ -69,12 +83,7 @@ func TestChangeSinkDecide(t *testing.T) {
 		{"both", true, []string{"f1"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			store := storage.NewMemory()
-			v := sinkView(t, store, nil)
-			c := NewChangeSink(store, v, writeset.Settings{Allocator: mem}, mem)
-			require.NoError(t, c.Start(ctx))
+			mem, store, v, c := startedChangeSink(t)
 			ins := sinkRows(mem, v, 100, 103, 2, false)
 			defer ins.Release()
 			require.NoError(t, c.Insert(ctx, ins))
@@ -122,12 +131,7 @@ func TestChangeSinkDecide(t *testing.T) {
 // refused.
 func TestChangeSinkPending(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	store := storage.NewMemory()
-	v := sinkView(t, store, nil)
-	c := NewChangeSink(store, v, writeset.Settings{Allocator: mem}, mem)
-	require.NoError(t, c.Start(ctx))
+	mem, store, v, c := startedChangeSink(t)
 
 	var wg sync.WaitGroup
 	for g := range 4 {
