@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skiplake/skiplake/expr"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/skipping"
 )
@@ -121,12 +122,13 @@ func (a *dmlAttempt) firstDataColumn() string {
 // deleteMatching reads one planned file and records the positions of its live rows
 // that satisfy the scan's predicate.
 func (a *dmlAttempt) deleteMatching(ctx context.Context, sc *Scan, task *fileTask) error {
-	return a.readTouched(ctx, sc, task, false, func(f *touchedFile, b liveBatch) error {
-		pos, _, err := matchingPositions(sc, b)
+	tg := sc.target()
+	return a.readTouched(ctx, tg, task, false, func(f *touchedFile, b dml.LiveBatch) error {
+		pos, _, err := tg.Matching(b)
 		if err == nil {
 			a.deleteRows(f, pos)
 			if a.changes != nil {
-				a.changes.deletedAt(f, pos)
+				a.changes.DeletedAt(f.add.Key(), pos)
 			}
 		}
 		return err

@@ -386,7 +386,7 @@ func (a *dmlAttempt) removeWhole(add *log.Add) {
 }
 
 // deleteRows records that the command deletes the rows at positions pos of the file
-// (rows already deleted by its current vector are never passed: readLive skips them).
+// (rows already deleted by its current vector are never passed: ReadLive skips them).
 func (a *dmlAttempt) deleteRows(f *touchedFile, pos []int64) {
 	if len(pos) == 0 {
 		return
@@ -473,6 +473,49 @@ func (a *dmlAttempt) loadDV(ctx context.Context, add *log.Add) (*dv.Deleted, err
 	return del, nil
 }
 
+// readTouched reads one planned file for a DML command (dml.Target.ReadLive over its
+// live rows, its current deletion vector loaded): the file is recorded as read, fn
+// gets the file's touched record with every batch, and the file's physical row count
+// is kept.
+func (a *dmlAttempt) readTouched(ctx context.Context, tg *dml.Target, task *fileTask, needValues bool, fn func(f *touchedFile, b dml.LiveBatch) error) error {
+	a.markRead(task.Add)
+	old, err := a.loadDV(ctx, task.Add)
+	if err != nil {
+		return err
+	}
+	f := a.file(task.Add)
+	a.mu.Lock()
+	f.old, f.read = old, true
+	a.mu.Unlock()
+	n, err := tg.ReadLive(ctx, task, old, needValues, recorder(a.rep), func(b dml.LiveBatch) error { return fn(f, b) })
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	f.numRecords = n
+	a.mu.Unlock()
+	return nil
+}
+
+// taskFor builds the read task of a live file of the snapshot (index i of
+// Snapshot.Log().Files()) outside any plan: the whole file, no recheck.
+func (s *Snapshot) taskFor(i int) (*fileTask, error) {
+	a := s.log.Files()[i]
+	p, err := a.DecodedPath()
+	if err != nil {
+		return nil, fmt.Errorf("table: version %d: file %q: %w", s.Version(), a.Path, err)
+	}
+	t := &fileTask{Add: a, Path: p, Verdict: skipping.FileVerdict{Verdict: skipping.MightMatch, Reason: skipping.ReasonNoFilter}}
+	if len(s.log.PartitionColumns()) > 0 {
+		m, err := s.meta()
+		if err != nil {
+			return nil, err
+		}
+		t.PartVals = m.Parts[i]
+	}
+	return t, nil
+}
+
 // finish turns the touched files into the commit's file actions: files all of whose
 // live rows are deleted are removed; the others get a grown deletion vector (useDV) or
 // are rewritten without the deleted rows. Then the new rows' files are closed. It fills
@@ -554,7 +597,11 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		res.Files = append(res.Files, entry)
 	}
 	if a.changes != nil {
-		a.changes.decide(rewrite)
+		keys := make([]string, len(rewrite))
+		for i, f := range rewrite {
+			keys[i] = f.add.Key()
+		}
+		a.changes.Decide(keys)
 	}
 	if len(rewrite) > 0 {
 		if a.opts.DryRun {
@@ -626,7 +673,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		return nil, nil, err
 	}
 	if a.changes != nil {
-		if a.cdcs, err = a.changes.finish(ctx); err != nil {
+		if a.cdcs, err = a.changes.Finish(ctx); err != nil {
 			return nil, nil, err
 		}
 		for _, c := range a.cdcs {
@@ -698,22 +745,22 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 			return err
 		}
 		var n int64
-		_, err = sc.readLive(ctx, task, old, true, &ScanReport{}, func(b liveBatch) error {
-			keep := make([]bool, len(b.pos))
+		_, err = sc.target().ReadLive(ctx, task, old, true, nil, func(b dml.LiveBatch) error {
+			keep := make([]bool, len(b.Pos))
 			any := false
-			for i, p := range b.pos {
+			for i, p := range b.Pos {
 				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
 				any = any || keep[i]
 			}
 			if a.changes != nil {
-				if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+				if err := a.changes.Rewritten(ctx, f.add.Key(), b, keep); err != nil {
 					return err
 				}
 			}
 			if !any {
 				return nil
 			}
-			out, err := dml.FilterRows(ctx, b.rec, keep, a.mem)
+			out, err := dml.FilterRows(ctx, b.Rec, keep, a.mem)
 			if err != nil {
 				return err
 			}
@@ -791,7 +838,7 @@ func (a *dmlAttempt) cleanup() {
 	a.layout.Release()
 	a.sink.Discard()
 	if a.changes != nil {
-		a.changes.discard()
+		a.changes.Discard()
 	}
 	if len(a.dvFiles) == 0 {
 		return
@@ -868,7 +915,7 @@ func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *
 		return nil, err
 	}
 	if a.changes != nil {
-		if err := a.changes.start(ctx); err != nil {
+		if err := a.changes.Start(ctx); err != nil {
 			return nil, err
 		}
 	}

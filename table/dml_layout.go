@@ -115,25 +115,25 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 		defer home.Rec.Release()
 	}
 	var copied int64
-	_, err = sc.readLive(ctx, task, old, true, &ScanReport{}, func(b liveBatch) error {
-		if b.rg != lastRG && lastRG >= 0 {
+	_, err = sc.target().ReadLive(ctx, task, old, true, nil, func(b dml.LiveBatch) error {
+		if b.RG != lastRG && lastRG >= 0 {
 			if err := out.EndRowGroup(); err != nil {
 				return err
 			}
 		}
-		lastRG = b.rg
+		lastRG = b.RG
 		if a.changes != nil {
 			// The change data feed hears of the rows this rewrite drops, as in the
 			// plain copy-on-write path (rewriteFiles).
-			keep := make([]bool, len(b.pos))
-			for i, p := range b.pos {
+			keep := make([]bool, len(b.Pos))
+			for i, p := range b.Pos {
 				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
 			}
-			if err := a.changes.rewritten(ctx, f, b, keep); err != nil {
+			if err := a.changes.Rewritten(ctx, f.add.Key(), b, keep); err != nil {
 				return err
 			}
 		}
-		rec, err := conf.Conform(ctx, b.rec)
+		rec, err := conf.Conform(ctx, b.Rec)
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 			}
 			runs = append(runs, run{fromHome, i, i + 1})
 		}
-		for i, p := range b.pos {
+		for i, p := range b.Pos {
 			switch {
 			case f.deleted == nil || !f.deleted.Contains(uint64(p)):
 				emit(false, i)

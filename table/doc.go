@@ -49,8 +49,10 @@
 // split by partition, sorted for an optimized write on a clustered table), whose
 // settings each caller states explicitly. Parts of the DML engine run below this
 // package (internal package dml: MERGE's source, the row sinks, the keeper of the
-// clustering through copy-on-write); this package plans DELETE, UPDATE and MERGE,
-// reads their target files, decides what to write and commits it.
+// clustering through copy-on-write, the reading of target files' live rows with
+// their positions, the change data files); this package plans DELETE, UPDATE and
+// MERGE, evaluates their clauses, keeps each attempt's touched files and deletion
+// vectors, decides what to write and commits it.
 //
 // Loading a version resolves it once into a view (internal package tableview): the
 // typed properties, the logical, read and physical schemas, the column mapping with

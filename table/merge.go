@@ -710,13 +710,13 @@ const mergeMaxInList = 100_000
 // mergeFile reads one planned target file and applies the matched and by-source
 // clauses to its rows.
 func (m *merger) mergeFile(ctx context.Context, sc *Scan, task *fileTask, p *mergePass) error {
-	return m.a.readTouched(ctx, sc, task, true, func(f *touchedFile, b liveBatch) error {
+	return m.a.readTouched(ctx, sc.target(), task, true, func(f *touchedFile, b dml.LiveBatch) error {
 		return m.mergeBatch(ctx, f, task, b, p)
 	})
 }
 
-func (m *merger) mergeBatch(ctx context.Context, f *touchedFile, task *fileTask, b liveBatch, p *mergePass) error {
-	rec := b.rec
+func (m *merger) mergeBatch(ctx context.Context, f *touchedFile, task *fileTask, b dml.LiveBatch, p *mergePass) error {
+	rec := b.Rec
 	n := int(rec.NumRows())
 	cols := make([]arrow.Array, len(m.keyRead))
 	for i, j := range m.keyRead {
@@ -779,14 +779,14 @@ func (m *merger) keyString(rec arrow.RecordBatch, i int) string {
 
 // applyMatched applies the WHEN MATCHED clauses to the matched pairs (target rows tIdx
 // of b, source rows sIdx of the pass).
-func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, tIdx, sIdx []int32, p *mergePass) error {
+func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b dml.LiveBatch, tIdx, sIdx []int32, p *mergePass) error {
 	var joined arrow.RecordBatch
 	needJoined := false
 	for _, c := range m.matched {
 		needJoined = needJoined || c.cond != nil || c.set != nil
 	}
 	if needJoined {
-		tRows, err := dml.TakeRows(ctx, b.rec, tIdx, m.a.mem)
+		tRows, err := dml.TakeRows(ctx, b.Rec, tIdx, m.a.mem)
 		if err != nil {
 			return err
 		}
@@ -805,8 +805,8 @@ func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b liveBatch, 
 }
 
 // applyBySource applies the WHEN NOT MATCHED BY SOURCE clauses to rows idx of b.
-func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b liveBatch, idx []int32) error {
-	tRows, err := dml.TakeRows(ctx, b.rec, idx, m.a.mem)
+func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b dml.LiveBatch, idx []int32) error {
+	tRows, err := dml.TakeRows(ctx, b.Rec, idx, m.a.mem)
 	if err != nil {
 		return err
 	}
@@ -823,7 +823,7 @@ func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b liveBatch,
 // target row tIdx[i]; sIdx[i] its source row in the pass, nil for by-source clauses):
 // the first clause whose condition holds for a row applies. Updated rows go to the
 // row sink, updated and deleted rows' positions are deleted, and the counters grow.
-func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, clauses []boundClause, scope arrow.RecordBatch,
+func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b dml.LiveBatch, clauses []boundClause, scope arrow.RecordBatch,
 	tIdx, sIdx []int32, p *mergePass, updated, deleted *atomic.Int64) error {
 	a := m.a
 	remaining := make([]bool, len(tIdx))
@@ -843,7 +843,7 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		var oldIdx []int
 		for i, on := range mask {
 			if on {
-				pos = append(pos, b.pos[tIdx[i]])
+				pos = append(pos, b.Pos[tIdx[i]])
 				targets = append(targets, tIdx[i])
 				oldIdx = append(oldIdx, int(tIdx[i]))
 				if sIdx != nil {
@@ -854,14 +854,14 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 		if c.action == MergeUpdate {
 			var out arrow.RecordBatch
 			if c.set == nil {
-				out, err = m.updateAllRows(ctx, p, picked, b.rec, targets)
+				out, err = m.updateAllRows(ctx, p, picked, b.Rec, targets)
 			} else {
 				out, err = m.applySet(ctx, c, scope, mask)
 			}
 			if err != nil {
 				return err
 			}
-			err = a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out)
+			err = a.writeUpdated(ctx, f, b.Rec, oldIdx, pos, out)
 			if err == nil && a.changes != nil {
 				err = m.recordChange(ctx, f, b, tIdx, mask, pos, out)
 			}
@@ -888,13 +888,13 @@ func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b liveBatch, 
 // preimage and the deleted rows' values come from b when the MERGE read every
 // column (it does when a clause updates); otherwise deleted rows are recorded by
 // position, to be read if the commit needs change files.
-func (m *merger) recordChange(ctx context.Context, f *touchedFile, b liveBatch, tIdx []int32, mask []bool, pos []int64, post arrow.RecordBatch) error {
+func (m *merger) recordChange(ctx context.Context, f *touchedFile, b dml.LiveBatch, tIdx []int32, mask []bool, pos []int64, post arrow.RecordBatch) error {
 	a := m.a
 	if len(m.readCols) < a.snap.view.Logical().NumFields() {
 		if post != nil {
 			return fmt.Errorf("table: internal error: MERGE updated rows without reading every column")
 		}
-		a.changes.deletedAt(f, pos)
+		a.changes.DeletedAt(f.add.Key(), pos)
 		return nil
 	}
 	var idx []int32
@@ -903,15 +903,15 @@ func (m *merger) recordChange(ctx context.Context, f *touchedFile, b liveBatch, 
 			idx = append(idx, tIdx[i])
 		}
 	}
-	rows, err := dml.TakeRows(ctx, b.rec, idx, a.mem)
+	rows, err := dml.TakeRows(ctx, b.Rec, idx, a.mem)
 	if err != nil {
 		return err
 	}
 	defer rows.Release()
 	if post == nil {
-		return a.changes.delete(ctx, rows)
+		return a.changes.Delete(ctx, rows)
 	}
-	return a.changes.update(ctx, rows, post)
+	return a.changes.Update(ctx, rows, post)
 }
 
 // insert applies the WHEN NOT MATCHED clauses to the pass's source rows no target row
@@ -965,8 +965,8 @@ func (m *merger) insert(ctx context.Context, p *mergePass) error {
 				err = a.sink.Write(ctx, out)
 				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
 					// An inserts-only MERGE needs no change files (readers take its
-					// new files as inserts); any other may (see changeSink).
-					err = a.changes.insert(ctx, out)
+					// new files as inserts); any other may (see dml.ChangeSink).
+					err = a.changes.Insert(ctx, out)
 				}
 				out.Release()
 			}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/skipping"
-	"github.com/skiplake/skiplake/storage"
 )
 
 // ScanOption configures a scan: what it returns (WithColumns, WithFilter,
@@ -423,14 +423,7 @@ func (s *Scan) Explain(ctx context.Context) (*ScanReport, error) {
 	return rep, nil
 }
 
-// openFile opens a planned file and its footer (scanexec.Scan.OpenFile: through the
-// table's footer cache).
-func (s *Scan) openFile(ctx context.Context, task *fileTask, opts datafile.ReadOptions) (storage.File, *datafile.Reader, error) {
-	return s.exec().OpenFile(ctx, task, opts, nil)
-}
-
-// decideFile decides a file's row groups and pages, recorded in rep, and returns the
-// units to read (scanexec.Scan.DecideFile).
-func (s *Scan) decideFile(task *fileTask, r *datafile.Reader, rep *ScanReport) []scanexec.Unit {
-	return s.exec().DecideFile(task, r, recorder(rep))
+// target is what a DML command's reads of its target files need of s.
+func (s *Scan) target() *dml.Target {
+	return &dml.Target{Scan: s.exec(), Proj: s.proj, BatchSize: s.cfg.BatchSize, Mem: s.cfg.Mem}
 }

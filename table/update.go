@@ -101,19 +101,20 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 // live rows to the row sink and records their positions for deletion.
 func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTask, set *expr.BoundAssignments) error {
 	var updated int64
-	err := a.readTouched(ctx, sc, task, true, func(f *touchedFile, b liveBatch) error {
-		pos, sel, err := matchingPositions(sc, b)
+	tg := sc.target()
+	err := a.readTouched(ctx, tg, task, true, func(f *touchedFile, b dml.LiveBatch) error {
+		pos, sel, err := tg.Matching(b)
 		if err != nil || len(pos) == 0 {
 			return err
 		}
-		out, err := set.Apply(b.rec, sel, a.mem)
+		out, err := set.Apply(b.Rec, sel, a.mem)
 		if err != nil {
 			return fmt.Errorf("table: UPDATE of %s: %w", task.Add.Path, err)
 		}
 		defer out.Release()
 		oldIdx := make([]int, 0, len(pos))
 		if sel != nil {
-			keep := make([]bool, len(b.pos))
+			keep := make([]bool, len(b.Pos))
 			for i := range keep {
 				keep[i] = sel.Contains(i)
 				if keep[i] {
@@ -127,7 +128,7 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 			defer rows.Release()
 			out = rows
 		} else {
-			for i := range b.pos {
+			for i := range b.Pos {
 				oldIdx = append(oldIdx, i)
 			}
 		}
@@ -137,11 +138,11 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 		}
 		defer regen.Release()
 		out = regen
-		if err := a.writeUpdated(ctx, f, b.rec, oldIdx, pos, out); err != nil {
+		if err := a.writeUpdated(ctx, f, b.Rec, oldIdx, pos, out); err != nil {
 			return err
 		}
 		if a.changes != nil {
-			if err := a.recordUpdate(ctx, b.rec, sel, out); err != nil {
+			if err := a.recordUpdate(ctx, b.Rec, sel, out); err != nil {
 				return err
 			}
 		}
@@ -200,5 +201,5 @@ func (a *dmlAttempt) recordUpdate(ctx context.Context, rec arrow.RecordBatch, se
 		defer rows.Release()
 		pre = rows
 	}
-	return a.changes.update(ctx, pre, post)
+	return a.changes.Update(ctx, pre, post)
 }

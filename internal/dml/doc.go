@@ -1,8 +1,9 @@
 // Package dml holds parts of the DML engine (MERGE, UPDATE, DELETE) that run below
-// package table: the MERGE source (source.go), the sinks the commands' rows go to
-// (sink.go) and the keeper of the table's layout through a command (layout.go).
-// Package table plans the commands, reads their target files, commits, and calls
-// them.
+// package table: the MERGE source (source.go), the reading of the commands' target
+// files (read.go), the sinks the commands' rows go to (sink.go), the change data
+// files (changes.go) and the keeper of the table's layout through a command
+// (layout.go). Package table plans the commands, evaluates their clauses, keeps each
+// attempt's touched files and deletion vectors, commits, and calls them.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -12,11 +13,22 @@
 // into spill files (Arrow IPC, LZ4) beyond it. Passes groups the pieces (Units)
 // into passes of at most the budget each; KeyEncoder gives a key's canonical bytes.
 //
+// A Target reads a command's target files as the scan it planned reads them
+// (internal/scanexec: the same footer cache, row-group and page decisions and
+// partition columns): ReadLive hands over a planned file's live rows — those its
+// current deletion vector does not hold — with their file positions, what a new
+// deletion vector names; Matching keeps the rows the filter selects.
+//
 // A Sink takes the rows a command writes (updated, inserted and copied rows, in the
 // table's logical schema) from any number of goroutines: a FileSink streams them
 // through a pipe into the file-set writer (internal/writeset) running on a goroutine
 // of its own, and returns the files' add actions; a CountSink counts them for a dry
 // run and estimates the files a real run would write.
+//
+// A ChangeSink writes the change data files of a command on a table whose change
+// data feed is on: inserted rows, deleted rows and update images with their
+// _change_type, and the rows deleted by position (DeletedAt) once read again; it
+// decides whether the commit needs them at all (Decide), following Delta Spark.
 //
 // A Layout keeps OPTIMIZE's clustering through copy-on-write: which files are
 // rewritten on their own (Keeps: clustered files), the columns an updated row must
@@ -49,6 +61,18 @@
 //     Layout's budget; a row that does not fit is reported not taken and is written
 //     as a new row. A rewrite on its own keeps the file's directory, partition
 //     values, clustering tags and clusteringProvider (LayoutTags).
+//   - M7 ReadLive hands its callback every live row of every unit scanexec's
+//     DecideFile keeps (S1: no unit that might match is dropped) exactly once, in
+//     file order, with Pos[i] the file position of row i; no row the deletion
+//     vector holds. A batch without values (Rec nil: values not asked for) comes
+//     only from a unit proven to match entirely (Recheck false, S2); Matching
+//     returns exactly the positions of the rows the filter selects. Batches are
+//     released when the callback returns.
+//   - M8 A ChangeSink's files are committed exactly when the command updated rows or
+//     rewrote a file copy-on-write (Decide); otherwise Finish deletes what was
+//     written and returns no cdc action. Finish before Decide is an error. A
+//     rewritten file's pending deleted rows go out through Rewritten (Pending
+//     reports it done), every other file's are the caller's to read again.
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.
