@@ -92,8 +92,9 @@ type boundClause struct {
 }
 
 // Merger is a MERGE's clauses bound to one attempt's snapshot: it matches target
-// rows against a pass's source rows and applies the clauses to them. Its methods
-// may be called from several goroutines at once (one per target file).
+// rows against a pass's source rows and applies the clauses to them. Batch may be
+// called from several goroutines at once (one per target file of a pass); LoadPass
+// and Insert are called before and after a pass's Batch calls.
 type Merger struct {
 	spec     MergeSpec
 	src      *Source
