@@ -236,7 +236,7 @@ type dmlAttempt struct {
 	dvFiles  []string   // DV files written (for cleanup)
 	written  []*log.Add // the data files the sink wrote (checked at commit: T1)
 	scanTime time.Duration
-	merge    mergeCounts // MERGE's row counters
+	merge    dml.MergeCounts // MERGE's row counters
 	// batchRows, when positive, is the batch size (rows) of the reads of target
 	// files (MERGE scales it to its memory budget); else the scan's default.
 	batchRows int64

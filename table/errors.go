@@ -6,6 +6,7 @@ import (
 
 	"github.com/skiplake/skiplake/internal/conform"
 	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/internal/tableview"
@@ -59,7 +60,7 @@ var (
 	// ErrMergeCardinality reports a MERGE in which several source rows match the same
 	// target row while a WHEN MATCHED clause other than a single unconditional DELETE
 	// would apply (Spark's DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE).
-	ErrMergeCardinality = errors.New("table: several source rows match one target row")
+	ErrMergeCardinality = dml.ErrMergeCardinality
 	// ErrRestoreMissingFiles reports a RESTORE to a version some of whose files no
 	// longer exist (VACUUM deleted them).
 	ErrRestoreMissingFiles = errors.New("table: files of the version to restore are missing")

@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/skiplake/skiplake/expr"
-	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
-	"github.com/skiplake/skiplake/value"
 )
 
 // MergeAction is what a MERGE clause does with the rows it applies to.
@@ -291,20 +286,23 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	dmlOpts.memoryBudget = budget
 	dmlOpts.evolve = sameChangeBase(snap, target)
 	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
-		m, err := newMerger(a, &opts, src, keyNames)
+		m, err := dml.NewMerger(mergeSpec(a, &opts, keyNames), src)
 		if err != nil {
 			return err
 		}
-		onText = m.onText()
+		onText = m.OnText()
 		a.res.SourceRows = src.Rows()
 		a.res.Passes = len(passes)
 		for _, p := range passes {
-			if err := m.pass(ctx, p); err != nil {
+			if err := mergePass(ctx, a, m, p); err != nil {
 				return err
 			}
 		}
 		a.res.FilesRead = len(a.readPaths)
-		m.counts(a.res)
+		a.merge = m.Counts()
+		a.res.RowsInserted = a.merge.Inserted
+		a.res.RowsUpdated = a.merge.MatchedUpdated + a.merge.BySourceUpdated
+		a.res.RowsDeleted = a.merge.MatchedDeleted + a.merge.BySourceDeleted
 		return nil
 	}, func(a *dmlAttempt) log.CommitInfo {
 		res := a.res
@@ -312,11 +310,11 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 			"numSourceRows":                          itoa64(res.SourceRows),
 			"numTargetRowsInserted":                  itoa64(res.RowsInserted),
 			"numTargetRowsUpdated":                   itoa64(res.RowsUpdated),
-			"numTargetRowsMatchedUpdated":            itoa64(a.merge.matchedUpdated.Load()),
-			"numTargetRowsNotMatchedBySourceUpdated": itoa64(a.merge.bySourceUpdated.Load()),
+			"numTargetRowsMatchedUpdated":            itoa64(a.merge.MatchedUpdated),
+			"numTargetRowsNotMatchedBySourceUpdated": itoa64(a.merge.BySourceUpdated),
 			"numTargetRowsDeleted":                   itoa64(res.RowsDeleted),
-			"numTargetRowsMatchedDeleted":            itoa64(a.merge.matchedDeleted.Load()),
-			"numTargetRowsNotMatchedBySourceDeleted": itoa64(a.merge.bySourceDeleted.Load()),
+			"numTargetRowsMatchedDeleted":            itoa64(a.merge.MatchedDeleted),
+			"numTargetRowsNotMatchedBySourceDeleted": itoa64(a.merge.BySourceDeleted),
 			"numTargetRowsCopied":                    itoa64(res.RowsCopied),
 			"numOutputRows":                          itoa64(res.RowsInserted + res.RowsUpdated + res.RowsCopied),
 			"numTargetFilesAdded":                    itoa(res.FilesAdded),
@@ -350,292 +348,55 @@ func clausesJSON(cls []MergeClause) string {
 	return paramJSON(out)
 }
 
-// mergeCounts are a MERGE's row counters (Spark's metrics), shared by the goroutines
-// reading files.
-type mergeCounts struct {
-	matchedUpdated, matchedDeleted, bySourceUpdated, bySourceDeleted, inserted atomic.Int64
-}
-
-// boundClause is a clause bound to its scope's schema.
-type boundClause struct {
-	action   MergeAction
-	cond     *expr.Bound            // nil: always
-	set      *expr.BoundAssignments // nil: take the source row (update) / no values (delete)
-	assigned map[string]bool        // the columns set assigns (lower case)
-}
-
-// merger holds a MERGE's clauses bound to one attempt's snapshot.
-type merger struct {
-	a        *dmlAttempt
-	opts     *MergeOptions
-	src      *dml.Source
-	keyNames []string // table spelling
-	readCols []string // table columns read
-	readSch  *arrow.Schema
-	keyRead  []int // key columns in readSch
-	// joined is the schema matched clauses see: readSch's columns, then the target
-	// alias (a struct of readSch) and the source alias (a struct of the source).
-	joined, bySource, insertScope *arrow.Schema
-	matched, notMatched, bySrc    []boundClause
-	allowMulti                    bool // several source rows may match one target row
-	needSourceRow                 bool // an update-all or insert takes the source row
-	// rules are the table's write rules (nil when they cannot be enforced: then any
-	// row written fails in the writer); optional marks the generated and identity
-	// columns the source may lack (rules.go).
-	rules    *tableview.WriteRules
-	optional []bool
-}
-
-func newMerger(a *dmlAttempt, opts *MergeOptions, src *dml.Source, keyNames []string) (*merger, error) {
-	snap := a.snap
-	m := &merger{a: a, opts: opts, src: src, keyNames: keyNames}
-	for _, f := range snap.view.Logical().Fields() {
-		for _, alias := range []string{opts.SourceAlias, opts.TargetAlias} {
-			if strings.EqualFold(f.Name, alias) {
-				return nil, fmt.Errorf("%w: MERGE: table column %q has the name of the alias %q; choose another alias", ErrInvalidArgument, f.Name, alias)
-			}
+// mergeSpec is the description of opts's clauses dml.NewMerger takes, bound to
+// the attempt a: its snapshot, write rules (and identity assigner, set on a), row
+// sink and change data files.
+func mergeSpec(a *dmlAttempt, opts *MergeOptions, keyNames []string) dml.MergeSpec {
+	clauses := func(cls []MergeClause) []dml.Clause {
+		out := make([]dml.Clause, len(cls))
+		for i, c := range cls {
+			out[i] = dml.Clause{Action: mergeActions[c.Action], Condition: c.Condition, Set: c.Set}
 		}
+		return out
 	}
-	// Which table columns to read: the keys, what the clauses refer to, every column
-	// when a clause updates (the new row is written whole).
-	needAll := false
-	for _, c := range append(append([]MergeClause(nil), opts.WhenMatched...), opts.WhenNotMatchedBySource...) {
-		needAll = needAll || c.Action == MergeUpdate
+	spec := dml.MergeSpec{
+		Logical:     a.snap.view.Logical(),
+		Keys:        keyNames,
+		Matched:     clauses(opts.WhenMatched),
+		NotMatched:  clauses(opts.WhenNotMatched),
+		BySource:    clauses(opts.WhenNotMatchedBySource),
+		SourceAlias: opts.SourceAlias,
+		TargetAlias: opts.TargetAlias,
+		Sink:        a.sink,
+		Mem:         a.mem,
 	}
-	for _, c := range opts.WhenMatched {
-		m.needSourceRow = m.needSourceRow || (c.Action == MergeUpdate && strings.TrimSpace(c.Set) == "")
-	}
-	m.needSourceRow = m.needSourceRow || len(opts.WhenNotMatched) > 0
-	if rules, err := writeRulesOf(snap); err == nil {
-		m.rules = rules
-		m.optional = tableview.InsertOptional(rules, snap.view.Logical())
+	if rules, err := writeRulesOf(a.snap); err == nil {
 		a.ids = tableview.NewIdentityAssigner(rules)
+		spec.Rules, spec.IDs = rules, a.ids
 	}
-	if len(opts.WhenNotMatched) > 0 {
-		for i, f := range snap.view.Logical().Fields() {
-			if !f.Nullable && fieldIndexFold(src.Schema(), f.Name) < 0 && !(m.optional != nil && m.optional[i]) {
-				return nil, fmt.Errorf("%w: MERGE: the source has no column %q, which is NOT NULL: INSERT * cannot fill it (source columns: %s)", ErrNullInNonNullable, f.Name, fieldNames(src.Schema()))
-			}
-		}
+	if a.changes != nil {
+		spec.Changes = a.changes.ChangeSink
 	}
-	want := map[int]bool{}
-	for _, k := range keyNames {
-		want[fieldIndexFold(snap.view.Logical(), k)] = true
-	}
-	if needAll {
-		for i := range snap.view.Logical().Fields() {
-			want[i] = true
-		}
-	} else {
-		// Bind against every column to learn which the conditions use.
-		full := m.scopeSchema(snap.view.Logical(), true, true)
-		for _, c := range append(append([]MergeClause(nil), opts.WhenMatched...), opts.WhenNotMatchedBySource...) {
-			if strings.TrimSpace(c.Condition) == "" {
-				continue
-			}
-			b, err := bindCondition(c.Condition, full)
-			if err != nil {
-				return nil, err
-			}
-			for _, col := range b.Columns() {
-				i := col.FieldIndices[0]
-				if i < snap.view.Logical().NumFields() {
-					want[i] = true
-				} else if i == snap.view.Logical().NumFields() && len(col.FieldIndices) > 1 {
-					want[col.FieldIndices[1]] = true // target.<col>
-				}
-			}
-		}
-	}
-	var fields []arrow.Field
-	for i, f := range snap.view.Logical().Fields() {
-		if want[i] {
-			m.readCols = append(m.readCols, f.Name)
-			fields = append(fields, f)
-		}
-	}
-	m.readSch = arrow.NewSchema(fields, nil)
-	for _, k := range keyNames {
-		m.keyRead = append(m.keyRead, fieldIndexFold(m.readSch, k))
-	}
-	m.joined = m.scopeSchema(m.readSch, true, true)
-	m.bySource = m.scopeSchema(m.readSch, true, false)
-	isFields := append(append([]arrow.Field(nil), src.Schema().Fields()...), arrow.Field{Name: opts.SourceAlias, Type: arrow.StructOf(src.Schema().Fields()...)})
-	m.insertScope = arrow.NewSchema(isFields, nil)
-	var err error
-	if m.matched, err = m.bind("WHEN MATCHED", opts.WhenMatched, m.joined); err != nil {
-		return nil, err
-	}
-	if m.notMatched, err = m.bind("WHEN NOT MATCHED", opts.WhenNotMatched, m.insertScope); err != nil {
-		return nil, err
-	}
-	if m.bySrc, err = m.bind("WHEN NOT MATCHED BY SOURCE", opts.WhenNotMatchedBySource, m.bySource); err != nil {
-		return nil, err
-	}
-	m.allowMulti = len(m.matched) == 0 || (len(m.matched) == 1 && m.matched[0].action == MergeDelete && m.matched[0].cond == nil)
-	a.merge = mergeCounts{}
-	return m, nil
+	return spec
 }
 
-// scopeSchema returns cols' fields followed by the target alias (a struct of cols)
-// and, with withSource, the source alias (a struct of the source's columns).
-func (m *merger) scopeSchema(cols *arrow.Schema, withTarget, withSource bool) *arrow.Schema {
-	fields := append([]arrow.Field(nil), cols.Fields()...)
-	if withTarget {
-		fields = append(fields, arrow.Field{Name: m.opts.TargetAlias, Type: arrow.StructOf(cols.Fields()...)})
-	}
-	if withSource {
-		fields = append(fields, arrow.Field{Name: m.opts.SourceAlias, Type: arrow.StructOf(m.src.Schema().Fields()...)})
-	}
-	return arrow.NewSchema(fields, nil)
-}
+// mergeActions maps the public actions to dml's.
+var mergeActions = map[MergeAction]dml.Action{MergeUpdate: dml.ActUpdate, MergeDelete: dml.ActDelete, MergeInsert: dml.ActInsert}
 
-func bindCondition(cond string, scope *arrow.Schema) (*expr.Bound, error) {
-	e, err := expr.Parse(cond)
-	if err != nil {
-		return nil, err
-	}
-	b, err := expr.Bind(e, scope)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-func (m *merger) bind(kind string, cls []MergeClause, scope *arrow.Schema) ([]boundClause, error) {
-	out := make([]boundClause, len(cls))
-	for i, c := range cls {
-		bc := boundClause{action: c.Action}
-		if strings.TrimSpace(c.Condition) != "" {
-			b, err := bindCondition(c.Condition, scope)
-			if err != nil {
-				return nil, fmt.Errorf("%w: MERGE %s clause %d condition: %w", ErrInvalidArgument, kind, i+1, err)
-			}
-			bc.cond = b
-		}
-		if strings.TrimSpace(c.Set) != "" {
-			as, err := expr.ParseAssignments(c.Set)
-			if err != nil {
-				return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %w", ErrInvalidArgument, kind, i+1, err)
-			}
-			for _, asg := range as {
-				if asg.Column != nil && len(asg.Column.Path) == 1 && (strings.EqualFold(asg.Column.Path[0], m.opts.SourceAlias) || strings.EqualFold(asg.Column.Path[0], m.opts.TargetAlias)) {
-					return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %q is an alias, not a table column", ErrInvalidArgument, kind, i+1, asg.Column.Path[0])
-				}
-			}
-			if err := tableview.CheckIdentityUpdate(m.rules, assignedNames(as)); err != nil {
-				return nil, fmt.Errorf("MERGE %s clause %d SET: %w", kind, i+1, err)
-			}
-			bc.assigned = assignedSet(as)
-			b, err := expr.BindAssignments(as, scope)
-			if err != nil {
-				return nil, fmt.Errorf("%w: MERGE %s clause %d SET: %w", ErrInvalidArgument, kind, i+1, err)
-			}
-			bc.set = b
-		}
-		out[i] = bc
-	}
-	return out, nil
-}
-
-// onText renders the ON condition as Spark records it.
-func (m *merger) onText() string {
-	parts := make([]string, len(m.keyNames))
-	for i, k := range m.keyNames {
-		parts[i] = fmt.Sprintf("%s.%s = %s.%s", m.opts.TargetAlias, expr.QuoteName(k), m.opts.SourceAlias, expr.QuoteName(m.src.Schema().Field(m.src.KeyIndices()[i]).Name))
-	}
-	return strings.Join(parts, " AND ")
-}
-
-func (m *merger) counts(res *DMLResult) {
-	c := &m.a.merge
-	res.RowsInserted = c.inserted.Load()
-	res.RowsUpdated = c.matchedUpdated.Load() + c.bySourceUpdated.Load()
-	res.RowsDeleted = c.matchedDeleted.Load() + c.bySourceDeleted.Load()
-}
-
-// mergePass is the state of one pass: its source rows and their join table.
-type mergePass struct {
-	units   []*dml.Unit
-	src     arrow.RecordBatch // the pass's source rows, concatenated
-	join    map[string][]int32
-	matched []atomic.Bool // per source row: some target row matched it
-}
-
-func (p *mergePass) release() {
-	if p.src != nil {
-		p.src.Release()
-		p.src = nil
-	}
-}
-
-// member reports whether a target key belongs to this pass (a key a NOT MATCHED BY
-// SOURCE clause may apply to is handled by exactly one pass).
-func (p *mergePass) member(key []byte) bool {
-	for _, u := range p.units {
-		if u.Member(key) {
-			return true
-		}
-	}
-	return false
-}
-
-// pass merges one group of source units: load them, build the join table, plan the
-// target files from their keys, read them, apply the matched and by-source clauses,
-// then insert the unmatched source rows.
-func (m *merger) pass(ctx context.Context, units []*dml.Unit) error {
-	a := m.a
-	p := &mergePass{units: units}
-	defer p.release()
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	for _, u := range units {
-		err := m.src.Load(ctx, u, func(rec arrow.RecordBatch) error {
-			rec.Retain()
-			recs = append(recs, rec)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	src, err := dml.ConcatRecords(m.src.Schema(), recs, a.mem)
-	// The loaded pieces are copied into src: free them now, not at the end of the
-	// pass, so that the pass holds its source rows once.
-	for _, r := range recs {
-		r.Release()
-	}
-	recs = nil
+// mergePass merges one group of source units: load them, plan the target files
+// from their keys, read them applying the matched and by-source clauses, then
+// insert the unmatched source rows.
+func mergePass(ctx context.Context, a *dmlAttempt, m *dml.Merger, units []*dml.Unit) error {
+	p, err := m.LoadPass(ctx, units)
 	if err != nil {
 		return err
 	}
-	// Every target file's goroutine takes rows from src (R1).
-	datafile.Settle(src)
-	p.src = src
-	n := int(src.NumRows())
-	p.join = make(map[string][]int32, n)
-	p.matched = make([]atomic.Bool, n)
-	enc := m.src.KeysOf(src)
-	var buf []byte
-	for i := 0; i < n; i++ {
-		key, ok := enc.Encode(buf[:0], i)
-		buf = key
-		if !ok {
-			continue
-		}
-		p.join[string(key)] = append(p.join[string(key)], int32(i))
+	defer p.Release()
+	pred, err := m.KeyPredicate(p)
+	if err != nil {
+		return err
 	}
-	var pred expr.Expr
-	if len(m.bySrc) == 0 {
-		if pred, err = m.keyPredicate(src); err != nil {
-			return err
-		}
-	}
-	sc, err := a.findScan(ctx, pred, m.readCols)
+	sc, err := a.findScan(ctx, pred, m.ReadColumns())
 	if err != nil {
 		return err
 	}
@@ -645,541 +406,24 @@ func (m *merger) pass(ctx context.Context, units []*dml.Unit) error {
 		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
 	}
 	if err := a.forEachTask(ctx, "scan", sc.tasks, func(ctx context.Context, task *fileTask) error {
-		return m.mergeFile(ctx, sc, task, p)
+		return a.readTouched(ctx, sc.target(), task, true, func(f *touchedFile, b dml.LiveBatch) error {
+			return m.Batch(ctx, p, mergeRows{a: a, f: f}, b)
+		})
 	}); err != nil {
 		return err
 	}
-	return m.insert(ctx, p)
+	return m.Insert(ctx, p)
 }
 
-// keyPredicate is the predicate that finds the target files holding the pass's keys:
-// per key column, IN over its distinct values (or their range beyond
-// mergeMaxInList), ANDed. A source without a non-NULL key gives FALSE.
-func (m *merger) keyPredicate(src arrow.RecordBatch) (expr.Expr, error) {
-	var terms []expr.Expr
-	for k, j := range m.src.KeyIndices() {
-		col := src.Column(j)
-		seen := map[value.Value]bool{}
-		var vals []value.Value
-		var lo, hi value.Value
-		for i := 0; i < col.Len(); i++ {
-			if col.IsNull(i) {
-				continue
-			}
-			v, err := valueAt(col, i)
-			if err != nil {
-				return nil, err
-			}
-			if lo.IsNull() {
-				lo, hi = v, v
-			} else {
-				if c, ok := value.Compare(v, lo); ok && c < 0 {
-					lo = v
-				}
-				if c, ok := value.Compare(v, hi); ok && c > 0 {
-					hi = v
-				}
-			}
-			if len(vals) <= mergeMaxInList && !seen[v] {
-				seen[v] = true
-				vals = append(vals, v)
-			}
-		}
-		c := expr.Col(m.keyNames[k])
-		switch {
-		case lo.IsNull():
-			return expr.Constant(false), nil
-		case len(vals) > mergeMaxInList:
-			terms = append(terms, expr.Ge(c, expr.Lit(lo)), expr.Le(c, expr.Lit(hi)))
-		default:
-			sort.Slice(vals, func(x, y int) bool { r, _ := value.Compare(vals[x], vals[y]); return r < 0 })
-			lits := make([]expr.Expr, len(vals))
-			for i, v := range vals {
-				lits[i] = expr.Lit(v)
-			}
-			terms = append(terms, expr.In(c, lits...))
-		}
-	}
-	return expr.And(terms...), nil
+// mergeRows is a touched file of an attempt as dml.Merger changes its rows.
+type mergeRows struct {
+	a *dmlAttempt
+	f *touchedFile
 }
 
-// mergeMaxInList is the most distinct key values a pass's IN list holds; beyond it the
-// files are pruned by the keys' range (and the join decides).
-const mergeMaxInList = 100_000
-
-// mergeFile reads one planned target file and applies the matched and by-source
-// clauses to its rows.
-func (m *merger) mergeFile(ctx context.Context, sc *Scan, task *fileTask, p *mergePass) error {
-	return m.a.readTouched(ctx, sc.target(), task, true, func(f *touchedFile, b dml.LiveBatch) error {
-		return m.mergeBatch(ctx, f, task, b, p)
-	})
+func (r mergeRows) Updated(ctx context.Context, rec arrow.RecordBatch, old []int, pos []int64, out arrow.RecordBatch) error {
+	return r.a.writeUpdated(ctx, r.f, rec, old, pos, out)
 }
-
-func (m *merger) mergeBatch(ctx context.Context, f *touchedFile, task *fileTask, b dml.LiveBatch, p *mergePass) error {
-	rec := b.Rec
-	n := int(rec.NumRows())
-	cols := make([]arrow.Array, len(m.keyRead))
-	for i, j := range m.keyRead {
-		cols[i] = rec.Column(j)
-	}
-	enc := dml.NewKeyEncoder(cols)
-	var tIdx, sIdx, unmatched []int32
-	var buf []byte
-	for i := 0; i < n; i++ {
-		key, ok := enc.Encode(buf[:0], i)
-		buf = key
-		var rows []int32
-		if ok {
-			rows = p.join[string(key)]
-		}
-		if len(rows) == 0 {
-			if len(m.bySrc) > 0 && p.member(key) {
-				unmatched = append(unmatched, int32(i))
-			}
-			continue
-		}
-		if len(rows) > 1 && !m.allowMulti {
-			return fmt.Errorf("%w: %d source rows match the target row with key (%s) in %s; with a WHEN MATCHED clause other than one unconditional DELETE each target row may match one source row only",
-				ErrMergeCardinality, len(rows), m.keyString(rec, i), task.Add.Path)
-		}
-		for _, r := range rows {
-			p.matched[r].Store(true)
-		}
-		if len(m.matched) > 0 {
-			tIdx = append(tIdx, int32(i))
-			sIdx = append(sIdx, rows[0])
-		}
-	}
-	if len(tIdx) > 0 {
-		if err := m.applyMatched(ctx, f, b, tIdx, sIdx, p); err != nil {
-			return err
-		}
-	}
-	if len(unmatched) > 0 {
-		if err := m.applyBySource(ctx, f, b, unmatched); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keyString renders row i's key for messages.
-func (m *merger) keyString(rec arrow.RecordBatch, i int) string {
-	parts := make([]string, len(m.keyRead))
-	for k, j := range m.keyRead {
-		v, err := valueAt(rec.Column(j), i)
-		if err != nil {
-			parts[k] = "?"
-			continue
-		}
-		parts[k] = m.keyNames[k] + "=" + expr.FormatValue(v)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// applyMatched applies the WHEN MATCHED clauses to the matched pairs (target rows tIdx
-// of b, source rows sIdx of the pass).
-func (m *merger) applyMatched(ctx context.Context, f *touchedFile, b dml.LiveBatch, tIdx, sIdx []int32, p *mergePass) error {
-	var joined arrow.RecordBatch
-	needJoined := false
-	for _, c := range m.matched {
-		needJoined = needJoined || c.cond != nil || c.set != nil
-	}
-	if needJoined {
-		tRows, err := dml.TakeRows(ctx, b.Rec, tIdx, m.a.mem)
-		if err != nil {
-			return err
-		}
-		defer tRows.Release()
-		sRows, err := dml.TakeRows(ctx, p.src, sIdx, m.a.mem)
-		if err != nil {
-			return err
-		}
-		defer sRows.Release()
-		if joined, err = m.scope(m.joined, tRows, sRows); err != nil {
-			return err
-		}
-		defer joined.Release()
-	}
-	return m.applyClauses(ctx, f, b, m.matched, joined, tIdx, sIdx, p, &m.a.merge.matchedUpdated, &m.a.merge.matchedDeleted)
-}
-
-// applyBySource applies the WHEN NOT MATCHED BY SOURCE clauses to rows idx of b.
-func (m *merger) applyBySource(ctx context.Context, f *touchedFile, b dml.LiveBatch, idx []int32) error {
-	tRows, err := dml.TakeRows(ctx, b.Rec, idx, m.a.mem)
-	if err != nil {
-		return err
-	}
-	defer tRows.Release()
-	scope, err := m.scope(m.bySource, tRows, nil)
-	if err != nil {
-		return err
-	}
-	defer scope.Release()
-	return m.applyClauses(ctx, f, b, m.bySrc, scope, idx, nil, nil, &m.a.merge.bySourceUpdated, &m.a.merge.bySourceDeleted)
-}
-
-// applyClauses applies clauses, in order, to target rows tIdx of b (row i of scope is
-// target row tIdx[i]; sIdx[i] its source row in the pass, nil for by-source clauses):
-// the first clause whose condition holds for a row applies. Updated rows go to the
-// row sink, updated and deleted rows' positions are deleted, and the counters grow.
-func (m *merger) applyClauses(ctx context.Context, f *touchedFile, b dml.LiveBatch, clauses []boundClause, scope arrow.RecordBatch,
-	tIdx, sIdx []int32, p *mergePass, updated, deleted *atomic.Int64) error {
-	a := m.a
-	remaining := make([]bool, len(tIdx))
-	for i := range remaining {
-		remaining[i] = true
-	}
-	for _, c := range clauses {
-		mask, any, err := clauseMask(c.cond, scope, remaining)
-		if err != nil {
-			return err
-		}
-		if !any {
-			continue
-		}
-		var pos []int64
-		var picked, targets []int32
-		var oldIdx []int
-		for i, on := range mask {
-			if on {
-				pos = append(pos, b.Pos[tIdx[i]])
-				targets = append(targets, tIdx[i])
-				oldIdx = append(oldIdx, int(tIdx[i]))
-				if sIdx != nil {
-					picked = append(picked, sIdx[i])
-				}
-			}
-		}
-		if c.action == MergeUpdate {
-			var out arrow.RecordBatch
-			if c.set == nil {
-				out, err = m.updateAllRows(ctx, p, picked, b.Rec, targets)
-			} else {
-				out, err = m.applySet(ctx, c, scope, mask)
-			}
-			if err != nil {
-				return err
-			}
-			err = a.writeUpdated(ctx, f, b.Rec, oldIdx, pos, out)
-			if err == nil && a.changes != nil {
-				err = m.recordChange(ctx, f, b, tIdx, mask, pos, out)
-			}
-			out.Release()
-			if err != nil {
-				return err
-			}
-			updated.Add(int64(len(pos)))
-		} else {
-			if a.changes != nil {
-				if err := m.recordChange(ctx, f, b, tIdx, mask, pos, nil); err != nil {
-					return err
-				}
-			}
-			deleted.Add(int64(len(pos)))
-		}
-		a.deleteRows(f, pos)
-	}
-	return nil
-}
-
-// recordChange records in the change data files the target rows tIdx[i] of b with
-// mask[i] set (file positions pos): updated to post, or deleted (post nil). The
-// preimage and the deleted rows' values come from b when the MERGE read every
-// column (it does when a clause updates); otherwise deleted rows are recorded by
-// position, to be read if the commit needs change files.
-func (m *merger) recordChange(ctx context.Context, f *touchedFile, b dml.LiveBatch, tIdx []int32, mask []bool, pos []int64, post arrow.RecordBatch) error {
-	a := m.a
-	if len(m.readCols) < a.snap.view.Logical().NumFields() {
-		if post != nil {
-			return fmt.Errorf("table: internal error: MERGE updated rows without reading every column")
-		}
-		a.changes.DeletedAt(f.add.Key(), pos)
-		return nil
-	}
-	var idx []int32
-	for i, on := range mask {
-		if on {
-			idx = append(idx, tIdx[i])
-		}
-	}
-	rows, err := dml.TakeRows(ctx, b.Rec, idx, a.mem)
-	if err != nil {
-		return err
-	}
-	defer rows.Release()
-	if post == nil {
-		return a.changes.Delete(ctx, rows)
-	}
-	return a.changes.Update(ctx, rows, post)
-}
-
-// insert applies the WHEN NOT MATCHED clauses to the pass's source rows no target row
-// matched.
-func (m *merger) insert(ctx context.Context, p *mergePass) error {
-	if len(m.notMatched) == 0 {
-		return nil
-	}
-	a := m.a
-	var idx []int32
-	for i := range p.matched {
-		if !p.matched[i].Load() {
-			idx = append(idx, int32(i))
-		}
-	}
-	// Insert in slices so that memory stays near one batch of output.
-	const slice = 64 << 10
-	for start := 0; start < len(idx); start += slice {
-		part := idx[start:min(start+slice, len(idx))]
-		rows, err := dml.TakeRows(ctx, p.src, part, a.mem)
-		if err != nil {
-			return err
-		}
-		scope, err := m.sourceScope(rows)
-		if err != nil {
-			rows.Release()
-			return err
-		}
-		remaining := make([]bool, len(part))
-		for i := range remaining {
-			remaining[i] = true
-		}
-		for _, c := range m.notMatched {
-			mask, any, err := clauseMask(c.cond, scope, remaining)
-			if err != nil {
-				scope.Release()
-				rows.Release()
-				return err
-			}
-			if !any {
-				continue
-			}
-			var picked []int32
-			for i, on := range mask {
-				if on {
-					picked = append(picked, part[i])
-				}
-			}
-			out, err := m.insertRows(ctx, p, picked)
-			if err == nil {
-				err = a.sink.Write(ctx, out)
-				if err == nil && a.changes != nil && len(m.matched)+len(m.bySrc) > 0 {
-					// An inserts-only MERGE needs no change files (readers take its
-					// new files as inserts); any other may (see dml.ChangeSink).
-					err = a.changes.Insert(ctx, out)
-				}
-				out.Release()
-			}
-			if err != nil {
-				scope.Release()
-				rows.Release()
-				return err
-			}
-			a.merge.inserted.Add(int64(len(picked)))
-		}
-		scope.Release()
-		rows.Release()
-	}
-	return nil
-}
-
-// clauseMask returns remaining ∧ cond (cond nil: remaining) over the rows of scope and
-// clears the chosen rows from remaining.
-func clauseMask(cond *expr.Bound, scope arrow.RecordBatch, remaining []bool) ([]bool, bool, error) {
-	mask := make([]bool, len(remaining))
-	var sel *expr.Selection
-	if cond != nil {
-		s, err := cond.Evaluate(scope)
-		if err != nil {
-			return nil, false, err
-		}
-		sel = s
-	}
-	any := false
-	for i, r := range remaining {
-		if r && (sel == nil || sel.Contains(i)) {
-			mask[i] = true
-			remaining[i] = false
-			any = true
-		}
-	}
-	return mask, any, nil
-}
-
-// scope builds a batch of schema sch from target rows (their columns, then the target
-// alias struct) and, when src is not nil, the source rows as the source alias struct.
-func (m *merger) scope(sch *arrow.Schema, tRows, sRows arrow.RecordBatch) (arrow.RecordBatch, error) {
-	n := tRows.NumRows()
-	cols := make([]arrow.Array, 0, sch.NumFields())
-	for i := 0; i < int(tRows.NumCols()); i++ {
-		c := tRows.Column(i)
-		c.Retain()
-		cols = append(cols, c)
-	}
-	st, err := array.NewStructArrayWithFields(tRows.Columns(), tRows.Schema().Fields())
-	if err != nil {
-		releaseArrays(cols)
-		return nil, fmt.Errorf("table: MERGE target row: %w", err)
-	}
-	cols = append(cols, st)
-	if sRows != nil {
-		ss, err := array.NewStructArrayWithFields(sRows.Columns(), sRows.Schema().Fields())
-		if err != nil {
-			releaseArrays(cols)
-			return nil, fmt.Errorf("table: MERGE source row: %w", err)
-		}
-		cols = append(cols, ss)
-	}
-	defer releaseArrays(cols)
-	return array.NewRecordBatch(sch, cols, n), nil
-}
-
-// sourceScope builds the insert scope of source rows: their columns, then the source
-// alias struct.
-func (m *merger) sourceScope(rows arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, 0, rows.NumCols()+1)
-	for _, c := range rows.Columns() {
-		c.Retain()
-		cols = append(cols, c)
-	}
-	ss, err := array.NewStructArrayWithFields(rows.Columns(), rows.Schema().Fields())
-	if err != nil {
-		releaseArrays(cols)
-		return nil, fmt.Errorf("table: MERGE source row: %w", err)
-	}
-	cols = append(cols, ss)
-	defer releaseArrays(cols)
-	return array.NewRecordBatch(m.insertScope, cols, rows.NumRows()), nil
-}
-
-// sourceRows returns the given source rows as rows of the table: every table column
-// from the source column of the same name (converted to the table's type when the
-// source was read); a column the source lacks from the target rows targetIdx of
-// target (UPDATE SET * keeps it), or NULL without a target (INSERT *); missing lists
-// those columns (by index). The caller releases the result.
-func (m *merger) sourceRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (out arrow.RecordBatch, missing []int, err error) {
-	logical := m.a.snap.view.Logical()
-	rows, err := dml.TakeRows(ctx, p.src, idx, m.a.mem)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Release()
-	var kept arrow.RecordBatch
-	cols := make([]arrow.Array, logical.NumFields())
-	defer releaseArrays(cols)
-	for i, f := range logical.Fields() {
-		if j := fieldIndexFold(m.src.Schema(), f.Name); j >= 0 {
-			cols[i] = rows.Column(j)
-			cols[i].Retain()
-			continue
-		}
-		missing = append(missing, i)
-		if target == nil {
-			cols[i] = array.MakeArrayOfNull(m.a.mem, f.Type, int(rows.NumRows()))
-			continue
-		}
-		if kept == nil {
-			if kept, err = dml.TakeRows(ctx, target, targetIdx, m.a.mem); err != nil {
-				return nil, nil, err
-			}
-			defer kept.Release()
-		}
-		j := fieldIndexFold(kept.Schema(), f.Name)
-		if j < 0 {
-			return nil, nil, fmt.Errorf("table: internal error: MERGE update lacks target column %q", f.Name)
-		}
-		cols[i] = kept.Column(j)
-		cols[i].Retain()
-	}
-	for i, f := range logical.Fields() {
-		if !arrow.TypeEqual(cols[i].DataType(), f.Type) {
-			return nil, nil, fmt.Errorf("table: internal error: MERGE source column %q is %s, the table's %s", f.Name, cols[i].DataType(), f.Type)
-		}
-	}
-	return array.NewRecordBatch(logical, cols, rows.NumRows()), missing, nil
-}
-
-// insertRows returns source rows to insert as rows of the table (INSERT *):
-// identity columns the source lacks take new values, generated ones are computed,
-// explicit values for a GENERATED ALWAYS identity column are refused; other columns
-// the source lacks are NULL. The caller releases the result.
-func (m *merger) insertRows(ctx context.Context, p *mergePass, idx []int32) (arrow.RecordBatch, error) {
-	rows, missing, err := m.sourceRows(ctx, p, idx, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Release()
-	var computed []int
-	for _, i := range missing {
-		if m.optional != nil && m.optional[i] {
-			computed = append(computed, i)
-		}
-	}
-	out, err := tableview.CompleteInsert(ctx, m.rules, m.a.ids, rows, computed, m.a.mem)
-	if err != nil {
-		return nil, fmt.Errorf("table: MERGE insert: %w", err)
-	}
-	return out, nil
-}
-
-// updateAllRows returns the source rows replacing matched target rows targetIdx of
-// target (UPDATE SET *): the source's values, a column the source lacks keeping the
-// target's (identity columns so keep theirs; a source that has one is refused:
-// identity columns are not updated), except that generated columns the source lacks
-// are recomputed from the updated row. The caller releases the result.
-func (m *merger) updateAllRows(ctx context.Context, p *mergePass, idx []int32, target arrow.RecordBatch, targetIdx []int32) (arrow.RecordBatch, error) {
-	rows, missing, err := m.sourceRows(ctx, p, idx, target, targetIdx)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Release()
-	if m.rules == nil || (len(m.rules.Identity) == 0 && len(m.rules.Generated) == 0) {
-		rows.Retain()
-		return rows, nil
-	}
-	isMissing := map[int]bool{}
-	for _, i := range missing {
-		isMissing[i] = true
-	}
-	var present []string
-	for _, c := range m.rules.Identity {
-		if !isMissing[c.Index] {
-			present = append(present, c.Name)
-		}
-	}
-	if err := tableview.CheckIdentityUpdate(m.rules, present); err != nil {
-		return nil, fmt.Errorf("MERGE UPDATE SET *: %w", err)
-	}
-	assigned := map[string]bool{}
-	for _, g := range m.rules.Generated {
-		if !isMissing[g.Index] {
-			assigned[strings.ToLower(g.Name)] = true
-		}
-	}
-	return tableview.RecomputeGenerated(m.rules, rows, assigned, m.a.mem)
-}
-
-// applySet computes a clause's SET list over the rows of scope chosen by mask and
-// returns them as rows of the table (the scope's leading columns are the table's),
-// the generated columns it does not assign recomputed. The caller releases the
-// result.
-func (m *merger) applySet(ctx context.Context, c boundClause, scope arrow.RecordBatch, mask []bool) (arrow.RecordBatch, error) {
-	sub, err := dml.FilterRows(ctx, scope, mask, m.a.mem)
-	if err != nil {
-		return nil, err
-	}
-	defer sub.Release()
-	out, err := c.set.Apply(sub, nil, m.a.mem)
-	if err != nil {
-		return nil, fmt.Errorf("table: MERGE SET: %w", err)
-	}
-	defer out.Release()
-	logical := m.a.snap.view.Logical()
-	cols := make([]arrow.Array, logical.NumFields())
-	for i := range cols {
-		cols[i] = out.Column(i)
-	}
-	rows := array.NewRecordBatch(logical, cols, out.NumRows())
-	defer rows.Release()
-	return tableview.RecomputeGenerated(m.rules, rows, c.assigned, m.a.mem)
-}
+func (r mergeRows) Deleted(pos []int64) { r.a.deleteRows(r.f, pos) }
+func (r mergeRows) Key() string         { return r.f.add.Key() }
+func (r mergeRows) Path() string        { return r.f.add.Path }

@@ -142,9 +142,6 @@ type Scan struct {
 // fileTask is a planned file (the scan reader's task).
 type fileTask = scanexec.Task
 
-// releaseArrays releases every non-nil array of as.
-var releaseArrays = scanexec.ReleaseArrays
-
 // exec is what the scan reader needs of s besides the tasks.
 func (s *Scan) exec() *scanexec.Scan {
 	return &scanexec.Scan{Store: s.snap.store, Version: s.snap.Version(), Footers: s.snap.footers, Filter: s.table, Mapper: s.mapper}

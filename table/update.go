@@ -75,10 +75,10 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 		if err != nil {
 			return err
 		}
-		if err := tableview.CheckIdentityUpdate(rules, assignedNames(set)); err != nil {
+		if err := tableview.CheckIdentityUpdate(rules, dml.AssignedNames(set)); err != nil {
 			return err
 		}
-		a.updateRules, a.updateAssigned = rules, assignedSet(set)
+		a.updateRules, a.updateAssigned = rules, dml.AssignedSet(set)
 		sc, err := a.findScan(ctx, pred, fieldNamesOf(a.snap.view.Logical()))
 		if err != nil {
 			return err
@@ -154,26 +154,6 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 	a.res.RowsUpdated += updated
 	a.mu.Unlock()
 	return err
-}
-
-// assignedNames lists the columns a SET list assigns (top level, as written).
-func assignedNames(set []expr.Assignment) []string {
-	var out []string
-	for _, a := range set {
-		if a.Column != nil && len(a.Column.Path) > 0 {
-			out = append(out, a.Column.Path[0])
-		}
-	}
-	return out
-}
-
-// assignedSet is assignedNames in lower case, as a set.
-func assignedSet(set []expr.Assignment) map[string]bool {
-	out := map[string]bool{}
-	for _, n := range assignedNames(set) {
-		out[strings.ToLower(n)] = true
-	}
-	return out
 }
 
 // fieldNamesOf lists a schema's top-level field names.

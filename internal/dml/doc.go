@@ -1,9 +1,11 @@
 // Package dml holds parts of the DML engine (MERGE, UPDATE, DELETE) that run below
 // package table: the MERGE source (source.go), the reading of the commands' target
 // files (read.go), the sinks the commands' rows go to (sink.go), the change data
-// files (changes.go) and the keeper of the table's layout through a command
-// (layout.go). Package table plans the commands, evaluates their clauses, keeps each
-// attempt's touched files and deletion vectors, commits, and calls them.
+// files (changes.go), the keeper of the table's layout through a command
+// (layout.go) and MERGE's row engine (merge.go). Package table validates the
+// commands, plans their reads, evaluates DELETE's and UPDATE's predicate and SET
+// list, keeps each attempt's touched files and deletion vectors, commits, and calls
+// them.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -29,6 +31,17 @@
 // data feed is on: inserted rows, deleted rows and update images with their
 // _change_type, and the rows deleted by position (DeletedAt) once read again; it
 // decides whether the commit needs them at all (Decide), following Delta Spark.
+//
+// A Merger is a MERGE's clauses (a MergeSpec: the clauses as written, the table's
+// logical schema, write rules, row and change sinks) bound to one attempt's
+// snapshot. NewMerger decides the target columns to read (ReadColumns) and binds
+// every condition and SET list; per pass, LoadPass builds the join table of the
+// pass's source rows and KeyPredicate the predicate that finds the target files
+// holding their keys; Batch matches a target file's live rows against the pass and
+// applies the WHEN MATCHED and WHEN NOT MATCHED BY SOURCE clauses, telling the
+// caller's FileRows (package table's touched file) the rows it updates and the
+// positions it deletes; Insert, after every file of the pass, applies the WHEN NOT
+// MATCHED clauses to the source rows nothing matched.
 //
 // A Layout keeps OPTIMIZE's clustering through copy-on-write: which files are
 // rewritten on their own (Keeps: clustered files), the columns an updated row must
@@ -73,6 +86,15 @@
 //     written and returns no cdc action. Finish before Decide is an error. A
 //     rewritten file's pending deleted rows go out through Rewritten (Pending
 //     reports it done), every other file's are the caller's to read again.
+//   - M9 In a Merger, each target row takes at most one clause — the first of its
+//     kind whose condition is TRUE — so FileRows.Deleted gets each file position
+//     at most once per command (M1 makes the by-source clauses apply in one pass
+//     only), FileRows.Updated comes before Deleted for the same positions, and the
+//     counters count each row once. A target row several source rows match is
+//     ErrMergeCardinality, naming the key and the file, unless the only WHEN
+//     MATCHED clause is an unconditional delete. A source row is inserted only
+//     after every target file of its pass was matched against it, and only when no
+//     target row matched it.
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.
