@@ -480,9 +480,9 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			}
 		case dml.FateDeletionVector:
 			entry.Action = FileDeletionVector
-			merged, _, err := dv.Union(f.Old, f.Deleted, f.NumRecords)
+			merged, err := f.Vector()
 			if err != nil {
-				return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", f.Add.Path, err)
+				return nil, nil, err
 			}
 			dvFiles = append(dvFiles, f)
 			bitmaps = append(bitmaps, merged)
@@ -552,26 +552,16 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			if props.RandomizeFilePrefixes {
 				wo.RandomPrefixLength = props.RandomPrefixLength
 			}
-			written, err := dv.Write(ctx, a.t.store, bitmaps, wo)
+			w, err := dml.WriteVectors(ctx, a.t.store, dvFiles, bitmaps, wo, now)
+			if w != nil {
+				a.dvFiles = append(a.dvFiles, w.Files...)
+			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("table: writing deletion vectors: %w", err)
+				return nil, nil, err
 			}
-			a.dvFiles = append(a.dvFiles, written.Files...)
-			res.DeletionVectorBytes += written.Bytes
-			for i, f := range dvFiles {
-				live := f.Add
-				if live.Stats == "" {
-					c := *live
-					c.Stats = `{"numRecords":` + strconv.FormatInt(f.NumRecords, 10) + `}`
-					live = &c
-				}
-				rm, add, err := log.ReplaceDeletionVector(live, written.Descriptors[i], now)
-				if err != nil {
-					return nil, nil, err
-				}
-				removes = append(removes, rm)
-				adds = append(adds, add)
-			}
+			res.DeletionVectorBytes += w.Bytes
+			removes = append(removes, w.Removes...)
+			adds = append(adds, w.Adds...)
 		}
 	}
 	if a.changes != nil {

@@ -4,8 +4,8 @@
 // files (changes.go), the keeper of the table's layout through a command
 // (layout.go), MERGE's row engine (merge.go) and the bookkeeping of the files a
 // command touches (touched.go). Package table validates the commands, plans their
-// reads, evaluates DELETE's and UPDATE's predicate and SET list, loads and writes
-// the deletion vectors, rewrites the files, commits, and calls them.
+// reads, evaluates DELETE's and UPDATE's predicate and SET list, loads the current
+// deletion vectors, rewrites the files, commits, and calls them.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -47,7 +47,9 @@
 // a command deletes from each (Delete, or RemoveWhole when metadata alone proves
 // every live row deleted), its current deletion vector and its physical row count
 // once read (Opened, Counted). Fate decides what the commit does with a changed
-// file: remove it, grow its deletion vector, or rewrite it copy-on-write.
+// file: remove it, grow its deletion vector, or rewrite it copy-on-write; Vector
+// is a growing file's new vector, and WriteVectors stores the vectors of one commit
+// and returns the remove and add actions that name them.
 //
 // A Layout keeps OPTIMIZE's clustering through copy-on-write: which files are
 // rewritten on their own (Keeps: clustered files), the columns an updated row must
@@ -109,7 +111,9 @@
 //     exactly when vectors are asked for, the physical row count is known and the
 //     file's statistics can carry numRecords (DVCapable); else FateRewrite. Changed
 //     and All list files in add key order, so the commit's actions do not depend on
-//     the order the files were read in.
+//     the order the files were read in. WriteVectors returns one remove and one
+//     add per file, in the files' order, each add keeping numRecords in its
+//     statistics, and the vector files it wrote even when it fails after writing.
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.

@@ -1,13 +1,17 @@
 package dml
 
 import (
+	"context"
+	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 // Touched is a live file some of whose rows a DML command deletes or replaces. Its
@@ -92,6 +96,61 @@ func (f *Touched) Fate(useDV, hasHome bool) FileFate {
 	default:
 		return FateRewrite
 	}
+}
+
+// Vector returns f's new deletion vector: the union of its current one and the
+// positions the command deletes (for a file whose fate is FateDeletionVector: its
+// physical row count is known).
+func (f *Touched) Vector() (*roaring64.Bitmap, error) {
+	merged, _, err := dv.Union(f.Old, f.Deleted, f.NumRecords)
+	if err != nil {
+		return nil, fmt.Errorf("table: deletion vector of %s: %w", f.Add.Path, err)
+	}
+	return merged, nil
+}
+
+// WrittenVectors is what WriteVectors stored and the actions that commit it.
+type WrittenVectors struct {
+	// Removes and Adds replace each file's add action by one naming its new vector
+	// (Removes[i] and Adds[i] are the i-th file's).
+	Removes []*log.Remove
+	Adds    []*log.Add
+	// Files are the deletion vector files written, relative to the table root
+	// (to delete if the commit fails); Bytes is their total size.
+	Files []string
+	Bytes int64
+}
+
+// WriteVectors stores the new deletion vectors of files (vectors[i] is files[i]'s,
+// from Vector) and returns the actions that replace each file's add action, with
+// deletionTimestamp now. A file without statistics gets minimal ones holding its
+// physical row count (log.ReplaceDeletionVector needs numRecords). When vector
+// files were written, the result is returned even with an error, so that the
+// caller can delete them.
+func WriteVectors(ctx context.Context, st storage.Storage, files []*Touched, vectors []*roaring64.Bitmap, wo dv.WriteOptions, now int64) (*WrittenVectors, error) {
+	if len(files) != len(vectors) {
+		return nil, fmt.Errorf("table: internal error: %d files, %d deletion vectors", len(files), len(vectors))
+	}
+	written, err := dv.Write(ctx, st, vectors, wo)
+	if err != nil {
+		return nil, fmt.Errorf("table: writing deletion vectors: %w", err)
+	}
+	w := &WrittenVectors{Files: written.Files, Bytes: written.Bytes}
+	for i, f := range files {
+		live := f.Add
+		if live.Stats == "" {
+			c := *live
+			c.Stats = `{"numRecords":` + strconv.FormatInt(f.NumRecords, 10) + `}`
+			live = &c
+		}
+		rm, add, err := log.ReplaceDeletionVector(live, written.Descriptors[i], now)
+		if err != nil {
+			return w, err
+		}
+		w.Removes = append(w.Removes, rm)
+		w.Adds = append(w.Adds, add)
+	}
+	return w, nil
 }
 
 // DVCapable reports whether a file can take a deletion vector:

@@ -6,10 +6,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/skiplake/skiplake/internal/datafile"
+	"github.com/skiplake/skiplake/internal/dv"
 	"github.com/skiplake/skiplake/log"
+	"github.com/skiplake/skiplake/storage"
 )
 
 func TestTouchedFate(t *testing.T) {
@@ -139,4 +143,69 @@ func TestTouchedSetConcurrentDeletes(t *testing.T) {
 			assert.Equal(t, wantFate, f.Fate(true, false), "file %d", i)
 		}
 	}
+}
+
+func TestTouchedWriteVectors(t *testing.T) {
+	ctx := t.Context()
+	store := storage.NewMemory()
+	// a: statistics with numRecords, an old vector holding row 0; b: no statistics.
+	oldA := roaring64.BitmapOf(0)
+	s := NewTouchedSet()
+	a := s.File(&log.Add{Path: "a.parquet", Size: 10, DataChange: true, Stats: `{"numRecords":6}`})
+	s.Opened(a, dv.NewDeleted(oldA))
+	s.Delete(a, []int64{2, 5})
+	b := s.File(&log.Add{Path: "b.parquet", Size: 20, DataChange: true})
+	s.Opened(b, nil)
+	s.Counted(b, 4)
+	s.Delete(b, []int64{3})
+	files := s.Changed()
+	require.Len(t, files, 2)
+	var vectors []*roaring64.Bitmap
+	for _, f := range files {
+		require.Equal(t, FateDeletionVector, f.Fate(true, false), f.Add.Path)
+		v, err := f.Vector()
+		require.NoError(t, err)
+		vectors = append(vectors, v)
+	}
+	assert.Equal(t, []uint64{0, 2, 5}, vectors[0].ToArray())
+	assert.Equal(t, []uint64{3}, vectors[1].ToArray())
+
+	_, err := WriteVectors(ctx, store, files, vectors[:1], dv.WriteOptions{}, 7)
+	require.Error(t, err, "one vector per file")
+
+	w, err := WriteVectors(ctx, store, files, vectors, dv.WriteOptions{}, 7)
+	require.NoError(t, err)
+	require.Len(t, w.Removes, 2)
+	require.Len(t, w.Adds, 2)
+	for i, f := range files {
+		assert.Equal(t, f.Add.Path, w.Removes[i].Path)
+		require.NotNil(t, w.Removes[i].DeletionTimestamp)
+		assert.Equal(t, int64(7), *w.Removes[i].DeletionTimestamp)
+		ad := w.Adds[i]
+		assert.Equal(t, f.Add.Path, ad.Path)
+		n, ok := ad.NumRecords()
+		require.True(t, ok, "numRecords kept or added: %s", ad.Stats)
+		assert.Equal(t, f.NumRecords, n)
+		require.NotNil(t, ad.DeletionVector)
+		assert.Equal(t, int64(vectors[i].GetCardinality()), ad.DeletionVector.Cardinality)
+		got, err := datafile.LoadDeletionVector(ctx, store, ad.DeletionVector)
+		require.NoError(t, err)
+		assert.Equal(t, vectors[i].ToArray(), got.Bitmap().ToArray(), f.Add.Path)
+	}
+	var sum int64
+	for _, p := range w.Files {
+		info, err := store.Stat(ctx, p)
+		require.NoError(t, err)
+		sum += info.Size
+	}
+	assert.Equal(t, sum, w.Bytes)
+}
+
+func TestTouchedVectorRowOutOfRange(t *testing.T) {
+	s := NewTouchedSet()
+	f := s.File(&log.Add{Path: "a.parquet", Stats: `{"numRecords":2}`})
+	s.Delete(f, []int64{5})
+	_, err := f.Vector()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a.parquet")
 }
