@@ -67,7 +67,7 @@ func (a *dmlAttempt) deleteWhere(ctx context.Context, pred expr.Expr) error {
 	for _, task := range sc.tasks {
 		if task.Verdict.Verdict == skipping.MustMatch {
 			if _, ok := task.Add.NumRecords(); ok {
-				a.removeWhole(task.Add)
+				a.touched.RemoveWhole(task.Add)
 				continue
 			}
 		}
@@ -123,12 +123,12 @@ func (a *dmlAttempt) firstDataColumn() string {
 // that satisfy the scan's predicate.
 func (a *dmlAttempt) deleteMatching(ctx context.Context, sc *Scan, task *fileTask) error {
 	tg := sc.target()
-	return a.readTouched(ctx, tg, task, false, func(f *touchedFile, b dml.LiveBatch) error {
+	return a.readTouched(ctx, tg, task, false, func(f *dml.Touched, b dml.LiveBatch) error {
 		pos, _, err := tg.Matching(b)
 		if err == nil {
-			a.deleteRows(f, pos)
+			a.touched.Delete(f, pos)
 			if a.changes != nil {
-				a.changes.DeletedAt(f.add.Key(), pos)
+				a.changes.DeletedAt(f.Add.Key(), pos)
 			}
 		}
 		return err

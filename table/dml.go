@@ -181,31 +181,6 @@ type DMLResult struct {
 	Metrics map[string]string `json:"metrics,omitempty"`
 }
 
-// touchedFile is a live file some of whose rows a DML command deletes or replaces.
-type touchedFile struct {
-	add *log.Add
-	// old is the file's current deletion vector (nil: none).
-	old *dv.Deleted
-	// deleted holds the positions the command deletes (never one old holds).
-	deleted *roaring64.Bitmap
-	// whole: every live row is deleted, known from metadata alone (not read).
-	whole bool
-	// numRecords is the physical row count (-1 until known from stats or footer).
-	numRecords int64
-	read       bool
-}
-
-func (f *touchedFile) liveRows() int64 {
-	if f.numRecords < 0 {
-		return -1
-	}
-	n := f.numRecords
-	if d := f.add.DeletionVector; d != nil {
-		n -= d.Cardinality
-	}
-	return n
-}
-
 // dmlAttempt is one attempt of a DML command against one snapshot: what it read,
 // which rows of which files it deletes, and where its new rows go.
 type dmlAttempt struct {
@@ -223,7 +198,7 @@ type dmlAttempt struct {
 	started time.Time
 
 	mu        sync.Mutex
-	touched   map[string]*touchedFile // by add.Key()
+	touched   *dml.TouchedSet
 	readPaths map[string]bool
 	readPreds []log.ReadPredicate
 	readAll   bool
@@ -262,7 +237,7 @@ func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts 
 		par = runtime.GOMAXPROCS(0)
 	}
 	a := &dmlAttempt{t: t, snap: snap, opts: opts, op: op, mem: mem, par: par, started: time.Now(),
-		touched: map[string]*touchedFile{}, readPaths: map[string]bool{},
+		touched: dml.NewTouchedSet(), readPaths: map[string]bool{},
 		rep: &ScanReport{Version: snap.Version()}}
 	a.useDV = !opts.RewriteFiles && snap.view.WritesDeletionVectors()
 	a.rowIDs = snap.view.KeepsStableRowIDs()
@@ -354,51 +329,11 @@ func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error 
 	return nil
 }
 
-// file returns the touched record of a, creating it.
-func (a *dmlAttempt) file(add *log.Add) *touchedFile {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	k := add.Key()
-	f := a.touched[k]
-	if f == nil {
-		f = &touchedFile{add: add, numRecords: -1}
-		if n, ok := add.NumRecords(); ok {
-			f.numRecords = n
-		}
-		a.touched[k] = f
-	}
-	return f
-}
-
 // markRead records that the command's result depends on the file's rows.
 func (a *dmlAttempt) markRead(add *log.Add) {
 	a.mu.Lock()
 	a.readPaths[add.Path] = true
 	a.mu.Unlock()
-}
-
-// removeWhole records that every live row of add is deleted without reading it.
-func (a *dmlAttempt) removeWhole(add *log.Add) {
-	f := a.file(add)
-	a.mu.Lock()
-	f.whole = true
-	a.mu.Unlock()
-}
-
-// deleteRows records that the command deletes the rows at positions pos of the file
-// (rows already deleted by its current vector are never passed: ReadLive skips them).
-func (a *dmlAttempt) deleteRows(f *touchedFile, pos []int64) {
-	if len(pos) == 0 {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if f.deleted == nil {
-		f.deleted = roaring64.New()
-	}
-	for _, p := range pos {
-		f.deleted.Add(uint64(p))
-	}
 }
 
 // predicateFor returns the read predicate that tests files added concurrently
@@ -477,23 +412,19 @@ func (a *dmlAttempt) loadDV(ctx context.Context, add *log.Add) (*dv.Deleted, err
 // live rows, its current deletion vector loaded): the file is recorded as read, fn
 // gets the file's touched record with every batch, and the file's physical row count
 // is kept.
-func (a *dmlAttempt) readTouched(ctx context.Context, tg *dml.Target, task *fileTask, needValues bool, fn func(f *touchedFile, b dml.LiveBatch) error) error {
+func (a *dmlAttempt) readTouched(ctx context.Context, tg *dml.Target, task *fileTask, needValues bool, fn func(f *dml.Touched, b dml.LiveBatch) error) error {
 	a.markRead(task.Add)
 	old, err := a.loadDV(ctx, task.Add)
 	if err != nil {
 		return err
 	}
-	f := a.file(task.Add)
-	a.mu.Lock()
-	f.old, f.read = old, true
-	a.mu.Unlock()
+	f := a.touched.File(task.Add)
+	a.touched.Opened(f, old)
 	n, err := tg.ReadLive(ctx, task, old, needValues, recorder(a.rep), func(b dml.LiveBatch) error { return fn(f, b) })
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	f.numRecords = n
-	a.mu.Unlock()
+	a.touched.Counted(f, n)
 	return nil
 }
 
@@ -521,64 +452,49 @@ func (s *Snapshot) taskFor(i int) (*fileTask, error) {
 // are rewritten without the deleted rows. Then the new rows' files are closed. It fills
 // the result's counters.
 func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, error) {
-	keys := make([]string, 0, len(a.touched))
-	for k, f := range a.touched {
-		if f.whole || (f.deleted != nil && !f.deleted.IsEmpty()) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
 	now := a.t.log.Now().UnixMilli()
 	res := a.res
 	var (
 		removes   []*log.Remove
 		adds      []*log.Add
-		dvFiles   []*touchedFile
+		dvFiles   []*dml.Touched
 		bitmaps   []*roaring64.Bitmap
-		rewrite   []*touchedFile
+		rewrite   []*dml.Touched
 		rewriteTk []*fileTask
 	)
 	idx := map[string]int{}
 	for i, add := range a.snap.log.Files() {
 		idx[add.Key()] = i
 	}
-	for _, k := range keys {
-		f := a.touched[k]
-		live := f.liveRows()
-		var n int64
-		if f.deleted != nil {
-			n = int64(f.deleted.GetCardinality())
-		}
-		if f.whole {
-			n = live
-		}
-		entry := DMLFile{Path: f.add.Path, LiveRows: live, RowsDeleted: n, Read: f.read}
-		switch {
-		case f.whole || (live >= 0 && n == live && !a.layout.HasHome(k)):
+	for _, f := range a.touched.Changed() {
+		k := f.Add.Key()
+		entry := DMLFile{Path: f.Add.Path, LiveRows: f.LiveRows(), RowsDeleted: f.RowsDeleted(), Read: f.Read}
+		switch f.Fate(a.useDV, a.layout.HasHome(k)) {
+		case dml.FateRemove:
 			entry.Action = FileRemoved
-			removes = append(removes, f.add.RemoveAction(now, true))
+			removes = append(removes, f.Add.RemoveAction(now, true))
 			res.FilesRemoved++
-			res.BytesRemoved += f.add.Size
-			if f.add.DeletionVector != nil {
+			res.BytesRemoved += f.Add.Size
+			if f.Add.DeletionVector != nil {
 				res.DeletionVectorsRemoved++
 			}
-		case a.useDV && f.numRecords >= 0 && dvCapable(f.add):
+		case dml.FateDeletionVector:
 			entry.Action = FileDeletionVector
-			merged, _, err := dv.Union(f.old, f.deleted, f.numRecords)
+			merged, err := f.Vector()
 			if err != nil {
-				return nil, nil, fmt.Errorf("table: deletion vector of %s: %w", f.add.Path, err)
+				return nil, nil, err
 			}
 			dvFiles = append(dvFiles, f)
 			bitmaps = append(bitmaps, merged)
 		default:
 			if a.rowIDs {
 				return nil, nil, fmt.Errorf("%w: %s would rewrite %s (no row count for a deletion vector), copying its rows without their stable row IDs",
-					log.ErrUnsupportedFeature, a.op, f.add.Path)
+					log.ErrUnsupportedFeature, a.op, f.Add.Path)
 			}
 			entry.Action = FileRewritten
 			i, ok := idx[k]
 			if !ok {
-				return nil, nil, fmt.Errorf("table: internal error: touched file %s not in the snapshot", f.add.Path)
+				return nil, nil, fmt.Errorf("table: internal error: touched file %s not in the snapshot", f.Add.Path)
 			}
 			task, err := a.snap.taskFor(i)
 			if err != nil {
@@ -586,11 +502,11 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			}
 			rewrite = append(rewrite, f)
 			rewriteTk = append(rewriteTk, task)
-			removes = append(removes, f.add.RemoveAction(now, true))
+			removes = append(removes, f.Add.RemoveAction(now, true))
 			res.FilesRemoved++
 			res.FilesRewritten++
-			res.BytesRemoved += f.add.Size
-			if f.add.DeletionVector != nil {
+			res.BytesRemoved += f.Add.Size
+			if f.Add.DeletionVector != nil {
 				res.DeletionVectorsRemoved++
 			}
 		}
@@ -599,7 +515,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	if a.changes != nil {
 		keys := make([]string, len(rewrite))
 		for i, f := range rewrite {
-			keys[i] = f.add.Key()
+			keys[i] = f.Add.Key()
 		}
 		a.changes.Decide(keys)
 	}
@@ -607,11 +523,11 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 		if a.opts.DryRun {
 			// The rows a rewrite would copy, from the counts (nothing is read).
 			for _, f := range rewrite {
-				if live := f.liveRows(); live >= 0 {
-					n := live - int64(f.deleted.GetCardinality())
+				if live := f.LiveRows(); live >= 0 {
+					n := live - f.RowsDeleted()
 					res.RowsCopied += n
 					if cs, ok := a.sink.(*dml.CountSink); ok {
-						if err := cs.Copies(f.add, n, a.layout.Keeps(f.add)); err != nil {
+						if err := cs.Copies(f.Add, n, a.layout.Keeps(f.Add)); err != nil {
 							return nil, nil, err
 						}
 					}
@@ -624,7 +540,7 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	a.layout.Release()
 	if len(dvFiles) > 0 {
 		for _, f := range dvFiles {
-			if f.add.DeletionVector != nil {
+			if f.Add.DeletionVector != nil {
 				res.DeletionVectorsUpdated++
 			} else {
 				res.DeletionVectorsAdded++
@@ -636,26 +552,16 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 			if props.RandomizeFilePrefixes {
 				wo.RandomPrefixLength = props.RandomPrefixLength
 			}
-			written, err := dv.Write(ctx, a.t.store, bitmaps, wo)
+			w, err := dml.WriteVectors(ctx, a.t.store, dvFiles, bitmaps, wo, now)
+			if w != nil {
+				a.dvFiles = append(a.dvFiles, w.Files...)
+			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("table: writing deletion vectors: %w", err)
+				return nil, nil, err
 			}
-			a.dvFiles = append(a.dvFiles, written.Files...)
-			res.DeletionVectorBytes += written.Bytes
-			for i, f := range dvFiles {
-				live := f.add
-				if live.Stats == "" {
-					c := *live
-					c.Stats = `{"numRecords":` + strconv.FormatInt(f.numRecords, 10) + `}`
-					live = &c
-				}
-				rm, add, err := log.ReplaceDeletionVector(live, written.Descriptors[i], now)
-				if err != nil {
-					return nil, nil, err
-				}
-				removes = append(removes, rm)
-				adds = append(adds, add)
-			}
+			res.DeletionVectorBytes += w.Bytes
+			removes = append(removes, w.Removes...)
+			adds = append(adds, w.Adds...)
 		}
 	}
 	if a.changes != nil {
@@ -707,25 +613,15 @@ func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, err
 	return removes, adds, nil
 }
 
-// dvCapable reports whether a file can take a deletion vector: ReplaceDeletionVector
-// needs numRecords in its statistics (a file without statistics gets minimal ones).
-func dvCapable(add *log.Add) bool {
-	if add.Stats == "" {
-		return true
-	}
-	_, ok := add.NumRecords()
-	return ok
-}
-
 // rewriteFiles copies the surviving live rows of the given files (copy-on-write):
 // a clustered file's to files of its own, with the updated rows held for it
 // (rewriteOwn), the others' to the row sink.
-func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tasks []*fileTask) error {
+func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*dml.Touched, tasks []*fileTask) error {
 	sc, err := a.snap.Scan(ctx, WithAllocator(a.mem))
 	if err != nil {
 		return err
 	}
-	byTask := map[*fileTask]*touchedFile{}
+	byTask := map[*fileTask]*dml.Touched{}
 	for i, t := range tasks {
 		byTask[t] = files[i]
 	}
@@ -749,11 +645,11 @@ func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*touchedFile, tas
 			keep := make([]bool, len(b.Pos))
 			any := false
 			for i, p := range b.Pos {
-				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
+				keep[i] = f.Keeps(p)
 				any = any || keep[i]
 			}
 			if a.changes != nil {
-				if err := a.changes.Rewritten(ctx, f.add.Key(), b, keep); err != nil {
+				if err := a.changes.Rewritten(ctx, f.Add.Key(), b, keep); err != nil {
 					return err
 				}
 			}

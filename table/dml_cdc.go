@@ -40,14 +40,15 @@ func (c *changeSink) flushPending(ctx context.Context) error {
 		idx[add.Key()] = i
 	}
 	var tasks []*fileTask
-	files := map[*fileTask]*touchedFile{}
-	for k, f := range a.touched {
-		if bm, done := c.Pending(k); done || (!f.whole && bm == nil) {
+	files := map[*fileTask]*dml.Touched{}
+	for _, f := range a.touched.All() {
+		k := f.Add.Key()
+		if bm, done := c.Pending(k); done || (!f.Whole && bm == nil) {
 			continue
 		}
 		i, ok := idx[k]
 		if !ok {
-			return fmt.Errorf("table: internal error: touched file %s not in the snapshot", f.add.Path)
+			return fmt.Errorf("table: internal error: touched file %s not in the snapshot", f.Add.Path)
 		}
 		task, err := a.snap.taskFor(i)
 		if err != nil {
@@ -72,7 +73,7 @@ func (c *changeSink) flushPending(ctx context.Context) error {
 		}
 		bm, _ := c.Pending(task.Add.Key())
 		_, err = tg.ReadLive(ctx, task, old, true, nil, func(b dml.LiveBatch) error {
-			return c.DeleteSelected(ctx, b, func(i int) bool { return f.whole || bm.Contains(uint64(b.Pos[i])) })
+			return c.DeleteSelected(ctx, b, func(i int) bool { return f.Whole || bm.Contains(uint64(b.Pos[i])) })
 		})
 		return err
 	})

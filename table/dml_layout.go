@@ -25,12 +25,12 @@ import (
 // rows of a clustered file whose clustering columns and partition values did not
 // change are held to be written back in place (see dml.Layout); the others go to
 // the row sink as new rows.
-func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow.RecordBatch, oldIdx []int, pos []int64, rows arrow.RecordBatch) error {
+func (a *dmlAttempt) writeUpdated(ctx context.Context, f *dml.Touched, old arrow.RecordBatch, oldIdx []int, pos []int64, rows arrow.RecordBatch) error {
 	l := a.layout
-	if l == nil || a.useDV || a.opts.DryRun || !l.Keeps(f.add) || rows.NumRows() == 0 {
+	if l == nil || a.useDV || a.opts.DryRun || !l.Keeps(f.Add) || rows.NumRows() == 0 {
 		return a.sink.Write(ctx, rows)
 	}
-	cols := l.ColumnsOf(ctx, f.add)
+	cols := l.ColumnsOf(ctx, f.Add)
 	if !cols.OK {
 		return a.sink.Write(ctx, rows)
 	}
@@ -63,7 +63,7 @@ func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow
 	if err := rules.Verify(rows); err != nil {
 		return err
 	}
-	taken, err := l.HoldHome(ctx, f.add.Key(), rows, pos, home, a.mem)
+	taken, err := l.HoldHome(ctx, f.Add.Key(), rows, pos, home, a.mem)
 	if err != nil {
 		return err
 	}
@@ -90,24 +90,24 @@ func (a *dmlAttempt) writeUpdated(ctx context.Context, f *touchedFile, old arrow
 // row groups (each ends where the input's did, so row-group skipping stays as
 // fine as the clustering run made it), with its directory, partition values,
 // clustering tags and clusteringProvider. It returns the rows copied unchanged.
-func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f *touchedFile, old *dv.Deleted) (int64, error) {
+func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f *dml.Touched, old *dv.Deleted) (int64, error) {
 	ws, ok := a.sink.(*dml.FileSink)
 	if !ok {
-		return 0, fmt.Errorf("table: internal error: rewriting %s without a file writer", f.add.Path)
+		return 0, fmt.Errorf("table: internal error: rewriting %s without a file writer", f.Add.Path)
 	}
-	dec, err := f.add.DecodedPath()
+	dec, err := f.Add.DecodedPath()
 	if err != nil {
 		return 0, fmt.Errorf("table: %w", err)
 	}
-	place := datafile.FileOptions{Dir: dml.PathDir(dec), LogDir: dml.PathDir(f.add.Path), PartitionValues: f.add.PartitionValues,
-		Tags: dml.LayoutTags(f.add), ClusteringProvider: f.add.ClusteringProvider}
-	limit := max(dml.OwnFileLimit*ws.Writer().Output().TargetFileSize(), f.add.Size+f.add.Size/4)
+	place := datafile.FileOptions{Dir: dml.PathDir(dec), LogDir: dml.PathDir(f.Add.Path), PartitionValues: f.Add.PartitionValues,
+		Tags: dml.LayoutTags(f.Add), ClusteringProvider: f.Add.ClusteringProvider}
+	limit := max(dml.OwnFileLimit*ws.Writer().Output().TargetFileSize(), f.Add.Size+f.Add.Size/4)
 	// Row groups end where the input's end (below), never by size.
 	place.RowGroupBytes = limit
 	out := dml.NewOwnFiles(ws.Writer().Output(), place, limit)
 	lastRG := -1
 	conf := conform.New(a.snap.view.Logical(), a.mem)
-	home, err := dml.SortedHome(ctx, a.layout.TakeHome(f.add.Key()), conf, a.mem)
+	home, err := dml.SortedHome(ctx, a.layout.TakeHome(f.Add.Key()), conf, a.mem)
 	if err != nil {
 		return 0, err
 	}
@@ -127,9 +127,9 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 			// plain copy-on-write path (rewriteFiles).
 			keep := make([]bool, len(b.Pos))
 			for i, p := range b.Pos {
-				keep[i] = f.deleted == nil || !f.deleted.Contains(uint64(p))
+				keep[i] = f.Keeps(p)
 			}
-			if err := a.changes.Rewritten(ctx, f.add.Key(), b, keep); err != nil {
+			if err := a.changes.Rewritten(ctx, f.Add.Key(), b, keep); err != nil {
 				return err
 			}
 		}
@@ -155,7 +155,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 		}
 		for i, p := range b.Pos {
 			switch {
-			case f.deleted == nil || !f.deleted.Contains(uint64(p)):
+			case f.Keeps(p):
 				emit(false, i)
 				copied++
 			case home != nil && home.Next < len(home.Pos) && home.Pos[home.Next] == p:
@@ -187,7 +187,7 @@ func (a *dmlAttempt) rewriteOwn(ctx context.Context, sc *Scan, task *fileTask, f
 		return out.Write(ctx, data)
 	})
 	if err == nil && home != nil && home.Next != len(home.Pos) {
-		err = fmt.Errorf("table: internal error: %d updated rows of %s found no place in it", len(home.Pos)-home.Next, f.add.Path)
+		err = fmt.Errorf("table: internal error: %d updated rows of %s found no place in it", len(home.Pos)-home.Next, f.Add.Path)
 	}
 	if err == nil {
 		err = out.Close(ctx)

@@ -50,11 +50,12 @@
 // settings each caller states explicitly. Parts of the DML engine run below this
 // package (internal package dml: MERGE's source, the row sinks, the keeper of the
 // clustering through copy-on-write, the reading of target files' live rows with
-// their positions, the change data files, MERGE's clause matching and applying);
-// this package validates the commands' options, plans DELETE, UPDATE and MERGE and
-// each MERGE pass's reads, evaluates DELETE's and UPDATE's predicate and SET list,
-// keeps each attempt's touched files and deletion vectors, decides what to write and
-// commits it.
+// their positions, the change data files, MERGE's clause matching and applying,
+// the touched files' deleted positions, each changed file's fate and the grown
+// deletion vectors' writing); this package validates the commands' options, plans
+// DELETE, UPDATE and MERGE and each MERGE pass's reads, evaluates DELETE's and
+// UPDATE's predicate and SET list, loads the current deletion vectors, rewrites
+// files copy-on-write and commits.
 //
 // Loading a version resolves it once into a view (internal package tableview): the
 // typed properties, the logical, read and physical schemas, the column mapping with

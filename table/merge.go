@@ -406,7 +406,7 @@ func mergePass(ctx context.Context, a *dmlAttempt, m *dml.Merger, units []*dml.U
 		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
 	}
 	if err := a.forEachTask(ctx, "scan", sc.tasks, func(ctx context.Context, task *fileTask) error {
-		return a.readTouched(ctx, sc.target(), task, true, func(f *touchedFile, b dml.LiveBatch) error {
+		return a.readTouched(ctx, sc.target(), task, true, func(f *dml.Touched, b dml.LiveBatch) error {
 			return m.Batch(ctx, p, mergeRows{a: a, f: f}, b)
 		})
 	}); err != nil {
@@ -418,12 +418,12 @@ func mergePass(ctx context.Context, a *dmlAttempt, m *dml.Merger, units []*dml.U
 // mergeRows is a touched file of an attempt as dml.Merger changes its rows.
 type mergeRows struct {
 	a *dmlAttempt
-	f *touchedFile
+	f *dml.Touched
 }
 
 func (r mergeRows) Updated(ctx context.Context, rec arrow.RecordBatch, old []int, pos []int64, out arrow.RecordBatch) error {
 	return r.a.writeUpdated(ctx, r.f, rec, old, pos, out)
 }
-func (r mergeRows) Deleted(pos []int64) { r.a.deleteRows(r.f, pos) }
-func (r mergeRows) Key() string         { return r.f.add.Key() }
-func (r mergeRows) Path() string        { return r.f.add.Path }
+func (r mergeRows) Deleted(pos []int64) { r.a.touched.Delete(r.f, pos) }
+func (r mergeRows) Key() string         { return r.f.Add.Key() }
+func (r mergeRows) Path() string        { return r.f.Add.Path }

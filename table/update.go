@@ -102,7 +102,7 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTask, set *expr.BoundAssignments) error {
 	var updated int64
 	tg := sc.target()
-	err := a.readTouched(ctx, tg, task, true, func(f *touchedFile, b dml.LiveBatch) error {
+	err := a.readTouched(ctx, tg, task, true, func(f *dml.Touched, b dml.LiveBatch) error {
 		pos, sel, err := tg.Matching(b)
 		if err != nil || len(pos) == 0 {
 			return err
@@ -146,7 +146,7 @@ func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTas
 				return err
 			}
 		}
-		a.deleteRows(f, pos)
+		a.touched.Delete(f, pos)
 		updated += int64(len(pos))
 		return nil
 	})

@@ -2,10 +2,10 @@
 // package table: the MERGE source (source.go), the reading of the commands' target
 // files (read.go), the sinks the commands' rows go to (sink.go), the change data
 // files (changes.go), the keeper of the table's layout through a command
-// (layout.go) and MERGE's row engine (merge.go). Package table validates the
-// commands, plans their reads, evaluates DELETE's and UPDATE's predicate and SET
-// list, keeps each attempt's touched files and deletion vectors, commits, and calls
-// them.
+// (layout.go), MERGE's row engine (merge.go) and the bookkeeping of the files a
+// command touches (touched.go). Package table validates the commands, plans their
+// reads, evaluates DELETE's and UPDATE's predicate and SET list, loads the current
+// deletion vectors, rewrites the files, commits, and calls them.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -42,6 +42,14 @@
 // caller's FileRows (package table's touched file) the rows it updates and the
 // positions it deletes; Insert, after every file of the pass, applies the WHEN NOT
 // MATCHED clauses to the source rows nothing matched.
+//
+// A TouchedSet is an attempt's touched files (Touched, by add key): the live rows
+// a command deletes from each (Delete, or RemoveWhole when metadata alone proves
+// every live row deleted), its current deletion vector and its physical row count
+// once read (Opened, Counted). Fate decides what the commit does with a changed
+// file: remove it, grow its deletion vector, or rewrite it copy-on-write; Vector
+// is a growing file's new vector, and WriteVectors stores the vectors of one commit
+// and returns the remove and add actions that name them.
 //
 // A Layout keeps OPTIMIZE's clustering through copy-on-write: which files are
 // rewritten on their own (Keeps: clustered files), the columns an updated row must
@@ -95,6 +103,17 @@
 //     MATCHED clause is an unconditional delete. A source row is inserted only
 //     after every target file of its pass was matched against it, and only when no
 //     target row matched it.
+//   - M10 A Touched file's Deleted positions are live rows the command deletes
+//     (never a row its current vector holds), recorded under the set's lock from
+//     any number of goroutines; RowsDeleted counts each once. Fate is FateRemove
+//     exactly when every live row is deleted (Whole, or a known live count equal to
+//     RowsDeleted) and no clustering home keeps the file; else FateDeletionVector
+//     exactly when vectors are asked for, the physical row count is known and the
+//     file's statistics can carry numRecords (DVCapable); else FateRewrite. Changed
+//     and All list files in add key order, so the commit's actions do not depend on
+//     the order the files were read in. WriteVectors returns one remove and one
+//     add per file, in the files' order, each add keeping numRecords in its
+//     statistics, and the vector files it wrote even when it fails after writing.
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.
