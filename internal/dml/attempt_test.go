@@ -36,7 +36,11 @@ type hostTable struct {
 
 func newHostTable(t *testing.T, files int, withDV bool) *hostTable {
 	t.Helper()
-	store := storage.NewMemory()
+	return newHostTableOn(t, storage.NewMemory(), files, withDV)
+}
+
+func newHostTableOn(t *testing.T, store storage.Storage, files int, withDV bool) *hostTable {
+	t.Helper()
 	conf := map[string]string{}
 	proto := log.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	if withDV {
@@ -488,6 +492,74 @@ func TestRunDryRunThenRun(t *testing.T) {
 				}
 				require.True(t, f.Read)
 			}
+		})
+	}
+}
+
+// unknownCommitStore, armed, stores a commit file and reports an I/O error, and
+// fails reading it back: the log cannot learn the commit's outcome.
+type unknownCommitStore struct {
+	storage.Storage
+	mu    sync.Mutex
+	armed bool
+	put   string
+}
+
+func (f *unknownCommitStore) PutIfAbsent(ctx context.Context, p string, data []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.armed || !strings.HasPrefix(p, "_delta_log/") || !strings.HasSuffix(p, ".json") {
+		return f.Storage.PutIfAbsent(ctx, p, data)
+	}
+	if err := f.Storage.PutIfAbsent(ctx, p, data); err != nil {
+		return err
+	}
+	f.put = p
+	return errors.New("sync directory: input/output error")
+}
+
+func (f *unknownCommitStore) Get(ctx context.Context, p string) ([]byte, error) {
+	f.mu.Lock()
+	fail := f.armed && p == f.put
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("connection reset")
+	}
+	return f.Storage.Get(ctx, p)
+}
+
+// A commit whose outcome is unknown (log.ErrCommitUnknown) keeps every file the
+// attempt wrote: the commit landed, and its rows read back right.
+func TestRunUnknownCommitKeepsFiles(t *testing.T) {
+	for _, withDV := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dv=%v", withDV), func(t *testing.T) {
+			ctx := context.Background()
+			st := &unknownCommitStore{Storage: storage.NewMemory()}
+			tb := newHostTableOn(t, st, 2, withDV)
+			pred := mustParse(t, "id >= 20 AND id < 130")
+			st.mu.Lock()
+			st.armed = true
+			st.mu.Unlock()
+			h := &testHost{tb: tb}
+			_, err := Run(ctx, h, Options{}, deleteCommand(pred, nil))
+			st.mu.Lock()
+			st.armed = false
+			st.mu.Unlock()
+			require.ErrorIs(t, err, log.ErrCommitUnknown)
+			require.Equal(t, 1, h.begins, "an unknown outcome is not retried")
+			ls := tb.latest(t)
+			require.Equal(t, int64(1), ls.Version())
+			objs := tb.objects(t)
+			for _, add := range ls.Files() {
+				require.Contains(t, objs, add.Path, "a file of the landed commit was deleted")
+			}
+			var want []int64
+			for i := int64(0); i < 200; i++ {
+				if i < 20 || i >= 130 {
+					want = append(want, i)
+				}
+			}
+			require.Equal(t, want, tb.ids(t), "the landed commit's rows")
 		})
 	}
 }

@@ -53,7 +53,7 @@
 // pass's source rows and KeyPredicate the predicate that finds the target files
 // holding their keys; Batch matches a target file's live rows against the pass and
 // applies the WHEN MATCHED and WHEN NOT MATCHED BY SOURCE clauses, telling the
-// caller's FileRows (package table's touched file) the rows it updates and the
+// caller's FileRows (the attempt's touched file) the rows it updates and the
 // positions it deletes; Insert, after every file of the pass, applies the WHEN NOT
 // MATCHED clauses to the source rows nothing matched.
 //

@@ -129,38 +129,52 @@ const (
 
 // File is one data file a command changed (or, in a dry run, would change).
 type File struct {
-	Path        string
-	Action      string // FileRemoved, FileDeletionVector or FileRewritten
-	LiveRows    int64  // live rows before the command (-1: unknown)
+	// Path is the file's path as the log spells it.
+	Path string
+	// Action is FileRemoved, FileDeletionVector or FileRewritten.
+	Action string
+	// LiveRows is the file's live rows before the command (-1: unknown).
+	LiveRows int64
+	// RowsDeleted counts the live rows the command deleted or replaced in it.
 	RowsDeleted int64
-	Read        bool // false: removed unread (D1)
+	// Read is false when the file was removed without being read (D1).
+	Read bool
 }
 
-// Result is what a command did; package table copies it into its DMLResult (whose
-// fields document the counters).
+// Result is what a command did; package table copies it into its DMLResult, whose
+// fields of the same names document the counters in full.
 type Result struct {
-	Operation   string
-	Version     int64 // -1: nothing committed
-	ReadVersion int64
-	DryRun      bool
-	Mode        string
-
+	// Operation is the Command's Op.
+	Operation string
+	// Version is the committed version (-1: nothing committed, a dry run or no
+	// change); ReadVersion the version the last attempt read.
+	Version, ReadVersion int64
+	// DryRun is Options.DryRun; Mode is ModeDeletionVectors or ModeCopyOnWrite.
+	DryRun bool
+	Mode   string
+	// Rows deleted, updated, inserted and copied unchanged (copy-on-write), and
+	// the rows of a MERGE source.
 	RowsDeleted, RowsUpdated, RowsInserted, RowsCopied int64
 	SourceRows                                         int64
-
+	// FilesConsidered counts the snapshot's live files, FilesRead the files read
+	// to find rows; FilesAdded and FilesRemoved the commit's data-file adds and
+	// removes, FilesRewritten the removed files whose surviving rows were copied.
 	FilesConsidered, FilesRead               int
 	FilesAdded, FilesRemoved, FilesRewritten int
-
+	// Deletion vectors a file got first, grown, and removed with their file.
 	DeletionVectorsAdded, DeletionVectorsUpdated, DeletionVectorsRemoved int
-	BytesAdded, BytesRemoved, DeletionVectorBytes                        int64
-	ChangeFilesAdded                                                     int
-	ChangeFileBytes                                                      int64
-
+	// Bytes of data files written and removed, and of deletion-vector files written.
+	BytesAdded, BytesRemoved, DeletionVectorBytes int64
+	// Change data files the commit added, and their bytes.
+	ChangeFilesAdded int
+	ChangeFileBytes  int64
+	// Passes is a MERGE's passes over the target; Attempts the attempts made.
 	Passes   int
 	Attempts int
-	Files    []File
-	Metrics  map[string]string
-
+	// Files lists the changed files in add key order.
+	Files []File
+	// Metrics are the operationMetrics the commit records.
+	Metrics map[string]string
 	// Snap is the snapshot of the attempt that produced the result.
 	Snap Snap
 }
