@@ -4,32 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/skiplake/skiplake/expr"
-	"github.com/skiplake/skiplake/internal/datafile"
 	"github.com/skiplake/skiplake/internal/dml"
-	"github.com/skiplake/skiplake/internal/dv"
+	"github.com/skiplake/skiplake/internal/scanexec"
 	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/optimize"
 	"github.com/skiplake/skiplake/skipping"
 	"github.com/skiplake/skiplake/stats"
+	"github.com/skiplake/skiplake/storage"
 )
-
-// defaultConflictRetries is how many times a DML command re-plans and re-reads on a new
-// snapshot after losing its commit to a concurrent commit that only rearranged data
-// (OPTIMIZE), before failing with the conflict.
-const defaultConflictRetries = 3
 
 // DMLOptions are the options DELETE, UPDATE and MERGE share. The zero value runs the
 // command with the table's settings.
@@ -69,7 +60,7 @@ type DMLOptions struct {
 	evolve func(*Snapshot) (*Snapshot, error)
 	// pre are data files written before the attempts (a replaceWhere overwrite's new
 	// rows), added by the commit.
-	pre *preWritten
+	pre *dml.PreWritten
 }
 
 func (o DMLOptions) validate() error {
@@ -88,21 +79,21 @@ func (o DMLOptions) validate() error {
 // Modes a DML result reports.
 const (
 	// ModeDeletionVectors: touched files got deletion vectors; changed rows went to new files.
-	ModeDeletionVectors = "deletion-vectors"
+	ModeDeletionVectors = dml.ModeDeletionVectors
 	// ModeCopyOnWrite: touched files were rewritten without their deleted rows.
-	ModeCopyOnWrite = "copy-on-write"
+	ModeCopyOnWrite = dml.ModeCopyOnWrite
 )
 
 // Actions a DMLFile reports.
 const (
 	// FileRemoved: every live row of the file was deleted (or replaced); the file left
 	// the table.
-	FileRemoved = "removed"
+	FileRemoved = dml.FileRemoved
 	// FileDeletionVector: the file got a new (grown) deletion vector.
-	FileDeletionVector = "deletion-vector"
+	FileDeletionVector = dml.FileDeletionVector
 	// FileRewritten: the file's surviving rows were copied to new files and the file
 	// removed (copy-on-write).
-	FileRewritten = "rewritten"
+	FileRewritten = dml.FileRewritten
 )
 
 // DMLFile is one data file a DML command changed (or, in a dry run, would change).
@@ -181,128 +172,6 @@ type DMLResult struct {
 	Metrics map[string]string `json:"metrics,omitempty"`
 }
 
-// dmlAttempt is one attempt of a DML command against one snapshot: what it read,
-// which rows of which files it deletes, and where its new rows go.
-type dmlAttempt struct {
-	t     *Table
-	snap  *Snapshot
-	opts  DMLOptions
-	op    string
-	mem   memory.Allocator
-	par   int
-	useDV bool
-	// rowIDs is set on tables with stable row IDs (View.KeepsStableRowIDs): checkDML
-	// admitted only commands that move no row, and finish refuses to copy one.
-	rowIDs  bool
-	rep     *ScanReport
-	started time.Time
-
-	mu        sync.Mutex
-	touched   *dml.TouchedSet
-	readPaths map[string]bool
-	readPreds []log.ReadPredicate
-	readAll   bool
-	sink      dml.Sink
-	// changes records the changed rows in change data files (nil: the table's
-	// change data feed is off, or a dry run); cdcs are its cdc actions.
-	changes  *changeSink
-	cdcs     []*log.CDC
-	res      *DMLResult
-	dvFiles  []string   // DV files written (for cleanup)
-	written  []*log.Add // the data files the sink wrote (checked at commit: T1)
-	scanTime time.Duration
-	merge    dml.MergeCounts // MERGE's row counters
-	// batchRows, when positive, is the batch size (rows) of the reads of target
-	// files (MERGE scales it to its memory budget); else the scan's default.
-	batchRows int64
-	// layout keeps the table's clustering through the command (dml.Layout).
-	layout *dml.Layout
-	// ids assigns identity values to rows MERGE inserts; the commit records their
-	// high-water marks (rules.go).
-	ids *tableview.IdentityAssigner
-	// updateRules and updateAssigned are UPDATE's write rules and the columns its SET
-	// list assigns (lower case): the generated columns it does not assign are
-	// recomputed from the updated row.
-	updateRules    *tableview.WriteRules
-	updateAssigned map[string]bool
-}
-
-func (t *Table) newAttempt(ctx context.Context, snap *Snapshot, op string, opts DMLOptions) (*dmlAttempt, error) {
-	mem := opts.Allocator
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	par := opts.Parallelism
-	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	a := &dmlAttempt{t: t, snap: snap, opts: opts, op: op, mem: mem, par: par, started: time.Now(),
-		touched: dml.NewTouchedSet(), readPaths: map[string]bool{},
-		rep: &ScanReport{Version: snap.Version()}}
-	a.useDV = !opts.RewriteFiles && snap.view.WritesDeletionVectors()
-	a.rowIDs = snap.view.KeepsStableRowIDs()
-	a.res = &DMLResult{Operation: op, Version: -1, ReadVersion: snap.Version(), DryRun: opts.DryRun,
-		FilesConsidered: snap.log.NumFiles(), Mode: ModeCopyOnWrite}
-	if a.useDV {
-		a.res.Mode = ModeDeletionVectors
-	}
-	a.layout = dml.NewLayout(snap.view, opts.memoryBudget, func(ctx context.Context, add *log.Add) []string {
-		_, tree, err := optimize.CurrentTree(ctx, t.store, []*log.Add{add})
-		if err != nil || tree == nil {
-			return nil
-		}
-		return tree.Columns
-	})
-	if opts.DryRun {
-		a.sink = dml.NewCountSink(snap.view)
-	} else {
-		sortBy, curve := newRowsOrder(snap.view)
-		set := writeset.Settings{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: mem,
-			RowGroupBytes: budgetRowGroupBytes(opts.memoryBudget)}
-		sorted := set
-		sorted.SortBy, sorted.SortCurve = sortBy, curve
-		sorted.Unchanged = op == "DELETE" // the rows DELETE keeps are not checked against the write rules again
-		a.sink = dml.NewFileSink(t.store, snap.view, sorted)
-		if snap.view.WritesChangeData() {
-			a.changes = newChangeSink(a, set) // change data files are not clustered, nor checked against the write rules
-		}
-	}
-	a.batchRows = budgetBatchRows(opts.memoryBudget, par)
-	return a, nil
-}
-
-// budgetBatchRows is the batch size (rows) of a DML command's reads of target files
-// under a memory budget (0: none, the scan's default): each of the par files read at
-// once decodes batches of about budget/(par·1 KiB) rows (so that rows of up to 1 KiB
-// in Arrow form hold a fraction of the budget), within [4,096,
-// datafile.DefaultBatchSize]. The default MERGE budget keeps the default batch.
-func budgetBatchRows(budget int64, par int) int64 {
-	if budget <= 0 {
-		return 0
-	}
-	return min(max(budget/(int64(max(par, 1))<<10), 4096), datafile.DefaultBatchSize)
-}
-
-// budgetRowGroupBytes caps the row groups a DML command writes under a memory budget
-// (0: none): budget/8, at least 1 MiB. The file writer holds an open row group's
-// encoded pages and dictionaries until the row group ends, so its memory follows the
-// row group; under the default MERGE budget (256 MiB) the cap is above the default row
-// group of a 128 MiB file (16 MiB) and changes nothing.
-func budgetRowGroupBytes(budget int64) int64 {
-	if budget <= 0 {
-		return 0
-	}
-	return max(budget/8, 1<<20)
-}
-
-// dmlIsolation is the isolation level a DML command commits at.
-func dmlIsolation(snap *Snapshot, opt string) string {
-	if opt != "" {
-		return opt
-	}
-	return snap.Properties().DMLIsolationLevel()
-}
-
 // checkDML checks that a DML command may change snap's table. movesRows says whether
 // the command writes existing rows to new files even with deletion vectors (an UPDATE,
 // a MERGE with an update clause).
@@ -329,23 +198,154 @@ func checkDML(snap *Snapshot, op string, opts DMLOptions, movesRows bool) error 
 	return nil
 }
 
-// markRead records that the command's result depends on the file's rows.
-func (a *dmlAttempt) markRead(add *log.Add) {
-	a.mu.Lock()
-	a.readPaths[add.Path] = true
-	a.mu.Unlock()
+// runDML runs a DML command in package internal/dml's engine (dml.Run: the
+// attempts, their finish, commit, retries after a concurrent OPTIMIZE and cleanup),
+// with this package as its host: body and info are the command's (dml.Command).
+func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRows bool,
+	body func(ctx context.Context, a *dml.Attempt) error,
+	info func(a *dml.Attempt) log.CommitInfo) (*DMLResult, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	h := &dmlHost{t: t, op: op, opts: opts, movesRows: movesRows}
+	do := dml.Options{DryRun: opts.DryRun, RewriteFiles: opts.RewriteFiles, IsolationLevel: opts.IsolationLevel,
+		ConflictRetries: opts.ConflictRetries, Parallelism: opts.Parallelism, MemoryBudget: opts.memoryBudget,
+		Mem: opts.Allocator, Pre: opts.pre}
+	if p := opts.Progress; p != nil {
+		do.Progress = func(phase string, done, total int64, unit string) {
+			p(Progress{Phase: phase, Done: done, Total: total, Unit: unit})
+		}
+	}
+	r, err := dml.Run(ctx, h, do, dml.Command{Op: op, Body: body, Info: info})
+	if err != nil {
+		return nil, err
+	}
+	return dmlResult(r), nil
+}
+
+// dmlResult is the public result of the engine's r.
+func dmlResult(r *dml.Result) *DMLResult {
+	res := &DMLResult{Operation: r.Operation, Version: r.Version, ReadVersion: r.ReadVersion, DryRun: r.DryRun, Mode: r.Mode,
+		RowsDeleted: r.RowsDeleted, RowsUpdated: r.RowsUpdated, RowsInserted: r.RowsInserted, RowsCopied: r.RowsCopied,
+		SourceRows: r.SourceRows, FilesConsidered: r.FilesConsidered, FilesRead: r.FilesRead,
+		FilesAdded: r.FilesAdded, FilesRemoved: r.FilesRemoved, FilesRewritten: r.FilesRewritten,
+		DeletionVectorsAdded: r.DeletionVectorsAdded, DeletionVectorsUpdated: r.DeletionVectorsUpdated,
+		DeletionVectorsRemoved: r.DeletionVectorsRemoved, BytesAdded: r.BytesAdded, BytesRemoved: r.BytesRemoved,
+		DeletionVectorBytes: r.DeletionVectorBytes, ChangeFilesAdded: r.ChangeFilesAdded, ChangeFileBytes: r.ChangeFileBytes,
+		Passes: r.Passes, Attempts: r.Attempts, Metrics: r.Metrics}
+	for _, f := range r.Files {
+		res.Files = append(res.Files, DMLFile{Path: f.Path, Action: f.Action, LiveRows: f.LiveRows, RowsDeleted: f.RowsDeleted, Read: f.Read})
+	}
+	if s, ok := r.Snap.(*dmlSnap); ok {
+		res.Report = s.report()
+	}
+	return res
+}
+
+// dmlCommitInfo is the commitInfo of a DELETE or UPDATE: Spark's predicate
+// parameter (a JSON list) and the engine's metrics.
+func dmlCommitInfo(op string, predicates []string, metrics map[string]string) log.CommitInfo {
+	return log.CommitInfo{Operation: op, OperationParameters: map[string]string{"predicate": paramJSON(nonNilStrings(predicates))}, OperationMetrics: metrics}
+}
+
+// dmlHost is this package as the DML engine's host (dml.Host) for one command:
+// each attempt's snapshot is the newest version, evolved (opts.evolve) and checked
+// (checkDML).
+type dmlHost struct {
+	t         *Table
+	op        string
+	opts      DMLOptions
+	movesRows bool
+}
+
+func (h *dmlHost) Begin(ctx context.Context) (dml.Snap, error) {
+	snap, err := h.t.Snapshot(ctx, Latest())
+	if err != nil {
+		return nil, err
+	}
+	if h.opts.evolve != nil {
+		if snap, err = h.opts.evolve(snap); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkDML(snap, h.op, h.opts, h.movesRows); err != nil {
+		return nil, err
+	}
+	return &dmlSnap{snap: snap, opts: h.opts, rep: &ScanReport{Version: snap.Version()}}, nil
+}
+
+func (h *dmlHost) Explain(ctx context.Context, s dml.Snap, err error) error {
+	return h.t.explainConflict(ctx, s.(*dmlSnap).snap, err)
+}
+
+func (h *dmlHost) Now() time.Time { return h.t.log.Now() }
+
+// dmlSnap is one attempt's snapshot as the DML engine plans its reads (dml.Snap),
+// with the attempt's scan report.
+type dmlSnap struct {
+	snap *Snapshot
+	opts DMLOptions
+
+	mu  sync.Mutex
+	rep *ScanReport
+	idx map[string]int // add key → index in the snapshot's files (Task)
+}
+
+func (s *dmlSnap) View() *tableview.View  { return s.snap.view }
+func (s *dmlSnap) Store() storage.Storage { return s.snap.store }
+
+// Plan plans the scan that finds a command's rows (see dml.Snap). The scan's
+// planning report becomes the attempt's; a later plan's is added to it (MERGE
+// plans one per pass).
+func (s *dmlSnap) Plan(ctx context.Context, pred expr.Expr, columns []string, batchRows int64, mem memory.Allocator) (*dml.Plan, error) {
+	opts := []ScanOption{WithAllocator(mem)}
+	if batchRows > 0 {
+		opts = append(opts, WithBatchSize(batchRows))
+	}
+	if pred != nil {
+		opts = append(opts, WithPredicate(pred))
+	}
+	cols := append([]string(nil), columns...)
+	if len(cols) == 0 {
+		// Only the predicate's columns are read; a predicate over partition columns
+		// alone still needs one data column to see the rows.
+		cols = []string{s.firstDataColumn()}
+	}
+	sc, err := s.snap.Scan(ctx, append(opts, WithColumns(cols...))...)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.rep.Levels) == 0 && s.rep.Files.Total == 0 {
+		s.rep = sc.report.clone()
+	} else {
+		s.rep.merge(&sc.report)
+	}
+	s.mu.Unlock()
+	return &dml.Plan{Target: sc.target(), Tasks: sc.tasks, Bound: sc.table, Predicate: s.predicateFor(sc.table)}, nil
+}
+
+// firstDataColumn names the table's first column that is not a partition column.
+func (s *dmlSnap) firstDataColumn() string {
+	v := s.snap.view
+	for _, f := range v.Logical().Fields() {
+		if !v.IsPartition(f.Name) {
+			return f.Name
+		}
+	}
+	return v.Logical().Field(0).Name
 }
 
 // predicateFor returns the read predicate that tests files added concurrently
 // against b (bound to the table's logical schema) by their partition values and
 // statistics.
-func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
+func (s *dmlSnap) predicateFor(b *expr.Bound) log.ReadPredicate {
 	if b == nil {
 		return log.ReadPredicate{Text: "true"}
 	}
-	s := a.snap
-	m, err := s.meta()
-	parser := s.view.StatsParser()
+	snap := s.snap
+	m, err := snap.meta()
+	parser := snap.view.StatsParser()
 	return log.ReadPredicate{Text: b.String(), MightMatch: func(add *log.Add) bool {
 		if err != nil {
 			return true
@@ -356,7 +356,7 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 				st = f
 			}
 		}
-		pv, perr := s.view.PartitionValues(add)
+		pv, perr := snap.view.PartitionValues(add)
 		if perr != nil {
 			return true
 		}
@@ -364,68 +364,53 @@ func (a *dmlAttempt) predicateFor(b *expr.Bound) log.ReadPredicate {
 	}}
 }
 
-// forEachTask runs fn on every task with up to a.par goroutines (an errgroup): the
-// first error cancels the ctx the others run with, no task starts after it or after
-// ctx ends, and it is returned (else ctx's error). Progress counts every task that
-// ran, failed or not.
-func (a *dmlAttempt) forEachTask(ctx context.Context, phase string, tasks []*fileTask, fn func(context.Context, *fileTask) error) error {
-	var (
-		mu   sync.Mutex
-		done int64
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(a.par, 1))
-	for _, task := range tasks {
-		if gctx.Err() != nil {
-			break
+func (s *dmlSnap) Whole(ctx context.Context, mem memory.Allocator) (*dml.Target, error) {
+	sc, err := s.snap.Scan(ctx, WithAllocator(mem))
+	if err != nil {
+		return nil, err
+	}
+	return sc.target(), nil
+}
+
+func (s *dmlSnap) Task(add *log.Add) (*fileTask, error) {
+	s.mu.Lock()
+	if s.idx == nil {
+		s.idx = map[string]int{}
+		for i, a := range s.snap.log.Files() {
+			s.idx[a.Key()] = i
 		}
-		g.Go(func() error {
-			if gctx.Err() != nil {
-				return nil // stopped while waiting for a slot (reported below)
-			}
-			err := fn(gctx, task)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if a.opts.Progress != nil {
-				a.opts.Progress(Progress{Phase: phase, Done: done, Total: int64(len(tasks)), Unit: "files"})
-			}
-			return err
-		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	i, ok := s.idx[add.Key()]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("table: internal error: touched file %s not in the snapshot", add.Path)
 	}
-	return ctx.Err()
+	return s.snap.taskFor(i)
 }
 
-// loadDV loads a file's current deletion vector.
-func (a *dmlAttempt) loadDV(ctx context.Context, add *log.Add) (*dv.Deleted, error) {
-	del, err := datafile.LoadDeletionVector(ctx, a.snap.store, add.DeletionVector)
-	if err != nil {
-		return nil, fmt.Errorf("table: deletion vector of %s: %w", add.Path, err)
-	}
-	return del, nil
+func (s *dmlSnap) Recorder() scanexec.Recorder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return recorder(s.rep)
 }
 
-// readTouched reads one planned file for a DML command (dml.Target.ReadLive over its
-// live rows, its current deletion vector loaded): the file is recorded as read, fn
-// gets the file's touched record with every batch, and the file's physical row count
-// is kept.
-func (a *dmlAttempt) readTouched(ctx context.Context, tg *dml.Target, task *fileTask, needValues bool, fn func(f *dml.Touched, b dml.LiveBatch) error) error {
-	a.markRead(task.Add)
-	old, err := a.loadDV(ctx, task.Add)
-	if err != nil {
-		return err
+func (s *dmlSnap) Settings() (rows, changes writeset.Settings) {
+	mem := s.opts.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
 	}
-	f := a.touched.File(task.Add)
-	a.touched.Opened(f, old)
-	n, err := tg.ReadLive(ctx, task, old, needValues, recorder(a.rep), func(b dml.LiveBatch) error { return fn(f, b) })
-	if err != nil {
-		return err
-	}
-	a.touched.Counted(f, n)
-	return nil
+	set := writeset.Settings{TargetFileSize: s.opts.TargetFileSize, Parallelism: s.opts.Parallelism, Allocator: mem,
+		RowGroupBytes: dml.BudgetRowGroupBytes(s.opts.memoryBudget)}
+	rows = set
+	rows.SortBy, rows.SortCurve = newRowsOrder(s.snap.view)
+	return rows, set
+}
+
+// report is a copy of the attempt's scan report.
+func (s *dmlSnap) report() *ScanReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rep.clone()
 }
 
 // taskFor builds the read task of a live file of the snapshot (index i of
@@ -447,402 +432,31 @@ func (s *Snapshot) taskFor(i int) (*fileTask, error) {
 	return t, nil
 }
 
-// finish turns the touched files into the commit's file actions: files all of whose
-// live rows are deleted are removed; the others get a grown deletion vector (useDV) or
-// are rewritten without the deleted rows. Then the new rows' files are closed. It fills
-// the result's counters.
-func (a *dmlAttempt) finish(ctx context.Context) ([]*log.Remove, []*log.Add, error) {
-	now := a.t.log.Now().UnixMilli()
-	res := a.res
-	var (
-		removes   []*log.Remove
-		adds      []*log.Add
-		dvFiles   []*dml.Touched
-		bitmaps   []*roaring64.Bitmap
-		rewrite   []*dml.Touched
-		rewriteTk []*fileTask
-	)
-	idx := map[string]int{}
-	for i, add := range a.snap.log.Files() {
-		idx[add.Key()] = i
-	}
-	for _, f := range a.touched.Changed() {
-		k := f.Add.Key()
-		entry := DMLFile{Path: f.Add.Path, LiveRows: f.LiveRows(), RowsDeleted: f.RowsDeleted(), Read: f.Read}
-		switch f.Fate(a.useDV, a.layout.HasHome(k)) {
-		case dml.FateRemove:
-			entry.Action = FileRemoved
-			removes = append(removes, f.Add.RemoveAction(now, true))
-			res.FilesRemoved++
-			res.BytesRemoved += f.Add.Size
-			if f.Add.DeletionVector != nil {
-				res.DeletionVectorsRemoved++
-			}
-		case dml.FateDeletionVector:
-			entry.Action = FileDeletionVector
-			merged, err := f.Vector()
-			if err != nil {
-				return nil, nil, err
-			}
-			dvFiles = append(dvFiles, f)
-			bitmaps = append(bitmaps, merged)
-		default:
-			if a.rowIDs {
-				return nil, nil, fmt.Errorf("%w: %s would rewrite %s (no row count for a deletion vector), copying its rows without their stable row IDs",
-					log.ErrUnsupportedFeature, a.op, f.Add.Path)
-			}
-			entry.Action = FileRewritten
-			i, ok := idx[k]
-			if !ok {
-				return nil, nil, fmt.Errorf("table: internal error: touched file %s not in the snapshot", f.Add.Path)
-			}
-			task, err := a.snap.taskFor(i)
-			if err != nil {
-				return nil, nil, err
-			}
-			rewrite = append(rewrite, f)
-			rewriteTk = append(rewriteTk, task)
-			removes = append(removes, f.Add.RemoveAction(now, true))
-			res.FilesRemoved++
-			res.FilesRewritten++
-			res.BytesRemoved += f.Add.Size
-			if f.Add.DeletionVector != nil {
-				res.DeletionVectorsRemoved++
-			}
+// newRowsOrder is the clustering DML sorts its new rows by: a clustered table's
+// clustering columns on a Hilbert curve (as OPTIMIZE clusters it), else the
+// columns and curve of the most recent clustering run its files' tags record;
+// none (nil) on a table without either, or clustered by no columns.
+func newRowsOrder(v *tableview.View) ([][]string, optimize.Curve) {
+	if c, err := v.Clustering(); err == nil && c != nil {
+		if len(c.Columns) == 0 {
+			return nil, optimize.CurveNone
 		}
-		res.Files = append(res.Files, entry)
+		return c.Columns, optimize.CurveHilbert
 	}
-	if a.changes != nil {
-		keys := make([]string, len(rewrite))
-		for i, f := range rewrite {
-			keys[i] = f.Add.Key()
+	names, curve := lastClustering(v.Log().Files())
+	if curve == optimize.CurveNone || curve == optimize.CurveWorkload || len(names) == 0 {
+		return nil, optimize.CurveNone
+	}
+	paths := make([][]string, 0, len(names))
+	for _, n := range names {
+		parts, err := stats.ParseColumnPath(n)
+		if err != nil || len(parts) == 0 || v.IsPartition(parts[0]) {
+			return nil, optimize.CurveNone
 		}
-		a.changes.Decide(keys)
+		paths = append(paths, parts)
 	}
-	if len(rewrite) > 0 {
-		if a.opts.DryRun {
-			// The rows a rewrite would copy, from the counts (nothing is read).
-			for _, f := range rewrite {
-				if live := f.LiveRows(); live >= 0 {
-					n := live - f.RowsDeleted()
-					res.RowsCopied += n
-					if cs, ok := a.sink.(*dml.CountSink); ok {
-						if err := cs.Copies(f.Add, n, a.layout.Keeps(f.Add)); err != nil {
-							return nil, nil, err
-						}
-					}
-				}
-			}
-		} else if err := a.rewriteFiles(ctx, rewrite, rewriteTk); err != nil {
-			return nil, nil, err
-		}
-	}
-	a.layout.Release()
-	if len(dvFiles) > 0 {
-		for _, f := range dvFiles {
-			if f.Add.DeletionVector != nil {
-				res.DeletionVectorsUpdated++
-			} else {
-				res.DeletionVectorsAdded++
-			}
-		}
-		if !a.opts.DryRun {
-			props := a.snap.Properties()
-			wo := dv.WriteOptions{}
-			if props.RandomizeFilePrefixes {
-				wo.RandomPrefixLength = props.RandomPrefixLength
-			}
-			w, err := dml.WriteVectors(ctx, a.t.store, dvFiles, bitmaps, wo, now)
-			if w != nil {
-				a.dvFiles = append(a.dvFiles, w.Files...)
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			res.DeletionVectorBytes += w.Bytes
-			removes = append(removes, w.Removes...)
-			adds = append(adds, w.Adds...)
-		}
-	}
-	if a.changes != nil {
-		if err := a.changes.flushPending(ctx); err != nil {
-			return nil, nil, err
-		}
-		if pre := a.opts.pre; pre != nil {
-			if err := a.changes.flushWritten(ctx, pre.adds); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	newAdds, err := a.sink.Finish(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if a.changes != nil {
-		if a.cdcs, err = a.changes.Finish(ctx); err != nil {
-			return nil, nil, err
-		}
-		for _, c := range a.cdcs {
-			res.ChangeFilesAdded++
-			res.ChangeFileBytes += c.Size
-		}
-	}
-	for _, ad := range newAdds {
-		res.FilesAdded++
-		res.BytesAdded += ad.Size
-	}
-	if n := a.sink.FilesEstimate(); a.opts.DryRun && n > 0 {
-		res.FilesAdded = n
-	}
-	a.written = newAdds
-	adds = append(adds, newAdds...)
-	if pre := a.opts.pre; pre != nil {
-		for _, ad := range pre.adds {
-			res.FilesAdded++
-			res.BytesAdded += ad.Size
-		}
-		adds = append(adds, pre.adds...)
-	}
-	if a.op == "DELETE" || a.op == "WRITE" {
-		// UPDATE and MERGE count their deletes themselves: their other removed rows
-		// were replaced by updated ones. (WRITE: a replaceWhere overwrite's deletes.)
-		for _, f := range res.Files {
-			res.RowsDeleted += f.RowsDeleted
-		}
-	}
-	return removes, adds, nil
+	return paths, curve
 }
 
-// rewriteFiles copies the surviving live rows of the given files (copy-on-write):
-// a clustered file's to files of its own, with the updated rows held for it
-// (rewriteOwn), the others' to the row sink.
-func (a *dmlAttempt) rewriteFiles(ctx context.Context, files []*dml.Touched, tasks []*fileTask) error {
-	sc, err := a.snap.Scan(ctx, WithAllocator(a.mem))
-	if err != nil {
-		return err
-	}
-	byTask := map[*fileTask]*dml.Touched{}
-	for i, t := range tasks {
-		byTask[t] = files[i]
-	}
-	var copied int64
-	var mu sync.Mutex
-	err = a.forEachTask(ctx, "rewrite", tasks, func(ctx context.Context, task *fileTask) error {
-		f := byTask[task]
-		old, err := a.loadDV(ctx, task.Add)
-		if err != nil {
-			return err
-		}
-		if a.layout.Keeps(task.Add) {
-			n, err := a.rewriteOwn(ctx, sc, task, f, old)
-			mu.Lock()
-			copied += n
-			mu.Unlock()
-			return err
-		}
-		var n int64
-		_, err = sc.target().ReadLive(ctx, task, old, true, nil, func(b dml.LiveBatch) error {
-			keep := make([]bool, len(b.Pos))
-			any := false
-			for i, p := range b.Pos {
-				keep[i] = f.Keeps(p)
-				any = any || keep[i]
-			}
-			if a.changes != nil {
-				if err := a.changes.Rewritten(ctx, f.Add.Key(), b, keep); err != nil {
-					return err
-				}
-			}
-			if !any {
-				return nil
-			}
-			out, err := dml.FilterRows(ctx, b.Rec, keep, a.mem)
-			if err != nil {
-				return err
-			}
-			defer out.Release()
-			n += out.NumRows()
-			return a.sink.Write(ctx, out)
-		})
-		mu.Lock()
-		copied += n
-		mu.Unlock()
-		return err
-	})
-	a.res.RowsCopied += copied
-	return err
-}
-
-// commit commits the attempt's actions. It returns -1 (and no error) when there is
-// nothing to commit.
-func (a *dmlAttempt) commit(ctx context.Context, removes []*log.Remove, adds []*log.Add, info log.CommitInfo) (int64, error) {
-	if len(removes) == 0 && len(adds) == 0 {
-		return -1, nil
-	}
-	// T1: the new files were written (by the sink) for the layout of the snapshot
-	// the command commits on; the log refuses the commit if a winner changes it.
-	if err := tableview.CheckCommit(ctx, a.t.store, a.snap.view, a.snap.view, a.written); err != nil {
-		return -1, err
-	}
-	if pre := a.opts.pre; pre != nil {
-		if err := tableview.CheckCommit(ctx, a.t.store, pre.view, a.snap.view, pre.adds); err != nil {
-			return -1, err
-		}
-	}
-	level := dmlIsolation(a.snap, a.opts.IsolationLevel)
-	txn := a.snap.log.NewTransaction(log.TxnOptions{IsolationLevel: level})
-	txn.Remove(removes...)
-	txn.Add(adds...)
-	txn.AddChangeFiles(a.cdcs...)
-	if md, changed, err := tableview.WithIdentityMarks(a.snap.log.Metadata(), a.ids); err != nil {
-		return -1, err
-	} else if changed {
-		txn.SetMetadata(md) // identity values inserted: the high-water marks advance
-	}
-	if a.rowIDs {
-		// No existing row moved (checkDML, finish): the rows left keep their
-		// files' row IDs, new rows take fresh ones.
-		txn.PreserveRowTracking()
-	}
-	paths := make([]string, 0, len(a.readPaths))
-	for p := range a.readPaths {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	txn.ReadFiles(paths...)
-	if a.readAll {
-		txn.ReadWholeTable()
-	}
-	for _, p := range a.readPreds {
-		txn.AddReadPredicate(p)
-	}
-	if a.opts.Progress != nil {
-		a.opts.Progress(Progress{Phase: "commit", Done: 0, Total: 1, Unit: "commits"})
-	}
-	v, err := txn.Commit(ctx, info)
-	if err != nil {
-		return -1, err
-	}
-	if a.opts.Progress != nil {
-		a.opts.Progress(Progress{Phase: "commit", Done: 1, Total: 1, Unit: "commits"})
-	}
-	return v, nil
-}
-
-// cleanup deletes what the attempt wrote (after a failure or a conflict), best effort.
-func (a *dmlAttempt) cleanup() {
-	a.layout.Release()
-	a.sink.Discard()
-	if a.changes != nil {
-		a.changes.Discard()
-	}
-	if len(a.dvFiles) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, p := range a.dvFiles {
-		_ = a.t.store.Delete(ctx, p)
-	}
-	a.dvFiles = nil
-}
-
-// dvMetrics adds Spark's deletion-vector metrics (prefix "" or "Target" for MERGE):
-// Added and Removed include the updated vectors, as Spark reports them.
-func dvMetrics(m map[string]string, prefix string, res *DMLResult) {
-	m["num"+prefix+"DeletionVectorsAdded"] = strconv.Itoa(res.DeletionVectorsAdded + res.DeletionVectorsUpdated)
-	m["num"+prefix+"DeletionVectorsRemoved"] = strconv.Itoa(res.DeletionVectorsRemoved + res.DeletionVectorsUpdated)
-	m["num"+prefix+"DeletionVectorsUpdated"] = strconv.Itoa(res.DeletionVectorsUpdated)
-}
-
+func itoa(n int) string     { return strconv.Itoa(n) }
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
-
-// runDML runs a DML command: body plans and reads against a snapshot (recording the
-// rows to delete and writing the new rows), then finish and commit. A commit that
-// loses to a concurrent commit which only rearranged data is re-planned on the new
-// snapshot (opts.ConflictRetries). Anything written by a failed attempt is deleted,
-// except after log.ErrCommitUnknown (the commit may have landed).
-func (t *Table) runDML(ctx context.Context, op string, opts DMLOptions, movesRows bool,
-	body func(ctx context.Context, a *dmlAttempt) error,
-	info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	retries := opts.ConflictRetries
-	if retries == 0 {
-		retries = defaultConflictRetries
-	}
-	for attempt := 1; ; attempt++ {
-		snap, err := t.Snapshot(ctx, Latest())
-		if err != nil {
-			return nil, err
-		}
-		if opts.evolve != nil {
-			if snap, err = opts.evolve(snap); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkDML(snap, op, opts, movesRows); err != nil {
-			return nil, err
-		}
-		a, err := t.newAttempt(ctx, snap, op, opts)
-		if err != nil {
-			return nil, err
-		}
-		a.res.Attempts = attempt
-		res, err := a.run(ctx, body, info)
-		if err == nil {
-			return res, nil
-		}
-		var ce *log.ConflictError
-		if errors.As(err, &ce) && ce.Rearrangement && attempt <= retries {
-			a.cleanup()
-			continue
-		}
-		if !errors.Is(err, log.ErrCommitUnknown) {
-			a.cleanup()
-		}
-		return nil, t.explainConflict(ctx, snap, err)
-	}
-}
-
-func (a *dmlAttempt) run(ctx context.Context, body func(ctx context.Context, a *dmlAttempt) error, info func(a *dmlAttempt) log.CommitInfo) (*DMLResult, error) {
-	if err := a.sink.Start(ctx); err != nil {
-		return nil, err
-	}
-	if a.changes != nil {
-		if err := a.changes.Start(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if err := body(ctx, a); err != nil {
-		return nil, err
-	}
-	a.scanTime = time.Since(a.started)
-	removes, adds, err := a.finish(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res := a.res
-	res.Report = a.rep.clone()
-	ci := info(a)
-	res.Metrics = ci.OperationMetrics
-	if a.opts.DryRun {
-		a.sink.Discard()
-		return res, nil
-	}
-	v, err := a.commit(ctx, removes, adds, ci)
-	if err != nil {
-		return nil, err
-	}
-	res.Version = v
-	return res, nil
-}
-
-// timeMetrics adds Spark's timing metrics.
-func (a *dmlAttempt) timeMetrics(m map[string]string) {
-	total := time.Since(a.started)
-	m["executionTimeMs"] = itoa64(total.Milliseconds())
-	m["scanTimeMs"] = itoa64(a.scanTime.Milliseconds())
-	m["rewriteTimeMs"] = itoa64((total - a.scanTime).Milliseconds())
-}

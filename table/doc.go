@@ -47,15 +47,15 @@
 // Write's, the rows DML rewrites and its change data files — goes through one
 // file-set writer (internal package writeset: conformed, checked by the write rules,
 // split by partition, sorted for an optimized write on a clustered table), whose
-// settings each caller states explicitly. Parts of the DML engine run below this
-// package (internal package dml: MERGE's source, the row sinks, the keeper of the
-// clustering through copy-on-write, the reading of target files' live rows with
-// their positions, the change data files, MERGE's clause matching and applying,
-// the touched files' deleted positions, each changed file's fate and the grown
-// deletion vectors' writing); this package validates the commands' options, plans
-// DELETE, UPDATE and MERGE and each MERGE pass's reads, evaluates DELETE's and
-// UPDATE's predicate and SET list, loads the current deletion vectors, rewrites
-// files copy-on-write and commits.
+// settings each caller states explicitly. The DML engine runs below this package
+// (internal package dml: each attempt of DELETE, UPDATE, MERGE and a replaceWhere
+// overwrite's deletes — reading the target files, evaluating the predicate, SET
+// lists and MERGE clauses, the touched files' fates, copy-on-write rewrites, deletion
+// vectors, change data files, the commit and its metrics, the re-plans after a
+// concurrent OPTIMIZE and the cleanup of what a failed attempt wrote); this package
+// validates the commands' options and is the engine's host: it loads and checks each
+// attempt's snapshot (with MERGE's schema evolution), plans its reads, gives the
+// write settings, explains a commit lost to a layout change, and fills DMLResult.
 //
 // Loading a version resolves it once into a view (internal package tableview): the
 // typed properties, the logical, read and physical schemas, the column mapping with

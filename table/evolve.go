@@ -11,7 +11,7 @@ import (
 
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/conform"
-	"github.com/skiplake/skiplake/internal/tableview"
+	"github.com/skiplake/skiplake/internal/dml"
 	"github.com/skiplake/skiplake/internal/writeset"
 	"github.com/skiplake/skiplake/log"
 	"github.com/skiplake/skiplake/value"
@@ -199,21 +199,21 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 		return nil, err
 	}
 	dopts := DMLOptions{TargetFileSize: opts.TargetFileSize, Parallelism: opts.Parallelism, Allocator: opts.Allocator,
-		evolve: sameChangeBase(snap, target), pre: &preWritten{adds: adds, view: target.view}}
+		evolve: sameChangeBase(snap, target), pre: &dml.PreWritten{Adds: adds, View: target.view}}
 	if opts.Progress != nil {
 		dopts.Progress = opts.Progress
 	}
-	res, err := t.runDML(ctx, "WRITE", dopts, false, func(ctx context.Context, a *dmlAttempt) error {
-		if err := sameIdentityBase(target, a.snap, w.Identities()); err != nil {
+	res, err := t.runDML(ctx, "WRITE", dopts, false, func(ctx context.Context, a *dml.Attempt) error {
+		if err := sameIdentityBase(target, a.Snap().(*dmlSnap).snap, w.Identities()); err != nil {
 			return err
 		}
-		a.ids = w.Identities() // the commit records the high-water marks of the rows written
-		return a.deleteWhere(ctx, pred)
-	}, func(a *dmlAttempt) log.CommitInfo {
+		a.SetIdentities(w.Identities()) // the commit records the high-water marks of the rows written
+		return a.DeleteWhere(ctx, pred)
+	}, func(a *dml.Attempt) log.CommitInfo {
 		// As Spark counts a replaceWhere: the files, bytes and rows written include
 		// the copies of the surviving rows of rewritten files.
-		r := a.res
-		return log.CommitInfo{Operation: "WRITE", OperationParameters: writeParameters(a.snap.log, opts), OperationMetrics: map[string]string{
+		r := a.Result()
+		return log.CommitInfo{Operation: "WRITE", OperationParameters: writeParameters(a.View().Log(), opts), OperationMetrics: map[string]string{
 			"numFiles":            itoa(r.FilesAdded),
 			"numOutputRows":       itoa64(rows + r.RowsCopied),
 			"numOutputBytes":      itoa64(r.BytesAdded),
@@ -237,14 +237,6 @@ func (t *Table) replaceWhere(ctx context.Context, snap, target *Snapshot, rdr ar
 		out.AutoCompact = t.autoCompactAfter(ctx, target.view.Properties(), adds)
 	}
 	return out, nil
-}
-
-// preWritten are data files a command wrote before its DML attempts (the new rows of
-// a replaceWhere overwrite), committed by whichever attempt commits, for the layout
-// of view (invariant T1, checked at commit).
-type preWritten struct {
-	adds []*log.Add
-	view *tableview.View
 }
 
 // WriteSchema returns the schema (logical names, as scans return it) the table has

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/skiplake/skiplake/internal/dml"
-	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 )
 
@@ -281,57 +280,23 @@ func (t *Table) Merge(ctx context.Context, source array.RecordReader, opts Merge
 	if err != nil {
 		return nil, err
 	}
-	var onText string
 	dmlOpts := opts.DMLOptions
 	dmlOpts.memoryBudget = budget
 	dmlOpts.evolve = sameChangeBase(snap, target)
-	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dmlAttempt) error {
-		m, err := dml.NewMerger(mergeSpec(a, &opts, keyNames), src)
-		if err != nil {
-			return err
-		}
-		onText = m.OnText()
-		a.res.SourceRows = src.Rows()
-		a.res.Passes = len(passes)
-		for _, p := range passes {
-			if err := mergePass(ctx, a, m, p); err != nil {
-				return err
-			}
-		}
-		a.res.FilesRead = len(a.readPaths)
-		a.merge = m.Counts()
-		a.res.RowsInserted = a.merge.Inserted
-		a.res.RowsUpdated = a.merge.MatchedUpdated + a.merge.BySourceUpdated
-		a.res.RowsDeleted = a.merge.MatchedDeleted + a.merge.BySourceDeleted
-		return nil
-	}, func(a *dmlAttempt) log.CommitInfo {
-		res := a.res
-		m := map[string]string{
-			"numSourceRows":                          itoa64(res.SourceRows),
-			"numTargetRowsInserted":                  itoa64(res.RowsInserted),
-			"numTargetRowsUpdated":                   itoa64(res.RowsUpdated),
-			"numTargetRowsMatchedUpdated":            itoa64(a.merge.MatchedUpdated),
-			"numTargetRowsNotMatchedBySourceUpdated": itoa64(a.merge.BySourceUpdated),
-			"numTargetRowsDeleted":                   itoa64(res.RowsDeleted),
-			"numTargetRowsMatchedDeleted":            itoa64(a.merge.MatchedDeleted),
-			"numTargetRowsNotMatchedBySourceDeleted": itoa64(a.merge.BySourceDeleted),
-			"numTargetRowsCopied":                    itoa64(res.RowsCopied),
-			"numOutputRows":                          itoa64(res.RowsInserted + res.RowsUpdated + res.RowsCopied),
-			"numTargetFilesAdded":                    itoa(res.FilesAdded),
-			"numTargetFilesRemoved":                  itoa(res.FilesRemoved),
-			"numTargetChangeFilesAdded":              itoa(res.ChangeFilesAdded),
-			"numTargetChangeFileBytes":               itoa64(res.ChangeFileBytes),
-			"numTargetBytesAdded":                    itoa64(res.BytesAdded),
-			"numTargetBytesRemoved":                  itoa64(res.BytesRemoved),
-		}
-		dvMetrics(m, "Target", res)
-		a.timeMetrics(m)
+	spec := dml.MergeSpec{Keys: keyNames, Matched: mergeClauses(opts.WhenMatched), NotMatched: mergeClauses(opts.WhenNotMatched),
+		BySource: mergeClauses(opts.WhenNotMatchedBySource), SourceAlias: opts.SourceAlias, TargetAlias: opts.TargetAlias}
+	var onText string
+	return t.runDML(ctx, "MERGE", dmlOpts, opts.updates(), func(ctx context.Context, a *dml.Attempt) error {
+		var err error
+		onText, err = a.Merge(ctx, spec, src, passes)
+		return err
+	}, func(a *dml.Attempt) log.CommitInfo {
 		return log.CommitInfo{Operation: "MERGE", OperationParameters: map[string]string{
 			"predicate":                    paramJSON([]string{onText}),
 			"matchedPredicates":            clausesJSON(opts.WhenMatched),
 			"notMatchedPredicates":         clausesJSON(opts.WhenNotMatched),
 			"notMatchedBySourcePredicates": clausesJSON(opts.WhenNotMatchedBySource),
-		}, OperationMetrics: m}
+		}, OperationMetrics: a.MergeMetrics()}
 	})
 }
 
@@ -348,82 +313,14 @@ func clausesJSON(cls []MergeClause) string {
 	return paramJSON(out)
 }
 
-// mergeSpec is the description of opts's clauses dml.NewMerger takes, bound to
-// the attempt a: its snapshot, write rules (and identity assigner, set on a), row
-// sink and change data files.
-func mergeSpec(a *dmlAttempt, opts *MergeOptions, keyNames []string) dml.MergeSpec {
-	clauses := func(cls []MergeClause) []dml.Clause {
-		out := make([]dml.Clause, len(cls))
-		for i, c := range cls {
-			out[i] = dml.Clause{Action: mergeActions[c.Action], Condition: c.Condition, Set: c.Set}
-		}
-		return out
+// mergeClauses are the engine's form of public MERGE clauses.
+func mergeClauses(cls []MergeClause) []dml.Clause {
+	out := make([]dml.Clause, len(cls))
+	for i, c := range cls {
+		out[i] = dml.Clause{Action: mergeActions[c.Action], Condition: c.Condition, Set: c.Set}
 	}
-	spec := dml.MergeSpec{
-		Logical:     a.snap.view.Logical(),
-		Keys:        keyNames,
-		Matched:     clauses(opts.WhenMatched),
-		NotMatched:  clauses(opts.WhenNotMatched),
-		BySource:    clauses(opts.WhenNotMatchedBySource),
-		SourceAlias: opts.SourceAlias,
-		TargetAlias: opts.TargetAlias,
-		Sink:        a.sink,
-		Mem:         a.mem,
-	}
-	if rules, err := writeRulesOf(a.snap); err == nil {
-		a.ids = tableview.NewIdentityAssigner(rules)
-		spec.Rules, spec.IDs = rules, a.ids
-	}
-	if a.changes != nil {
-		spec.Changes = a.changes.ChangeSink
-	}
-	return spec
+	return out
 }
 
 // mergeActions maps the public actions to dml's.
 var mergeActions = map[MergeAction]dml.Action{MergeUpdate: dml.ActUpdate, MergeDelete: dml.ActDelete, MergeInsert: dml.ActInsert}
-
-// mergePass merges one group of source units: load them, plan the target files
-// from their keys, read them applying the matched and by-source clauses, then
-// insert the unmatched source rows.
-func mergePass(ctx context.Context, a *dmlAttempt, m *dml.Merger, units []*dml.Unit) error {
-	p, err := m.LoadPass(ctx, units)
-	if err != nil {
-		return err
-	}
-	defer p.Release()
-	pred, err := m.KeyPredicate(p)
-	if err != nil {
-		return err
-	}
-	sc, err := a.findScan(ctx, pred, m.ReadColumns())
-	if err != nil {
-		return err
-	}
-	if pred == nil {
-		a.readAll = true
-	} else {
-		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
-	}
-	if err := a.forEachTask(ctx, "scan", sc.tasks, func(ctx context.Context, task *fileTask) error {
-		return a.readTouched(ctx, sc.target(), task, true, func(f *dml.Touched, b dml.LiveBatch) error {
-			return m.Batch(ctx, p, mergeRows{a: a, f: f}, b)
-		})
-	}); err != nil {
-		return err
-	}
-	return m.Insert(ctx, p)
-}
-
-// mergeRows is a touched file of an attempt as dml.Merger changes its rows.
-type mergeRows struct {
-	a *dmlAttempt
-	f *dml.Touched
-}
-
-func (r mergeRows) Updated(ctx context.Context, rec arrow.RecordBatch, old []int, pos []int64, out arrow.RecordBatch) error {
-	return r.a.writeUpdated(ctx, r.f, rec, old, pos, out)
-}
-func (r mergeRows) Deleted(pos []int64) { r.a.touched.Delete(r.f, pos) }
-func (r mergeRows) Key() string         { return r.f.Add.Key() }
-func (r mergeRows) Path() string        { return r.f.Add.Path }

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/skiplake/skiplake/expr"
 	"github.com/skiplake/skiplake/internal/dml"
-	"github.com/skiplake/skiplake/internal/tableview"
 	"github.com/skiplake/skiplake/log"
 )
 
@@ -66,120 +63,11 @@ func (t *Table) UpdateWhere(ctx context.Context, set []expr.Assignment, pred exp
 		return nil, fmt.Errorf("%w: UPDATE needs a SET list", ErrInvalidArgument)
 	}
 	var predicates []string
-	return t.runDML(ctx, "UPDATE", opts, true, func(ctx context.Context, a *dmlAttempt) error {
-		bound, err := expr.BindAssignments(set, a.snap.view.Logical())
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-		}
-		rules, err := writeRulesOf(a.snap)
-		if err != nil {
-			return err
-		}
-		if err := tableview.CheckIdentityUpdate(rules, dml.AssignedNames(set)); err != nil {
-			return err
-		}
-		a.updateRules, a.updateAssigned = rules, dml.AssignedSet(set)
-		sc, err := a.findScan(ctx, pred, fieldNamesOf(a.snap.view.Logical()))
-		if err != nil {
-			return err
-		}
-		predicates = []string{}
-		if sc.table != nil {
-			predicates = append(predicates, pred.String())
-		}
-		a.readPreds = append(a.readPreds, a.predicateFor(sc.table))
-		a.res.FilesRead = len(sc.tasks)
-		return a.forEachTask(ctx, "scan", sc.tasks, func(ctx context.Context, task *fileTask) error {
-			return a.updateMatching(ctx, sc, task, bound)
-		})
-	}, func(a *dmlAttempt) log.CommitInfo {
-		return a.commitInfo("numUpdatedRows", a.res.RowsUpdated, predicates)
+	return t.runDML(ctx, "UPDATE", opts, true, func(ctx context.Context, a *dml.Attempt) error {
+		var err error
+		predicates, err = a.UpdateWhere(ctx, set, pred)
+		return err
+	}, func(a *dml.Attempt) log.CommitInfo {
+		return dmlCommitInfo("UPDATE", predicates, a.RowMetrics("numUpdatedRows", a.Result().RowsUpdated))
 	})
-}
-
-// updateMatching reads one planned file, writes the updated versions of its matching
-// live rows to the row sink and records their positions for deletion.
-func (a *dmlAttempt) updateMatching(ctx context.Context, sc *Scan, task *fileTask, set *expr.BoundAssignments) error {
-	var updated int64
-	tg := sc.target()
-	err := a.readTouched(ctx, tg, task, true, func(f *dml.Touched, b dml.LiveBatch) error {
-		pos, sel, err := tg.Matching(b)
-		if err != nil || len(pos) == 0 {
-			return err
-		}
-		out, err := set.Apply(b.Rec, sel, a.mem)
-		if err != nil {
-			return fmt.Errorf("table: UPDATE of %s: %w", task.Add.Path, err)
-		}
-		defer out.Release()
-		oldIdx := make([]int, 0, len(pos))
-		if sel != nil {
-			keep := make([]bool, len(b.Pos))
-			for i := range keep {
-				keep[i] = sel.Contains(i)
-				if keep[i] {
-					oldIdx = append(oldIdx, i)
-				}
-			}
-			rows, err := dml.FilterRows(ctx, out, keep, a.mem)
-			if err != nil {
-				return err
-			}
-			defer rows.Release()
-			out = rows
-		} else {
-			for i := range b.Pos {
-				oldIdx = append(oldIdx, i)
-			}
-		}
-		regen, err := tableview.RecomputeGenerated(a.updateRules, out, a.updateAssigned, a.mem)
-		if err != nil {
-			return fmt.Errorf("table: UPDATE of %s: %w", task.Add.Path, err)
-		}
-		defer regen.Release()
-		out = regen
-		if err := a.writeUpdated(ctx, f, b.Rec, oldIdx, pos, out); err != nil {
-			return err
-		}
-		if a.changes != nil {
-			if err := a.recordUpdate(ctx, b.Rec, sel, out); err != nil {
-				return err
-			}
-		}
-		a.touched.Delete(f, pos)
-		updated += int64(len(pos))
-		return nil
-	})
-	a.mu.Lock()
-	a.res.RowsUpdated += updated
-	a.mu.Unlock()
-	return err
-}
-
-// fieldNamesOf lists a schema's top-level field names.
-func fieldNamesOf(s *arrow.Schema) []string {
-	out := make([]string, s.NumFields())
-	for i, f := range s.Fields() {
-		out[i] = f.Name
-	}
-	return out
-}
-
-// recordUpdate records in the change data files the rows of rec that sel selects
-// (nil: all) as update preimages and post, their new values, as postimages.
-func (a *dmlAttempt) recordUpdate(ctx context.Context, rec arrow.RecordBatch, sel *expr.Selection, post arrow.RecordBatch) error {
-	pre := rec
-	if sel != nil {
-		keep := make([]bool, rec.NumRows())
-		for i := range keep {
-			keep[i] = sel.Contains(i)
-		}
-		rows, err := dml.FilterRows(ctx, rec, keep, a.mem)
-		if err != nil {
-			return err
-		}
-		defer rows.Release()
-		pre = rows
-	}
-	return a.changes.Update(ctx, pre, post)
 }

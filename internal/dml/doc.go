@@ -1,11 +1,25 @@
-// Package dml holds parts of the DML engine (MERGE, UPDATE, DELETE) that run below
-// package table: the MERGE source (source.go), the reading of the commands' target
-// files (read.go), the sinks the commands' rows go to (sink.go), the change data
-// files (changes.go), the keeper of the table's layout through a command
-// (layout.go), MERGE's row engine (merge.go) and the bookkeeping of the files a
-// command touches (touched.go). Package table validates the commands, plans their
-// reads, evaluates DELETE's and UPDATE's predicate and SET list, loads the current
-// deletion vectors, rewrites the files, commits, and calls them.
+// Package dml is the DML engine (MERGE, UPDATE, DELETE) below package table: a
+// command's attempts (attempt.go: Run, Attempt, the retry loop, the finish and the
+// commit), the per-command bodies (ops.go: DeleteWhere, UpdateWhere, Merge), the
+// copy-on-write rewrites and the rows change data files read back (rewrite.go),
+// the MERGE source (source.go), the reading of the commands' target files
+// (read.go), the sinks the commands' rows go to (sink.go), the change data files
+// (changes.go), the keeper of the table's layout through a command (layout.go),
+// MERGE's row engine (merge.go) and the bookkeeping of the files a command touches
+// (touched.go). Package table validates the public options, and is the Host
+// (host.go): it loads and checks each attempt's snapshot (with the schema change
+// the commit carries), plans the reads (Snap.Plan: skipping, the scan report),
+// gives the write settings (the table's clustering) and explains a lost commit;
+// it copies the engine's Result into its DMLResult.
+//
+// Run runs a Command: per attempt, Host.Begin gives the snapshot, the Command's
+// Body plans and reads through the Attempt (recording the deleted positions in
+// the TouchedSet, writing updated and inserted rows to the Sink), finish decides
+// each changed file's fate (removed, a grown deletion vector, or rewritten
+// copy-on-write, clustered files on their own), writes the vectors and the change
+// data files, and the attempt commits once, declaring what it read. A commit lost
+// to a commit that only rearranged data (OPTIMIZE) is re-planned on the newest
+// snapshot, up to Options.ConflictRetries times.
 //
 // A Source is a MERGE source read once (ReadSource) and kept for the command's
 // passes and its re-plans after a conflict: its key columns — and, when a clause
@@ -39,7 +53,7 @@
 // pass's source rows and KeyPredicate the predicate that finds the target files
 // holding their keys; Batch matches a target file's live rows against the pass and
 // applies the WHEN MATCHED and WHEN NOT MATCHED BY SOURCE clauses, telling the
-// caller's FileRows (package table's touched file) the rows it updates and the
+// caller's FileRows (the attempt's touched file) the rows it updates and the
 // positions it deletes; Insert, after every file of the pass, applies the WHEN NOT
 // MATCHED clauses to the source rows nothing matched.
 //
@@ -114,6 +128,16 @@
 //     the order the files were read in. WriteVectors returns one remove and one
 //     add per file, in the files' order, each add keeping numRecords in its
 //     statistics, and the vector files it wrote even when it fails after writing.
+//   - M11 Run commits at most once per command, from one attempt, whose snapshot
+//     is the one Host.Begin gave it: the commit removes and adds exactly the files
+//     finish decided (plus Options.Pre), declares every file the attempt read and
+//     its read predicates (the whole table when a MERGE pass had no key
+//     predicate), and is refused unless every new file was written for the
+//     layout of that snapshot (T1). An attempt re-planned after a rearranging
+//     conflict, or one that failed (its body, finish, the commit, an ended
+//     context), deletes every data, change data and deletion-vector file it
+//     wrote before Run returns or retries, except after log.ErrCommitUnknown
+//     (the commit may have landed). A dry run writes and commits nothing.
 //
 // Errors users meet through package table carry its prefix, "table: ", as in
 // package tableview.
