@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -60,10 +63,12 @@ type pageMap struct {
 }
 
 // pageProbe is a leaf of a top-level column other than add, not repeated, whose
-// definition level at or above def marks a row holding that column's action.
+// definition level at or above def marks a row holding that column's action;
+// leaves are all the leaves of that column.
 type pageProbe struct {
-	col int
-	def int16
+	col    int
+	def    int16
+	leaves []int
 }
 
 // pageLayout is how a checkpoint file's add column is read from the pages.
@@ -75,11 +80,11 @@ type pageLayout struct {
 	// dv: storageType, pathOrInlineDv, offset, sizeInBytes, cardinality, maxRowIndex.
 	dv    [6]pageLeaf
 	defDV int16
-	// others are the leaves read by pqarrow when a row group holds other actions;
-	// probes tell whether it does (othersAlways: some column cannot be probed).
-	others       []int
-	probes       []pageProbe
-	othersAlways bool
+	// probes tell which rows hold the actions of the other top-level columns; the
+	// leaves of those present in a row group are read by pqarrow, with always (the
+	// leaves of the columns that cannot be probed).
+	probes []pageProbe
+	always []int
 }
 
 var dvLeafNames = [6]string{"storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality", "maxRowIndex"}
@@ -291,25 +296,33 @@ func newPageLayout(sch *schema.Schema, man *pqarrow.SchemaManifest, cols []int) 
 	if l.path.col < 0 || l.defAdd != 1 {
 		return nil
 	}
-	// The other top-level columns: read by pqarrow, probed by one leaf each.
-	probed := map[string]bool{}
+	// The other top-level columns: probed by one leaf each, read by pqarrow.
+	leaves := map[string][]int{}
+	var tops []string
 	for _, c := range cols {
 		p := sch.Column(c).ColumnPath()
 		if p[0] == "add" {
 			continue
 		}
-		l.others = append(l.others, c)
-		if probed[p[0]] || sch.Column(c).MaxRepetitionLevel() != 0 {
+		if leaves[p[0]] == nil {
+			tops = append(tops, p[0])
+		}
+		leaves[p[0]] = append(leaves[p[0]], c)
+	}
+	for _, name := range tops {
+		probe := -1
+		for _, c := range leaves[name] {
+			if sch.Column(c).MaxRepetitionLevel() == 0 && probeKind(sch.Column(c).PhysicalType()) != 0 {
+				probe = c
+				break
+			}
+		}
+		if probe < 0 {
+			l.always = append(l.always, leaves[name]...)
 			continue
 		}
-		probed[p[0]] = true
-		_, defs := leafNodes(sch, c)
-		l.probes = append(l.probes, pageProbe{col: c, def: defs[0]})
-	}
-	for name := range seen {
-		if name != "add" && !probed[name] {
-			l.othersAlways = true
-		}
+		_, defs := leafNodes(sch, probe)
+		l.probes = append(l.probes, pageProbe{col: probe, def: defs[0], leaves: leaves[name]})
 	}
 	return l
 }
@@ -317,24 +330,43 @@ func newPageLayout(sch *schema.Schema, man *pqarrow.SchemaManifest, cols []int) 
 // pageChunk is the number of levels read per call into a column chunk reader.
 const pageChunk = 8192
 
+// parallelLeafRows is the smallest row group whose leaves are read on several
+// goroutines (a checkpoint written as one large row group, as Spark's often are,
+// has no other parallelism). A variable so tests can lower it.
+var parallelLeafRows = 1 << 16
+
 // leafData is one leaf of a row group read from its pages: its levels, and its
-// present values (strings as end offsets into a byte sink).
+// present values (strings as end offsets into their bytes).
 type leafData struct {
 	defs, reps []int16
-	ends       []int // string leaves: each value's end in the sink
+	ends       []int // string leaves: each value's end in the leaf's bytes
 	ints       []int64
 	bools      []bool
-	n          int // levels read
+	bytes      []byte // string values not kept (map keys and values)
+	n          int    // levels read
+	ba         []parquet.ByteArray
+	i32        []int32
+}
+
+// leafTask is the read of one leaf of a row group.
+type leafTask struct {
+	lf   pageLeaf
+	reps bool // read repetition levels
+	// keep: string values go into one string (str) the actions alias, presized to
+	// size bytes; discard: they are not needed; else into d.bytes.
+	keep, discard bool
+	size          int
+	str           string
+	d             *leafData
 }
 
 // pageScratch is a decoding goroutine's reusable state.
 type pageScratch struct {
-	pv    partitionInterner
-	ba    []parquet.ByteArray
-	i32   []int32
-	valid []bool // per row of the row group: add present
-	leaf  [3]leafData
-	buf   [2][]byte // map key and value bytes
+	pv     partitionInterner
+	valid  []bool // per row of the row group: add present
+	leaves []leafData
+	tasks  []leafTask
+	others []int // leaves read by pqarrow for a row group
 }
 
 // grow returns s (whose first used elements are kept) with length cap and room
@@ -348,12 +380,12 @@ func grow[T any](s []T, used, n int) []T {
 	return ns
 }
 
-// readLeaf reads every level of leaf lf of row group rgr into d (reps when
-// withReps), string values appended through put. Only arrow-go's decoding runs
-// here, its panics contained.
-func (s *pageScratch) readLeaf(rgr *file.RowGroupReader, lf pageLeaf, withReps bool, d *leafData, put func([]byte)) (err error) {
+// readLeaf reads every level of t's leaf of row group rgr into t.d. Only
+// arrow-go's decoding and copying of its values run here, its panics contained.
+func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 	defer checkpointGuard.Contain(&err, "page decode")
-	d.n, d.ends, d.ints, d.bools = 0, d.ends[:0], d.ints[:0], d.bools[:0]
+	d, lf := t.d, t.lf
+	d.n, d.ends, d.ints, d.bools, d.bytes = 0, d.ends[:0], d.ints[:0], d.bools[:0], d.bytes[:0]
 	cr, err := rgr.Column(lf.col)
 	if err != nil {
 		return err
@@ -361,11 +393,16 @@ func (s *pageScratch) readLeaf(rgr *file.RowGroupReader, lf pageLeaf, withReps b
 	if c, ok := cr.(io.Closer); ok {
 		defer c.Close()
 	}
+	var kept strings.Builder
+	if t.keep {
+		kept.Grow(t.size)
+		defer func() { t.str = kept.String() }()
+	}
 	end := 0
 	for {
 		d.defs = grow(d.defs, d.n, pageChunk)
 		var reps []int16
-		if withReps {
+		if t.reps {
 			d.reps = grow(d.reps, d.n, pageChunk)
 			reps = d.reps[d.n : d.n+pageChunk]
 		}
@@ -377,12 +414,17 @@ func (s *pageScratch) readLeaf(rgr *file.RowGroupReader, lf pageLeaf, withReps b
 			if lf.kind != leafStr {
 				return errPageShape
 			}
-			if len(s.ba) < pageChunk {
-				s.ba = make([]parquet.ByteArray, pageChunk)
+			if len(d.ba) < pageChunk {
+				d.ba = make([]parquet.ByteArray, pageChunk)
 			}
-			lv, nv, err = r.ReadBatchInPage(pageChunk, s.ba, defs, reps)
-			for _, v := range s.ba[:nv] {
-				put(v)
+			lv, nv, err = r.ReadBatchInPage(pageChunk, d.ba, defs, reps)
+			for _, v := range d.ba[:nv] {
+				switch {
+				case t.keep:
+					kept.Write(v)
+				case !t.discard:
+					d.bytes = append(d.bytes, v...)
+				}
 				end += len(v)
 				d.ends = append(d.ends, end)
 			}
@@ -398,11 +440,11 @@ func (s *pageScratch) readLeaf(rgr *file.RowGroupReader, lf pageLeaf, withReps b
 			if lf.kind != leafInt {
 				return errPageShape
 			}
-			if len(s.i32) < pageChunk {
-				s.i32 = make([]int32, pageChunk)
+			if len(d.i32) < pageChunk {
+				d.i32 = make([]int32, pageChunk)
 			}
-			lv, nv, err = r.ReadBatch(pageChunk, s.i32, defs, reps)
-			for _, v := range s.i32[:nv] {
+			lv, nv, err = r.ReadBatch(pageChunk, d.i32, defs, reps)
+			for _, v := range d.i32[:nv] {
 				d.ints = append(d.ints, int64(v))
 			}
 		case *file.BooleanColumnChunkReader:
@@ -429,6 +471,50 @@ func (s *pageScratch) readLeaf(rgr *file.RowGroupReader, lf pageLeaf, withReps b
 	}
 }
 
+// readTasks reads the leaves of tasks, on several goroutines for a large row group.
+func readTasks(ctx context.Context, rgr *file.RowGroupReader, tasks []leafTask, rows int) error {
+	workers := decodeWorkers()
+	if rows < parallelLeafRows || workers < 2 {
+		for i := range tasks {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := readLeaf(rgr, &tasks[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+		fail atomic.Pointer[error]
+	)
+	for range min(workers, len(tasks)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) || fail.Load() != nil {
+					return
+				}
+				err := ctx.Err()
+				if err == nil {
+					err = readLeaf(rgr, &tasks[i])
+				}
+				if err != nil {
+					fail.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if e := fail.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
 // decodePages decodes row group rg of f with the page decoder: its actions in row
 // order. Any error means the row group is to be decoded by pqarrow instead.
 func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSeg, error) {
@@ -446,13 +532,56 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 		return int(min(max(cc.TotalUncompressedSize(), 0), 256<<20))
 	}
 
-	// path: which rows hold an add.
-	d := &s.leaf[0]
-	var pathB strings.Builder
-	pathB.Grow(chunkSize(l.path.col))
-	if err := s.readLeaf(rgr, l.path, false, d, func(b []byte) { pathB.Write(b) }); err != nil {
+	// The leaves to read, each into its own leafData; task indexes by name.
+	s.tasks = s.tasks[:0]
+	task := func(lf pageLeaf, reps, keep, discard bool) int {
+		if lf.col < 0 {
+			return -1
+		}
+		t := leafTask{lf: lf, reps: reps, keep: keep, discard: discard}
+		if keep {
+			t.size = chunkSize(lf.col)
+		}
+		s.tasks = append(s.tasks, t)
+		return len(s.tasks) - 1
+	}
+	tPath := task(l.path, false, true, false)
+	tStats := task(l.stats, false, true, false)
+	tCluster := task(l.cluster, false, true, false)
+	ints := [4]pageLeaf{l.size, l.mtime, l.baseRowID, l.drcVer}
+	var tInts [4]int
+	for i, lf := range ints {
+		tInts[i] = task(lf, false, false, false)
+	}
+	tDC := task(l.dataChange, false, false, false)
+	var tDV [6]int
+	for i, lf := range l.dv {
+		tDV[i] = task(lf, false, lf.kind == leafStr, false)
+	}
+	tMap := [4]int{-1, -1, -1, -1}
+	for i, m := range []*pageMap{l.pv, l.tags} {
+		if m != nil {
+			tMap[2*i] = task(m.key, true, false, false)
+			tMap[2*i+1] = task(m.val, true, false, false)
+		}
+	}
+	tProbe := len(s.tasks)
+	for _, p := range l.probes {
+		task(pageLeaf{col: p.col, kind: probeKind(f.rdr.MetaData().Schema.Column(p.col).PhysicalType())}, false, false, true)
+	}
+	if len(s.leaves) < len(s.tasks) {
+		s.leaves = append(s.leaves, make([]leafData, len(s.tasks)-len(s.leaves))...)
+	}
+	for i := range s.tasks {
+		s.tasks[i].d = &s.leaves[i]
+	}
+	if err := readTasks(ctx, rgr, s.tasks, rows); err != nil {
 		return nil, err
 	}
+	leaf := func(i int) *leafData { return s.tasks[i].d }
+
+	// path: which rows hold an add.
+	d := leaf(tPath)
 	if d.n != rows {
 		return nil, fmt.Errorf("path: %d levels for %d rows: %w", d.n, rows, errPageShape)
 	}
@@ -465,83 +594,57 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 		}
 	}
 	adds := make([]Add, n)
-	paths := pathB.String()
-	if err := assignStrings(d, l.path, l.defAdd, s.valid, paths, func(k int, v string) { adds[k].Path = v }); err != nil {
+	if err := assignStrings(d, l.path, l.defAdd, s.valid, s.tasks[tPath].str, func(k int, v string) { adds[k].Path = v }); err != nil {
 		return nil, err
 	}
-
-	// The other string columns, integers and dataChange.
-	for _, sl := range []struct {
-		lf  pageLeaf
-		set func(k int, v string)
-	}{
-		{l.stats, func(k int, v string) { adds[k].Stats = v }},
-		{l.cluster, func(k int, v string) { adds[k].ClusteringProvider = v }},
-	} {
-		if sl.lf.col < 0 {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
+	if tStats >= 0 {
+		if err := assignStrings(leaf(tStats), l.stats, l.defAdd, s.valid, s.tasks[tStats].str, func(k int, v string) { adds[k].Stats = v }); err != nil {
 			return nil, err
 		}
-		var b strings.Builder
-		b.Grow(chunkSize(sl.lf.col))
-		if err := s.readLeaf(rgr, sl.lf, false, d, func(v []byte) { b.Write(v) }); err != nil {
-			return nil, err
-		}
-		if err := assignStrings(d, sl.lf, l.defAdd, s.valid, b.String(), sl.set); err != nil {
+	}
+	if tCluster >= 0 {
+		if err := assignStrings(leaf(tCluster), l.cluster, l.defAdd, s.valid, s.tasks[tCluster].str, func(k int, v string) { adds[k].ClusteringProvider = v }); err != nil {
 			return nil, err
 		}
 	}
 	var ptrs []int64 // baseRowId and defaultRowCommitVersion values, pointed to by the adds
-	for _, il := range []struct {
-		lf  pageLeaf
-		set func(k int, v int64)
-		ptr func(k int, v *int64)
-	}{
-		{lf: l.size, set: func(k int, v int64) { adds[k].Size = v }},
-		{lf: l.mtime, set: func(k int, v int64) { adds[k].ModificationTime = v }},
-		{lf: l.baseRowID, ptr: func(k int, v *int64) { adds[k].BaseRowID = v }},
-		{lf: l.drcVer, ptr: func(k int, v *int64) { adds[k].DefaultRowCommitVersion = v }},
-	} {
-		if il.lf.col < 0 {
+	for i, t := range tInts {
+		if t < 0 {
 			continue
 		}
-		if err := s.readLeaf(rgr, il.lf, false, d, nil); err != nil {
+		d, lf := leaf(t), ints[i]
+		if err := checkScalarLevels(d, lf, l.defAdd, s.valid, len(d.ints)); err != nil {
 			return nil, err
 		}
-		if err := checkScalarLevels(d, il.lf, l.defAdd, s.valid, len(d.ints)); err != nil {
-			return nil, err
-		}
-		if il.ptr != nil && len(d.ints) > 0 {
-			if ptrs == nil {
-				ptrs = make([]int64, 0, 2*n)
-			}
-			if cap(ptrs)-len(ptrs) < len(d.ints) {
-				ptrs = make([]int64, 0, len(d.ints)) // earlier values stay in the old slice
-			}
+		if i >= 2 && cap(ptrs)-len(ptrs) < len(d.ints) {
+			ptrs = make([]int64, 0, len(d.ints)) // earlier values stay in the old slice
 		}
 		k, vi := 0, 0
-		for i, dl := range d.defs[:rows] {
-			if !s.valid[i] {
+		for r, dl := range d.defs[:rows] {
+			if !s.valid[r] {
 				continue
 			}
-			if dl == il.lf.maxDef {
-				if il.ptr != nil {
-					ptrs = append(ptrs, d.ints[vi])
-					il.ptr(k, &ptrs[len(ptrs)-1])
-				} else {
-					il.set(k, d.ints[vi])
+			if dl == lf.maxDef {
+				v := d.ints[vi]
+				switch i {
+				case 0:
+					adds[k].Size = v
+				case 1:
+					adds[k].ModificationTime = v
+				case 2:
+					ptrs = append(ptrs, v)
+					adds[k].BaseRowID = &ptrs[len(ptrs)-1]
+				case 3:
+					ptrs = append(ptrs, v)
+					adds[k].DefaultRowCommitVersion = &ptrs[len(ptrs)-1]
 				}
 				vi++
 			}
 			k++
 		}
 	}
-	if l.dataChange.col >= 0 {
-		if err := s.readLeaf(rgr, l.dataChange, false, d, nil); err != nil {
-			return nil, err
-		}
+	if tDC >= 0 {
+		d := leaf(tDC)
 		if err := checkScalarLevels(d, l.dataChange, l.defAdd, s.valid, len(d.bools)); err != nil {
 			return nil, err
 		}
@@ -557,19 +660,16 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 			k++
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := s.readDVs(rgr, l, rows, adds, chunkSize); err != nil {
+	if err := s.assignDVs(l, tDV, rows, adds); err != nil {
 		return nil, err
 	}
 	if l.pv != nil {
-		if err := s.readMap(rgr, l.pv, l.defAdd, rows, func(k int, m map[string]*string) { adds[k].PartitionValues = m }, true); err != nil {
+		if err := s.assignMap(l.pv, leaf(tMap[0]), leaf(tMap[1]), l.defAdd, rows, func(k int, m map[string]*string) { adds[k].PartitionValues = m }, true); err != nil {
 			return nil, err
 		}
 	}
 	if l.tags != nil {
-		if err := s.readMap(rgr, l.tags, l.defAdd, rows, func(k int, m map[string]*string) {
+		if err := s.assignMap(l.tags, leaf(tMap[2]), leaf(tMap[3]), l.defAdd, rows, func(k int, m map[string]*string) {
 			if m == nil {
 				return
 			}
@@ -586,31 +686,30 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 	}
 
 	// Rows holding other actions: merged with the adds row by row.
-	others := l.othersAlways
-	for _, p := range l.probes {
-		if others {
-			break
-		}
-		lf := pageLeaf{col: p.col, kind: probeKind(f.rdr.MetaData().Schema.Column(p.col).PhysicalType())}
-		if lf.kind == 0 {
-			others = true
-			break
-		}
-		if err := s.readLeaf(rgr, lf, false, d, func([]byte) {}); err != nil {
-			return nil, err
-		}
+	others := append(s.others[:0], l.always...)
+	last := -1 // the last row holding another action (rows-1 when not known)
+	if len(l.always) > 0 {
+		last = rows - 1
+	}
+	for i, p := range l.probes {
+		d := leaf(tProbe + i)
 		if d.n != rows {
 			return nil, fmt.Errorf("column %d: %d levels for %d rows: %w", p.col, d.n, rows, errPageShape)
 		}
-		for _, dl := range d.defs[:rows] {
+		present := false
+		for r, dl := range d.defs[:rows] {
 			if dl >= p.def {
-				others = true
-				break
+				present = true
+				last = max(last, r)
 			}
 		}
+		if present {
+			others = append(others, p.leaves...)
+		}
 	}
+	s.others = others
 	pre := &pageAdds{adds: adds, valid: s.valid[:rows]}
-	if !others {
+	if len(others) == 0 {
 		for k := range adds {
 			a := Action{Add: &adds[k]}
 			if err := a.validate(); err != nil {
@@ -622,7 +721,8 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 		}
 		return []cpSeg{{adds: adds}}, nil
 	}
-	return mergeOtherRows(ctx, f, rg, rows, pre, &s.pv)
+	slices.Sort(others)
+	return mergeOtherRows(ctx, f, rg, rows, last, others, pre, &s.pv)
 }
 
 // probeKind is the leaf kind a probe of physical type t is read as (0: not probed).
@@ -646,13 +746,11 @@ type pageAdds struct {
 	used  int
 }
 
-// mergeOtherRows reads the columns of f other than add in row group rg with pqarrow
-// and turns the rows into actions, the adds taken from pre.
-func mergeOtherRows(ctx context.Context, f *cpFile, rg, rows int, pre *pageAdds, pv *partitionInterner) (segs []cpSeg, err error) {
-	if len(f.layout.others) == 0 {
-		return nil, errPageShape
-	}
-	rr, err := checkpointRecords(ctx, f.fr, f.layout.others, rg)
+// mergeOtherRows reads leaves others (columns other than add) of row group rg of f
+// with pqarrow, up to the batch holding row last (the last that holds an action of
+// theirs), and turns the rows into actions, the adds taken from pre.
+func mergeOtherRows(ctx context.Context, f *cpFile, rg, rows, last int, others []int, pre *pageAdds, pv *partitionInterner) (segs []cpSeg, err error) {
+	rr, err := checkpointRecords(ctx, f.fr, others, rg)
 	if err != nil {
 		return nil, err
 	}
@@ -680,6 +778,23 @@ func mergeOtherRows(ctx context.Context, f *cpFile, rg, rows int, pre *pageAdds,
 			return nil, err
 		}
 		base += m
+		if base > last {
+			break
+		}
+	}
+	if base < rows && base > last {
+		// The rows after the last other action hold adds only.
+		rest := pre.adds[pre.used:]
+		for k := range rest {
+			a := Action{Add: &rest[k]}
+			if err := a.validate(); err != nil {
+				return nil, err
+			}
+		}
+		if len(rest) > 0 {
+			segs = append(segs, cpSeg{adds: rest})
+		}
+		pre.used, base = len(pre.adds), rows
 	}
 	if base != rows || pre.used != len(pre.adds) {
 		return nil, errPageShape
@@ -733,24 +848,16 @@ func assignStrings(d *leafData, lf pageLeaf, defParent int16, valid []bool, all 
 	return nil
 }
 
-// readDVs fills the adds' deletion vectors from the deletionVector leaves.
-func (s *pageScratch) readDVs(rgr *file.RowGroupReader, l *pageLayout, rows int, adds []Add, chunkSize func(int) int) error {
+// assignDVs fills the adds' deletion vectors from the deletionVector leaves read by
+// tasks t (-1: absent).
+func (s *pageScratch) assignDVs(l *pageLayout, t [6]int, rows int, adds []Add) error {
 	var dvValid []bool // per row
 	var dvs []DeletionVectorDescriptor
-	d := &s.leaf[1]
-	for j, lf := range l.dv {
-		if lf.col < 0 {
+	for j, ti := range t {
+		if ti < 0 {
 			continue
 		}
-		var b strings.Builder
-		var put func([]byte)
-		if lf.kind == leafStr {
-			b.Grow(min(chunkSize(lf.col), 1<<20))
-			put = func(v []byte) { b.Write(v) }
-		}
-		if err := s.readLeaf(rgr, lf, false, d, put); err != nil {
-			return err
-		}
+		d, lf, all := s.tasks[ti].d, s.tasks[ti].lf, s.tasks[ti].str
 		if d.n != rows {
 			return fmt.Errorf("column %d: %d levels for %d rows: %w", lf.col, d.n, rows, errPageShape)
 		}
@@ -765,9 +872,6 @@ func (s *pageScratch) readDVs(rgr *file.RowGroupReader, l *pageLayout, rows int,
 					dvValid[i] = true
 					nd++
 				}
-			}
-			if nd == 0 {
-				return s.checkNoDV(rgr, l, rows, j+1)
 			}
 			dvs = make([]DeletionVectorDescriptor, nd)
 			k, di := 0, 0
@@ -798,9 +902,11 @@ func (s *pageScratch) readDVs(rgr *file.RowGroupReader, l *pageLayout, rows int,
 		if present != values {
 			return errPageShape
 		}
-		all := b.String()
 		if lf.kind == leafStr && len(d.ends) > 0 && d.ends[len(d.ends)-1] != len(all) {
 			return errPageShape
+		}
+		if len(dvs) == 0 {
+			continue
 		}
 		di, vi, start := 0, 0, 0
 		for i, dl := range d.defs[:rows] {
@@ -838,46 +944,15 @@ func (s *pageScratch) readDVs(rgr *file.RowGroupReader, l *pageLayout, rows int,
 	return nil
 }
 
-// checkNoDV checks that the deletionVector leaves from the from-th on hold no
-// deletion vector either (the first one read held none).
-func (s *pageScratch) checkNoDV(rgr *file.RowGroupReader, l *pageLayout, rows, from int) error {
-	d := &s.leaf[1]
-	for _, lf := range l.dv[from:] {
-		if lf.col < 0 {
-			continue
-		}
-		if err := s.readLeaf(rgr, lf, false, d, func([]byte) {}); err != nil {
-			return err
-		}
-		if d.n != rows {
-			return errPageShape
-		}
-		for i, dl := range d.defs[:rows] {
-			if dl >= l.defDV || (dl >= l.defAdd) != s.valid[i] {
-				return errPageShape
-			}
-		}
-	}
-	return nil
-}
-
-// readMap assembles the map<string,string> m of every add from its key and value
-// leaves: set gets nil for a null map, an empty map for an empty one, else the
+// assignMap assembles the map<string,string> m of every add from its key and value
+// leaves kd and vd: set gets nil for a null map, an empty map for an empty one, else the
 // entries with a key (a null value as a nil pointer). With intern, equal maps are
 // shared through s.pv as on the Arrow path.
-func (s *pageScratch) readMap(rgr *file.RowGroupReader, m *pageMap, defAdd int16, rows int, set func(k int, m map[string]*string), intern bool) error {
-	kd, vd := &s.leaf[1], &s.leaf[2]
-	s.buf[0], s.buf[1] = s.buf[0][:0], s.buf[1][:0]
-	if err := s.readLeaf(rgr, m.key, true, kd, func(b []byte) { s.buf[0] = append(s.buf[0], b...) }); err != nil {
-		return err
-	}
-	if err := s.readLeaf(rgr, m.val, true, vd, func(b []byte) { s.buf[1] = append(s.buf[1], b...) }); err != nil {
-		return err
-	}
+func (s *pageScratch) assignMap(m *pageMap, kd, vd *leafData, defAdd int16, rows int, set func(k int, m map[string]*string), intern bool) error {
 	if kd.n != vd.n {
 		return errPageShape
 	}
-	kb, vb := s.buf[0], s.buf[1]
+	kb, vb := kd.bytes, vd.bytes
 	if (len(kd.ends) > 0 && kd.ends[len(kd.ends)-1] != len(kb)) || (len(vd.ends) > 0 && vd.ends[len(vd.ends)-1] != len(vb)) {
 		return errPageShape
 	}

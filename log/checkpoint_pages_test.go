@@ -227,6 +227,7 @@ func shuffledCheckpointSchema(r *rand.Rand) *arrow.Schema {
 // decoder and by pqarrow give the same actions and errors; on valid checkpoints of
 // the writer's schema the page decoder takes every row group itself.
 func TestCheckpointPagesMatchArrow(t *testing.T) {
+	defer func(v int) { parallelLeafRows = v }(parallelLeafRows)
 	statsParsed := arrow.StructOf(nf("numRecords", i64), nf("minValues", arrow.StructOf(nf("id", i64))))
 	iters := 60
 	if testing.Short() {
@@ -238,6 +239,7 @@ func TestCheckpointPagesMatchArrow(t *testing.T) {
 		rowGroup := 1 + r.IntN(120)
 		nullP := []float64{0, 0.1, 0.4}[r.IntN(3)]
 		addP := []float64{1, 0.95, 0.6}[r.IntN(3)]
+		parallelLeafRows = []int{1 << 16, 1}[it%2] // every other seed: leaves read on several goroutines
 		t.Run(fmt.Sprintf("seed%d", it), func(t *testing.T) {
 			// The writer's schema, valid rows: the page decoder takes every row group.
 			data := randCheckpointParquet(t, r, checkpointSchema(nil, nil), rows, rowGroup, addP, nullP, true)
@@ -305,14 +307,24 @@ func pagesSnapshot(t *testing.T, n int) (*Log, *Snapshot) {
 // both paths: with JSON stats (the page decoder takes every row group) and with
 // stats_parsed (the multi-part fixture: pqarrow takes every row group).
 func TestCheckpointPagesWrittenCheckpoint(t *testing.T) {
-	defer func(rows int) { checkpointRowGroupRows = rows }(checkpointRowGroupRows)
+	defer func(rows, par int) { checkpointRowGroupRows, parallelLeafRows = rows, par }(checkpointRowGroupRows, parallelLeafRows)
+	parallelLeafRows = 100
 	checkpointRowGroupRows = 113
 	l, snap := pagesSnapshot(t, 1500)
 	data, _, err := l.encodeCheckpoint(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, data := range [][]byte{data, writtenCheckpoint(t, "")} {
+	// One row group larger than pqarrow's batch, the other actions in its first rows:
+	// pqarrow reads only the first batch, the rest are adds.
+	checkpointRowGroupRows = 1 << 20
+	bl, bsnap := pagesSnapshot(t, 40000)
+	big, _, err := bl.encodeCheckpoint(bsnap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpointRowGroupRows = 113
+	for i, data := range [][]byte{data, writtenCheckpoint(t, ""), big} {
 		fast, groups := comparePaths(t, data)
 		if fast != groups || groups == 0 {
 			t.Fatalf("checkpoint %d: page decoder took %d of %d row groups", i, fast, groups)
