@@ -355,10 +355,15 @@ type leafTask struct {
 	// keep: string values go into one string (str) the actions alias, presized to
 	// size bytes; discard: they are not needed; else into d.bytes.
 	keep, discard bool
-	size          int
+	size          int // the column chunk's uncompressed size (capped)
+	levels        int // its number of levels (capped), for presizing
 	str           string
 	d             *leafData
 }
+
+// maxPresize bounds the levels and bytes a leaf's buffers are presized to from the
+// column chunk's metadata (beyond it they grow as read).
+const maxPresize = 1 << 26
 
 // pageScratch is a decoding goroutine's reusable state.
 type pageScratch struct {
@@ -393,10 +398,28 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 	if c, ok := cr.(io.Closer); ok {
 		defer c.Close()
 	}
+	if h := t.levels; h > 0 {
+		if cap(d.defs) < h+pageChunk {
+			d.defs = make([]int16, h+pageChunk)
+		}
+		if t.reps && cap(d.reps) < h+pageChunk {
+			d.reps = make([]int16, h+pageChunk)
+		}
+		switch {
+		case lf.kind == leafStr && !t.discard && cap(d.ends) < h:
+			d.ends = make([]int, 0, h)
+		case lf.kind == leafInt && cap(d.ints) < h:
+			d.ints = make([]int64, 0, h)
+		case lf.kind == leafBool && cap(d.bools) < h:
+			d.bools = make([]bool, 0, h)
+		}
+	}
 	var kept strings.Builder
 	if t.keep {
 		kept.Grow(t.size)
 		defer func() { t.str = kept.String() }()
+	} else if lf.kind == leafStr && !t.discard && cap(d.bytes) < t.size {
+		d.bytes = make([]byte, 0, t.size)
 	}
 	end := 0
 	for {
@@ -418,11 +441,13 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 				d.ba = make([]parquet.ByteArray, pageChunk)
 			}
 			lv, nv, err = r.ReadBatchInPage(pageChunk, d.ba, defs, reps)
+			if t.discard {
+				break
+			}
 			for _, v := range d.ba[:nv] {
-				switch {
-				case t.keep:
+				if t.keep {
 					kept.Write(v)
-				case !t.discard:
+				} else {
 					d.bytes = append(d.bytes, v...)
 				}
 				end += len(v)
@@ -524,12 +549,12 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 	if rows < 0 || int64(rows) != rgr.NumRows() {
 		return nil, errPageShape
 	}
-	chunkSize := func(col int) int {
+	chunk := func(col int) (size, levels int) {
 		cc, err := rgr.MetaData().ColumnChunk(col)
 		if err != nil {
-			return 0
+			return 0, 0
 		}
-		return int(min(max(cc.TotalUncompressedSize(), 0), 256<<20))
+		return int(min(max(cc.TotalUncompressedSize(), 0), 4*maxPresize)), int(min(max(cc.NumValues(), 0), maxPresize))
 	}
 
 	// The leaves to read, each into its own leafData; task indexes by name.
@@ -539,9 +564,7 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 			return -1
 		}
 		t := leafTask{lf: lf, reps: reps, keep: keep, discard: discard}
-		if keep {
-			t.size = chunkSize(lf.col)
-		}
+		t.size, t.levels = chunk(lf.col)
 		s.tasks = append(s.tasks, t)
 		return len(s.tasks) - 1
 	}
