@@ -85,6 +85,26 @@ type pageLayout struct {
 	// leaves of the columns that cannot be probed).
 	probes []pageProbe
 	always []int
+	// others reads them: batches of otherBatch rows, so that a row group whose
+	// other actions are in its first rows (protocol and metaData) reads little.
+	others *pqarrow.FileReader
+}
+
+// otherBatch is the record batch size of pageLayout.others.
+const otherBatch = 4096
+
+// newFilePageLayout is newPageLayout for checkpoint file rdr, whose pqarrow reader is
+// fr, with the reader of its other columns.
+func newFilePageLayout(rdr *file.Reader, fr *pqarrow.FileReader, cols []int) *pageLayout {
+	l := newPageLayout(rdr.MetaData().Schema, fr.Manifest, cols)
+	if l == nil {
+		return nil
+	}
+	var err error
+	if l.others, err = checkpointFileReaderBatch(rdr, otherBatch); err != nil {
+		return nil
+	}
+	return l
 }
 
 var dvLeafNames = [6]string{"storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality", "maxRowIndex"}
@@ -773,7 +793,7 @@ type pageAdds struct {
 // with pqarrow, up to the batch holding row last (the last that holds an action of
 // theirs), and turns the rows into actions, the adds taken from pre.
 func mergeOtherRows(ctx context.Context, f *cpFile, rg, rows, last int, others []int, pre *pageAdds, pv *partitionInterner) (segs []cpSeg, err error) {
-	rr, err := checkpointRecords(ctx, f.fr, others, rg)
+	rr, err := checkpointRecords(ctx, f.layout.others, others, rg)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func openTestCheckpoint(t testing.TB, data []byte) *cpFile {
 	}
 	f := &cpFile{path: "test.checkpoint.parquet", rdr: rdr, fr: fr, cols: cols}
 	if fr != nil {
-		f.layout = newPageLayout(rdr.MetaData().Schema, fr.Manifest, cols)
+		f.layout = newFilePageLayout(rdr, fr, cols)
 	}
 	return f
 }
@@ -390,7 +390,7 @@ func FuzzCheckpointPages(f *testing.F) {
 			}
 			return
 		}
-		cf := &cpFile{path: "fuzz", rdr: rdr, fr: fr, cols: cols, layout: newPageLayout(rdr.MetaData().Schema, fr.Manifest, cols)}
+		cf := &cpFile{path: "fuzz", rdr: rdr, fr: fr, cols: cols, layout: newFilePageLayout(rdr, fr, cols)}
 		defer cf.close()
 		ctx := context.Background()
 		var sc pageScratch

@@ -271,7 +271,7 @@ func (l *Log) openCheckpointPart(ctx context.Context, p checkpointPart) (f *cpFi
 	}
 	f = &cpFile{path: p.path, rdr: rdr, fr: fr, closer: closer, cols: cols}
 	if pageDecoding {
-		f.layout = newPageLayout(rdr.MetaData().Schema, fr.Manifest, cols)
+		f.layout = newFilePageLayout(rdr, fr, cols)
 	}
 	return f, rdr.NumRows(), nil
 }
@@ -392,9 +392,14 @@ func parseCheckpointFooter(src *io.SectionReader, props *parquet.ReaderPropertie
 
 // checkpointFileReader prepares pqarrow's reader of rdr (the Arrow schema of its columns).
 func checkpointFileReader(rdr *file.Reader) (fr *pqarrow.FileReader, err error) {
+	return checkpointFileReaderBatch(rdr, 1<<15)
+}
+
+// checkpointFileReaderBatch is checkpointFileReader with record batches of batch rows.
+func checkpointFileReaderBatch(rdr *file.Reader, batch int64) (fr *pqarrow.FileReader, err error) {
 	defer checkpointGuard.Contain(&err, "arrow schema")
 	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{
-		BatchSize: 1 << 15,
+		BatchSize: batch,
 		// Presize each string column's value buffer from its column chunk's
 		// uncompressed size instead of letting it grow by doubling: the stats and
 		// path columns of a large checkpoint are most of its bytes, and regrowing
