@@ -47,6 +47,7 @@ type cpFile struct {
 	fr      *pqarrow.FileReader
 	closer  io.Closer // the opened object when the file was not read whole; may be nil
 	cols    []int
+	layout  *pageLayout  // how the add column is read from the pages; nil: pqarrow only
 	pending atomic.Int64 // row groups not yet decoded
 }
 
@@ -171,13 +172,13 @@ func (l *Log) readParquetParts(ctx context.Context, parts []checkpointPart, hint
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var pv partitionInterner
+			var sc pageScratch
 			for j := range work {
 				var res cpResult
 				if ctx.Err() != nil {
 					res.err = fmt.Errorf("log: reading %s: %w", j.f.path, ctx.Err())
 				} else {
-					res = decodeRowGroup(ctx, j.f, j.rg, &pv)
+					res = decodeRowGroup(ctx, j.f, j.rg, &sc)
 				}
 				if j.f.pending.Add(-1) == 0 {
 					j.f.close()
@@ -268,18 +269,39 @@ func (l *Log) openCheckpointPart(ctx context.Context, p checkpointPart) (f *cpFi
 		}
 		return nil, 0, nil // no column this package reads
 	}
-	return &cpFile{path: p.path, rdr: rdr, fr: fr, closer: closer, cols: cols}, rdr.NumRows(), nil
+	f = &cpFile{path: p.path, rdr: rdr, fr: fr, closer: closer, cols: cols}
+	if pageDecoding {
+		f.layout = newFilePageLayout(rdr, fr, cols)
+	}
+	return f, rdr.NumRows(), nil
 }
 
-// decodeRowGroup decodes row group rg of f into actions. A panic outside arrow-go's
-// decoder (whose panics the guard turns into errors) is handed to the consumer to
-// re-raise on its goroutine, as when the decode ran there.
-func decodeRowGroup(ctx context.Context, f *cpFile, rg int, pv *partitionInterner) (res cpResult) {
+// pageDecoding enables the page decoder of the add column (a variable so tests
+// can compare it with the pqarrow path).
+var pageDecoding = true
+
+// decodeRowGroup decodes row group rg of f into actions: from the pages when f's
+// add column is one the page decoder reads and the row group decodes that way,
+// else (and always on an error, which it then reports) through pqarrow. A panic
+// outside arrow-go's decoder (whose panics the guard turns into errors) is handed to
+// the consumer to re-raise on its goroutine, as when the decode ran there.
+func decodeRowGroup(ctx context.Context, f *cpFile, rg int, sc *pageScratch) (res cpResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = cpResult{panicked: r, hasPanic: true}
 		}
 	}()
+	if f.layout != nil {
+		if segs, err := decodePages(ctx, f, rg, sc); err == nil {
+			return cpResult{segs: segs}
+		}
+	}
+	return decodeRowGroupArrow(ctx, f, rg, &sc.pv)
+}
+
+// decodeRowGroupArrow decodes row group rg of f into actions with pqarrow's record
+// reader.
+func decodeRowGroupArrow(ctx context.Context, f *cpFile, rg int, pv *partitionInterner) (res cpResult) {
 	fail := func(e error) error {
 		return fmt.Errorf("log: reading %s: %w: %w", f.path, ErrCorruptLog, e)
 	}
@@ -370,9 +392,14 @@ func parseCheckpointFooter(src *io.SectionReader, props *parquet.ReaderPropertie
 
 // checkpointFileReader prepares pqarrow's reader of rdr (the Arrow schema of its columns).
 func checkpointFileReader(rdr *file.Reader) (fr *pqarrow.FileReader, err error) {
+	return checkpointFileReaderBatch(rdr, 1<<15)
+}
+
+// checkpointFileReaderBatch is checkpointFileReader with record batches of batch rows.
+func checkpointFileReaderBatch(rdr *file.Reader, batch int64) (fr *pqarrow.FileReader, err error) {
 	defer checkpointGuard.Contain(&err, "arrow schema")
 	fr, err = pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{
-		BatchSize: 1 << 15,
+		BatchSize: batch,
 		// Presize each string column's value buffer from its column chunk's
 		// uncompressed size instead of letting it grow by doubling: the stats and
 		// path columns of a large checkpoint are most of its bytes, and regrowing
@@ -420,6 +447,12 @@ func releaseCheckpointRecords(rr pqarrow.RecordReader) {
 // error, out holds the actions of the rows before the bad one. The add actions of a
 // batch are allocated together.
 func appendCheckpointRows(out []cpSeg, fields []arrowField, cols []arrowArray, n int, pv *partitionInterner) ([]cpSeg, error) {
+	return appendRows(out, fields, cols, n, pv, nil, 0)
+}
+
+// appendRows is appendCheckpointRows, with the adds of the rows taken from pre when
+// it is not nil (rows base to base+n of pre's row group; cols then has no add).
+func appendRows(out []cpSeg, fields []arrowField, cols []arrowArray, n int, pv *partitionInterner, pre *pageAdds, base int) ([]cpSeg, error) {
 	var add *addCols
 	var remove *structCols
 	var adds []Add
@@ -427,6 +460,9 @@ func appendCheckpointRows(out []cpSeg, fields []arrowField, cols []arrowArray, n
 	for i, f := range fields {
 		switch f.Name {
 		case "add":
+			if pre != nil {
+				continue
+			}
 			if s, ok := newStructCols(cols[i]); ok {
 				add = newAddCols(s)
 				adds = make([]Add, n-s.arr.NullN())
@@ -441,6 +477,10 @@ func appendCheckpointRows(out []cpSeg, fields []arrowField, cols []arrowArray, n
 	}
 	// adds[run:used] are the validated adds of the run not yet appended to out.
 	used, run := 0, 0
+	if pre != nil {
+		adds, used, run = pre.adds, pre.used, pre.used
+		defer func() { pre.used = used }()
+	}
 	flush := func() {
 		if used > run {
 			out = append(out, cpSeg{adds: adds[run:used:used]})
@@ -451,6 +491,14 @@ func appendCheckpointRows(out []cpSeg, fields []arrowField, cols []arrowArray, n
 	for i := 0; i < n; i++ {
 		a = Action{}
 		switch {
+		case pre != nil && pre.valid[base+i]:
+			a.Add = &adds[used]
+			if err := a.validate(); err != nil {
+				flush()
+				return out, fmt.Errorf("%w: row %d: %v", ErrCorruptLog, i, err)
+			}
+			used++
+			continue
 		case add != nil && add.arr.IsValid(i):
 			ad := &adds[used]
 			if err := addAt(add, i, pv, ad); err != nil {

@@ -45,6 +45,14 @@
 //     to GOMAXPROCS goroutines (a checkpoint holds each key once); a checkpoint with
 //     a repeated add key or a remove of an added key is reconciled action by action
 //     instead, so the live files are those of the sequential replay in every case.
+//   - CK3 A row group's add column is decoded straight from the Parquet pages (column
+//     chunk readers, levels into reused slices, strings copied into one string per
+//     column and row group) when its shape is one whose Arrow reading that decoder
+//     reproduces; columns other than add are then read through pqarrow only for row
+//     groups whose probe leaves show such actions. Any other shape (stats_parsed or
+//     partitionValues_parsed under add, other types, duplicated names) and any error
+//     or inconsistency between leaves sends the row group to the pqarrow path, which
+//     reports the error: both paths give the same actions and errors.
 //
 // Reconciliation key: files are keyed by their *decoded* path (the log stores
 // percent-encoded relative URIs; "a%20b" and "a b" are the same file) plus the
