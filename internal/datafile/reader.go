@@ -445,20 +445,33 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 	}
 	defer pr.Close()
 	emit = r.live(emit)
+	var hints []float64 // what each row group's string columns held, for the next
 	for _, rg := range rowGroups {
-		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, emit); err != nil {
+		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, &hints, emit); err != nil {
 			return r.named(err)
 		}
 	}
 	return nil
 }
 
-func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, emit EmitFunc) error {
-	b, err := r.openRowGroup(ctx, pr, fr, p, rg, r.batchRows(rg, p), nil)
+// readRowGroup reads row group rg of plan p and emits its batches conformed to
+// want; hints, when not nil, carries the flat string columns' bytes per row from
+// one row group to the next (openRowGroup).
+func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, hints *[]float64, emit EmitFunc) error {
+	var h []float64
+	if hints != nil {
+		h = *hints
+	}
+	b, err := r.openRowGroup(ctx, pr, fr, p, rg, r.batchRows(rg, p), h)
 	if err != nil {
 		return err
 	}
-	defer b.close()
+	defer func() {
+		if hints != nil {
+			*hints = b.hints(*hints)
+		}
+		b.close()
+	}()
 	b.blame = func(err error) error { return r.blame(ctx, p, rg, err) }
 	for {
 		n, ok, err := b.next(ctx)

@@ -197,4 +197,24 @@ func TestFlatStringsReserveWhatTheyHeld(t *testing.T) {
 	require.Equal(t, rows/batch, n)
 	grownAfterFirst = mem.grown.Load()
 	require.Zero(t, grownAfterFirst, "string data buffers grown after the first batch")
+
+	// Reader.Read carries it from one row group to the next as well.
+	mem = &growthAllocator{Allocator: memory.NewGoAllocator()}
+	r, err := Open(bytes.NewReader(data), int64(len(data)), ReadOptions{BatchSize: batch, Allocator: mem})
+	require.NoError(t, err)
+	defer r.Close()
+	n, off = 0, 0
+	require.NoError(t, r.Read(context.Background(), sc, nil, func(got arrow.RecordBatch, first int64) error {
+		want := rec.NewSlice(first, first+got.NumRows())
+		defer want.Release()
+		require.True(t, array.RecordEqual(want, got), "batch %d", n)
+		off += int(got.NumRows())
+		if n == 0 {
+			mem.grown.Store(0)
+		}
+		n++
+		return nil
+	}))
+	require.Equal(t, rows, off)
+	require.Zero(t, mem.grown.Load(), "Read: string data buffers grown after the first batch")
 }
