@@ -1,6 +1,10 @@
 package datafile
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -8,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
 // dictShortcut is the dictionary-encoding shortcut of one dictionary-encoded
@@ -238,10 +243,13 @@ func (d *dictShortcut) dense(c *columnEncoder, arr arrow.Array, def []int16, lo,
 	return nil
 }
 
-// byteDict is the dictValues of string and binary columns.
+// byteDict is the dictValues of string and binary columns. Values of at most
+// shortBytes bytes are found in short by their bytes packed into a word (no
+// string hashing or comparison of bytes), longer ones in the map.
 type byteDict struct {
-	ids  map[string]int32
-	vals [][]byte // by index (copies)
+	ids   map[string]int32
+	short shortTable
+	vals  [][]byte // by index (copies)
 	// The loaded array: its offsets and whole value buffer (which the offsets
 	// index, as pqarrow reads them).
 	offsets []int32
@@ -250,6 +258,7 @@ type byteDict struct {
 
 func (b *byteDict) reset() {
 	clear(b.ids)
+	b.short.reset()
 	b.vals = b.vals[:0]
 }
 
@@ -271,14 +280,24 @@ func (b *byteDict) load(arr arrow.Array) bool {
 	return true
 }
 
+// find returns the dictionary index of the loaded array's value at row i.
+func (b *byteDict) find(i int) (int32, bool) {
+	lo, hi := int(b.offsets[i]), int(b.offsets[i+1])
+	if hi-lo <= shortBytes {
+		return b.short.find(packShort(b.data, lo, hi))
+	}
+	id, ok := b.ids[string(b.data[lo:hi])]
+	return id, ok
+}
+
 func (b *byteDict) lookup(d *dictShortcut, lo, hi int) bool {
 	offsets, data, idx := b.offsets, b.data, d.idx
 	small := len(b.vals) <= smallDict
 	for i := lo; i < hi; i++ {
-		v := data[offsets[i]:offsets[i+1]]
 		var id int32
 		var ok bool
 		if small {
+			v := data[offsets[i]:offsets[i+1]]
 			for k, dv := range b.vals {
 				if string(dv) == string(v) {
 					id, ok = int32(k), true
@@ -286,7 +305,7 @@ func (b *byteDict) lookup(d *dictShortcut, lo, hi int) bool {
 				}
 			}
 		} else {
-			id, ok = b.ids[string(v)]
+			id, ok = b.find(i)
 		}
 		if !ok {
 			return false
@@ -305,11 +324,17 @@ func (b *byteDict) learn(arr arrow.Array, lo, hi int) {
 		if arr.IsNull(i) {
 			continue
 		}
-		v := b.data[b.offsets[i]:b.offsets[i+1]]
-		if _, ok := b.ids[string(v)]; ok {
+		if _, ok := b.find(i); ok {
 			continue
 		}
-		b.ids[string(v)] = int32(len(b.vals))
+		id := int32(len(b.vals))
+		vlo, vhi := int(b.offsets[i]), int(b.offsets[i+1])
+		v := b.data[vlo:vhi]
+		if len(v) <= shortBytes {
+			b.short.add(packShort(b.data, vlo, vhi), id)
+		} else {
+			b.ids[string(v)] = id
+		}
 		b.vals = append(b.vals, append([]byte{}, v...)) // never nil, as pqarrow's values
 	}
 }
@@ -320,12 +345,115 @@ func (b *byteDict) update(d *dictShortcut, stats metadata.TypedStatistics, lo, h
 		s := stats.(*metadata.ByteArrayStatistics) // checked by newDictShortcut
 		s.IncNulls(0)
 		s.IncNumValues(n)
-		for _, id := range d.refs {
-			v := parquet.ByteArray(b.vals[id])
-			s.SetMinMax(v, v)
+		if len(d.refs) > 0 && s.Descr().SortOrder() == schema.SortUNSIGNED {
+			// The run's least and greatest values in the statistics' own order
+			// (unsigned bytes): one update gives the minimum and maximum that one
+			// update per value gives.
+			least, greatest := b.vals[d.refs[0]], b.vals[d.refs[0]]
+			for _, id := range d.refs[1:] {
+				v := b.vals[id]
+				if bytes.Compare(v, least) < 0 {
+					least = v
+				} else if bytes.Compare(v, greatest) > 0 {
+					greatest = v
+				}
+			}
+			s.SetMinMax(least, greatest)
+		} else {
+			for _, id := range d.refs {
+				v := parquet.ByteArray(b.vals[id])
+				s.SetMinMax(v, v)
+			}
 		}
 	}
 	return int64(b.offsets[hi]-b.offsets[lo]) + 4*n
+}
+
+// shortBytes is the longest value byteDict finds by its packed bytes (shortTable).
+const shortBytes = 7
+
+// packShort packs data[lo:hi] (at most shortBytes bytes) into one word: the bytes
+// in its low bytes (little-endian), the length in its top byte. Distinct values
+// pack to distinct words.
+func packShort(data []byte, lo, hi int) uint64 {
+	n := hi - lo
+	var w uint64
+	if lo+8 <= len(data) {
+		w = binary.LittleEndian.Uint64(data[lo:]) & (1<<(8*n) - 1)
+	} else {
+		for i := n - 1; i >= 0; i-- {
+			w = w<<8 | uint64(data[lo+i])
+		}
+	}
+	return w | uint64(n)<<56
+}
+
+// shortTable maps packed short values (packShort) to dictionary indices: open
+// addressing with linear probing, at most half full.
+type shortTable struct {
+	slots []shortSlot // a power of two long (or empty)
+	n     int
+	shift uint // 64 - log2(len(slots))
+}
+
+// shortSlot is one slot of a shortTable: id is the index plus one, 0 when empty.
+type shortSlot struct {
+	key uint64
+	id  int32
+}
+
+func (t *shortTable) reset() {
+	clear(t.slots)
+	t.n = 0
+}
+
+// slot is where the probe for key starts (Fibonacci hashing).
+func (t *shortTable) slot(key uint64) int { return int((key * 0x9E3779B97F4A7C15) >> t.shift) }
+
+func (t *shortTable) find(key uint64) (int32, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := t.slot(key); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.id == 0 {
+			return 0, false
+		}
+		if s.key == key {
+			return s.id - 1, true
+		}
+	}
+}
+
+// add maps key (not in the table) to id.
+func (t *shortTable) add(key uint64, id int32) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	t.put(key, id+1)
+	t.n++
+}
+
+func (t *shortTable) put(key uint64, id1 int32) {
+	mask := len(t.slots) - 1
+	i := t.slot(key)
+	for t.slots[i].id != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = shortSlot{key, id1}
+}
+
+func (t *shortTable) grow() {
+	old := t.slots
+	size := max(2*len(old), 256)
+	t.slots = make([]shortSlot, size)
+	t.shift = uint(64 - bits.Len(uint(size-1)))
+	for _, s := range old {
+		if s.id != 0 {
+			t.put(s.key, s.id)
+		}
+	}
 }
 
 // intDict is the dictValues of int32, date32 and int64 columns. Values within

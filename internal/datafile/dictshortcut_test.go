@@ -187,3 +187,62 @@ func TestIntDictFindsWhatWasAdded(t *testing.T) {
 		}
 	}
 }
+
+// TestByteDictFindsWhatWasLearned: byteDict (packed short values in shortTable,
+// longer ones in a map) finds exactly the values learned, with their indices in
+// order of first appearance, against a map as the oracle: values of 0 to 12 bytes
+// over an alphabet with zero bytes (so "a" and "a\x00" differ only in length),
+// values ending at the end of the value buffer (packed without an 8-byte load), and
+// enough of them that the table grows several times.
+func TestByteDictFindsWhatWasLearned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for round := 0; round < 20; round++ {
+		d := &byteDict{ids: map[string]int32{}}
+		d.reset()
+		want := map[string]int32{}
+		value := func() []byte {
+			v := make([]byte, rng.IntN(13))
+			for i := range v {
+				v[i] = []byte{0, 1, 'a', 0xff}[rng.IntN(4)]
+			}
+			return v
+		}
+		for batch := 0; batch < 10; batch++ {
+			b := array.NewBinaryBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
+			for i := 0; i < 300; i++ {
+				b.Append(value())
+			}
+			arr := b.NewArray()
+			b.Release()
+			lo, hi := rng.IntN(150), 150+rng.IntN(151)
+			// Queries first: every row against the oracle.
+			require.True(t, d.load(arr))
+			for i := 0; i < arr.Len(); i++ {
+				v := arr.(*array.Binary).Value(i)
+				id, ok := d.find(i)
+				wid, wok := want[string(v)]
+				require.Equal(t, wok, ok, "round %d batch %d value %q", round, batch, v)
+				if ok {
+					require.Equal(t, wid, id, "value %q", v)
+				}
+			}
+			d.learn(arr, lo, hi)
+			for i := lo; i < hi; i++ {
+				v := string(arr.(*array.Binary).Value(i))
+				if _, ok := want[v]; !ok {
+					want[v] = int32(len(want))
+				}
+			}
+			require.Equal(t, len(want), d.entries())
+			for v, id := range want {
+				require.Equal(t, v, string(d.vals[id]))
+			}
+			arr.Release()
+		}
+		require.Greater(t, len(d.short.slots), 256, "the table never grew")
+	}
+	// The last value of a buffer shorter than 8 bytes past its start.
+	data := []byte("xyabc")
+	require.Equal(t, uint64('a')|uint64('b')<<8|uint64('c')<<16|3<<56, packShort(data, 2, 5))
+	require.Equal(t, packShort([]byte("abcdefgh"), 0, 3), packShort(data, 2, 5))
+}

@@ -155,7 +155,9 @@
 //
 // A Parquet file that is not a table's data file — a user's input to append or MERGE —
 // is read whole, in the file's own schema, through a [Stream] ([OpenStream]), with the
-// same D10 defences; its INT96 columns go through arrow-go (nanoseconds, 1677-2262).
+// same D10 defences: flat columns as Read decodes them (flat.go), the others through
+// pqarrow's record reader; its INT96 columns go through arrow-go (nanoseconds,
+// 1677-2262).
 //
 // Callers choose row groups (after skipping with footer statistics or Bloom filters via
 // [Reader.ParquetReader]) and, inside a row group, row ranges (from the page index). INT96

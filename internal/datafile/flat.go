@@ -110,6 +110,11 @@ type flatReader struct {
 	// a huge allocation, D10). Past it the buffer grows with the values decoded.
 	perRow     float64
 	maxReserve int64
+	// learned is the string bytes per row of the last batch decoded (or of an
+	// earlier row group's, see openRowGroup): a dictionary-encoded chunk's footer
+	// sizes count indices, not strings, so the data buffer is reserved from what
+	// the column really held instead of grown by doubling batch after batch.
+	learned float64
 }
 
 // newFlatReader opens column col of row group rg; maxReserve bounds the first
@@ -218,7 +223,7 @@ func (f *flatReader) readBinary(mem memory.Allocator, n int64, defs []int16) (ar
 	offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
 	data := memory.NewResizableBuffer(mem)
 	defer data.Release()
-	data.Reserve(int(min(f.perRow*float64(n), float64(f.maxReserve))) + 64)
+	data.Reserve(int(min(max(f.perRow, f.learned*17/16)*float64(n), float64(f.maxReserve))) + 64)
 	var used, total int64
 	offs[0] = 0
 	for got := int64(0); got < n; {
@@ -275,6 +280,9 @@ func (f *flatReader) readBinary(mem memory.Allocator, n int64, defs []int16) (ar
 		got += levels
 	}
 	data.ResizeNoShrink(int(used))
+	if n > 0 {
+		f.learned = float64(used) / float64(n)
+	}
 	var validity *memory.Buffer
 	nulls := int64(0)
 	if defs != nil && total < n {

@@ -96,7 +96,11 @@ func poolClass(size int) int {
 // Allocate returns a buffer of size bytes (length and capacity: arrow-go's
 // builders take a buffer's capacity for its usable length), aligned to 64 bytes.
 // Its contents are undefined when it was recycled.
-func (p *BufferPool) Allocate(size int) []byte {
+func (p *BufferPool) Allocate(size int) []byte { return p.allocate(size, 0) }
+
+// allocate is Allocate; a recycled buffer is cleared (PoolOptions.Zero) from byte
+// keep on only: Reallocate overwrites the bytes before it.
+func (p *BufferPool) allocate(size, keep int) []byte {
 	if size < PoolMinBytes || size > poolMaxBytes {
 		return goAllocate(size, size)
 	}
@@ -139,7 +143,7 @@ func (p *BufferPool) Allocate(size int) []byte {
 			fillPoison(buf)
 		}
 		if p.zero {
-			clear(buf)
+			clear(buf[min(keep, len(buf)):])
 		}
 	}
 	p.mu.Lock()
@@ -164,7 +168,7 @@ func (p *BufferPool) Reallocate(size int, b []byte) []byte {
 			return b[:size]
 		}
 	}
-	nb := p.Allocate(size)
+	nb := p.allocate(size, min(len(b), size))
 	copy(nb, b)
 	p.Free(b)
 	return nb

@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"testing"
@@ -38,6 +39,10 @@ func TestPoolClass(t *testing.T) {
 // TestBufferPoolRecycles: a freed buffer is handed out again for a request of its
 // class, aligned, with the requested length; small and foreign buffers are not kept.
 func TestBufferPoolRecycles(t *testing.T) {
+	// Empty the process cache of closed pools (sync.Pools: two collections), which
+	// tests of the writers fill, so that only this pool's buffers count as reused.
+	runtime.GC()
+	runtime.GC()
 	p := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20})
 	a := p.Allocate(100 << 10)
 	if len(a) != 100<<10 || cap(a) != 100<<10 || uintptr(unsafe.Pointer(unsafe.SliceData(a)))%poolAlign != 0 {
@@ -213,4 +218,47 @@ func TestBufferPoolCloseHandsOver(t *testing.T) {
 	if s := p.Stats(); s.Live != 1 || s.IdleBytes != 0 {
 		t.Fatalf("closed pool: %+v", s)
 	}
+}
+
+// TestBufferPoolZeroReallocate: with PoolOptions.Zero, a Reallocate that moves a
+// buffer into a recycled (dirty) one keeps the old bytes and hands out every byte
+// past them cleared, as Go's allocator would; it clears only past the copy.
+func TestBufferPoolZeroReallocate(t *testing.T) {
+	p := NewBufferPool(PoolOptions{MaxIdleBytes: 64 << 20, Zero: true})
+	dirty := p.Allocate(400 << 10)
+	for i := range dirty {
+		dirty[i] = 0xEE
+	}
+	small := p.Allocate(100 << 10)
+	for i := range small {
+		small[i] = 0x11
+	}
+	p.Free(dirty)
+	grown := p.Reallocate(380<<10, small)
+	if p.Stats().Reused != 1 || len(grown) != 380<<10 {
+		t.Fatalf("reused %d, length %d: the dirty buffer was not the one reused", p.Stats().Reused, len(grown))
+	}
+	for i, c := range grown {
+		want := byte(0)
+		if i < 100<<10 {
+			want = 0x11
+		}
+		if c != want {
+			t.Fatalf("byte %d is %#x, want %#x", i, c, want)
+		}
+	}
+	// Its capacity up to the class is clear too (in-place growth reads it).
+	p.mu.Lock()
+	class := p.live[unsafe.SliceData(grown)]
+	p.mu.Unlock()
+	if class < 400<<10 {
+		t.Fatalf("class %d: not the dirty buffer", class)
+	}
+	full := unsafe.Slice(unsafe.SliceData(grown), class)
+	for i := 380 << 10; i < len(full); i++ {
+		if full[i] != 0 {
+			t.Fatalf("byte %d past the size is %#x", i, full[i])
+		}
+	}
+	p.Free(grown)
 }

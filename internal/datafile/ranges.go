@@ -106,7 +106,7 @@ func (r *Reader) canSeek(p topPlan) bool {
 // readSliced decodes the whole row group and emits only the rows inside ranges.
 func (r *Reader) readSliced(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, ranges []RowRange, emit EmitFunc) error {
 	base := r.rgStart[rg]
-	return r.readRowGroup(ctx, pr, fr, want, p, rg, func(rec arrow.RecordBatch, firstRow int64) error {
+	return r.readRowGroup(ctx, pr, fr, want, p, rg, nil, func(rec arrow.RecordBatch, firstRow int64) error {
 		lo, hi := firstRow-base, firstRow-base+rec.NumRows()
 		for _, rr := range ranges {
 			s, e := max(rr.Start, lo), min(rr.End, hi)

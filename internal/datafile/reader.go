@@ -445,94 +445,196 @@ func (r *Reader) Read(ctx context.Context, want *arrow.Schema, rowGroups []int, 
 	}
 	defer pr.Close()
 	emit = r.live(emit)
+	var hints []float64 // what each row group's string columns held, for the next
 	for _, rg := range rowGroups {
-		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, emit); err != nil {
+		if err := r.readRowGroup(ctx, pr, fr, want, p, rg, &hints, emit); err != nil {
 			return r.named(err)
 		}
 	}
 	return nil
 }
 
-func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, emit EmitFunc) (err error) {
-	nrows := r.pr.MetaData().RowGroup(rg).NumRows()
-	batch := r.batchRows(rg, p)
-	var rr pqarrow.RecordReader
-	if len(p.leaves) > 0 {
-		fr.Props.BatchSize = batch // fr belongs to this call
-		if rr, err = recordReader(ctx, fr, p.leaves, rg); err != nil {
-			return r.blame(ctx, p, rg, err)
-		}
-		defer releaseRecords(rr)
+// readRowGroup reads row group rg of plan p and emits its batches conformed to
+// want; hints, when not nil, carries the flat string columns' bytes per row from
+// one row group to the next (openRowGroup).
+func (r *Reader) readRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, want *arrow.Schema, p topPlan, rg int, hints *[]float64, emit EmitFunc) error {
+	var h []float64
+	if hints != nil {
+		h = *hints
 	}
-	i96 := make([]*int96Reader, len(p.int96))
-	for j, leaf := range p.int96At {
-		if i96[j], err = newInt96Reader(pr, rg, leaf); err != nil {
+	b, err := r.openRowGroup(ctx, pr, fr, p, rg, r.batchRows(rg, p), h)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if hints != nil {
+			*hints = b.hints(*hints)
+		}
+		b.close()
+	}()
+	b.blame = func(err error) error { return r.blame(ctx, p, rg, err) }
+	for {
+		n, ok, err := b.next(ctx)
+		if err != nil || !ok {
 			return err
 		}
-		defer i96[j].close()
-	}
-	flats := make([]*flatReader, len(p.flat))
-	for j, fc := range p.flat {
-		if flats[j], err = newFlatReader(pr, rg, fc, r.schema.Field(fc.idx).Name, 2*r.bytes); err != nil {
-			return err
-		}
-		defer flats[j].close()
-	}
-	cols := make([]arrow.Array, len(r.schema.Fields()))
-	for pos := int64(0); pos < nrows; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		clear(cols)
-		var n int64
-		if rr != nil {
-			ok, err := nextRecord(rr, rg, pos)
-			if err != nil {
-				return r.blame(ctx, p, rg, err)
-			}
-			if !ok {
-				return corruptf("row group %d ended at row %d of %d", rg, pos, nrows)
-			}
-			rec := rr.RecordBatch()
-			n = rec.NumRows()
-			for j, idx := range p.regular {
-				cols[idx] = rec.Column(j)
-			}
-		} else {
-			n = min(batch, nrows-pos)
-		}
-		var owned []arrow.Array
-		for j, idx := range p.int96 {
-			a, err := i96[j].read(r.mem, n)
-			if err != nil {
-				releaseAll(owned)
-				return corruptf("row group %d column %q: %w", rg, r.schema.Field(idx).Name, err)
-			}
-			cols[idx] = a
-			owned = append(owned, a)
-		}
-		for j, fc := range p.flat {
-			a, err := flats[j].read(r.mem, n)
-			if err != nil {
-				releaseAll(owned)
-				return err
-			}
-			cols[fc.idx] = a
-			owned = append(owned, a)
-		}
-		out, err := r.conformBatch(want, p, cols, n)
-		releaseAll(owned)
+		out, err := r.conformBatch(want, p, b.cols, n)
+		b.drop()
 		if err != nil {
 			return err
 		}
-		err = emit(out, r.rgStart[rg]+pos)
+		err = emit(out, r.rgStart[rg]+b.pos-n)
 		out.Release()
 		if err != nil {
 			return err
 		}
-		pos += n
 	}
-	return nil
+}
+
+// rowGroupBatches decodes one row group of a plan batch by batch: the plan's
+// pqarrow fields through one record reader, its INT96 and flat columns through
+// readers of their own.
+type rowGroupBatches struct {
+	r     *Reader
+	p     topPlan
+	rg    int
+	nrows int64
+	pos   int64 // rows of the row group decoded so far
+	batch int64
+	rr    pqarrow.RecordReader
+	i96   []*int96Reader
+	flats []*flatReader
+	// cols is the current batch by file top-level field (nil: not read), valid
+	// until drop; owned are the arrays of it that drop releases.
+	cols  []arrow.Array
+	owned []arrow.Array
+	// blame, when set, turns a failure of the record reader into the error
+	// returned (Reader.blame names the column).
+	blame func(error) error
+}
+
+// openRowGroup starts decoding row group rg of plan p in batches of batch rows
+// (the record reader's batches when p reads fields through pqarrow). hints, when
+// not nil, carries the string bytes per row the flat readers of an earlier row group
+// saw (by position in p.flat: rowGroupBatches.hints).
+func (r *Reader) openRowGroup(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, p topPlan, rg int, batch int64, hints []float64) (b *rowGroupBatches, err error) {
+	b = &rowGroupBatches{r: r, p: p, rg: rg, nrows: r.pr.MetaData().RowGroup(rg).NumRows(), batch: batch,
+		cols: make([]arrow.Array, len(r.schema.Fields()))}
+	defer func() {
+		if err != nil {
+			b.close()
+			b = nil
+		}
+	}()
+	if len(p.leaves) > 0 {
+		fr.Props.BatchSize = batch // fr belongs to this call
+		if b.rr, err = recordReader(ctx, fr, p.leaves, rg); err != nil {
+			return b, r.blame(ctx, p, rg, err)
+		}
+	}
+	for _, leaf := range p.int96At {
+		i96, err := newInt96Reader(pr, rg, leaf)
+		if err != nil {
+			return b, err
+		}
+		b.i96 = append(b.i96, i96)
+	}
+	for j, fc := range p.flat {
+		f, err := newFlatReader(pr, rg, fc, r.schema.Field(fc.idx).Name, 2*r.bytes)
+		if err != nil {
+			return b, err
+		}
+		if j < len(hints) {
+			f.learned = hints[j]
+		}
+		b.flats = append(b.flats, f)
+	}
+	return b, nil
+}
+
+// next decodes the next batch into b.cols: its rows, and false at the end of the
+// row group. The caller calls drop once done with b.cols.
+func (b *rowGroupBatches) next(ctx context.Context) (int64, bool, error) {
+	if b.pos >= b.nrows {
+		return 0, false, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, false, err
+	}
+	b.drop()
+	var n int64
+	if b.rr != nil {
+		ok, err := nextRecord(b.rr, b.rg, b.pos)
+		if err != nil {
+			if b.blame != nil {
+				err = b.blame(err)
+			}
+			return 0, false, err
+		}
+		if !ok {
+			return 0, false, corruptf("row group %d ended at row %d of %d", b.rg, b.pos, b.nrows)
+		}
+		rec := b.rr.RecordBatch()
+		n = rec.NumRows()
+		for j, idx := range b.p.regular {
+			b.cols[idx] = rec.Column(j)
+		}
+	} else {
+		n = min(b.batch, b.nrows-b.pos)
+	}
+	for j, idx := range b.p.int96 {
+		a, err := b.i96[j].read(b.r.mem, n)
+		if err != nil {
+			b.drop()
+			return 0, false, corruptf("row group %d column %q: %w", b.rg, b.r.schema.Field(idx).Name, err)
+		}
+		b.cols[idx] = a
+		b.owned = append(b.owned, a)
+	}
+	for j, fc := range b.p.flat {
+		a, err := b.flats[j].read(b.r.mem, n)
+		if err != nil {
+			b.drop()
+			return 0, false, err
+		}
+		b.cols[fc.idx] = a
+		b.owned = append(b.owned, a)
+	}
+	b.pos += n
+	return n, true, nil
+}
+
+// drop releases the arrays of the current batch that b decoded itself.
+func (b *rowGroupBatches) drop() {
+	releaseAll(b.owned)
+	b.owned = b.owned[:0]
+	clear(b.cols)
+}
+
+// hints returns, by position in the plan's flat columns, the string bytes per row
+// the flat readers saw (for the next row group's openRowGroup), in dst's storage.
+func (b *rowGroupBatches) hints(dst []float64) []float64 {
+	dst = dst[:0]
+	for _, f := range b.flats {
+		dst = append(dst, f.learned)
+	}
+	return dst
+}
+
+// close drops the current batch and closes the row group's readers.
+func (b *rowGroupBatches) close() {
+	b.drop()
+	if b.rr != nil {
+		releaseRecords(b.rr)
+		b.rr = nil
+	}
+	for _, r := range b.i96 {
+		r.close()
+	}
+	for _, f := range b.flats {
+		f.close()
+	}
+	b.i96, b.flats = nil, nil
 }
 
 // blame names the column behind orig, a failure of the record reader (which decodes
