@@ -267,7 +267,6 @@ func TestCheckpointPagesMatchArrow(t *testing.T) {
 // deletion vectors and row tracking fields, its stats as JSON only.
 func pagesSnapshot(t *testing.T, n int) (*Log, *Snapshot) {
 	t.Helper()
-	ctx := context.Background()
 	l := New(memStore())
 	md := testMetadata()
 	md.PartitionColumns = []string{"part"}
@@ -296,14 +295,7 @@ func pagesSnapshot(t *testing.T, n int) (*Log, *Snapshot) {
 		}
 		adds[i] = a
 	}
-	if _, err := l.Create(ctx, md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, adds, CommitInfo{}); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := l.Snapshot(ctx, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l, snap
+	return createdSnapshot(t, l, md, adds)
 }
 
 // TestCheckpointPagesWrittenCheckpoint decodes checkpoints this package writes by

@@ -59,7 +59,6 @@ func (a *peakAllocator) Free(b []byte) {
 // snapshot.
 func scaleSnapshot(t *testing.T, n int) (*Log, *Snapshot) {
 	t.Helper()
-	ctx := context.Background()
 	l := New(memStore())
 	md := testMetadata()
 	md.PartitionColumns = []string{"part"}
@@ -71,14 +70,7 @@ func scaleSnapshot(t *testing.T, n int) (*Log, *Snapshot) {
 			Size: 1000 + int64(i), ModificationTime: 1, DataChange: true,
 			Stats: fmt.Sprintf(`{"numRecords":10,"minValues":{"id":%d},"maxValues":{"id":%d},"nullCount":{"id":0}}`, i*10, i*10+9)}
 	}
-	if _, err := l.Create(ctx, md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, adds, CommitInfo{}); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := l.Snapshot(ctx, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l, snap
+	return createdSnapshot(t, l, md, adds)
 }
 
 // TestCheckpointWriteStreams writes checkpoints of 4,000 and 32,000 files with row

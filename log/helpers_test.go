@@ -61,3 +61,18 @@ func createTable(t testing.TB, l *Log, cfg map[string]string, files ...string) {
 		t.Fatalf("create committed version %d, want 0", v)
 	}
 }
+
+// createdSnapshot creates the table md with adds in one commit to l (protocol 1/2) and
+// returns l and the snapshot of that version.
+func createdSnapshot(t *testing.T, l *Log, md Metadata, adds []*Add) (*Log, *Snapshot) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := l.Create(ctx, md, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, adds, CommitInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := l.Snapshot(ctx, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, snap
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 )
 
@@ -170,27 +169,13 @@ func TestFlatColumnsMatchPqarrow(t *testing.T) {
 	sc := flatSchema()
 	type variant struct {
 		name  string
-		write func(t *testing.T, rec arrow.RecordBatch) []byte
-	}
-	pq := func(opts ...parquet.WriterProperty) func(t *testing.T, rec arrow.RecordBatch) []byte {
-		return func(t *testing.T, rec arrow.RecordBatch) []byte {
-			var buf bytes.Buffer
-			props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000)}, opts...)...)
-			w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-			require.NoError(t, err)
-			require.NoError(t, w.Write(rec))
-			require.NoError(t, w.Close())
-			return buf.Bytes()
-		}
+		write parquetWriteFunc
 	}
 	variants := []variant{
-		{"skiplake", func(t *testing.T, rec arrow.RecordBatch) []byte {
-			data, _ := writeFile(t, WriterOptions{TargetRowGroupBytes: 96 << 10, DataPageBytes: 2 << 10}, rec)
-			return data
-		}},
-		{"pqarrow v1 dictionary snappy", pq(parquet.WithDataPageVersion(parquet.DataPageV1), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(1<<10))},
-		{"pqarrow v2 plain uncompressed", pq(parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(3<<10))},
-		{"pqarrow v2 dictionary zstd", pq(parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryPageSizeLimit(512))},
+		{"skiplake", skiplakeSmallPagesWrite},
+		{"pqarrow v1 dictionary snappy", pqarrowWrite(parquet.WithDataPageVersion(parquet.DataPageV1), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(1<<10))},
+		{"pqarrow v2 plain uncompressed", pqarrowWrite(parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(3<<10))},
+		{"pqarrow v2 dictionary zstd", pqarrowWrite(parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryPageSizeLimit(512))},
 	}
 	projections := []*arrow.Schema{sc, arrow.NewSchema([]arrow.Field{sc.Field(12), sc.Field(6), sc.Field(17), sc.Field(1)}, nil),
 		arrow.NewSchema([]arrow.Field{sc.Field(5)}, nil)}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/skiplake/skiplake/internal/goldentest"
 	"os"
 	"sort"
 	"strings"
@@ -13,6 +12,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/skiplake/skiplake/internal/goldentest"
 )
 
 // goldenDir locates the golden tables or skips (see internal/goldentest).
@@ -223,3 +227,28 @@ func checkedMem(t *testing.T) *memory.CheckedAllocator {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// parquetWriteFunc writes rec as one Parquet file and returns its bytes: the
+// variants the flat and stream decoders are compared over.
+type parquetWriteFunc func(t *testing.T, rec arrow.RecordBatch) []byte
+
+// pqarrowWrite returns a parquetWriteFunc that writes with pqarrow: row groups of
+// 3,000 rows, the Arrow schema stored, then opts.
+func pqarrowWrite(opts ...parquet.WriterProperty) parquetWriteFunc {
+	return func(t *testing.T, rec arrow.RecordBatch) []byte {
+		var buf bytes.Buffer
+		props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000)}, opts...)...)
+		w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		require.NoError(t, err)
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+		return buf.Bytes()
+	}
+}
+
+// skiplakeSmallPagesWrite writes with this package's Writer, in row groups of
+// about 96 KiB and pages of 2 KiB, so that a small batch spans many of both.
+func skiplakeSmallPagesWrite(t *testing.T, rec arrow.RecordBatch) []byte {
+	data, _ := writeFile(t, WriterOptions{TargetRowGroupBytes: 96 << 10, DataPageBytes: 2 << 10}, rec)
+	return data
+}

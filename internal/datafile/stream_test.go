@@ -52,26 +52,12 @@ func readStream(t *testing.T, data []byte, batch int64, flat bool) ([]arrow.Reco
 // writer and of pqarrow with other settings (dictionary and plain, data page v1 and
 // v2, several row groups), with and without nulls, at several batch sizes.
 func TestStreamFlatColumnsMatchPqarrow(t *testing.T) {
-	pq := func(opts ...parquet.WriterProperty) func(t *testing.T, rec arrow.RecordBatch) []byte {
-		return func(t *testing.T, rec arrow.RecordBatch) []byte {
-			var buf bytes.Buffer
-			props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000)}, opts...)...)
-			w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-			require.NoError(t, err)
-			require.NoError(t, w.Write(rec))
-			require.NoError(t, w.Close())
-			return buf.Bytes()
-		}
-	}
 	variants := []struct {
 		name  string
-		write func(t *testing.T, rec arrow.RecordBatch) []byte
+		write parquetWriteFunc
 	}{
-		{"skiplake", func(t *testing.T, rec arrow.RecordBatch) []byte {
-			data, _ := writeFile(t, WriterOptions{TargetRowGroupBytes: 96 << 10, DataPageBytes: 2 << 10}, rec)
-			return data
-		}},
-		{"pqarrow v1 dictionary snappy", pq(parquet.WithDataPageVersion(parquet.DataPageV1), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(1<<10))},
+		{"skiplake", skiplakeSmallPagesWrite},
+		{"pqarrow v1 dictionary snappy", pqarrowWrite(parquet.WithDataPageVersion(parquet.DataPageV1), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(1<<10))},
 		{"pqarrow v2 plain zstd no arrow schema", func(t *testing.T, rec arrow.RecordBatch) []byte {
 			var buf bytes.Buffer
 			props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2500), parquet.WithDataPageVersion(parquet.DataPageV2),
