@@ -73,7 +73,8 @@ func (s *Scan) CopyParquet(ctx context.Context, w io.Writer) (reason string, err
 		return "", fmt.Errorf("table: version %d: copying row groups: %w", s.snap.Version(), err)
 	}
 	cw := &countWriter{w: w}
-	_, err = out.Export(ctx, cw, srcs, datafile.ExportOptions{Schema: s.proj.Schema})
+	_, err = out.Export(ctx, cw, srcs, datafile.ExportOptions{Schema: s.proj.Schema,
+		MinRowGroupRows: s.cfg.copyMin[0], MinRowGroupBytes: s.cfg.copyMin[1]})
 	var ne *datafile.NotStitchableError
 	switch {
 	case err == nil:

@@ -24,8 +24,8 @@ import (
 // That swap is allowed only when the two schemas differ in names and field ids
 // alone (column mapping), never in a type, repetition or shape.
 
-// ExportMinRowGroupRows and ExportMinRowGroupBytes make Export's row-group size
-// rule: the row groups of an export must hold on average at least
+// ExportMinRowGroupRows and ExportMinRowGroupBytes are the defaults of Export's
+// row-group size rule (ExportOptions): the row groups of an export must hold on average at least
 // ExportMinRowGroupRows rows or ExportMinRowGroupBytes compressed bytes. A table of
 // many small row groups (small appends not compacted yet) would make a file that
 // reads slowly; Export refuses it (RuleRowGroupSize) and the caller re-encodes
@@ -38,8 +38,8 @@ const (
 
 // exportSmall is Export's row-group size rule, for groups row groups holding rows
 // rows in bytes compressed bytes.
-func exportSmall(groups int, rows, bytes int64) bool {
-	return rows < int64(groups)*ExportMinRowGroupRows && bytes < int64(groups)*ExportMinRowGroupBytes
+func exportSmall(opts ExportOptions, groups int, rows, bytes int64) bool {
+	return rows < int64(groups)*opts.MinRowGroupRows && bytes < int64(groups)*opts.MinRowGroupBytes
 }
 
 // ExportOptions tunes Output.Export.
@@ -47,6 +47,11 @@ type ExportOptions struct {
 	// Schema is the Arrow schema of the exported rows: the Output's Spec.Schema as a
 	// reader of the table returns it (logical names). Required.
 	Schema *arrow.Schema
+	// MinRowGroupRows and MinRowGroupBytes are the row-group size rule: the
+	// export's row groups must hold on average at least MinRowGroupRows rows or
+	// MinRowGroupBytes compressed bytes; default ExportMinRowGroupRows and
+	// ExportMinRowGroupBytes.
+	MinRowGroupRows, MinRowGroupBytes int64
 	// BufferBytes is the copy buffer; default 1 MiB.
 	BufferBytes int64
 	// Progress, if set, is called after the row groups of sources[i] are copied,
@@ -88,8 +93,8 @@ type exportProbes struct {
 // page index, Bloom filters and layout, with two changes: there is no statistics
 // rule (the log's numRecords, when given, must be the footer's rows, else the
 // source is corrupt), and the row-group size rule is on the whole export: its row
-// groups must hold on average at least ExportMinRowGroupRows rows or
-// ExportMinRowGroupBytes bytes (RuleRowGroupSize). opts.Schema must differ from the
+// groups must hold on average at least ExportOptions.MinRowGroupRows rows or
+// MinRowGroupBytes bytes (RuleRowGroupSize). opts.Schema must differ from the
 // Output's FileSchema in names and Parquet field ids only (RuleSchema otherwise).
 // Every source is checked before anything is written: a source that breaks a rule
 // makes Export return a *NotStitchableError (errors.Is ErrNotStitchable) and a
@@ -101,8 +106,14 @@ func (o *Output) Export(ctx context.Context, w io.Writer, sources []StitchSource
 	if len(sources) == 0 || w == nil || opts.Schema == nil {
 		return nil, fmt.Errorf("%w: Export needs sources, a writer and a schema", ErrInvalidArgument)
 	}
-	if opts.BufferBytes < 0 {
-		return nil, fmt.Errorf("%w: negative ExportOptions.BufferBytes", ErrInvalidArgument)
+	if opts.BufferBytes < 0 || opts.MinRowGroupRows < 0 || opts.MinRowGroupBytes < 0 {
+		return nil, fmt.Errorf("%w: negative ExportOptions.BufferBytes, MinRowGroupRows or MinRowGroupBytes", ErrInvalidArgument)
+	}
+	if opts.MinRowGroupRows == 0 {
+		opts.MinRowGroupRows = ExportMinRowGroupRows
+	}
+	if opts.MinRowGroupBytes == 0 {
+		opts.MinRowGroupBytes = ExportMinRowGroupBytes
 	}
 	if opts.BufferBytes == 0 {
 		opts.BufferBytes = stitchCopyBuffer
@@ -137,10 +148,10 @@ func (o *Output) Export(ctx context.Context, w io.Writer, sources []StitchSource
 			size += b
 		}
 	}
-	if exportSmall(groups, rows, size) {
+	if exportSmall(opts, groups, rows, size) {
 		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleRowGroupSize,
 			Detail: fmt.Sprintf("%d row groups hold %d rows in %d bytes, on average fewer than %d rows and %d bytes",
-				groups, rows, size, ExportMinRowGroupRows, ExportMinRowGroupBytes)}
+				groups, rows, size, opts.MinRowGroupRows, opts.MinRowGroupBytes)}
 	}
 	if groups > 1<<15-1 {
 		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleLayout,
