@@ -143,6 +143,12 @@
 //     every footer offset points at the written bytes; the footer is validated
 //     before the file is published, nothing is left on failure (D9), and the
 //     statistics are the merge of the sources' log statistics, as in D11.
+//   - D13 (shared arrays, R1) No Arrow array whose lazily computed state (null
+//     counts, a dictionary's values array) is still unfilled is read by two
+//     goroutines: [File.Write] and [Writer.Write] [Settle] a batch before the
+//     statistics goroutine and the column encoders read it, and every caller that
+//     hands a batch to other goroutines while it keeps reading it settles it first
+//     (share.go lists them).
 //   - D14 (exports by copy) A file [Output.Export] writes holds exactly the
 //     sources' rows, in source order then row-group order, their column chunks,
 //     Bloom filters and indexes copied and every offset shifted as D11 says, and
@@ -152,12 +158,6 @@
 //     options, which must differ from the sources' in names and field ids alone.
 //     Every source is checked before the first byte is written: a source that
 //     breaks a rule or is damaged leaves the writer untouched.
-//   - D13 (shared arrays, R1) No Arrow array whose lazily computed state (null
-//     counts, a dictionary's values array) is still unfilled is read by two
-//     goroutines: [File.Write] and [Writer.Write] [Settle] a batch before the
-//     statistics goroutine and the column encoders read it, and every caller that
-//     hands a batch to other goroutines while it keeps reading it settles it first
-//     (share.go lists them).
 //
 // Reusing footers: [Reader.Footer] hands out what Open read (the validated footer, the
 // Arrow schema and, loaded with one read when first needed, the page index region);
