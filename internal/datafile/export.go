@@ -130,9 +130,33 @@ func (o *Output) Export(ctx context.Context, w io.Writer, sources []StitchSource
 		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleSchema,
 			Detail: "the export's Parquet schema differs from the table files' in more than names: " + detail}
 	}
+	// Refused without reading a footer: more files than row groups can be numbered,
+	// or files so small (by the log's rows and sizes) that their row groups, at
+	// least one a file, are small on average.
+	const maxGroups = 1<<15 - 1
+	if len(sources) > maxGroups {
+		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleLayout,
+			Detail: fmt.Sprintf("%d files, more row groups than a Parquet ordinal numbers", len(sources))}
+	}
+	var logRows, logBytes int64
+	known := true
+	for _, src := range sources {
+		if src.Stats == nil || src.Stats.NumRecords < 0 || src.Size <= 0 {
+			known = false
+			break
+		}
+		logRows += src.Stats.NumRecords
+		logBytes += src.Size
+	}
+	if known && exportSmall(opts, len(sources), logRows, logBytes) {
+		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleRowGroupSize,
+			Detail: fmt.Sprintf("%d files hold %d rows in %d bytes, on average fewer than %d rows and %d bytes",
+				len(sources), logRows, logBytes, opts.MinRowGroupRows, opts.MinRowGroupBytes)}
+	}
 	sopts := StitchOptions{BufferBytes: opts.BufferBytes, Progress: opts.Progress}
 	inputs := make([]*stitchInput, len(sources))
 	groups := 0
+	var rows, size int64
 	for i, src := range sources {
 		in, err := o.checkSource(ctx, src, pr, sopts, true)
 		if err != nil {
@@ -140,9 +164,10 @@ func (o *Output) Export(ctx context.Context, w io.Writer, sources []StitchSource
 		}
 		inputs[i] = in
 		groups += len(in.chunks)
-	}
-	var rows, size int64
-	for _, in := range inputs {
+		if groups > maxGroups {
+			return nil, &NotStitchableError{Path: src.Path, Rule: RuleLayout,
+				Detail: fmt.Sprintf("more than %d row groups, more than a Parquet ordinal numbers", maxGroups)}
+		}
 		rows += in.md.NumRows
 		for _, b := range in.rgBytes {
 			size += b
@@ -152,10 +177,6 @@ func (o *Output) Export(ctx context.Context, w io.Writer, sources []StitchSource
 		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleRowGroupSize,
 			Detail: fmt.Sprintf("%d row groups hold %d rows in %d bytes, on average fewer than %d rows and %d bytes",
 				groups, rows, size, opts.MinRowGroupRows, opts.MinRowGroupBytes)}
-	}
-	if groups > 1<<15-1 {
-		return nil, &NotStitchableError{Path: sources[0].Path, Rule: RuleLayout,
-			Detail: fmt.Sprintf("%d row groups in all, more than a Parquet ordinal numbers", groups)}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -169,6 +169,20 @@ func TestExportRefusesWhatItCannotCopy(t *testing.T) {
 		// 10,000 rows in row groups of 48 KiB: on average far below the defaults.
 		{name: "small row groups, default rule", rule: RuleRowGroupSize},
 		{name: "small row groups", opts: ExportOptions{MinRowGroupRows: 1 << 20, MinRowGroupBytes: 1 << 30}, rule: RuleRowGroupSize},
+		// By the log alone, no footer read: the files are gone from storage.
+		{name: "small files by the log", write: func(t *testing.T, st *storage.Memory) *stitchFixture {
+			fx := writeSources(t, st, base, []int{5000, 5000})
+			for _, src := range fx.sources {
+				require.NoError(t, st.Delete(bg, src.Path))
+			}
+			return fx
+		}, rule: RuleRowGroupSize},
+		// Without the log's row counts, by the footers.
+		{name: "small row groups by the footers", write: func(t *testing.T, st *storage.Memory) *stitchFixture {
+			fx := writeSources(t, st, base, []int{5000, 5000})
+			fx.sources[0].Stats = nil
+			return fx
+		}, rule: RuleRowGroupSize},
 		{name: "rows disagree with the log", write: func(t *testing.T, st *storage.Memory) *stitchFixture {
 			fx := writeSources(t, st, base, []int{5000, 5000})
 			fx.sources[1].Stats.NumRecords++
