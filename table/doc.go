@@ -25,7 +25,9 @@
 // index) and reads no data: the Scan lists each file with its verdict, the level
 // that decided it and the reason. Scan.Read returns a Reader that streams the rows
 // with read-ahead bounded by bytes; Scan.Count answers files proven to match from the
-// log; Scan.Explain adds the row-group and page decisions from the files' footers.
+// log; Scan.Explain adds the row-group and page decisions from the files' footers;
+// Scan.CopyParquet writes a whole version as one Parquet file of the files' own row
+// groups, copied (internal/datafile's Output.Export), when the files allow it.
 // This package plans (binds the filter, builds the planned files); executing the
 // plan — opening the files through the footer cache, deciding row groups and pages,
 // decoding under the read-ahead budget, the exact recheck — is the internal package

@@ -8,3 +8,10 @@ func WithBudgetClock(opts MaintainOptions, clock func() time.Time) MaintainOptio
 	opts.budgetClock = clock
 	return opts
 }
+
+// WithCopyRowGroupMin sets the average row-group rows and bytes below which
+// Scan.CopyParquet refuses to copy (datafile.ExportOptions), so that tests of the
+// copy need no tables of 32Ki-row row groups.
+func WithCopyRowGroupMin(rows, bytes int64) ScanOption {
+	return func(c *scanConfig) { c.copyMin = [2]int64{rows, bytes} }
+}

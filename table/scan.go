@@ -27,6 +27,9 @@ type scanConfig struct {
 	columns   []string
 	filter    string
 	predicate expr.Expr
+	// copyMin are CopyParquet's average row-group rows and bytes (0: datafile's
+	// defaults); set by tests only.
+	copyMin [2]int64
 	// Config is how Readers read: Pooled when no WithAllocator (a Reader recycles
 	// its batches' buffers).
 	scanexec.Config

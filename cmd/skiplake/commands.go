@@ -583,6 +583,17 @@ func runScan(ctx context.Context, e *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if *format == "parquet" {
+		// The whole version of a table whose files skiplake wrote is exported by
+		// copying their row groups (Scan.CopyParquet); anything else is re-encoded.
+		reason, err := sc.CopyParquet(ctx, out.w)
+		if err != nil {
+			return err
+		}
+		if reason == "" {
+			return out.file.Commit()
+		}
+	}
 	rd, err := sc.Read(ctx)
 	if err != nil {
 		return err

@@ -29,6 +29,9 @@
 //     MergeRowGroups it merges small row groups into row groups of the target size,
 //     copying the data pages of columns without a dictionary and re-encoding the
 //     others (merge.go). Compaction uses it to skip the decode and the re-encode.
+//   - [Output.Export] writes the same byte-for-byte copy of the Output's files to an
+//     io.Writer under the footer a re-encoded export of the table's logical schema
+//     would have (export.go): the CLI's Parquet export of a whole table version.
 //   - [Writer] encodes Parquet laid out for skipping: zstd, row groups cut by
 //     compressed size so that a file has several, small data pages, a page index,
 //     optional split-block Bloom filters, dictionary encoding chosen per column from
@@ -146,6 +149,15 @@
 //     statistics goroutine and the column encoders read it, and every caller that
 //     hands a batch to other goroutines while it keeps reading it settles it first
 //     (share.go lists them).
+//   - D14 (exports by copy) A file [Output.Export] writes holds exactly the
+//     sources' rows, in source order then row-group order, their column chunks,
+//     Bloom filters and indexes copied and every offset shifted as D11 says, and
+//     its footer is validated before it is written. Its Parquet schema elements,
+//     column paths, column orders and key-value metadata are those of an empty
+//     file this package's Writer writes for ExportOptions.Schema with default
+//     options, which must differ from the sources' in names and field ids alone.
+//     Every source is checked before the first byte is written: a source that
+//     breaks a rule or is damaged leaves the writer untouched.
 //
 // Reusing footers: [Reader.Footer] hands out what Open read (the validated footer, the
 // Arrow schema and, loaded with one read when first needed, the page index region);

@@ -304,7 +304,7 @@ func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []Stitch
 	files := make([]*stats.File, len(sources))
 	groups := 0
 	for i, src := range sources {
-		in, err := o.checkSource(ctx, src, pr, opts)
+		in, err := o.checkSource(ctx, src, pr, opts, false)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +339,7 @@ func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []Stitch
 	if merging {
 		size, rows, err = o.writeMerged(ctx, obj, inputs, plan, sum, pr, opts, res)
 	} else {
-		size, rows, err = o.writeStitched(ctx, obj, inputs, sum, opts)
+		size, rows, err = o.writeStitched(ctx, obj, inputs, sum, opts, nil)
 		res.RowGroups = groups
 		for _, in := range inputs {
 			for _, ch := range in.chunks {
@@ -373,15 +373,17 @@ func (o *Output) Stitch(ctx context.Context, place FileOptions, sources []Stitch
 	return res, nil
 }
 
-// checkSource opens and validates one source and checks the rules of Stitch.
-func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchProbe, opts StitchOptions) (*stitchInput, error) {
+// checkSource opens and validates one source and checks the rules of Stitch, or
+// with export those of Export (no statistics rules, no row-group size rule: Export
+// has its own, on the whole export).
+func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchProbe, opts StitchOptions, export bool) (*stitchInput, error) {
 	no := func(rule StitchRule, format string, args ...any) error {
 		return &NotStitchableError{Path: src.Path, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	}
 	bad := func(format string, args ...any) error {
 		return &CorruptError{File: src.Path, Err: fmt.Errorf(format, args...)}
 	}
-	if !opts.MergeRowGroups && src.Size > 0 && src.Size < opts.MinRowGroupBytes {
+	if !export && !opts.MergeRowGroups && src.Size > 0 && src.Size < opts.MinRowGroupBytes {
 		// Its row groups are smaller still: refused without a read (the common case
 		// of many small files costs no extra request per file).
 		return nil, no(RuleRowGroupSize, "the file holds %d bytes, less than %d", src.Size, opts.MinRowGroupBytes)
@@ -419,7 +421,11 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 	if !reflect.DeepEqual(kvMap(md.KeyValueMetadata()), pr.kv) {
 		return nil, no(RuleSchema, "key-value metadata (ARROW:schema) differs from the output's")
 	}
-	if err := checkStitchStats(src, md.NumRows, pr, no, bad); err != nil {
+	if export {
+		if st := src.Stats; st != nil && st.NumRecords >= 0 && st.NumRecords != md.NumRows {
+			return nil, bad("the footer holds %d rows, the statistics say %d", md.NumRows, st.NumRecords)
+		}
+	} else if err := checkStitchStats(src, md.NumRows, pr, no, bad); err != nil {
 		return nil, err
 	}
 
@@ -499,7 +505,7 @@ func (o *Output) checkSource(ctx context.Context, src StitchSource, pr *stitchPr
 			rgBytes += length
 		}
 		in.rgBytes[rg] = rgBytes
-		if !opts.MergeRowGroups && rgBytes < opts.MinRowGroupBytes {
+		if !export && !opts.MergeRowGroups && rgBytes < opts.MinRowGroupBytes {
 			return nil, no(RuleRowGroupSize, "row group %d holds %d bytes, less than %d", rg, rgBytes, opts.MinRowGroupBytes)
 		}
 	}
@@ -646,8 +652,10 @@ func decodeOffsetIndex(raw []byte, where string) (oi metadata.OffsetIndex, err e
 }
 
 // writeStitched writes the stitched file to w (see the layout above) and returns its
-// size and rows. The sources' footers (in.md) are rewritten in place.
-func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitchInput, sum *Summary, opts StitchOptions) (size, rows int64, err error) {
+// size and rows. The sources' footers (in.md) are rewritten in place. A nil sum
+// builds no index Bloom filters (Export); retarget, if set, rewrites the combined
+// footer (Export: the export's schema) before it is serialized and validated.
+func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitchInput, sum *Summary, opts StitchOptions, retarget func(*metadata.FileMetaData)) (size, rows int64, err error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	cw := &countingWriter{w: bw}
 	buf := make([]byte, opts.BufferBytes)
@@ -693,6 +701,9 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 			}
 			if err := cp.flush(); err != nil {
 				return fmt.Errorf("datafile: stitching %s: %w", in.src.Path, err)
+			}
+			if sum == nil {
+				return nil
 			}
 			return o.addBloomColumns(ctx, f, in, nil, sum)
 		})
@@ -769,7 +780,7 @@ func (o *Output) writeStitched(ctx context.Context, w io.Writer, inputs []*stitc
 			}
 		}
 	}
-	footer, err := stitchedFooter(inputs, rows, cw.n)
+	footer, err := stitchedFooter(inputs, rows, cw.n, retarget)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -801,15 +812,19 @@ func writeFooter(cw *countingWriter, bw *bufio.Writer, footer []byte) error {
 
 // stitchedFooter serializes the footer of the stitched file, whose footer starts at
 // at: the first source's file metadata with every source's (shifted) row groups.
-// The bytes are parsed back and validated against the file they end (D10 of our
-// own output: a bad offset is caught here, before the file is published).
-func stitchedFooter(inputs []*stitchInput, rows, at int64) ([]byte, error) {
+// retarget, if set, rewrites that metadata first. The bytes are parsed back and
+// validated against the file they end (D10 of our own output: a bad offset is
+// caught here, before the file is published).
+func stitchedFooter(inputs []*stitchInput, rows, at int64, retarget func(*metadata.FileMetaData)) ([]byte, error) {
 	base := inputs[0].md
 	all := base.RowGroups[:len(base.RowGroups):len(base.RowGroups)]
 	for _, in := range inputs[1:] {
 		all = append(all, in.md.RowGroups...)
 	}
 	base.RowGroups = all
+	if retarget != nil {
+		retarget(base)
+	}
 	return footerBytes(base, rows, at)
 }
 
@@ -940,4 +955,5 @@ func (o *Output) addBloomColumns(ctx context.Context, f storage.File, in *stitch
 type stitchState struct {
 	probeOnce   sync.Once
 	stitchProbe *stitchProbe
+	exports     exportProbes // Export's probes (export.go)
 }
