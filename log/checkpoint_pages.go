@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -419,8 +419,8 @@ type leafTask struct {
 	// or a whole leaf: r0 = 0, r1 = the row group's rows) at the leaf's end.
 	r0, r1     int
 	part, stop bool
-	str    string
-	d      *leafData
+	str        string
+	d          *leafData
 }
 
 // maxPresize bounds the levels and bytes a leaf's buffers are presized to from the
@@ -462,16 +462,16 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 	}
 	if h := t.levels; h > 0 {
 		if cap(d.defs) < h+pageChunk {
-			d.defs = make([]int16, h+pageChunk)
+			d.defs = hugeMake[int16](h + pageChunk)
 		}
 		if t.reps && cap(d.reps) < h+pageChunk {
-			d.reps = make([]int16, h+pageChunk)
+			d.reps = hugeMake[int16](h + pageChunk)
 		}
 		switch {
 		case lf.kind == leafStr && !t.discard && cap(d.ends) < h:
-			d.ends = make([]int, 0, h)
+			d.ends = hugeMake[int](h)[:0]
 		case lf.kind == leafInt && cap(d.ints) < h:
-			d.ints = make([]int64, 0, h)
+			d.ints = hugeMake[int64](h)[:0]
 		case lf.kind == leafBool && cap(d.bools) < h:
 			d.bools = make([]bool, 0, h)
 		}
@@ -489,10 +489,10 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 			}
 		}
 	}
-	var kept strings.Builder
+	var kept []byte
 	if t.keep {
-		kept.Grow(t.size)
-		defer func() { t.str = kept.String() }()
+		kept = hugeMake[byte](t.size)[:0]
+		defer func() { t.str = unsafe.String(unsafe.SliceData(kept), len(kept)) }()
 	} else if lf.kind == leafStr && !t.discard && cap(d.bytes) < t.size {
 		d.bytes = make([]byte, 0, t.size)
 	}
@@ -528,7 +528,7 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 			}
 			for _, v := range d.ba[:nv] {
 				if t.keep {
-					kept.Write(v)
+					kept = append(kept, v...)
 				} else {
 					d.bytes = append(d.bytes, v...)
 				}
@@ -751,7 +751,7 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 			}
 		}
 	}
-	adds := make([]Add, n)
+	adds := hugeMake[Add](n)
 	if err := s.assignKept(l, parts, bounds, before, [3][]int{tPath, tStats, tCluster}, adds); err != nil {
 		return nil, err
 	}
