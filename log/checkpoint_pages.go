@@ -24,8 +24,8 @@ import (
 // The page decoder reads a checkpoint's add columns with arrow-go's column chunk
 // readers, straight from the decoded pages into the Add actions: no Arrow builders,
 // no buffers reserved and cleared per batch. path, stats and clusteringProvider are
-// copied into one string per column and row group, which the actions' strings
-// alias; partition values and tags are assembled from their key/value leaves by
+// copied into one string per column and row group (per range of rows when a large
+// row group's leaf is split over the workers), which the actions' strings alias; partition values and tags are assembled from their key/value leaves by
 // repetition level (partition maps shared through the partitionInterner, as on the
 // Arrow path); nullable structs (add, deletionVector) from definition levels.
 //

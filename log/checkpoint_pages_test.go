@@ -442,7 +442,10 @@ func FuzzCheckpointPages(f *testing.F) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	f.Add(randCheckpointParquet(f, r, checkpointSchema(nil, nil), 50, 17, 0.9, 0.2, true))
+	defer func(v, b int) { parallelLeafRows, splitLeafBytes = v, b }(parallelLeafRows, splitLeafBytes)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// every other input: leaves on several goroutines, the kept strings by row ranges
+		parallelLeafRows, splitLeafBytes = []int{1 << 16, 1}[len(data)%2], []int{4 << 20, 1}[len(data)%2]
 		mem := bytes.NewReader(data)
 		rdr, fr, cols, err := openCheckpointParquet(io.NewSectionReader(mem, 0, int64(len(data))), int64(len(data)))
 		if err != nil || fr == nil {
