@@ -1,27 +1,31 @@
 package log
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/skiplake/skiplake/internal/pqguard"
 )
 
 // The page decoder reads a checkpoint's add columns with arrow-go's column chunk
 // readers, straight from the decoded pages into the Add actions: no Arrow builders,
 // no buffers reserved and cleared per batch. path, stats and clusteringProvider are
-// copied into one string per column and row group, which the actions' strings
-// alias; partition values and tags are assembled from their key/value leaves by
+// copied into one string per column and row group (per range of rows when a large
+// row group's leaf is split over the workers), which the actions' strings alias; partition values and tags are assembled from their key/value leaves by
 // repetition level (partition maps shared through the partitionInterner, as on the
 // Arrow path); nullable structs (add, deletionVector) from definition levels.
 //
@@ -88,14 +92,21 @@ type pageLayout struct {
 	// others reads them: batches of otherBatch rows, so that a row group whose
 	// other actions are in its first rows (protocol and metaData) reads little.
 	others *pqarrow.FileReader
+	// pages reads the add leaves: the file's reader, or, for a file held in memory,
+	// one over the same bytes that reads each column chunk through a small reused
+	// buffer instead of copying the whole chunk into fresh memory first (the stats
+	// chunk of a million adds is tens of megabytes, and on a VM the first touch of
+	// fresh memory costs more than the copy).
+	pages *file.Reader
 }
 
 // otherBatch is the record batch size of pageLayout.others.
 const otherBatch = 4096
 
 // newFilePageLayout is newPageLayout for checkpoint file rdr, whose pqarrow reader is
-// fr, with the reader of its other columns.
-func newFilePageLayout(rdr *file.Reader, fr *pqarrow.FileReader, cols []int) *pageLayout {
+// fr, with the reader of its other columns. mem is the file's bytes when it is held
+// in memory (nil: it is read from storage by ranges).
+func newFilePageLayout(rdr *file.Reader, fr *pqarrow.FileReader, cols []int, mem *bytes.Reader) *pageLayout {
 	l := newPageLayout(rdr.MetaData().Schema, fr.Manifest, cols)
 	if l == nil {
 		return nil
@@ -104,7 +115,32 @@ func newFilePageLayout(rdr *file.Reader, fr *pqarrow.FileReader, cols []int) *pa
 	if l.others, err = checkpointFileReaderBatch(rdr, otherBatch); err != nil {
 		return nil
 	}
+	l.pages = rdr
+	if mem != nil {
+		if l.pages, err = bufferedPageReader(rdr, mem); err != nil {
+			return nil
+		}
+	}
 	return l
+}
+
+// pageBufferSize is the read buffer of bufferedPageReader's column chunks.
+const pageBufferSize = 64 << 10
+
+// bufferedPageReader is a reader of the same file as rdr, held in memory as mem,
+// whose column chunk readers stream the chunk through a pageBufferSize buffer.
+func bufferedPageReader(rdr *file.Reader, mem *bytes.Reader) (r *file.Reader, err error) {
+	defer checkpointGuard.Contain(&err, "footer")
+	md := rdr.MetaData()
+	maxCompressed, _, err := pqguard.ValidateFooter(md, mem.Size())
+	if err != nil {
+		return nil, err
+	}
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	pqguard.BoundPages(props, maxCompressed)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = pageBufferSize
+	return file.NewParquetReader(io.NewSectionReader(mem, 0, mem.Size()), file.WithReadProps(props), file.WithMetadata(md))
 }
 
 var dvLeafNames = [6]string{"storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality", "maxRowIndex"}
@@ -377,8 +413,14 @@ type leafTask struct {
 	keep, discard bool
 	size          int // the column chunk's uncompressed size (capped)
 	levels        int // its number of levels (capped), for presizing
-	str           string
-	d             *leafData
+	// r0, r1: the rows read, [r0, r1). With part (a range of a leaf read by
+	// several tasks, each with its own column chunk reader), the first r0 rows are
+	// skipped, and with stop reading ends after r1-r0 levels; else (the last range,
+	// or a whole leaf: r0 = 0, r1 = the row group's rows) at the leaf's end.
+	r0, r1     int
+	part, stop bool
+	str        string
+	d          *leafData
 }
 
 // maxPresize bounds the levels and bytes a leaf's buffers are presized to from the
@@ -420,36 +462,56 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 	}
 	if h := t.levels; h > 0 {
 		if cap(d.defs) < h+pageChunk {
-			d.defs = make([]int16, h+pageChunk)
+			d.defs = hugeMake[int16](h + pageChunk)
 		}
 		if t.reps && cap(d.reps) < h+pageChunk {
-			d.reps = make([]int16, h+pageChunk)
+			d.reps = hugeMake[int16](h + pageChunk)
 		}
 		switch {
 		case lf.kind == leafStr && !t.discard && cap(d.ends) < h:
-			d.ends = make([]int, 0, h)
+			d.ends = hugeMake[int](h)[:0]
 		case lf.kind == leafInt && cap(d.ints) < h:
-			d.ints = make([]int64, 0, h)
+			d.ints = hugeMake[int64](h)[:0]
 		case lf.kind == leafBool && cap(d.bools) < h:
 			d.bools = make([]bool, 0, h)
 		}
 	}
-	var kept strings.Builder
+	want := t.r1 - t.r0 // levels to read with t.part
+	if t.part {
+		// Only a string leaf without repetition is split; each level is a row.
+		r, ok := cr.(*file.ByteArrayColumnChunkReader)
+		if !ok || t.reps || want <= 0 {
+			return errPageShape
+		}
+		if t.r0 > 0 {
+			if _, err := r.Skip(int64(t.r0)); err != nil {
+				return err
+			}
+		}
+	}
+	var kept []byte
 	if t.keep {
-		kept.Grow(t.size)
-		defer func() { t.str = kept.String() }()
+		kept = hugeMake[byte](t.size)[:0]
+		defer func() { t.str = unsafe.String(unsafe.SliceData(kept), len(kept)) }()
 	} else if lf.kind == leafStr && !t.discard && cap(d.bytes) < t.size {
 		d.bytes = make([]byte, 0, t.size)
 	}
 	end := 0
 	for {
-		d.defs = grow(d.defs, d.n, pageChunk)
+		batch := pageChunk
+		if t.stop {
+			if d.n == want {
+				return nil
+			}
+			batch = min(batch, want-d.n)
+		}
+		d.defs = grow(d.defs, d.n, batch)
 		var reps []int16
 		if t.reps {
-			d.reps = grow(d.reps, d.n, pageChunk)
-			reps = d.reps[d.n : d.n+pageChunk]
+			d.reps = grow(d.reps, d.n, batch)
+			reps = d.reps[d.n : d.n+batch]
 		}
-		defs := d.defs[d.n : d.n+pageChunk]
+		defs := d.defs[d.n : d.n+batch]
 		var lv int64
 		var nv int
 		switch r := cr.(type) {
@@ -460,13 +522,13 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 			if len(d.ba) < pageChunk {
 				d.ba = make([]parquet.ByteArray, pageChunk)
 			}
-			lv, nv, err = r.ReadBatchInPage(pageChunk, d.ba, defs, reps)
+			lv, nv, err = r.ReadBatchInPage(int64(batch), d.ba, defs, reps)
 			if t.discard {
 				break
 			}
 			for _, v := range d.ba[:nv] {
 				if t.keep {
-					kept.Write(v)
+					kept = append(kept, v...)
 				} else {
 					d.bytes = append(d.bytes, v...)
 				}
@@ -478,8 +540,8 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 				return errPageShape
 			}
 			at := len(d.ints)
-			d.ints = grow(d.ints, at, pageChunk)
-			lv, nv, err = r.ReadBatch(pageChunk, d.ints[at:at+pageChunk], defs, reps)
+			d.ints = grow(d.ints, at, batch)
+			lv, nv, err = r.ReadBatch(int64(batch), d.ints[at:at+batch], defs, reps)
 			d.ints = d.ints[:at+nv]
 		case *file.Int32ColumnChunkReader:
 			if lf.kind != leafInt {
@@ -488,7 +550,7 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 			if len(d.i32) < pageChunk {
 				d.i32 = make([]int32, pageChunk)
 			}
-			lv, nv, err = r.ReadBatch(pageChunk, d.i32, defs, reps)
+			lv, nv, err = r.ReadBatch(int64(batch), d.i32[:batch], defs, reps)
 			for _, v := range d.i32[:nv] {
 				d.ints = append(d.ints, int64(v))
 			}
@@ -497,8 +559,8 @@ func readLeaf(rgr *file.RowGroupReader, t *leafTask) (err error) {
 				return errPageShape
 			}
 			at := len(d.bools)
-			d.bools = grow(d.bools, at, pageChunk)
-			lv, nv, err = r.ReadBatch(pageChunk, d.bools[at:at+pageChunk], defs, reps)
+			d.bools = grow(d.bools, at, batch)
+			lv, nv, err = r.ReadBatch(int64(batch), d.bools[at:at+batch], defs, reps)
 			d.bools = d.bools[:at+nv]
 		default:
 			return errPageShape
@@ -530,6 +592,12 @@ func readTasks(ctx context.Context, rgr *file.RowGroupReader, tasks []leafTask, 
 		}
 		return nil
 	}
+	// Largest first, so that no large leaf starts last.
+	order := make([]int, len(tasks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return tasks[b].size - tasks[a].size })
 	var (
 		wg   sync.WaitGroup
 		next atomic.Int64
@@ -538,10 +606,11 @@ func readTasks(ctx context.Context, rgr *file.RowGroupReader, tasks []leafTask, 
 	for range min(workers, len(tasks)) {
 		wg.Go(func() {
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(tasks) || fail.Load() != nil {
+				k := int(next.Add(1) - 1)
+				if k >= len(order) || fail.Load() != nil {
 					return
 				}
+				i := order[k]
 				err := ctx.Err()
 				if err == nil {
 					err = readLeaf(rgr, &tasks[i])
@@ -564,7 +633,7 @@ func readTasks(ctx context.Context, rgr *file.RowGroupReader, tasks []leafTask, 
 // order. Any error means the row group is to be decoded by pqarrow instead.
 func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSeg, error) {
 	l := f.layout
-	rgr := f.rdr.RowGroup(rg)
+	rgr := l.pages.RowGroup(rg)
 	rows := int(rgr.NumRows())
 	if rows < 0 || int64(rows) != rgr.NumRows() {
 		return nil, errPageShape
@@ -583,14 +652,49 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 		if lf.col < 0 {
 			return -1
 		}
-		t := leafTask{lf: lf, reps: reps, keep: keep, discard: discard}
+		t := leafTask{lf: lf, reps: reps, keep: keep, discard: discard, r1: rows}
 		t.size, t.levels = chunk(lf.col)
 		s.tasks = append(s.tasks, t)
 		return len(s.tasks) - 1
 	}
-	tPath := task(l.path, false, true, false)
-	tStats := task(l.stats, false, true, false)
-	tCluster := task(l.cluster, false, true, false)
+	// The kept strings (path, stats, clusteringProvider) of a large row group: a
+	// leaf of at least splitLeafBytes is read as one range of rows per worker, each
+	// range by its own task, so that the largest leaf (stats) does not leave the
+	// other cores idle. The ranges are the same for every split leaf.
+	parts := 1
+	if w := decodeWorkers(); rows >= parallelLeafRows && w > 1 {
+		parts = max(1, min(w, maxLeafParts, rows)) // no empty range
+	}
+	bounds := make([]int, parts+1)
+	for i := range bounds {
+		bounds[i] = int(int64(rows) * int64(i) / int64(parts))
+	}
+	strTask := func(lf pageLeaf) []int {
+		t := task(lf, false, true, false)
+		if t < 0 || parts == 1 || s.tasks[t].size < splitLeafBytes {
+			return []int{t}
+		}
+		whole := s.tasks[t]
+		ts := []int{t}
+		for p := range parts {
+			rt := whole
+			rt.part, rt.stop, rt.r0, rt.r1 = true, p < parts-1, bounds[p], bounds[p+1]
+			n := rt.r1 - rt.r0
+			rt.levels = min(whole.levels, n)
+			// this range's share of the chunk, with an eighth more for an uneven spread
+			rt.size = min(whole.size, int(int64(whole.size)*int64(n)/int64(rows))*9/8+pageBufferSize)
+			if p == 0 {
+				s.tasks[t] = rt
+				continue
+			}
+			s.tasks = append(s.tasks, rt)
+			ts = append(ts, len(s.tasks)-1)
+		}
+		return ts
+	}
+	tPath := strTask(l.path)
+	tStats := strTask(l.stats)
+	tCluster := strTask(l.cluster)
 	ints := [4]pageLeaf{l.size, l.mtime, l.baseRowID, l.drcVer}
 	var tInts [4]int
 	for i, lf := range ints {
@@ -623,32 +727,33 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 	}
 	leaf := func(i int) *leafData { return s.tasks[i].d }
 
-	// path: which rows hold an add.
-	d := leaf(tPath)
-	if d.n != rows {
-		return nil, fmt.Errorf("path: %d levels for %d rows: %w", d.n, rows, errPageShape)
-	}
+	// path: which rows hold an add (before: the adds in the rows before each bound).
 	s.valid = grow(s.valid, 0, rows)[:rows]
 	n := 0
-	for i, dl := range d.defs[:rows] {
-		s.valid[i] = dl >= l.defAdd
-		if s.valid[i] {
-			n++
+	for _, ti := range tPath {
+		t := &s.tasks[ti]
+		if t.d.n != t.r1-t.r0 {
+			return nil, fmt.Errorf("path: %d levels for %d rows: %w", t.d.n, t.r1-t.r0, errPageShape)
+		}
+		for i, dl := range t.d.defs[:t.d.n] {
+			s.valid[t.r0+i] = dl >= l.defAdd
+			if s.valid[t.r0+i] {
+				n++
+			}
 		}
 	}
-	adds := make([]Add, n)
-	if err := assignStrings(d, l.path, l.defAdd, s.valid, s.tasks[tPath].str, func(k int, v string) { adds[k].Path = v }); err != nil {
+	before := make([]int, parts+1)
+	for p := range parts {
+		before[p+1] = before[p]
+		for _, v := range s.valid[bounds[p]:bounds[p+1]] {
+			if v {
+				before[p+1]++
+			}
+		}
+	}
+	adds := hugeMake[Add](n)
+	if err := s.assignKept(l, parts, bounds, before, [3][]int{tPath, tStats, tCluster}, adds); err != nil {
 		return nil, err
-	}
-	if tStats >= 0 {
-		if err := assignStrings(leaf(tStats), l.stats, l.defAdd, s.valid, s.tasks[tStats].str, func(k int, v string) { adds[k].Stats = v }); err != nil {
-			return nil, err
-		}
-	}
-	if tCluster >= 0 {
-		if err := assignStrings(leaf(tCluster), l.cluster, l.defAdd, s.valid, s.tasks[tCluster].str, func(k int, v string) { adds[k].ClusteringProvider = v }); err != nil {
-			return nil, err
-		}
 	}
 	var ptrs []int64 // baseRowId and defaultRowCommitVersion values, pointed to by the adds
 	for i, t := range tInts {
@@ -766,6 +871,72 @@ func decodePages(ctx context.Context, f *cpFile, rg int, s *pageScratch) ([]cpSe
 	}
 	slices.Sort(others)
 	return mergeOtherRows(ctx, f, rg, rows, last, others, pre, &s.pv)
+}
+
+// splitLeafBytes is the smallest column chunk (uncompressed) of a kept string leaf
+// that is read in row ranges by several tasks (a variable so tests can lower it).
+var splitLeafBytes = 4 << 20
+
+// maxLeafParts bounds the row ranges a leaf is read in.
+const maxLeafParts = 8
+
+// assignKept sets the adds' path, stats and clusteringProvider from the tasks of
+// leaves tk (each either one task of the whole leaf or one per range of rows
+// bounds[p], bounds[p+1]; before[p]: the adds in the rows before bounds[p]). The rows
+// of each range are assigned on their own goroutine (a range's adds are its own), so
+// that the first writes to a large fresh adds slice are spread over the cores.
+func (s *pageScratch) assignKept(l *pageLayout, parts int, bounds, before []int, tk [3][]int, adds []Add) error {
+	lfs := [3]pageLeaf{l.path, l.stats, l.cluster}
+	set := func(j int, adds []Add) func(k int, v string) {
+		switch j {
+		case 0:
+			return func(k int, v string) { adds[k].Path = v }
+		case 1:
+			return func(k int, v string) { adds[k].Stats = v }
+		}
+		return func(k int, v string) { adds[k].ClusteringProvider = v }
+	}
+	// Split leaves: range p of each on goroutine p. Then the others, whole.
+	split := false
+	for _, ts := range tk {
+		split = split || len(ts) > 1
+	}
+	if !split {
+		parts = 0
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for j, ts := range tk {
+				if len(ts) == 1 {
+					continue
+				}
+				t := &s.tasks[ts[p]]
+				if t.r0 != bounds[p] || t.r1 != bounds[p+1] {
+					errs[p] = errPageShape
+					return
+				}
+				if errs[p] = assignStrings(t.d, lfs[j], l.defAdd, s.valid[t.r0:t.r1], t.str, set(j, adds[before[p]:])); errs[p] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for j, ts := range tk {
+		if len(ts) != 1 || ts[0] < 0 {
+			continue
+		}
+		t := &s.tasks[ts[0]]
+		if err := assignStrings(t.d, lfs[j], l.defAdd, s.valid, t.str, set(j, adds)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // probeKind is the leaf kind a probe of physical type t is read as (0: not probed).

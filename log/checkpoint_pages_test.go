@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -130,13 +131,14 @@ func randCheckpointParquet(t testing.TB, r *rand.Rand, sch *arrow.Schema, rows, 
 // openTestCheckpoint opens checkpoint bytes as the reader does.
 func openTestCheckpoint(t testing.TB, data []byte) *cpFile {
 	t.Helper()
-	rdr, fr, cols, err := openCheckpointParquet(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), int64(len(data)))
+	mem := bytes.NewReader(data)
+	rdr, fr, cols, err := openCheckpointParquet(io.NewSectionReader(mem, 0, int64(len(data))), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &cpFile{path: "test.checkpoint.parquet", rdr: rdr, fr: fr, cols: cols}
 	if fr != nil {
-		f.layout = newFilePageLayout(rdr, fr, cols)
+		f.layout = newFilePageLayout(rdr, fr, cols, mem)
 	}
 	return f
 }
@@ -227,7 +229,7 @@ func shuffledCheckpointSchema(r *rand.Rand) *arrow.Schema {
 // decoder and by pqarrow give the same actions and errors; on valid checkpoints of
 // the writer's schema the page decoder takes every row group itself.
 func TestCheckpointPagesMatchArrow(t *testing.T) {
-	defer func(v int) { parallelLeafRows = v }(parallelLeafRows)
+	defer func(v, b int) { parallelLeafRows, splitLeafBytes = v, b }(parallelLeafRows, splitLeafBytes)
 	statsParsed := arrow.StructOf(nf("numRecords", i64), nf("minValues", arrow.StructOf(nf("id", i64))))
 	iters := 30
 	if testing.Short() {
@@ -242,7 +244,8 @@ func TestCheckpointPagesMatchArrow(t *testing.T) {
 		}
 		nullP := []float64{0, 0.1, 0.4}[r.IntN(3)]
 		addP := []float64{1, 0.95, 0.6}[r.IntN(3)]
-		parallelLeafRows = []int{1 << 16, 1}[it%2] // every other seed: leaves read on several goroutines
+		// every other seed: leaves read on several goroutines, the kept strings by row ranges
+		parallelLeafRows, splitLeafBytes = []int{1 << 16, 1}[it%2], []int{4 << 20, 1}[it%2]
 		t.Run(fmt.Sprintf("seed%d", it), func(t *testing.T) {
 			// The writer's schema, valid rows: the page decoder takes every row group.
 			data := randCheckpointParquet(t, r, checkpointSchema(nil, nil), rows, rowGroup, addP, nullP, true)
@@ -259,6 +262,63 @@ func TestCheckpointPagesMatchArrow(t *testing.T) {
 			if fast, _ := comparePaths(t, data); fast != 0 {
 				t.Fatalf("page decoder took %d row groups of a checkpoint with stats_parsed", fast)
 			}
+		})
+	}
+}
+
+// TestCheckpointPagesSplitLeaves decodes one large row group whose kept string
+// leaves (path, stats, clusteringProvider) are each read as one range of rows per
+// worker, the ranges starting inside pages and at page starts, with and without
+// dictionaries: random checkpoints (nulls, empty strings, maps, deletion vectors,
+// other actions) give the same actions and errors as pqarrow, on 2 to 5 workers, and
+// the split actually happens.
+func TestCheckpointPagesSplitLeaves(t *testing.T) {
+	defer func(v, b int) { parallelLeafRows, splitLeafBytes = v, b }(parallelLeafRows, splitLeafBytes)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	parallelLeafRows, splitLeafBytes = 100, 1
+	iters := 8
+	if testing.Short() {
+		iters = 4
+	}
+	for it := range iters {
+		r := rand.New(rand.NewPCG(uint64(it), 11))
+		workers := 2 + it%4
+		rows := 1500 + r.IntN(2500)
+		nullP := []float64{0, 0.1, 0.4}[it%3]
+		addP := []float64{1, 0.95, 0.6}[r.IntN(3)]
+		t.Run(fmt.Sprintf("seed%d_workers%d", it, workers), func(t *testing.T) {
+			runtime.GOMAXPROCS(workers)
+			data := randCheckpointParquet(t, r, checkpointSchema(nil, nil), rows, rows, addP, nullP, true)
+			if fast, groups := comparePaths(t, data); groups != 1 || fast != 1 {
+				t.Fatalf("page decoder took %d of %d row groups", fast, groups)
+			}
+			// The path leaf was read as one range per worker, consecutive.
+			f := openTestCheckpoint(t, data)
+			defer f.close()
+			var sc pageScratch
+			if _, err := decodePages(context.Background(), f, 0, &sc); err != nil {
+				t.Fatal(err)
+			}
+			var ranges [][2]int
+			for _, tk := range sc.tasks {
+				if tk.lf.col == f.layout.path.col {
+					if !tk.part {
+						t.Fatalf("path read whole, not by ranges")
+					}
+					ranges = append(ranges, [2]int{tk.r0, tk.r1})
+				}
+			}
+			if len(ranges) != workers || ranges[0][0] != 0 || ranges[len(ranges)-1][1] != rows {
+				t.Fatalf("path ranges %v for %d rows on %d workers", ranges, rows, workers)
+			}
+			for i := 1; i < len(ranges); i++ {
+				if ranges[i][0] != ranges[i-1][1] {
+					t.Fatalf("path ranges %v not consecutive", ranges)
+				}
+			}
+			// Invalid rows and other schemas: the same actions and errors either way.
+			comparePaths(t, randCheckpointParquet(t, r, checkpointSchema(nil, nil), rows, rows, addP, nullP+0.1, false))
+			comparePaths(t, randCheckpointParquet(t, r, shuffledCheckpointSchema(r), rows, rows, addP, nullP, r.IntN(2) == 0))
 		})
 	}
 }
@@ -374,15 +434,19 @@ func FuzzCheckpointPages(f *testing.F) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	f.Add(randCheckpointParquet(f, r, checkpointSchema(nil, nil), 50, 17, 0.9, 0.2, true))
+	defer func(v, b int) { parallelLeafRows, splitLeafBytes = v, b }(parallelLeafRows, splitLeafBytes)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rdr, fr, cols, err := openCheckpointParquet(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), int64(len(data)))
+		// every other input: leaves on several goroutines, the kept strings by row ranges
+		parallelLeafRows, splitLeafBytes = []int{1 << 16, 1}[len(data)%2], []int{4 << 20, 1}[len(data)%2]
+		mem := bytes.NewReader(data)
+		rdr, fr, cols, err := openCheckpointParquet(io.NewSectionReader(mem, 0, int64(len(data))), int64(len(data)))
 		if err != nil || fr == nil {
 			if rdr != nil {
 				_ = rdr.Close()
 			}
 			return
 		}
-		cf := &cpFile{path: "fuzz", rdr: rdr, fr: fr, cols: cols, layout: newFilePageLayout(rdr, fr, cols)}
+		cf := &cpFile{path: "fuzz", rdr: rdr, fr: fr, cols: cols, layout: newFilePageLayout(rdr, fr, cols, mem)}
 		defer cf.close()
 		ctx := context.Background()
 		var sc pageScratch

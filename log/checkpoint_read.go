@@ -242,12 +242,14 @@ func (l *Log) openCheckpointPart(ctx context.Context, p checkpointPart) (f *cpFi
 	var src io.ReaderAt
 	var srcSize int64
 	var closer io.Closer
+	var mem *bytes.Reader // the file's bytes when read whole
 	if p.size >= 0 && p.size <= wholeCheckpointLimit {
 		data, err := l.store.Get(ctx, p.path)
 		if err != nil {
 			return nil, 0, fmt.Errorf("log: reading %s: %w", p.path, err)
 		}
-		src, srcSize = bytes.NewReader(data), int64(len(data))
+		mem = bytes.NewReader(data)
+		src, srcSize = mem, int64(len(data))
 	} else {
 		o, err := storage.OpenSized(ctx, l.store, p.path, p.size)
 		if err != nil {
@@ -271,7 +273,7 @@ func (l *Log) openCheckpointPart(ctx context.Context, p checkpointPart) (f *cpFi
 	}
 	f = &cpFile{path: p.path, rdr: rdr, fr: fr, closer: closer, cols: cols}
 	if pageDecoding {
-		f.layout = newFilePageLayout(rdr, fr, cols)
+		f.layout = newFilePageLayout(rdr, fr, cols, mem)
 	}
 	return f, rdr.NumRows(), nil
 }

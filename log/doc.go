@@ -47,9 +47,12 @@
 //     instead, so the live files are those of the sequential replay in every case.
 //   - CK3 A row group's add column is decoded straight from the Parquet pages (column
 //     chunk readers, levels into reused slices, strings copied into one string per
-//     column and row group) when its shape is one whose Arrow reading that decoder
-//     reproduces; columns other than add are then read through pqarrow only for row
-//     groups whose probe leaves show such actions. Any other shape (stats_parsed or
+//     column and row group, or per range of rows when a large row group's path or
+//     stats leaf is read as one range per worker, each range from its own column
+//     chunk reader skipped to its first row; the ranges cover the rows in order and
+//     their strings are assigned to the adds in row order) when its shape is one
+//     whose Arrow reading that decoder reproduces; columns other than add are then
+//     read through pqarrow only for row groups whose probe leaves show such actions. Any other shape (stats_parsed or
 //     partitionValues_parsed under add, other types, duplicated names) and any error
 //     or inconsistency between leaves sends the row group to the pqarrow path, which
 //     reports the error: both paths give the same actions and errors.
