@@ -1,0 +1,76 @@
+package zstdx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+)
+
+// le64 is the little-endian uint64 at b[0:8].
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// loadEnd returns the (up to) 8 bytes of s that end at byte e as a little-endian
+// uint64 whose top byte is s[e-1]; bytes before s[0] read as zero.
+func loadEnd(s []byte, e int) uint64 {
+	if e >= 8 {
+		return le64(s[e-8 : e])
+	}
+	var v uint64
+	for i := 0; i < e; i++ {
+		v |= uint64(s[i]) << (8 * uint(8-e+i))
+	}
+	return v
+}
+
+// peekBits returns the n bits (1 ≤ n ≤ 56) of the little-endian bitstream s that
+// lie just below bit position pos (bits pos-n to pos-1, the latter the most
+// significant), as a backward reader consumes them. Bits before the start of s read
+// as zero.
+func peekBits(s []byte, pos int, n uint) uint64 {
+	if pos <= 0 {
+		return 0
+	}
+	e := (pos + 7) >> 3
+	v := loadEnd(s, e)
+	return (v << uint(8*e-pos)) >> (64 - n)
+}
+
+// backward is a reader of a reversed bitstream (RFC 8878 §4.1: FSE and Huffman
+// streams are written forward and read from their last bit back). pos counts the
+// bits still unread; reads past the start yield zeros and drive pos negative,
+// which overflowed reports.
+type backward struct {
+	s   []byte
+	pos int
+}
+
+// initBackward positions r after the end-of-stream marker of s (the highest set
+// bit of its last byte). what names the stream in errors.
+func (r *backward) init(s []byte, what string) error {
+	if len(s) == 0 {
+		return fmt.Errorf("%w: %s: empty bitstream", ErrCorrupt, what)
+	}
+	last := s[len(s)-1]
+	if last == 0 {
+		return fmt.Errorf("%w: %s: last byte of bitstream is zero (no end marker)", ErrCorrupt, what)
+	}
+	r.s = s
+	r.pos = 8*len(s) - 1 - bits.LeadingZeros8(last)
+	return nil
+}
+
+// read consumes n bits (0 ≤ n ≤ 56).
+func (r *backward) read(n uint) uint64 {
+	if n == 0 {
+		return 0
+	}
+	v := peekBits(r.s, r.pos, n)
+	r.pos -= int(n)
+	return v
+}
+
+// overflowed reports whether more bits were read than the stream holds.
+func (r *backward) overflowed() bool { return r.pos < 0 }
+
+// done reports whether every bit was read, exactly.
+func (r *backward) done() bool { return r.pos == 0 }
