@@ -7,53 +7,46 @@ import (
 	"unsafe"
 )
 
-// lookupBits is the width of the bits a Huffman decoding step looks up at once.
-// Zstandard's codes are at most 11 bits (maxHuffBits); a 12-bit window holds two
-// codes of up to 6 bits each, the lengths random text over an alphabet of some
-// 30-60 symbols gets, so most steps of such literals decode two symbols.
+// A decoding step looks up the next lookupBits (11 or 12, chosen per table) bits
+// of a stream in a double-symbol table and gets the one or two symbols whose
+// codes those bits hold entirely. Zstandard's codes are at most 11 bits
+// (maxHuffBits). An 11-bit window holds two codes of up to 5 bits (text over an
+// alphabet of about 32 symbols or fewer), a 12-bit one two of up to 6 bits (about
+// 64 symbols); the narrower lookup fits five steps in one refill of a 64-bit
+// window, the wider four (stepsNarrow, stepsWide).
 const (
-	lookupBits  = 12
-	lookupSize  = 1 << lookupBits
 	maxHuffBits = 11
-	// stepBits is the most bits one step consumes (a two-symbol entry).
-	stepBits = lookupBits
-	// stepsPerRefill steps fit in the 57 bits a refilled 64-bit window always holds.
-	stepsPerRefill = 4
+	lookupMax   = 1 << 12
+	stepsNarrow = 5 // 7 + 4·11 bits consumed before the fifth 11-bit lookup: 51, the marker below its 53-63
+	stepsWide   = 4 // 7 + 3·12 = 43 consumed before the fourth 12-bit lookup, marker below 52-63
 )
 
 // HuffTable is a Huffman decoding table for zstd literals (RFC 8878 §4.2.1) in
-// double-symbol form: each entry of a 12-bit lookup yields the symbols whose codes
-// the 12 bits hold entirely, one or two.
+// double-symbol form: each entry of a lookupBits-bit lookup yields the symbols
+// whose codes those bits hold entirely, one or two.
 //
-// An entry (huffEntry) holds the bits it consumes, the number of symbols (1 or
-// 2) and the symbols as a little-endian uint16 (the first in the low byte), stored
-// to the output as they are, two bytes at once; the decoding loop loads each field
-// on its own (loads are cheaper there than shifts and masks). symLen holds each
-// symbol's code length, for the one-symbol steps at a stream's end.
+// An entry holds the bits it consumes (nbits), the number of symbols (n, 1 or 2)
+// and the symbols as a little-endian uint16 (syms, the first in the low byte),
+// stored to the output as they are, two bytes at once. The fields are kept in
+// separate arrays so that the decoding loop loads each with one instruction
+// indexed from the table's base (loads are cheaper there than shifts and masks).
+// symLen holds each symbol's code length, for the one-symbol steps at a stream's
+// end.
 //
 // The zero value holds no table; Read loads one. A HuffTable is not safe for
 // concurrent Read, but once loaded it may decode in several goroutines at once.
 type HuffTable struct {
-	dt      [lookupSize]huffEntry
-	lk      lookup
-	symLen  [256]uint8
-	maxBits uint8 // Max_Number_of_Bits of the loaded tree, 0 when none is loaded
+	lk         lookup
+	symLen     [256]uint8
+	maxBits    uint8 // Max_Number_of_Bits of the loaded tree, 0 when none is loaded
+	lookupBits uint8 // 11 or 12
 }
 
-// huffEntry is an entry of a HuffTable's lookup.
-type huffEntry struct {
-	nbits uint8  // bits the entry consumes
-	n     uint8  // symbols it decodes, 1 or 2
-	syms  uint16 // the symbols, the first in the low byte
-}
-
-// lookup is the double-symbol table split by field, for the four-stream loop:
-// each field of an entry is loaded with one instruction, indexed from the
-// table's base.
+// lookup is the double-symbol table, split by field.
 type lookup struct {
-	nbits [lookupSize]uint8
-	n     [lookupSize]uint8
-	syms  [lookupSize]uint16
+	nbits [lookupMax]uint8
+	n     [lookupMax]uint8
+	syms  [lookupMax]uint16
 }
 
 // Loaded reports whether t holds a table.
@@ -200,21 +193,45 @@ func (t *HuffTable) Read(in []byte) (int, error) {
 		}
 		start[k] = hi
 	}
-	// Double-symbol table over lookupBits.
-	shift := uint(lookupBits - tl)
-	for i := 0; i < lookupSize; i++ {
+	// The lookup width: the one that decodes more symbols per instruction,
+	// estimated from the code lengths. A code of length l has probability 2^-l;
+	// a step decodes 1 + P(the next two codes fit in the width) symbols; a
+	// refill costs about as much as one step, so symbols per cost are
+	// (1+P11)·5/6 and (1+P12)·4/5.
+	var pl [maxHuffBits + 2]float64 // probability of a code of each length
+	for k := 1; k <= tl; k++ {
+		pl[tl+1-k] = float64(rank[k]) / float64(uint(1)<<(tl+1-k))
+	}
+	var p11, p12 float64
+	for l1 := 1; l1 <= tl; l1++ {
+		for l2 := 1; l2 <= tl; l2++ {
+			if l1+l2 <= 11 {
+				p11 += pl[l1] * pl[l2]
+			}
+			if l1+l2 <= 12 {
+				p12 += pl[l1] * pl[l2]
+			}
+		}
+	}
+	lb := 12
+	if (1+p11)*5/6 >= (1+p12)*4/5 {
+		lb = 11
+	}
+	size := 1 << lb
+	shift := uint(lb - tl)
+	for i := 0; i < size; i++ {
 		a := single[i>>shift]
 		l1 := uint(a >> 8)
-		j := (i << l1) & (lookupSize - 1)
+		j := (i << l1) & (size - 1)
 		b := single[j>>shift]
 		l2 := uint(b >> 8)
-		if l1+l2 <= lookupBits {
-			t.dt[i] = huffEntry{nbits: uint8(l1 + l2), n: 2, syms: a&0xff | b<<8}
+		if l1+l2 <= uint(lb) {
+			t.lk.nbits[i], t.lk.n[i], t.lk.syms[i] = uint8(l1+l2), 2, a&0xff|b<<8
 		} else {
-			t.dt[i] = huffEntry{nbits: uint8(l1), n: 1, syms: a & 0xff}
+			t.lk.nbits[i], t.lk.n[i], t.lk.syms[i] = uint8(l1), 1, a&0xff
 		}
-		t.lk.nbits[i], t.lk.n[i], t.lk.syms[i] = t.dt[i].nbits, t.dt[i].n, t.dt[i].syms
 	}
+	t.lookupBits = uint8(lb)
 	t.maxBits = uint8(tl)
 	return used, nil
 }
@@ -227,8 +244,7 @@ func (t *HuffTable) decodeTail(dst []byte, s []byte, pos int, what string) error
 		if pos <= 0 {
 			return fmt.Errorf("%w: %s: stream ends %d symbols early", ErrCorrupt, what, len(dst)-i)
 		}
-		e := t.dt[peekBits(s, pos, lookupBits)]
-		sym := uint8(e.syms)
+		sym := uint8(t.lk.syms[peekBits(s, pos, uint(t.lookupBits))])
 		dst[i] = sym
 		pos -= int(t.symLen[sym])
 	}
@@ -265,20 +281,25 @@ func (t *HuffTable) Decode1X(dst, src []byte) error {
 		return err
 	}
 	p := 0
-	tbl := &t.dt
+	tbl := &t.lk
+	lb := uint(t.lookupBits)
+	steps := stepsWide
+	if lb == 11 {
+		steps = stepsNarrow
+	}
 	for {
-		// Each round consumes at most stepsPerRefill*stepBits bits and writes at
-		// most 2*stepsPerRefill bytes; the 8-byte load ends no lower than src[8].
-		if pos < 64+stepsPerRefill*stepBits || p+2*stepsPerRefill > len(dst) {
+		// Each round consumes at most steps·lb bits and writes at most 2·steps
+		// bytes; the 8-byte load ends no lower than src[8].
+		if pos < 64+steps*int(lb) || p+2*steps > len(dst) {
 			break
 		}
 		off := (pos + 7) >> 3
 		v := le64(src[off-8:off])<<(uint(8*off-pos)&63) | 1
-		for k := 0; k < stepsPerRefill; k++ {
-			e := &tbl[v>>(64-lookupBits)]
-			binary.LittleEndian.PutUint16(dst[p:], e.syms)
-			v <<= e.nbits & 63
-			p += int(e.n)
+		for k := 0; k < steps; k++ {
+			x := v >> ((64 - lb) & 63) & (lookupMax - 1)
+			binary.LittleEndian.PutUint16(dst[p:], tbl.syms[x])
+			v <<= tbl.nbits[x] & 63
+			p += int(tbl.n[x])
 		}
 		pos -= bits.TrailingZeros64(v)
 	}
@@ -328,7 +349,11 @@ func (t *HuffTable) Decode4X(dst, src []byte) error {
 		pe[i] = (i + 1) * seg
 	}
 	pe[3] = n
-	t.decodeFour(dst, src, &po, &pe, &pos, &lo)
+	if t.lookupBits == 11 {
+		t.decodeFour11(dst, src, &po, &pe, &pos, &lo)
+	} else {
+		t.decodeFour12(dst, src, &po, &pe, &pos, &lo)
+	}
 	for i := 0; i < 4; i++ {
 		s := src[lo[i]:hi[i]]
 		if err := t.decodeTail(dst[po[i]:pe[i]], s, pos[i]-8*lo[i], streamNames[i]); err != nil {
@@ -338,27 +363,27 @@ func (t *HuffTable) Decode4X(dst, src []byte) error {
 	return nil
 }
 
-// decodeFour decodes the four streams of a section side by side, as far as all
-// can go without a bounds check on a stream or an output (the rest is
-// decodeTail's): each round refills the four 64-bit windows and takes
-// stepsPerRefill steps of each. po and pos advance.
+// decodeFour11 decodes the four streams of a section side by side with a
+// 11-bit lookup, as far as all can go without a bounds check on a stream or an
+// output (the rest is decodeTail's): each round refills the four 64-bit windows
+// and takes 5 steps of each. po and pos advance. decodeFour11 and
+// decodeFour12 differ in the width and the number of steps only.
 //
 // A window is the 8 bytes that end at its stream's next unread bit, shifted so that
 // bit is the window's top bit, with its lowest bit set as a marker: steps shift the
 // window left by the bits they consume, so at the end of a round the marker's
 // position (trailing zeros) is the bits consumed. The marker never reaches the
-// bits a step looks at: a round consumes at most 7+3*stepBits bits before its last
-// lookup of lookupBits, 55 in all, below the 63 bits above the marker.
-func (t *HuffTable) decodeFour(dst, src []byte, po, pe, pos, lo *[4]int) {
+// bits a step looks at (see stepsNarrow, stepsWide).
+func (t *HuffTable) decodeFour11(dst, src []byte, po, pe, pos, lo *[4]int) {
 	tbl := &t.lk
 	for {
 		rounds := 1 << 30
 		for j := 0; j < 4; j++ {
 			r := 0
 			if pos[j]-8*lo[j] >= 64 {
-				r = (pos[j] - 8*lo[j] - 64) / (stepsPerRefill * stepBits)
+				r = (pos[j] - 8*lo[j] - 64) / (5 * 11)
 			}
-			if o := (pe[j] - po[j]) / (2 * stepsPerRefill); o < r {
+			if o := (pe[j] - po[j]) / (2 * 5); o < r {
 				r = o
 			}
 			if r < rounds {
@@ -369,9 +394,10 @@ func (t *HuffTable) decodeFour(dst, src []byte, po, pe, pos, lo *[4]int) {
 			return
 		}
 		// The bounds were checked for the worst case of every round above: a
-		// round consumes at most stepsPerRefill*stepBits bits of each stream and
-		// writes at most 2*stepsPerRefill bytes of each output, so the loop reads
-		// and writes through pointers without further checks.
+		// round consumes at most 5·11 bits of each stream (its 8-byte loads
+		// stay within the stream) and writes at most 10 bytes of each
+		// output (within the stream's output), so the loop reads and writes
+		// through pointers without further checks.
 		d := unsafe.Pointer(unsafe.SliceData(dst))
 		sp := unsafe.Pointer(unsafe.SliceData(src))
 		p0, p1, p2, p3 := uintptr(po[0]), uintptr(po[1]), uintptr(po[2]), uintptr(po[3])
@@ -381,71 +407,209 @@ func (t *HuffTable) decodeFour(dst, src []byte, po, pe, pos, lo *[4]int) {
 			v1 := *(*uint64)(unsafe.Add(sp, (q1+7)>>3-8))<<(-q1&7) | 1
 			v2 := *(*uint64)(unsafe.Add(sp, (q2+7)>>3-8))<<(-q2&7) | 1
 			v3 := *(*uint64)(unsafe.Add(sp, (q3+7)>>3-8))<<(-q3&7) | 1
-			// stepsPerRefill (4) steps of each stream, unrolled, one stream after
-			// the other in the code (the four chains of loads still overlap in the
-			// CPU; written so, they need few registers).
+			// 5 steps of each stream, unrolled, one stream after the other
+			// in the code (the four chains of loads still overlap in the CPU;
+			// written so, they need few registers).
 			var x uint64
-			x = v0 >> (64 - lookupBits)
+			x = v0 >> (64 - 11)
 			v0 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
 			p0 += uintptr(tbl.n[x])
-			x = v1 >> (64 - lookupBits)
+			x = v1 >> (64 - 11)
 			v1 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
 			p1 += uintptr(tbl.n[x])
-			x = v2 >> (64 - lookupBits)
+			x = v2 >> (64 - 11)
 			v2 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
 			p2 += uintptr(tbl.n[x])
-			x = v3 >> (64 - lookupBits)
+			x = v3 >> (64 - 11)
 			v3 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
 			p3 += uintptr(tbl.n[x])
-			x = v0 >> (64 - lookupBits)
+			x = v0 >> (64 - 11)
 			v0 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
 			p0 += uintptr(tbl.n[x])
-			x = v1 >> (64 - lookupBits)
+			x = v1 >> (64 - 11)
 			v1 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
 			p1 += uintptr(tbl.n[x])
-			x = v2 >> (64 - lookupBits)
+			x = v2 >> (64 - 11)
 			v2 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
 			p2 += uintptr(tbl.n[x])
-			x = v3 >> (64 - lookupBits)
+			x = v3 >> (64 - 11)
 			v3 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
 			p3 += uintptr(tbl.n[x])
-			x = v0 >> (64 - lookupBits)
+			x = v0 >> (64 - 11)
 			v0 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
 			p0 += uintptr(tbl.n[x])
-			x = v1 >> (64 - lookupBits)
+			x = v1 >> (64 - 11)
 			v1 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
 			p1 += uintptr(tbl.n[x])
-			x = v2 >> (64 - lookupBits)
+			x = v2 >> (64 - 11)
 			v2 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
 			p2 += uintptr(tbl.n[x])
-			x = v3 >> (64 - lookupBits)
+			x = v3 >> (64 - 11)
 			v3 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
 			p3 += uintptr(tbl.n[x])
-			x = v0 >> (64 - lookupBits)
+			x = v0 >> (64 - 11)
 			v0 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
 			p0 += uintptr(tbl.n[x])
-			x = v1 >> (64 - lookupBits)
+			x = v1 >> (64 - 11)
 			v1 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
 			p1 += uintptr(tbl.n[x])
-			x = v2 >> (64 - lookupBits)
+			x = v2 >> (64 - 11)
 			v2 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
 			p2 += uintptr(tbl.n[x])
-			x = v3 >> (64 - lookupBits)
+			x = v3 >> (64 - 11)
+			v3 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
+			p3 += uintptr(tbl.n[x])
+			x = v0 >> (64 - 11)
+			v0 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
+			p0 += uintptr(tbl.n[x])
+			x = v1 >> (64 - 11)
+			v1 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
+			p1 += uintptr(tbl.n[x])
+			x = v2 >> (64 - 11)
+			v2 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
+			p2 += uintptr(tbl.n[x])
+			x = v3 >> (64 - 11)
+			v3 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
+			p3 += uintptr(tbl.n[x])
+			q0 -= uint(bits.TrailingZeros64(v0))
+			q1 -= uint(bits.TrailingZeros64(v1))
+			q2 -= uint(bits.TrailingZeros64(v2))
+			q3 -= uint(bits.TrailingZeros64(v3))
+		}
+		po[0], po[1], po[2], po[3] = int(p0), int(p1), int(p2), int(p3)
+		pos[0], pos[1], pos[2], pos[3] = int(q0), int(q1), int(q2), int(q3)
+	}
+}
+
+// decodeFour12 decodes the four streams of a section side by side with a
+// 12-bit lookup, as far as all can go without a bounds check on a stream or an
+// output (the rest is decodeTail's): each round refills the four 64-bit windows
+// and takes 4 steps of each. po and pos advance. decodeFour11 and
+// decodeFour12 differ in the width and the number of steps only.
+//
+// A window is the 8 bytes that end at its stream's next unread bit, shifted so that
+// bit is the window's top bit, with its lowest bit set as a marker: steps shift the
+// window left by the bits they consume, so at the end of a round the marker's
+// position (trailing zeros) is the bits consumed. The marker never reaches the
+// bits a step looks at (see stepsNarrow, stepsWide).
+func (t *HuffTable) decodeFour12(dst, src []byte, po, pe, pos, lo *[4]int) {
+	tbl := &t.lk
+	for {
+		rounds := 1 << 30
+		for j := 0; j < 4; j++ {
+			r := 0
+			if pos[j]-8*lo[j] >= 64 {
+				r = (pos[j] - 8*lo[j] - 64) / (4 * 12)
+			}
+			if o := (pe[j] - po[j]) / (2 * 4); o < r {
+				r = o
+			}
+			if r < rounds {
+				rounds = r
+			}
+		}
+		if rounds <= 0 {
+			return
+		}
+		// The bounds were checked for the worst case of every round above: a
+		// round consumes at most 4·12 bits of each stream (its 8-byte loads
+		// stay within the stream) and writes at most 8 bytes of each
+		// output (within the stream's output), so the loop reads and writes
+		// through pointers without further checks.
+		d := unsafe.Pointer(unsafe.SliceData(dst))
+		sp := unsafe.Pointer(unsafe.SliceData(src))
+		p0, p1, p2, p3 := uintptr(po[0]), uintptr(po[1]), uintptr(po[2]), uintptr(po[3])
+		q0, q1, q2, q3 := uint(pos[0]), uint(pos[1]), uint(pos[2]), uint(pos[3])
+		for ; rounds > 0; rounds-- {
+			v0 := *(*uint64)(unsafe.Add(sp, (q0+7)>>3-8))<<(-q0&7) | 1
+			v1 := *(*uint64)(unsafe.Add(sp, (q1+7)>>3-8))<<(-q1&7) | 1
+			v2 := *(*uint64)(unsafe.Add(sp, (q2+7)>>3-8))<<(-q2&7) | 1
+			v3 := *(*uint64)(unsafe.Add(sp, (q3+7)>>3-8))<<(-q3&7) | 1
+			// 4 steps of each stream, unrolled, one stream after the other
+			// in the code (the four chains of loads still overlap in the CPU;
+			// written so, they need few registers).
+			var x uint64
+			x = v0 >> (64 - 12)
+			v0 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
+			p0 += uintptr(tbl.n[x])
+			x = v1 >> (64 - 12)
+			v1 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
+			p1 += uintptr(tbl.n[x])
+			x = v2 >> (64 - 12)
+			v2 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
+			p2 += uintptr(tbl.n[x])
+			x = v3 >> (64 - 12)
+			v3 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
+			p3 += uintptr(tbl.n[x])
+			x = v0 >> (64 - 12)
+			v0 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
+			p0 += uintptr(tbl.n[x])
+			x = v1 >> (64 - 12)
+			v1 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
+			p1 += uintptr(tbl.n[x])
+			x = v2 >> (64 - 12)
+			v2 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
+			p2 += uintptr(tbl.n[x])
+			x = v3 >> (64 - 12)
+			v3 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
+			p3 += uintptr(tbl.n[x])
+			x = v0 >> (64 - 12)
+			v0 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
+			p0 += uintptr(tbl.n[x])
+			x = v1 >> (64 - 12)
+			v1 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
+			p1 += uintptr(tbl.n[x])
+			x = v2 >> (64 - 12)
+			v2 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
+			p2 += uintptr(tbl.n[x])
+			x = v3 >> (64 - 12)
+			v3 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
+			p3 += uintptr(tbl.n[x])
+			x = v0 >> (64 - 12)
+			v0 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p0)) = tbl.syms[x]
+			p0 += uintptr(tbl.n[x])
+			x = v1 >> (64 - 12)
+			v1 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p1)) = tbl.syms[x]
+			p1 += uintptr(tbl.n[x])
+			x = v2 >> (64 - 12)
+			v2 <<= tbl.nbits[x] & 63
+			*(*uint16)(unsafe.Add(d, p2)) = tbl.syms[x]
+			p2 += uintptr(tbl.n[x])
+			x = v3 >> (64 - 12)
 			v3 <<= tbl.nbits[x] & 63
 			*(*uint16)(unsafe.Add(d, p3)) = tbl.syms[x]
 			p3 += uintptr(tbl.n[x])
