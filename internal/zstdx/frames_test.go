@@ -152,17 +152,27 @@ func scanPayloadPage(rng *rand.Rand) []byte {
 	return page
 }
 
+// realPagesPath is the Parquet file of the scan benchmark whose pages the tests
+// and benchmarks decode: $SKIPLAKE_ZSTD27_PARQUET, else /tmp/opt27/scan5m's last
+// file; "" when there is none.
+func realPagesPath() string {
+	path := os.Getenv("SKIPLAKE_ZSTD27_PARQUET")
+	if path == "" {
+		path = "/tmp/opt27/scan5m/part-00004-7c7d623a-6951-461f-9d20-a57f062e178e.c000.zstd.parquet"
+	}
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
+}
+
 // textFrames returns zstd frames of payload pages: those of the scan benchmark's
 // table when SKIPLAKE_ZSTD27_PARQUET names one of its files (default
 // /tmp/opt27/scan5m's last file; column "payload"), else synthetic pages of the
 // same shape compressed as skiplake's writer compresses them. The string says
 // which.
 func textFrames(tb testing.TB) ([][]byte, string) {
-	path := os.Getenv("SKIPLAKE_ZSTD27_PARQUET")
-	if path == "" {
-		path = "/tmp/opt27/scan5m/part-00004-7c7d623a-6951-461f-9d20-a57f062e178e.c000.zstd.parquet"
-	}
-	if _, err := os.Stat(path); err == nil {
+	if path := realPagesPath(); path != "" {
 		if f := pageFrames(tb, path)["payload"]; len(f) > 0 {
 			return f, "real pages of " + path
 		}
