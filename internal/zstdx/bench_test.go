@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/huff0"
+	"github.com/klauspost/compress/zstd"
 )
 
 // textSections returns the literal sections (with their own tree) of the payload
@@ -173,4 +174,67 @@ func BenchmarkHuffStreams(b *testing.B) {
 		}
 		reportCPU(b, start, total)
 	})
+}
+
+// BenchmarkDecodePage decodes the zstd pages of the scan benchmark's file (row
+// group 0 of its last file; synthetic payload pages when it is absent): the
+// payload column's pages, and every column's, by DecodeAll and by klauspost's
+// Decoder.DecodeAll as arrow-go configures it for page decoding (concurrency 1),
+// each into a reused buffer with slack. MB/s is decoded bytes.
+func BenchmarkDecodePage(b *testing.B) {
+	sets := map[string][][]byte{}
+	if path := realPagesPath(); path != "" {
+		all := pageFrames(b, path)
+		sets["payload"] = all["payload"]
+		for _, f := range all {
+			sets["all"] = append(sets["all"], f...)
+		}
+	} else {
+		sets["payload"], _ = textFrames(b)
+	}
+	kd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"payload", "all"} {
+		frames := sets[name]
+		if len(frames) == 0 {
+			continue
+		}
+		total, maxOut := 0, 0
+		for _, f := range frames {
+			out, err := kd.DecodeAll(f, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += len(out)
+			maxOut = max(maxOut, len(out))
+		}
+		buf := make([]byte, 0, maxOut+64)
+		b.Run("pages="+name+"/impl=zstdx", func(b *testing.B) {
+			var d Decoder
+			b.SetBytes(int64(total))
+			start := cpuTime(b)
+			for i := 0; i < b.N; i++ {
+				for _, f := range frames {
+					if _, err := d.DecodeAll(f, buf[:0]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			reportCPU(b, start, total)
+		})
+		b.Run("pages="+name+"/impl=klauspost", func(b *testing.B) {
+			b.SetBytes(int64(total))
+			start := cpuTime(b)
+			for i := 0; i < b.N; i++ {
+				for _, f := range frames {
+					if _, err := kd.DecodeAll(f, buf[:0]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			reportCPU(b, start, total)
+		})
+	}
 }
