@@ -36,16 +36,20 @@ func peekBits(s []byte, pos int, n uint) uint64 {
 }
 
 // backward is a reader of a reversed bitstream (RFC 8878 §4.1: FSE and Huffman
-// streams are written forward and read from their last bit back). pos counts the
-// bits still unread; reads past the start yield zeros and drive pos negative,
-// which overflowed reports.
+// streams are written forward and read from their last bit back). v holds the 8
+// bytes of s that end at byte off (zero-padded before s[0] when s is shorter),
+// of which the top used bits are consumed; the bits still unread are
+// 8·off − used. Reads past the start yield zeros and drive that count
+// negative, which overflowed reports.
 type backward struct {
-	s   []byte
-	pos int
+	s    []byte
+	off  int
+	v    uint64
+	used uint
 }
 
-// initBackward positions r after the end-of-stream marker of s (the highest set
-// bit of its last byte). what names the stream in errors.
+// init positions r after the end-of-stream marker of s (the highest set bit of
+// its last byte). what names the stream in errors.
 func (r *backward) init(s []byte, what string) error {
 	if len(s) == 0 {
 		return fmt.Errorf("%w: %s: empty bitstream", ErrCorrupt, what)
@@ -55,22 +59,39 @@ func (r *backward) init(s []byte, what string) error {
 		return fmt.Errorf("%w: %s: last byte of bitstream is zero (no end marker)", ErrCorrupt, what)
 	}
 	r.s = s
-	r.pos = 8*len(s) - 1 - bits.LeadingZeros8(last)
+	r.off = len(s)
+	r.v = loadEnd(s, len(s))
+	r.used = uint(bits.LeadingZeros8(last)) + 1
 	return nil
 }
 
-// read consumes n bits (0 ≤ n ≤ 56).
-func (r *backward) read(n uint) uint64 {
-	if n == 0 {
-		return 0
+// refill moves the window down over the whole bytes consumed, as far as the
+// stream's start allows.
+func (r *backward) refill() {
+	if r.off <= 8 {
+		return
 	}
-	v := peekBits(r.s, r.pos, n)
-	r.pos -= int(n)
+	k := min(int(r.used>>3), r.off-8)
+	r.off -= k
+	r.v = le64(r.s[r.off-8 : r.off])
+	r.used -= uint(8 * k)
+}
+
+// read consumes n bits (0 ≤ n ≤ 31).
+func (r *backward) read(n uint) uint64 {
+	if r.used > 32 {
+		r.refill()
+	}
+	v := (r.v << r.used) >> (64 - n) // 0 for n = 0 (and past 64 bits used): Go's shifts
+	r.used += n
 	return v
 }
 
+// remaining is the number of bits not yet read (negative after an overrun).
+func (r *backward) remaining() int { return 8*r.off - int(r.used) }
+
 // overflowed reports whether more bits were read than the stream holds.
-func (r *backward) overflowed() bool { return r.pos < 0 }
+func (r *backward) overflowed() bool { return r.remaining() < 0 }
 
 // done reports whether every bit was read, exactly.
-func (r *backward) done() bool { return r.pos == 0 }
+func (r *backward) done() bool { return r.remaining() == 0 }

@@ -354,7 +354,7 @@ func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, windo
 		out = appendMatch(out, int(off), int(mlen))
 	}
 	if !r.done() {
-		return out, fmt.Errorf("%w: sequences bitstream: %d bits left after the last sequence", ErrCorrupt, r.pos)
+		return out, fmt.Errorf("%w: sequences bitstream: %d bits left after the last sequence", ErrCorrupt, r.remaining())
 	}
 	out = append(out, lits...)
 	if len(out)-blockStart > maxBlockSize {
