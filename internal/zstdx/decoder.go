@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -286,29 +287,65 @@ func (d *Decoder) block(b, out []byte, start int, window uint64) ([]byte, error)
 
 // execute decodes nseq sequences from the bitstream b and carries them out:
 // literals from lits, matches from the frame's output so far.
+//
+// The bitstream is read as backward reads it (see backward), with the window
+// kept in local variables: v holds the 8 bytes of b ending at byte off, the top
+// used bits consumed. A refill (when more than 32 bits are used) leaves at most
+// 7 used, unless the window is at b's start, so each group of reads that follows
+// one (offset bits ≤ 31; match and literal length bits ≤ 16+16; state bits ≤
+// 9+9+8) stays within the 64 bits. Reads past b's start yield zeros (Go's
+// shifts); the count 8·off − used going negative is the overrun, checked per
+// sequence.
 func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, window uint64) ([]byte, error) {
-	var r backward
-	if err := r.init(b, "sequences"); err != nil {
-		return out, err
+	if len(b) == 0 || b[len(b)-1] == 0 {
+		return out, fmt.Errorf("%w: sequences: bitstream empty or without its end marker", ErrCorrupt)
 	}
+	off := len(b)
+	v := loadEnd(b, off)
+	used := uint(bits.LeadingZeros8(b[len(b)-1])) + 1
 	llt, oft, mlt := d.seq.llPrev, d.seq.ofPrev, d.seq.mlPrev
-	ll := r.read(uint(llt.log))
-	of := r.read(uint(oft.log))
-	ml := r.read(uint(mlt.log))
+	llc, ofc, mlc := llt.cells, oft.cells, mlt.cells
+	ll := (v << used) >> (64 - uint(llt.log))
+	used += uint(llt.log)
+	of := (v << used) >> (64 - uint(oft.log))
+	used += uint(oft.log)
+	ml := (v << used) >> (64 - uint(mlt.log))
+	used += uint(mlt.log)
 	blockStart := len(out)
 	rep := d.rep
 	for i := 0; i < nseq; i++ {
-		le, oe, me := llt.cells[ll], oft.cells[of], mlt.cells[ml]
+		if ll >= uint64(len(llc)) || of >= uint64(len(ofc)) || ml >= uint64(len(mlc)) {
+			return out, fmt.Errorf("%w: sequence %d: state out of range", ErrCorrupt, i)
+		}
+		le, oe, me := llc[ll], ofc[of], mlc[ml]
 		if oe.symbol > maxOFCode || le.symbol > maxLLCode || me.symbol > maxMLCode {
 			return out, fmt.Errorf("%w: sequence %d: code out of range", ErrCorrupt, i)
 		}
-		ofv := uint64(1)<<oe.symbol + r.read(uint(oe.symbol))
-		mlen := uint64(mlBase[me.symbol]) + r.read(uint(mlBits[me.symbol]))
-		llen := uint64(llBase[le.symbol]) + r.read(uint(llBits[le.symbol]))
-		var off uint64
+		if used > 32 && off > 8 {
+			k := min(int(used>>3), off-8)
+			off -= k
+			v = le64(b[off-8 : off])
+			used -= uint(8 * k)
+		}
+		n := uint(oe.symbol)
+		ofv := uint64(1)<<n + (v<<used)>>(64-n)
+		used += n
+		if used > 32 && off > 8 {
+			k := min(int(used>>3), off-8)
+			off -= k
+			v = le64(b[off-8 : off])
+			used -= uint(8 * k)
+		}
+		n = uint(mlBits[me.symbol])
+		mlen := uint64(mlBase[me.symbol]) + (v<<used)>>(64-n)
+		used += n
+		n = uint(llBits[le.symbol])
+		llen := uint64(llBase[le.symbol]) + (v<<used)>>(64-n)
+		used += n
+		var mo uint64
 		if ofv > 3 {
-			off = ofv - 3
-			rep[2], rep[1], rep[0] = rep[1], rep[0], off
+			mo = ofv - 3
+			rep[2], rep[1], rep[0] = rep[1], rep[0], mo
 		} else {
 			idx := ofv - 1
 			if llen == 0 {
@@ -316,27 +353,39 @@ func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, windo
 			}
 			switch idx {
 			case 0:
-				off = rep[0]
+				mo = rep[0]
 			case 1:
-				off = rep[1]
-				rep[1], rep[0] = rep[0], off
+				mo = rep[1]
+				rep[1], rep[0] = rep[0], mo
 			case 2:
-				off = rep[2]
-				rep[2], rep[1], rep[0] = rep[1], rep[0], off
+				mo = rep[2]
+				rep[2], rep[1], rep[0] = rep[1], rep[0], mo
 			default: // 3: repeat offset 1 minus one
-				off = rep[0] - 1
-				if off == 0 {
+				mo = rep[0] - 1
+				if mo == 0 {
 					return out, fmt.Errorf("%w: sequence %d: offset 0", ErrCorrupt, i)
 				}
-				rep[2], rep[1], rep[0] = rep[1], rep[0], off
+				rep[2], rep[1], rep[0] = rep[1], rep[0], mo
 			}
 		}
 		if i < nseq-1 {
-			ll = uint64(le.base) + r.read(uint(le.nbBits))
-			ml = uint64(me.base) + r.read(uint(me.nbBits))
-			of = uint64(oe.base) + r.read(uint(oe.nbBits))
+			if used > 32 && off > 8 {
+				k := min(int(used>>3), off-8)
+				off -= k
+				v = le64(b[off-8 : off])
+				used -= uint(8 * k)
+			}
+			n = uint(le.nbBits)
+			ll = uint64(le.base) + (v<<used)>>(64-n)
+			used += n
+			n = uint(me.nbBits)
+			ml = uint64(me.base) + (v<<used)>>(64-n)
+			used += n
+			n = uint(oe.nbBits)
+			of = uint64(oe.base) + (v<<used)>>(64-n)
+			used += n
 		}
-		if r.overflowed() {
+		if 8*off < int(used) {
 			return out, fmt.Errorf("%w: sequence %d: bitstream overrun", ErrCorrupt, i)
 		}
 		if llen > uint64(len(lits)) {
@@ -345,16 +394,16 @@ func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, windo
 		out = append(out, lits[:llen]...)
 		lits = lits[llen:]
 		have := uint64(len(out) - start)
-		if off > have || off > window && window > 0 {
-			return out, fmt.Errorf("%w: sequence %d: offset %d beyond the %d bytes decoded (window %d)", ErrCorrupt, i, off, have, window)
+		if mo > have || mo > window && window > 0 {
+			return out, fmt.Errorf("%w: sequence %d: offset %d beyond the %d bytes decoded (window %d)", ErrCorrupt, i, mo, have, window)
 		}
 		if uint64(len(out)-blockStart)+mlen > maxBlockSize {
 			return out, fmt.Errorf("%w: sequence %d: block decodes to more than %d bytes", ErrCorrupt, i, maxBlockSize)
 		}
-		out = appendMatch(out, int(off), int(mlen))
+		out = appendMatch(out, int(mo), int(mlen))
 	}
-	if !r.done() {
-		return out, fmt.Errorf("%w: sequences bitstream: %d bits left after the last sequence", ErrCorrupt, r.remaining())
+	if rem := 8*off - int(used); rem != 0 {
+		return out, fmt.Errorf("%w: sequences bitstream: %d bits left after the last sequence", ErrCorrupt, rem)
 	}
 	out = append(out, lits...)
 	if len(out)-blockStart > maxBlockSize {
