@@ -92,6 +92,3 @@ func (r *backward) remaining() int { return 8*r.off - int(r.used) }
 
 // overflowed reports whether more bits were read than the stream holds.
 func (r *backward) overflowed() bool { return r.remaining() < 0 }
-
-// done reports whether every bit was read, exactly.
-func (r *backward) done() bool { return r.remaining() == 0 }

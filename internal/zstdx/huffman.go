@@ -83,13 +83,13 @@ func readHuffWeights(in []byte, w *[256]uint8) (n, used int, err error) {
 	var counts [16]int16
 	ns, log, tu, err := readFSECounts(data, 15, 6, counts[:])
 	if err != nil {
-		return 0, 0, fmt.Errorf("Huffman weights: %w", err)
+		return 0, 0, fmt.Errorf("huffman weights: %w", err)
 	}
 	var ft fseTable
 	var cells [64]fseEntry
 	ft.cells = cells[:0]
 	if err := ft.build(counts[:], ns, log); err != nil {
-		return 0, 0, fmt.Errorf("Huffman weights: %w", err)
+		return 0, 0, fmt.Errorf("huffman weights: %w", err)
 	}
 	var r backward
 	if err := r.init(data[tu:], "Huffman weights"); err != nil {

@@ -47,7 +47,8 @@ var sources = []symbolSource{
 	{"bytes256", func(rng *rand.Rand, n int) []byte {
 		b := make([]byte, n)
 		for i := range b {
-			b[i] = byte(rng.IntN(256)) & byte(rng.IntN(256)) // skewed towards few set bits
+			x, y := byte(rng.IntN(256)), byte(rng.IntN(256))
+			b[i] = x & y // skewed towards few set bits
 		}
 		return b
 	}},
@@ -98,6 +99,12 @@ func TestHuffmanAgainstHuff0(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{16, 31, 64, 100, 255, 256, 1000, 1023, 4096, 10000, 65536, 131072}
 	var tbl HuffTable
+	widths := map[uint8]int{}
+	defer func() {
+		if widths[11] == 0 || widths[12] == 0 {
+			t.Errorf("lookup widths used %v: both 11 and 12 should be", widths)
+		}
+	}()
 	for _, src := range sources {
 		for _, n := range sizes {
 			for _, four := range []bool{false, true} {
@@ -127,6 +134,7 @@ func TestHuffmanAgainstHuff0(t *testing.T) {
 				if !bytes.Equal(got, in) {
 					t.Fatalf("%s: decoded bytes differ from the input", name)
 				}
+				widths[tbl.lookupBits]++
 				s2, rem, err := huff0.ReadTable(comp, nil)
 				if err != nil {
 					t.Fatalf("%s: huff0 ReadTable: %v", name, err)
