@@ -186,7 +186,12 @@ func (d *Decoder) frame(src, out []byte, base int) ([]byte, int, error) {
 			if p+size > len(src) {
 				return out, 0, fmt.Errorf("%w: compressed block at %d: %d bytes, %d left", ErrCorrupt, p-3, size, len(src)-p)
 			}
-			out, err = d.block(src[p:p+size], out, start, window)
+			limit := maxBlockSize
+			if hasFCS {
+				// A block cannot decode past the frame's declared size.
+				limit = int(min(uint64(maxBlockSize), fcs-min(fcs, uint64(len(out)-start))))
+			}
+			out, err = d.block(src[p:p+size], out, start, window, limit)
 			if err != nil {
 				return out, 0, fmt.Errorf("block at %d: %w", p-3, err)
 			}
@@ -217,16 +222,20 @@ func (d *Decoder) frame(src, out []byte, base int) ([]byte, int, error) {
 	return out, p, nil
 }
 
+// copySlack is the spare capacity past a block's output the sequence copies need.
+const copySlack = 16
+
 // maxPrealloc is the most output a frame header's content size makes DecodeAll
 // allocate before any block is decoded.
 const maxPrealloc = 8 << 20
 
-// zstdSlackOut is spare capacity given to an output grown for a frame.
-const zstdSlackOut = 16
+// zstdSlackOut is spare capacity given to an output grown for a frame: what the
+// sequence copies need (copySlack).
+const zstdSlackOut = copySlack
 
 // block decodes the compressed block b, appending to out; the frame's output
-// begins at out[start], window bounds the offsets.
-func (d *Decoder) block(b, out []byte, start int, window uint64) ([]byte, error) {
+// begins at out[start], window bounds the offsets, limit the block's output.
+func (d *Decoder) block(b, out []byte, start int, window uint64, limit int) ([]byte, error) {
 	lits, used, err := d.literals(b)
 	if err != nil {
 		return out, err
@@ -256,6 +265,9 @@ func (d *Decoder) block(b, out []byte, start int, window uint64) ([]byte, error)
 		if len(b) != 0 {
 			return out, fmt.Errorf("%w: %d bytes after a block without sequences", ErrCorrupt, len(b))
 		}
+		if len(lits) > limit {
+			return out, fmt.Errorf("%w: block decodes to %d bytes, more than %d", ErrCorrupt, len(lits), limit)
+		}
 		return append(out, lits...), nil
 	}
 	if len(b) < 1 {
@@ -282,7 +294,7 @@ func (d *Decoder) block(b, out []byte, start int, window uint64) ([]byte, error)
 		return out, err
 	}
 	b = b[n:]
-	return d.execute(b, nseq, lits, out, start, window)
+	return d.execute(b, nseq, lits, out, start, window, limit)
 }
 
 // execute decodes nseq sequences from the bitstream b and carries them out:
@@ -296,7 +308,7 @@ func (d *Decoder) block(b, out []byte, start int, window uint64) ([]byte, error)
 // 9+9+8) stays within the 64 bits. Reads past b's start yield zeros (Go's
 // shifts); the count 8·off − used going negative is the overrun, checked per
 // sequence.
-func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, window uint64) ([]byte, error) {
+func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, window uint64, limit int) ([]byte, error) {
 	if len(b) == 0 || b[len(b)-1] == 0 {
 		return out, fmt.Errorf("%w: sequences: bitstream empty or without its end marker", ErrCorrupt)
 	}
@@ -311,7 +323,18 @@ func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, windo
 	used += uint(oft.log)
 	ml := (v << used) >> (64 - uint(mlt.log))
 	used += uint(mlt.log)
+	// The block's output goes to o, out's spare capacity, which is made to hold
+	// limit bytes plus copySlack: literal and match copies write whole 16-byte
+	// chunks and may run up to 15 bytes past what they copy.
+	if cap(out)-len(out) < limit+copySlack {
+		grown := make([]byte, len(out), len(out)+max(limit+copySlack, cap(out)))
+		copy(grown, out)
+		out = grown
+	}
 	blockStart := len(out)
+	o := out[:cap(out)]
+	w := blockStart // bytes of o written
+	lp := 0         // literals used
 	rep := d.rep
 	for i := 0; i < nseq; i++ {
 		if ll >= uint64(len(llc)) || of >= uint64(len(ofc)) || ml >= uint64(len(mlc)) {
@@ -388,45 +411,47 @@ func (d *Decoder) execute(b []byte, nseq int, lits, out []byte, start int, windo
 		if 8*off < int(used) {
 			return out, fmt.Errorf("%w: sequence %d: bitstream overrun", ErrCorrupt, i)
 		}
-		if llen > uint64(len(lits)) {
-			return out, fmt.Errorf("%w: sequence %d: %d literals, %d left", ErrCorrupt, i, llen, len(lits))
+		if llen > uint64(len(lits)-lp) {
+			return out, fmt.Errorf("%w: sequence %d: %d literals, %d left", ErrCorrupt, i, llen, len(lits)-lp)
 		}
-		out = append(out, lits[:llen]...)
-		lits = lits[llen:]
-		have := uint64(len(out) - start)
+		if uint64(w-blockStart)+llen+mlen > uint64(limit) {
+			return out, fmt.Errorf("%w: sequence %d: block decodes to more than %d bytes", ErrCorrupt, i, limit)
+		}
+		nl := int(llen)
+		if nl <= 16 && lp+16 <= len(lits) {
+			copy(o[w:w+16], lits[lp:lp+16])
+		} else {
+			copy(o[w:w+nl], lits[lp:lp+nl])
+		}
+		w += nl
+		lp += nl
+		have := uint64(w - start)
 		if mo > have || mo > window && window > 0 {
 			return out, fmt.Errorf("%w: sequence %d: offset %d beyond the %d bytes decoded (window %d)", ErrCorrupt, i, mo, have, window)
 		}
-		if uint64(len(out)-blockStart)+mlen > maxBlockSize {
-			return out, fmt.Errorf("%w: sequence %d: block decodes to more than %d bytes", ErrCorrupt, i, maxBlockSize)
+		nm, from := int(mlen), w-int(mo)
+		if mo >= 16 {
+			// Chunks of 16 never overlap their source; the last may run past.
+			for k := 0; k < nm; k += 16 {
+				copy(o[w+k:w+k+16], o[from+k:from+k+16])
+			}
+		} else {
+			for k := 0; k < nm; k++ { // overlapping: the bytes repeat
+				o[w+k] = o[from+k]
+			}
 		}
-		out = appendMatch(out, int(mo), int(mlen))
+		w += nm
 	}
 	if rem := 8*off - int(used); rem != 0 {
 		return out, fmt.Errorf("%w: sequences bitstream: %d bits left after the last sequence", ErrCorrupt, rem)
 	}
-	out = append(out, lits...)
-	if len(out)-blockStart > maxBlockSize {
-		return out, fmt.Errorf("%w: block decodes to more than %d bytes", ErrCorrupt, maxBlockSize)
+	rest := len(lits) - lp
+	if w-blockStart+rest > limit {
+		return out, fmt.Errorf("%w: block decodes to more than %d bytes", ErrCorrupt, limit)
 	}
+	w += copy(o[w:w+rest], lits[lp:])
 	d.rep = rep
-	return out, nil
-}
-
-// appendMatch appends n bytes copied from off bytes back (the copy may overlap
-// what it appends).
-func appendMatch(out []byte, off, n int) []byte {
-	from := len(out) - off
-	if off >= n {
-		return append(out, out[from:from+n]...)
-	}
-	for n > 0 {
-		k := min(n, off)
-		out = append(out, out[from:from+k]...)
-		n -= k
-		off += k // the copied run doubles the repeating unit available
-	}
-	return out
+	return o[:w], nil
 }
 
 // literals decodes the literals section at the start of b and returns the
