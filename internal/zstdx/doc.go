@@ -6,8 +6,10 @@
 // Huffman literal decoder (one symbol per table lookup). HuffTable looks up 11 or
 // 12 bits at once (chosen per table from its code lengths) and gets every symbol
 // whose code those bits hold, one or two; on literals of random text two almost
-// always. It is not wired into the Parquet readers (internal/datafile); see
-// BENCHMARKS.md, "A zstd literal decoder of our own".
+// always. internal/datafile decodes the literal-heavy pages of Parquet files with
+// it and every other page with klauspost's decoder (datafile's D15); see
+// BENCHMARKS.md, "A zstd literal decoder of our own" and "zstdx decodes the
+// literal-heavy pages".
 //
 // Invariants:
 //   - Input is untrusted. Every length, count, table description and bitstream is
@@ -19,6 +21,8 @@
 //     (most bits a step consumes, most bytes it writes), independent of the data;
 //     the streams' last bits and outputs' last bytes are decoded by the checked
 //     one-symbol path, which also checks that each stream is consumed exactly.
+//     huffman.go (decodeFour11) writes down the bound of every unsafe load and
+//     store; the guard-page tests and fuzz target check them.
 //   - Decoded bytes equal klauspost's decoder's for every frame both accept
 //     (differential tests and fuzz target in this package).
 //   - Dictionaries are not supported (ErrUnsupported); windows above

@@ -374,6 +374,44 @@ func (t *HuffTable) Decode4X(dst, src []byte) error {
 // window left by the bits they consume, so at the end of a round the marker's
 // position (trailing zeros) is the bits consumed. The marker never reaches the
 // bits a step looks at (see stepsNarrow, stepsWide).
+//
+// Why every unsafe load and store is in bounds (decodeFour12 alike, with 12 for
+// 11, 4 steps for 5, 48 bits and 8 bytes a round for 55 and 10). The facts it
+// rests on, all established before the loop by Read and Decode4X, none by the
+// data the loop reads:
+//   - F1: every entry of the lookup below 2^lookupBits was written by the last
+//     successful Read (it fills all of them), with nbits ≤ lookupBits (two codes
+//     whose lengths add up to at most the width, or one code of at most
+//     maxBits ≤ 11 bits) and n ∈ {1, 2}; Decode4X refuses a table Read failed on.
+//   - F2: for stream j, 8·lo[j] ≤ pos[j] < 8·hi[j] ≤ 8·len(src) (startPos puts
+//     the first bit below the end marker inside the stream's bytes), and 0 ≤ po[j]
+//     ≤ pe[j] ≤ len(dst), the streams' output ranges disjoint.
+//   - F3: a round consumes at most 5·11 = 55 bits of each stream (5 steps of ≤ 11
+//     bits, F1) and advances each output by at most 5·2 = 10 bytes (F1); the
+//     marker's trailing zeros count exactly the bits consumed.
+//
+// rounds is the smallest over the streams of (pos−8·lo−64)/55 and (pe−po)/10
+// (0 when pos−8·lo < 64).
+//   - The window load *(*uint64)(sp + (q+7)/8 − 8) reads src[(q+7)/8−8 : (q+7)/8].
+//     By F3 and rounds, q ≥ 8·lo+64 at the start of every round, so the first
+//     byte read is at least lo ≥ 6 (q stays positive, the uint arithmetic cannot
+//     wrap); q only decreases from pos < 8·hi, so the last byte read is below hi ≤
+//     len(src) (F2). The load never leaves the stream's own bytes.
+//   - The store *(*uint16)(d + p) writes dst[p] and dst[p+1]. Over the rounds of
+//     one pass p starts at po and advances at most 2 a step and 10 a round (F3),
+//     so the last step of the last round stores at p ≤ po + 10·rounds − 2 and
+//     writes no byte above po + 10·rounds − 1 < pe ≤ len(dst) (rounds ≤
+//     (pe−po)/10, F2). A one-symbol entry's store writes a byte past the symbol,
+//     inside the stream's own output range, which the next step or decodeTail
+//     overwrites; no store reaches another stream's output. The outer loop
+//     recomputes rounds from the advanced po and pos before every pass.
+//   - The table reads tbl.nbits[x], tbl.syms[x], tbl.n[x] are ordinary indexed
+//     loads of fixed-size arrays with x < 2^11 (a 64-bit value shifted right by
+//     53), bounds-checked by Go where the compiler cannot prove them.
+//
+// TestHuffmanGuarded and FuzzHuffmanGuarded decode with the section and the output
+// placed against inaccessible pages, so a load or store one byte out of bounds
+// faults.
 func (t *HuffTable) decodeFour11(dst, src []byte, po, pe, pos, lo *[4]int) {
 	tbl := &t.lk
 	for {
