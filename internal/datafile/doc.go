@@ -158,6 +158,16 @@
 //     options, which must differ from the sources' in names and field ids alone.
 //     Every source is checked before the first byte is written: a source that
 //     breaks a rule or is damaged leaves the writer untouched.
+//   - D15 (zstd page decoding) Every zstd page this package's readers decode goes
+//     through pageZstd.DecodeWithError (zstd.go). A page whose frame declares its
+//     content size and whose first block's Huffman-coded literals (own tree)
+//     regenerate at least 7/8 of that block (text pages; zstdxPage reads only the
+//     headers, bounds-checked), decoded in place, is decoded by internal/zstdx, which
+//     verifies the content checksum; every other page by klauspost's decoder. When
+//     zstdx fails on a page, or its output is not the page header's size in place,
+//     the page is decoded again by klauspost and that result is returned: decoded
+//     bytes are klauspost's for every page it accepts, and every error a caller sees
+//     is klauspost's.
 //
 // Reusing footers: [Reader.Footer] hands out what Open read (the validated footer, the
 // Arrow schema and, loaded with one read when first needed, the page index region);

@@ -1,12 +1,14 @@
 package datafile
 
 import (
+	"encoding/binary"
 	"io"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/zstd"
+	"github.com/skiplake/skiplake/internal/zstdx"
 )
 
 // zstdWindow is the window of the zstd encoders that compress Parquet pages: the
@@ -165,8 +167,18 @@ var zstdScratch sync.Pool
 // and copied into dst (a copy costs far less than the slow copies). The page readers
 // of [Reader.Read] and [Reader.ReadRanges] allocate through slackAllocator, so their
 // pages always decode in place.
+//
+// Which decoder: a page whose frame zstdxPage picks (literal-heavy pages, decoded in
+// place) is decoded by internal/zstdx; every other page, and any page zstdx fails
+// on, by the replaced codec's decoder (decodeZstdx), so the bytes and the errors
+// callers see are that decoder's.
 func (z *pageZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
 	if len(dst) == 0 || cap(dst)-len(dst) >= zstdSlack {
+		if len(dst) > 0 && zstdxPage(src) {
+			if out, ok := decodeZstdx(dst, src); ok {
+				return out, nil
+			}
+		}
 		return compress.Decode(z.base, dst, src)
 	}
 	sp, _ := zstdScratch.Get().(*[]byte)
@@ -232,4 +244,104 @@ func (a slackAllocator) Free(b []byte) {
 		return
 	}
 	a.inner.Free(b[:cap(b)])
+}
+
+// zstdxMinLiterals is how much of a frame's first block (out of zstdxLiteralsOf)
+// its Huffman-coded literals must regenerate for zstdxPage to pick zstdx: 7/8.
+// Measured on the pages of the 5M-row peer scan table (BENCHMARKS.md, "zstdx
+// decodes the literal-heavy pages"): its random-text pages regenerate 98-100% of
+// their bytes as literals, and zstdx decodes them with about 0.55-0.7 of
+// klauspost's CPU; the next most literal-heavy pages (short names) 50-53%, which
+// zstdx decodes with 1.4-2 times klauspost's CPU (klauspost executes sequences in
+// assembly); the rest 25% or raw literals.
+const (
+	zstdxMinLiterals = 7
+	zstdxLiteralsOf  = 8
+)
+
+// zstdxBlock is zstd's largest block (RFC 8878, Block_Maximum_Size).
+const zstdxBlock = 128 << 10
+
+// zstdxPage reports whether the zstd frame at the start of src is one zstdx
+// decodes better than klauspost: a frame (no dictionary) that declares its content
+// size, whose first block is a compressed block with Huffman-coded literals carrying
+// their own tree that regenerate at least zstdxMinLiterals/zstdxLiteralsOf of that
+// block's output (min(content size, 128 KiB), the first block's size for an encoder
+// that fills its blocks, as klauspost's and libzstd's do). It reads the frame
+// header, the first block header and the literals section header only, checks every
+// length it reads, and says false for anything it does not recognise (the page then
+// goes to klauspost, as before).
+func zstdxPage(src []byte) bool {
+	if len(src) < 6 || binary.LittleEndian.Uint32(src) != 0xFD2FB528 {
+		return false
+	}
+	fhd := src[4]
+	single := fhd&0x20 != 0
+	p := 5
+	if !single {
+		p++ // window descriptor
+	}
+	if fhd&3 != 0 {
+		return false // a dictionary ID field: leave dictionaries to klauspost
+	}
+	fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fcsLen == 0 {
+		if !single {
+			return false // no content size: the block's output is unknown
+		}
+		fcsLen = 1
+	}
+	if p+fcsLen+3+5 > len(src) { // frame header, block header, longest literals header
+		return false
+	}
+	var fcs uint64
+	for k := 0; k < fcsLen; k++ {
+		fcs |= uint64(src[p+k]) << (8 * k)
+	}
+	if fcsLen == 2 {
+		fcs += 256
+	}
+	p += fcsLen
+	h := uint32(src[p]) | uint32(src[p+1])<<8 | uint32(src[p+2])<<16
+	p += 3
+	if h>>1&3 != 2 { // not a compressed block
+		return false
+	}
+	lh := src[p:]
+	if lh[0]&3 != 2 { // raw, RLE or treeless literals
+		return false
+	}
+	var regen uint64
+	switch lh[0] >> 2 & 3 {
+	case 0, 1:
+		regen = uint64(lh[0])>>4 | uint64(lh[1]&0x3F)<<4
+	case 2:
+		regen = uint64(binary.LittleEndian.Uint32(lh)) >> 4 & 0x3FFF
+	default:
+		regen = uint64(binary.LittleEndian.Uint32(lh)) >> 4 & 0x3FFFF
+	}
+	block := min(fcs, zstdxBlock)
+	return block > 0 && regen*zstdxLiteralsOf >= block*zstdxMinLiterals
+}
+
+// zstdxDecoders pools the decoders of decodeZstdx (*zstdx.Decoder: tables and a
+// literal buffer, reused across pages).
+var zstdxDecoders = sync.Pool{New: func() any { return new(zstdx.Decoder) }}
+
+// decodeZstdx decodes the frame src into dst's array (dst[:0]; dst has zstdSlack
+// bytes of spare capacity, as the sequence copies of zstdx need; len(dst) > 0) with a pooled
+// zstdx decoder, allowing at most len(dst) bytes (the page header's size). It
+// reports false on any zstdx error (the caller then decodes src with klauspost,
+// whose result and error are the ones returned) and when the output is not len(dst)
+// bytes in dst's array (the caller's klauspost decode gives the same bytes and
+// reports a size mismatch as today). zstdx verifies the frame's content checksum.
+func decodeZstdx(dst, src []byte) ([]byte, bool) {
+	d := zstdxDecoders.Get().(*zstdx.Decoder)
+	defer zstdxDecoders.Put(d)
+	d.MaxSize = len(dst)
+	out, err := d.DecodeAll(src, dst[:0])
+	if err != nil || len(out) != len(dst) || &out[0] != &dst[0] {
+		return nil, false
+	}
+	return out, true
 }
