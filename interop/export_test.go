@@ -93,18 +93,7 @@ func TestDuckDBReadsCopiedExport(t *testing.T) {
 			require.Equal(t, groups, n, "the table's row groups")
 
 			in, out := "read_parquet("+sqlString(reencoded)+")", "read_parquet("+sqlString(copied)+")"
-			for _, f := range benchdata.Schema.Fields() {
-				col := f.Name
-				for _, at := range []int{0, rows / 3, rows - 1} {
-					v := fmt.Sprintf("(SELECT %s FROM %s WHERE id = %d)", col, in, at)
-					for _, pred := range []string{col + " = " + v, col + " < " + v, col + " >= " + v, col + " IS NULL"} {
-						var a, b int
-						require.NoError(t, db.QueryRow("SELECT count(*) FROM "+in+" WHERE "+pred).Scan(&a))
-						require.NoError(t, db.QueryRow("SELECT count(*) FROM "+out+" WHERE "+pred).Scan(&b))
-						require.Equal(t, a, b, "WHERE %s", pred)
-					}
-				}
-			}
+			requireSameFilterCounts(t, db, in, out, rows)
 			for _, id := range []int{0, rows / 3, rows - 1} {
 				var c int
 				q := fmt.Sprintf(`SELECT count(*) FROM parquet_bloom_probe(%s, 'id', %d) WHERE NOT bloom_filter_excludes`, sqlString(copied), id)

@@ -1,7 +1,6 @@
 package datafile
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -210,20 +209,11 @@ func (o *Output) exportProbe(schema *arrow.Schema) *exportProbe {
 		return p
 	}
 	p := &exportProbe{schema: schema}
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, schema, WriterOptions{})
-	if err == nil {
-		_, err = w.Close()
-	}
-	var r *Reader
-	if err == nil {
-		r, err = Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), ReadOptions{Name: "export probe file"})
-	}
+	md, _, err := emptyFileFooter(schema, WriterOptions{})
 	if err != nil {
 		p.err = fmt.Errorf("datafile: export: probe file: %w", err)
 	} else {
-		p.md = r.Metadata()
-		_ = r.Close()
+		p.md = md
 	}
 	o.exports.last = p
 	return p

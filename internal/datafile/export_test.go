@@ -71,22 +71,11 @@ func requireExportFooter(t *testing.T, data []byte, schema *arrow.Schema) {
 // the re-encoded export's schema and metadata; its page indexes (shifted) and
 // native Bloom filters work; nothing is stored.
 func TestExportCopiesRowGroups(t *testing.T) {
-	cases := []struct {
-		name  string
-		rows  []int
-		bloom []string
-		codec Codec
-	}{
-		{"one source", []int{9000}, nil, CodecDefault},
-		{"three sources", []int{7000, 5000, 8000}, nil, CodecDefault},
-		{"with Bloom columns", []int{6000, 6000}, []string{"id", "comment"}, CodecDefault},
-		{"snappy", []int{4000, 4000}, nil, CodecSnappy},
-	}
-	for _, tc := range cases {
+	for _, tc := range copyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := checkedMem(t)
 			store := storage.NewMemory()
-			spec := Spec{Schema: lineSchema, RowGroupBytes: 48 << 10, Allocator: mem, BloomColumns: tc.bloom, Codec: tc.codec, BloomNDV: 8192}
+			spec := tc.spec(mem)
 			fx := writeSources(t, store, spec, tc.rows)
 			out, err := NewOutput(store, spec)
 			require.NoError(t, err)

@@ -191,22 +191,12 @@ func (o *Output) probe() *stitchProbe {
 		o.stitchProbe = p
 		opts := o.opts
 		opts.sizes = nil // learns nothing from an empty file; keep the shared model out of it
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, o.file, opts)
-		if err == nil {
-			_, err = w.Close()
-		}
-		var r *Reader
-		if err == nil {
-			r, err = Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), ReadOptions{Name: "probe file"})
-		}
+		md, b, err := emptyFileFooter(o.file, opts)
 		if err != nil {
 			p.err = fmt.Errorf("datafile: stitching: probe file: %w", err)
 			return
 		}
-		p.md = r.Metadata()
-		_ = r.Close()
-		b := buf.Bytes()
+		p.md = md
 		n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
 		p.footer = bytes.Clone(b[len(b)-8-n : len(b)-8])
 		p.kv = kvMap(p.md.KeyValueMetadata())
@@ -218,6 +208,25 @@ func (o *Output) probe() *stitchProbe {
 		p.cols, p.bounds = coll.Columns(), coll.BoundColumns()
 	})
 	return o.stitchProbe
+}
+
+// emptyFileFooter writes a file of schema without rows with opts and returns its
+// footer as Open reads it, and the file's bytes.
+func emptyFileFooter(schema *arrow.Schema, opts WriterOptions) (*metadata.FileMetaData, []byte, error) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, schema, opts)
+	if err == nil {
+		_, err = w.Close()
+	}
+	var r *Reader
+	if err == nil {
+		r, err = Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), ReadOptions{Name: "probe file"})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	return r.Metadata(), buf.Bytes(), nil
 }
 
 func kvMap(kv metadata.KeyValueMetadata) map[string]string {

@@ -98,27 +98,39 @@ func objects(t *testing.T, s storage.Storage) []string {
 	return out
 }
 
+// copyCase is a set of sources of lineSchema for the row-group copy tests.
+type copyCase struct {
+	name  string
+	rows  []int
+	bloom []string
+	codec Codec
+}
+
+// spec is the Spec the case's sources are written with (small row groups, so
+// that each source has several).
+func (c copyCase) spec(mem memory.Allocator) Spec {
+	return Spec{Schema: lineSchema, RowGroupBytes: 48 << 10, Allocator: mem, BloomColumns: c.bloom, Codec: c.codec, BloomNDV: 8192}
+}
+
+// copyCases are the source sets the row-group copies (Stitch, Export) are tested
+// on: one or several sources, native Bloom filters, another codec.
+var copyCases = []copyCase{
+	{"one source", []int{9000}, nil, CodecDefault},
+	{"three sources", []int{7000, 5000, 8000}, nil, CodecDefault},
+	{"with Bloom columns", []int{6000, 6000}, []string{"id", "comment"}, CodecDefault},
+	{"snappy", []int{4000, 4000}, nil, CodecSnappy},
+}
+
 // A stitched file holds exactly the sources' rows in order, with their pages
 // unchanged (D11), reads back through this package's reader and plain pqarrow,
 // keeps page skipping (ReadRanges equals slices of full reads) and the native
 // Bloom filters, and its statistics are the merge of the sources'.
 func TestStitchCopiesRowGroupsUnchanged(t *testing.T) {
-	cases := []struct {
-		name  string
-		rows  []int
-		bloom []string
-		codec Codec
-	}{
-		{"one source", []int{9000}, nil, CodecDefault},
-		{"three sources", []int{7000, 5000, 8000}, nil, CodecDefault},
-		{"with Bloom columns", []int{6000, 6000}, []string{"id", "comment"}, CodecDefault},
-		{"snappy", []int{4000, 4000}, nil, CodecSnappy},
-	}
-	for _, tc := range cases {
+	for _, tc := range copyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := checkedMem(t)
 			store := storage.NewMemory()
-			spec := Spec{Schema: lineSchema, RowGroupBytes: 48 << 10, Allocator: mem, BloomColumns: tc.bloom, Codec: tc.codec, BloomNDV: 8192}
+			spec := tc.spec(mem)
 			fx := writeSources(t, store, spec, tc.rows)
 			out, err := NewOutput(store, spec)
 			require.NoError(t, err)
