@@ -1,4 +1,4 @@
-// Package zstdx is an experimental zstd decoder (RFC 8878) written for the pages
+// Package zstdx is a zstd decoder (RFC 8878) written for the pages
 // of Parquet files: a whole-frame decoder from memory into memory whose Huffman
 // literal decoder uses double-symbol tables.
 //
